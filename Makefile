@@ -1,0 +1,54 @@
+# The one task runner: developers and CI (.ci/run) call the same targets.
+
+CARGO        ?= cargo
+TARGET_DIR   := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/release
+HOST         := $(TARGET_DIR)/debug/reconciler-host
+GUESTS       := evidenceagent
+GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest
+
+.PHONY: setup guests host fixtures unit test lint fmt bench ci run docs
+
+## setup: the toolchain pieces the build needs (idempotent).
+setup:
+	rustup target add wasm32-wasip2
+	rustup component add rustfmt clippy
+
+## guests: every guest as a wasm component.
+guests:
+	$(CARGO) build --target wasm32-wasip2 --release $(GUEST_CRATES)
+
+host:
+	$(CARGO) build -p reconciler-host
+
+## fixtures: every guest's fixtures through `reconciler-host test`.
+fixtures: guests host
+	@set -e; for g in $(GUESTS); do \
+	  echo "== fixtures of $$g"; \
+	  $(HOST) test $(WASM_DIR)/$${g}_guest.wasm guests/$$g/fixtures/*.yaml; \
+	done
+
+## unit: every crate's tests (the host's runtime tests build the guests they load).
+unit: guests
+	$(CARGO) test --workspace
+
+## test: everything a change must pass.
+test: unit fixtures
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --target wasm32-wasip2 $(GUEST_CRATES) -p reconciler-guest-sdk -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+## bench: guest evaluation through wasm against the same logic natively.
+bench: guests
+	$(CARGO) bench -p reconciler-host --bench evaluate
+
+## run: the main job on a local default (until the local API server lands:
+## every example through the guests, offline).
+run: fixtures
+
+ci: setup lint test

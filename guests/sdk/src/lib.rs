@@ -1,0 +1,70 @@
+//! The guest SDK: what a kind's author writes a reconciler guest with.
+//!
+//! A guest implements [`Guest`]: `describe` returns the kind's static spec,
+//! `evaluate` turns the parent and the [`Facts`] it reads into a
+//! [`Verdict`]. [`export_guest!`] exports it as a WebAssembly component for
+//! the host; under plain `cargo test` the same logic runs natively against
+//! [`mock::MockFacts`].
+
+extern crate self as reconciler_guest_sdk;
+
+pub use serde_json;
+pub use wit_bindgen;
+
+pub mod bindings;
+pub mod facts;
+mod input;
+pub mod mock;
+pub mod spec;
+pub mod verdict;
+
+pub use bindings::exports::reconciler::guest::reconciler::{
+    Condition, ConventionProfile, Evaluation, EventType, KindEvent, KindSpec, PauseAnnotation,
+    ReadDecl, ReasonEntry, Stall, StallRule, Verdict,
+};
+pub use bindings::reconciler::guest::facts::{
+    Availability, ConfigMapFact, ContainerWaiting, PodFact, ReadError, SecretFact, WorkloadFact,
+    WorkloadState,
+};
+pub use bindings::reconciler::guest::types::{
+    ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,
+};
+pub use facts::{Facts, HostFacts};
+pub use verdict::VerdictBuilder;
+
+/// A kind's business logic.
+pub trait Guest {
+    /// The kind's static spec (called once per module load).
+    fn describe() -> KindSpec;
+    /// One pass: the parent and the facts it reads, to a verdict.
+    fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict;
+}
+
+/// Exports a [`Guest`] as the component's `reconciler` interface.
+///
+/// ```ignore
+/// struct EvidenceAgent;
+/// impl reconciler_guest_sdk::Guest for EvidenceAgent { /* ... */ }
+/// reconciler_guest_sdk::export_guest!(EvidenceAgent);
+/// ```
+#[macro_export]
+macro_rules! export_guest {
+    ($guest:ty) => {
+        #[doc(hidden)]
+        pub struct __ReconcilerGuestExport;
+
+        impl $crate::bindings::exports::reconciler::guest::reconciler::Guest
+            for __ReconcilerGuestExport
+        {
+            fn describe() -> $crate::KindSpec {
+                <$guest as $crate::Guest>::describe()
+            }
+
+            fn evaluate(input: $crate::Evaluation) -> $crate::Verdict {
+                <$guest as $crate::Guest>::evaluate(&input, &$crate::HostFacts)
+            }
+        }
+
+        $crate::bindings::export!(__ReconcilerGuestExport with_types_in $crate::bindings);
+    };
+}

@@ -1,0 +1,179 @@
+//! Helpers for a kind's static spec, and the shared `common` reason
+//! vocabulary (seed "Conditions and reasons") so every kind registers the
+//! same meaning for the same reason.
+
+use crate::{KindRef, ReadDecl, ReasonEntry, StallRule};
+
+/// The owner of the shared vocabulary.
+pub const COMMON: &str = "common";
+
+/// The common reasons a kind may register (the host registers the ones it
+/// sets itself: AsExpected, Initializing, Reconciling, ReconcileError,
+/// ReconciliationPaused, the error classes and NamespaceNotWatched).
+pub const COMMON_REASONS: &[(&str, &str)] = &[
+    (
+        "ConfigurationInvalid",
+        "ConfigurationValid=False (and Stalled=True): a cross-object check the CRD cannot express failed.",
+    ),
+    (
+        "ResourceNotOwned",
+        "An object the operator must manage exists under the generated name and is controlled by someone else.",
+    ),
+    ("SecretNotFound", "A referenced Secret does not exist."),
+    ("SecretKeyMissing", "A referenced Secret's key is missing."),
+    (
+        "ConfigMapNotFound",
+        "A referenced ConfigMap does not exist.",
+    ),
+    (
+        "ClusterNotFound",
+        "A referenced CloudNativePG Cluster does not exist in the namespace.",
+    ),
+    ("RolloutInProgress", "A rollout is on its way."),
+    (
+        "RolloutStuck",
+        "The Deployment's progress deadline is exceeded.",
+    ),
+    (
+        "PodUnschedulable",
+        "The child's own fact, copied: a Pod cannot be scheduled.",
+    ),
+    (
+        "ImagePullFailed",
+        "The child's own fact, copied: an image cannot be pulled.",
+    ),
+    (
+        "CrashLoopBackOff",
+        "The child's own fact, copied: a container restarts in a loop.",
+    ),
+    (
+        "ReplicaFailure",
+        "The child's own fact, copied: the Deployment cannot create a Pod (e.g. a quota).",
+    ),
+    (
+        "PodNotReady",
+        "The child's own fact, copied: a Pod is not Ready.",
+    ),
+    ("ScaledToZero", "Registered; no current reconciler sets it."),
+    (
+        "NotRequested",
+        "The exposure is clusterIP: nothing to publish.",
+    ),
+    (
+        "NotAdmitted",
+        "The Route or Ingress was not accepted by its controller.",
+    ),
+    (
+        "NotAccepted",
+        "The HTTPRoute was not accepted by its controller.",
+    ),
+    (
+        "GatewayNotFound",
+        "The Gateway named by parentRef is absent. Registered; the current reconcilers do not set it.",
+    ),
+    (
+        "HostnameConflict",
+        "Another route claims the hostname. Registered; the current reconcilers do not set it.",
+    ),
+    (
+        "RouteAPIUnavailable",
+        "The Route API the exposure needs is not served or not readable.",
+    ),
+    (
+        "GatewayAPIUnavailable",
+        "The Gateway API the exposure needs is not served or not readable.",
+    ),
+    (
+        "ImageNotAllowed",
+        "A spec.image or oauth-proxy image repository is outside the operator's allow-list.",
+    ),
+    (
+        "HostnameNotAllowed",
+        "spec.exposure.hostname is outside the allowed host suffixes; what was published under the name is withdrawn.",
+    ),
+];
+
+/// A common reason, with its shared meaning.
+///
+/// # Panics
+/// When `name` is not a common reason: a kind's describe is static, so
+/// this fails the guest's own unit tests, never a pass.
+pub fn common(name: &str) -> ReasonEntry {
+    let (_, meaning) = COMMON_REASONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("{name} is not a common reason"));
+    ReasonEntry {
+        name: name.to_owned(),
+        owner: COMMON.to_owned(),
+        meaning: (*meaning).to_owned(),
+    }
+}
+
+/// A reason the kind owns.
+pub fn owned(owner: &str, name: &str, meaning: &str) -> ReasonEntry {
+    ReasonEntry {
+        name: name.to_owned(),
+        owner: owner.to_owned(),
+        meaning: meaning.to_owned(),
+    }
+}
+
+pub fn kind_ref(group: &str, version: &str, kind: &str) -> KindRef {
+    KindRef {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        kind: kind.to_owned(),
+    }
+}
+
+/// A kind the guest reads and the cluster always serves.
+pub fn reads(kind: KindRef) -> ReadDecl {
+    ReadDecl {
+        kind,
+        optional: false,
+    }
+}
+
+/// A kind the guest reads that the cluster may not serve.
+pub fn reads_optional(kind: KindRef) -> ReadDecl {
+    ReadDecl {
+        kind,
+        optional: true,
+    }
+}
+
+/// A stall, resolved only by a watched change.
+pub fn stalls(reason: &str) -> StallRule {
+    StallRule {
+        reason: reason.to_owned(),
+        recheck_seconds: None,
+    }
+}
+
+/// A stall also looked at again every `seconds`.
+pub fn stalls_rechecked(reason: &str, seconds: u32) -> StallRule {
+    StallRule {
+        reason: reason.to_owned(),
+        recheck_seconds: Some(seconds),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_reasons_are_unique() {
+        let mut names: Vec<_> = COMMON_REASONS.iter().map(|(n, _)| *n).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), COMMON_REASONS.len());
+    }
+
+    #[test]
+    #[should_panic(expected = "NotAReason is not a common reason")]
+    fn unknown_common_reason_fails_loudly() {
+        common("NotAReason");
+    }
+}

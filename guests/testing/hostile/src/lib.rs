@@ -1,0 +1,78 @@
+//! A test guest whose parent's `spec.behavior` picks how it misbehaves:
+//! `loop` spins forever, `allocate` grows memory without bound, `panic`
+//! panics, `bad-reason` returns an unregistered reason, `undeclared-read`
+//! reads a kind it did not declare; anything else returns a healthy verdict.
+
+use reconciler_guest_sdk::verdict::{fails, ok};
+use reconciler_guest_sdk::{
+    ConventionProfile, Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, spec,
+};
+
+pub struct Hostile;
+
+impl Guest for Hostile {
+    fn describe() -> KindSpec {
+        KindSpec {
+            group: "testing.reconciler.dev".into(),
+            version: "v1".into(),
+            kind: "Hostile".into(),
+            plural: "hostiles".into(),
+            namespaced: true,
+            profile: ConventionProfile::Progressing,
+            aspects: vec!["Behaving".into()],
+            advisory: vec![],
+            reasons: vec![spec::owned(
+                "hostile",
+                "Misbehaving",
+                "The guest did what it was told.",
+            )],
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![],
+            reads: vec![],
+            pause: None,
+            spec_schema: None,
+        }
+    }
+
+    fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
+        let parent: serde_json::Value =
+            serde_json::from_str(&input.parent.json).unwrap_or_default();
+        let behavior = parent["spec"]["behavior"].as_str().unwrap_or("ok");
+        let mut verdict = VerdictBuilder::new();
+        match behavior {
+            "loop" => spin(),
+            "allocate" => allocate(),
+            "panic" => panic!("told to panic"),
+            "bad-reason" => {
+                verdict.aspect(fails("Behaving", "NotInTheRegistry", ""));
+            }
+            "undeclared-read" => {
+                let read = facts.secret(&input.parent.meta.namespace, "anything");
+                verdict.aspect(fails("Behaving", "Misbehaving", format!("{read:?}")));
+            }
+            _ => {
+                verdict.aspect(ok("Behaving", ""));
+            }
+        }
+        verdict.build()
+    }
+}
+
+#[allow(clippy::empty_loop)]
+fn spin() -> ! {
+    let mut n: u64 = 0;
+    loop {
+        n = std::hint::black_box(n.wrapping_add(1));
+    }
+}
+
+fn allocate() -> ! {
+    let mut hoard: Vec<Vec<u8>> = Vec::new();
+    loop {
+        hoard.push(vec![1u8; 1 << 20]);
+        std::hint::black_box(&hoard);
+    }
+}
+
+reconciler_guest_sdk::export_guest!(Hostile);

@@ -1,0 +1,325 @@
+//! The conventions engine: from how a pass ended to the status to write and
+//! the Events to emit once the write succeeded.
+//!
+//! Pure: no I/O and no clock reads (the pass's clock is an input), and
+//! deterministic: the same input always gives the same decision.
+
+mod condition;
+mod contract;
+mod events;
+mod fields;
+mod rollup;
+
+#[cfg(test)]
+mod properties;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kind::{KindSpec, READY, STALLED};
+use crate::message::bound;
+use crate::status::{Condition, Status};
+use crate::verdict::{EventType, Verdict};
+
+use condition::{Fact, Writer};
+pub use contract::{ContractError, check_verdict};
+pub use fields::RESERVED_STATUS_FIELDS;
+pub use rollup::convergence_type;
+
+/// The healthy reason of every aspect and of Ready.
+pub const AS_EXPECTED: &str = "AsExpected";
+/// Unknown: not evaluated yet.
+pub const INITIALIZING: &str = "Initializing";
+/// The convergence condition True while children converge; Ready Unknown
+/// for an aspect not evaluated at the current generation.
+pub const RECONCILING_REASON: &str = "Reconciling";
+/// Ready False: the pass ended with an error.
+pub const RECONCILE_ERROR: &str = "ReconcileError";
+/// Ready Unknown and the convergence condition False while paused.
+pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
+
+/// The class of an error that ended a pass. Each class is reported by one
+/// Warning Event, once, until a pass succeeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ErrorClass {
+    /// An API error of no more specific class.
+    ReconciliationFailed,
+    /// A ResourceQuota refused a write.
+    QuotaExceeded,
+    /// A webhook or admission policy denied a write.
+    AdmissionDenied,
+    /// The guest trapped, ran out of time or memory, or broke the contract.
+    GuestFailed,
+}
+
+impl ErrorClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::ReconciliationFailed => "ReconciliationFailed",
+            ErrorClass::QuotaExceeded => "QuotaExceeded",
+            ErrorClass::AdmissionDenied => "AdmissionDenied",
+            ErrorClass::GuestFailed => "GuestFailed",
+        }
+    }
+
+    /// Ready's message for an error of this class: `"<Class>: <text>"`,
+    /// bounded. The class prefix is how the next pass recognises an error
+    /// already reported (see [`ErrorClass::is_reported_by`]): keep the two
+    /// in step.
+    pub fn ready_message(self, text: &str) -> String {
+        bound(&format!("{}: {text}", self.as_str()))
+    }
+
+    /// Whether `ready` (the previous Ready condition) already reports an
+    /// error of this class: reason ReconcileError and a message starting
+    /// with `"<Class>: "`. Such an error is not reported again by an Event;
+    /// a pass that succeeds rewrites Ready, so the next error of the class
+    /// is reported again. Only the class Ready carries is remembered: a
+    /// class that comes back after another class is reported again.
+    pub fn is_reported_by(self, ready: &Condition) -> bool {
+        ready.type_ == READY
+            && ready.reason == RECONCILE_ERROR
+            && ready
+                .message
+                .strip_prefix(self.as_str())
+                .is_some_and(|rest| rest.starts_with(": "))
+    }
+}
+
+/// How a pass ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The guest returned a verdict (not yet checked against the registry).
+    Verdict(Verdict),
+    /// The pass failed; `text` is the error's display, bounded by the engine.
+    Error { class: ErrorClass, text: String },
+}
+
+/// Everything the engine decides from.
+#[derive(Clone, Debug)]
+pub struct Input<'a> {
+    pub spec: &'a KindSpec,
+    /// The object's `metadata.generation`.
+    pub generation: i64,
+    pub paused: bool,
+    /// The object's current `.status` (empty on first touch).
+    pub previous: &'a Status,
+    /// The clock of this pass.
+    pub now: jiff::Timestamp,
+    pub outcome: Outcome,
+}
+
+/// An Event to emit once the status write succeeded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    #[serde(rename = "type")]
+    pub type_: EventType,
+    pub reason: String,
+    /// Bounded to the events.k8s.io note limit.
+    pub note: String,
+}
+
+/// What the engine decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The status to write.
+    pub status: Status,
+    /// False when `status` equals the previous status: nothing to write.
+    pub changed: bool,
+    /// Emitted after the write succeeded, in this order.
+    pub events: Vec<Event>,
+    /// When to evaluate again at the latest, in seconds (the verdict's
+    /// requeue or the stall's recheck), if at all.
+    pub requeue_after_seconds: Option<u32>,
+    /// A stall is not retried with backoff.
+    pub stalled: bool,
+}
+
+/// The status of an object the host has not evaluated yet: every condition
+/// the kind always carries (the profile's host conditions and the aspects)
+/// Unknown with reason Initializing at `generation`. Advisory conditions
+/// are present only while a fact holds, so none is written here.
+pub fn first_touch(spec: &KindSpec, generation: i64, now: jiff::Timestamp) -> Status {
+    let empty = Status::default();
+    let writer = Writer::new(&empty, generation, now);
+    Status {
+        observed_generation: Some(generation),
+        conditions: spec
+            .host_conditions()
+            .iter()
+            .copied()
+            .chain(spec.aspects.iter().map(String::as_str))
+            .map(|t| writer.write(t, Fact::initializing()))
+            .collect(),
+        fields: serde_json::Map::new(),
+    }
+}
+
+/// Decides the status to write and the Events to emit from how a pass
+/// ended.
+///
+/// - A verdict is first checked against the kind's contract
+///   ([`check_verdict`]); a broken one is decided exactly as an error of
+///   class [`ErrorClass::GuestFailed`] whose text is the violation.
+/// - A verdict's aspects and advisory conditions are written; Ready, the
+///   convergence condition and Stalled are derived (see `rollup`). While
+///   paused, an aspect the verdict leaves out keeps its previous value.
+///   An advisory condition left out is removed, paused or not: it is
+///   present only while the verdict says its fact holds.
+/// - An error keeps the aspects and advisory conditions as previously
+///   written and the previous status fields, and writes Ready False
+///   (ReconcileError).
+/// - A condition the kind always carries that the pass neither sets nor
+///   finds in the previous status is Unknown (Initializing).
+/// - Conditions are written in [`KindSpec::condition_types`] order; a
+///   previous condition of a type the kind does not declare (a type a
+///   replaced module dropped) is not carried over: the host owns
+///   `.status.conditions`.
+pub fn decide(input: Input<'_>) -> Decision {
+    let Input {
+        spec,
+        generation,
+        paused,
+        previous,
+        now,
+        outcome,
+    } = input;
+    let writer = Writer::new(previous, generation, now);
+    match outcome {
+        Outcome::Verdict(verdict) => match check_verdict(spec, &verdict, paused) {
+            Ok(()) => from_verdict(spec, &writer, previous, paused, &verdict),
+            Err(violation) => from_error(
+                spec,
+                &writer,
+                previous,
+                paused,
+                ErrorClass::GuestFailed,
+                &violation.to_string(),
+            ),
+        },
+        Outcome::Error { class, text } => from_error(spec, &writer, previous, paused, class, &text),
+    }
+}
+
+fn from_verdict(
+    spec: &KindSpec,
+    writer: &Writer<'_>,
+    previous: &Status,
+    paused: bool,
+    verdict: &Verdict,
+) -> Decision {
+    let aspects: Vec<Condition> = spec
+        .aspects
+        .iter()
+        .map(|a| match verdict.aspects.iter().find(|d| &d.type_ == a) {
+            Some(d) => writer.write(a, Fact::from(d)),
+            None => writer.keep_or_initialize(a),
+        })
+        .collect();
+    let advisory: Vec<Condition> = spec
+        .advisory
+        .iter()
+        .filter_map(|t| {
+            verdict
+                .advisory
+                .iter()
+                .find(|d| &d.type_ == t)
+                .map(|d| writer.write(t, Fact::from(d)))
+        })
+        .collect();
+    let host = rollup::from_verdict(
+        spec,
+        &aspects,
+        writer.generation(),
+        paused,
+        verdict.stall.as_ref(),
+    );
+    let status = Status {
+        observed_generation: Some(writer.generation()),
+        conditions: assemble(spec, writer, host, aspects, advisory),
+        fields: fields::merge(&previous.fields, &verdict.status_fields),
+    };
+    let changed = status != *previous;
+    let events = events::collect(spec, previous, &status, None, &verdict.events, changed);
+    let recheck = verdict
+        .stall
+        .as_ref()
+        .and_then(|s| spec.stall_rule(&s.reason))
+        .and_then(|rule| rule.recheck_seconds);
+    let requeue_after_seconds = match (verdict.requeue_after_seconds, recheck) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Decision {
+        status,
+        changed,
+        events,
+        requeue_after_seconds,
+        stalled: verdict.stall.is_some(),
+    }
+}
+
+fn from_error(
+    spec: &KindSpec,
+    writer: &Writer<'_>,
+    previous: &Status,
+    paused: bool,
+    class: ErrorClass,
+    text: &str,
+) -> Decision {
+    let message = class.ready_message(text);
+    let newly_reported = !previous
+        .condition(READY)
+        .is_some_and(|ready| class.is_reported_by(ready));
+    let error_event = newly_reported.then(|| Event {
+        type_: EventType::Warning,
+        reason: class.as_str().to_owned(),
+        note: message.clone(),
+    });
+    let aspects = spec
+        .aspects
+        .iter()
+        .map(|a| writer.keep_or_initialize(a))
+        .collect();
+    let advisory = spec
+        .advisory
+        .iter()
+        .filter_map(|t| writer.keep(t))
+        .collect();
+    let host = rollup::from_error(spec, paused, message);
+    let status = Status {
+        observed_generation: Some(writer.generation()),
+        conditions: assemble(spec, writer, host, aspects, advisory),
+        fields: previous.fields.clone(),
+    };
+    let changed = status != *previous;
+    let events = events::collect(spec, previous, &status, error_event, &[], changed);
+    Decision {
+        status,
+        changed,
+        events,
+        requeue_after_seconds: None,
+        stalled: false,
+    }
+}
+
+/// All conditions of the pass, in [`KindSpec::condition_types`] order: the
+/// host's (Ready, the convergence condition, Stalled, as
+/// [`KindSpec::host_conditions`] lists them), the aspects, the advisory ones.
+fn assemble(
+    spec: &KindSpec,
+    writer: &Writer<'_>,
+    host: rollup::HostFacts,
+    aspects: Vec<Condition>,
+    advisory: Vec<Condition>,
+) -> Vec<Condition> {
+    let mut conditions = vec![
+        writer.write(READY, host.ready),
+        writer.write(convergence_type(spec), host.convergence),
+        writer.write(STALLED, host.stalled),
+    ];
+    conditions.extend(aspects);
+    conditions.extend(advisory);
+    conditions
+}

@@ -1,0 +1,526 @@
+//! A kind's static spec, as its guest describes it, and the checks that
+//! refuse an inconsistent one at module load.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+/// The most conditions an object may carry (seed 000: "at most 16").
+pub const MAX_CONDITIONS: usize = 16;
+
+/// The roll-up condition of every kind.
+pub const READY: &str = "Ready";
+/// Stalled: negative polarity in both profiles.
+pub const STALLED: &str = "Stalled";
+/// The `progressing` profile's convergence condition (positive).
+pub const PROGRESSING: &str = "Progressing";
+/// The `kstatus` profile's convergence condition (abnormal-true).
+pub const RECONCILING: &str = "Reconciling";
+/// The `kstatus` profile's "serving, but not as specified" (negative).
+pub const DEGRADED: &str = "Degraded";
+
+/// The owner of the reasons every kind shares.
+pub const COMMON_OWNER: &str = "common";
+
+/// Reasons the host itself sets, whatever the kind: always registered.
+pub const HOST_REASONS: &[(&str, &str)] = &[
+    (
+        "AsExpected",
+        "The healthy reason of every aspect and of Ready.",
+    ),
+    (
+        "Initializing",
+        "Not evaluated yet (Unknown on first touch).",
+    ),
+    (
+        "Reconciling",
+        "Progressing=True while children converge; also Unknown for a child not observed yet.",
+    ),
+    (
+        "ReconcileError",
+        "Ready=False: the last reconciliation ended with an error; the message carries the bounded text.",
+    ),
+    (
+        "ReconciliationPaused",
+        "The kind's pause annotation is set.",
+    ),
+    (
+        "ReconciliationFailed",
+        "Event: a reconciliation ended with an API error of no more specific class.",
+    ),
+    (
+        "QuotaExceeded",
+        "Event: a reconciliation ended because a ResourceQuota refused a write.",
+    ),
+    (
+        "AdmissionDenied",
+        "Event: a reconciliation ended because admission (a webhook or policy) denied a write.",
+    ),
+    (
+        "GuestFailed",
+        "Event: a reconciliation ended because the kind's guest trapped, ran out of time or memory, or broke the contract.",
+    ),
+    (
+        "NamespaceNotWatched",
+        "Ready=Unknown: the namespace was left out of the watch for missing permissions; the message names them.",
+    ),
+];
+
+/// Which condition vocabulary the host writes for the kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Ready, Progressing, Stalled (seed "Conditions and reasons").
+    Progressing,
+    /// Ready, Reconciling, Stalled, Degraded where declared (seed "Status conventions").
+    Kstatus,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct KindRef {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl KindRef {
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl std::fmt::Display for KindRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.api_version(), self.kind)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasonEntry {
+    pub name: String,
+    pub owner: String,
+    pub meaning: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StallRule {
+    pub reason: String,
+    pub recheck_seconds: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadDecl {
+    pub kind: KindRef,
+    pub optional: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PauseAnnotation {
+    pub key: String,
+    pub value: String,
+}
+
+/// Everything the host needs to serve a kind, as its guest describes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindSpec {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
+    pub profile: Profile,
+    pub aspects: Vec<String>,
+    pub advisory: Vec<String>,
+    pub reasons: Vec<ReasonEntry>,
+    pub negative_polarity: Vec<String>,
+    pub quiet_reasons: Vec<String>,
+    pub stalls: Vec<StallRule>,
+    pub reads: Vec<ReadDecl>,
+    pub pause: Option<PauseAnnotation>,
+    pub spec_schema: Option<String>,
+}
+
+/// Why a kind spec is refused at module load.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("{field} is empty")]
+    Empty { field: &'static str },
+    #[error("condition type {0:?} is declared twice")]
+    DuplicateCondition(String),
+    #[error(
+        "condition type {0:?} is the host's own; a kind may not declare it as an aspect or advisory"
+    )]
+    ReservedCondition(String),
+    #[error("the kind declares no aspect: Ready needs at least one")]
+    NoAspects,
+    #[error("{count} condition types in all ({types}); an object carries at most {MAX_CONDITIONS}")]
+    TooManyConditions { count: usize, types: String },
+    #[error("reason {0:?} is registered twice")]
+    DuplicateReason(String),
+    #[error("reason {reason:?} is registered by {owner:?} but the host owns it as a common reason")]
+    HostReasonRedefined { reason: String, owner: String },
+    #[error("{what} {reason:?} is not in the reason registry")]
+    Unregistered { what: &'static str, reason: String },
+    #[error("negative-polarity type {0:?} is not a condition type of the kind")]
+    UnknownPolarityType(String),
+    #[error(
+        "aspect {0:?} has negative polarity: Ready copies an aspect's status, so True must be an aspect's good state"
+    )]
+    NegativeAspect(String),
+    #[error("reason {0:?} is not a CamelCase identifier")]
+    BadReasonName(String),
+    #[error("condition type {0:?} is not a CamelCase identifier")]
+    BadConditionName(String),
+    #[error("read of {0} is declared twice")]
+    DuplicateRead(KindRef),
+    #[error("spec schema is not a JSON object: {0}")]
+    BadSchema(String),
+}
+
+impl KindSpec {
+    pub fn kind_ref(&self) -> KindRef {
+        KindRef {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            kind: self.kind.clone(),
+        }
+    }
+
+    /// The condition types the host writes itself for this kind's profile.
+    pub fn host_conditions(&self) -> &'static [&'static str] {
+        match self.profile {
+            Profile::Progressing => &[READY, PROGRESSING, STALLED],
+            Profile::Kstatus => &[READY, RECONCILING, STALLED],
+        }
+    }
+
+    /// Every condition type an object of the kind can carry, in the order
+    /// the host writes them: the host's, the aspects, then the advisory ones.
+    pub fn condition_types(&self) -> impl Iterator<Item = &str> {
+        self.host_conditions()
+            .iter()
+            .copied()
+            .chain(self.aspects.iter().map(String::as_str))
+            .chain(self.advisory.iter().map(String::as_str))
+    }
+
+    /// True on this type is the bad state.
+    pub fn is_negative_polarity(&self, type_: &str) -> bool {
+        type_ == STALLED
+            || (self.profile == Profile::Kstatus && (type_ == RECONCILING || type_ == DEGRADED))
+            || self.negative_polarity.iter().any(|t| t == type_)
+    }
+
+    pub fn is_registered(&self, reason: &str) -> bool {
+        HOST_REASONS.iter().any(|(r, _)| *r == reason)
+            || self.reasons.iter().any(|r| r.name == reason)
+    }
+
+    pub fn is_quiet(&self, reason: &str) -> bool {
+        reason == "RolloutInProgress"
+            || reason == "PodNotReady"
+            || self.quiet_reasons.iter().any(|r| r == reason)
+    }
+
+    pub fn stall_rule(&self, reason: &str) -> Option<&StallRule> {
+        self.stalls.iter().find(|s| s.reason == reason)
+    }
+
+    /// The full registry: the host's reasons and the kind's, sorted by name.
+    pub fn registry(&self) -> Vec<ReasonEntry> {
+        let mut all: Vec<ReasonEntry> = HOST_REASONS
+            .iter()
+            .map(|(name, meaning)| ReasonEntry {
+                name: (*name).to_owned(),
+                owner: COMMON_OWNER.to_owned(),
+                meaning: (*meaning).to_owned(),
+            })
+            .chain(self.reasons.iter().cloned())
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Refuses a spec the host cannot serve consistently.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        for (field, value) in [
+            ("version", &self.version),
+            ("kind", &self.kind),
+            ("plural", &self.plural),
+        ] {
+            if value.is_empty() {
+                return Err(SpecError::Empty { field });
+            }
+        }
+        if self.aspects.is_empty() {
+            return Err(SpecError::NoAspects);
+        }
+        let mut seen = BTreeSet::new();
+        for t in self.aspects.iter().chain(&self.advisory) {
+            if !is_camel_identifier(t) {
+                return Err(SpecError::BadConditionName(t.clone()));
+            }
+            if [READY, PROGRESSING, RECONCILING, STALLED].contains(&t.as_str()) {
+                return Err(SpecError::ReservedCondition(t.clone()));
+            }
+            if !seen.insert(t.as_str()) {
+                return Err(SpecError::DuplicateCondition(t.clone()));
+            }
+        }
+        let count = self.condition_types().count();
+        if count > MAX_CONDITIONS {
+            return Err(SpecError::TooManyConditions {
+                count,
+                types: self.condition_types().collect::<Vec<_>>().join(", "),
+            });
+        }
+        let mut reasons = BTreeSet::new();
+        for r in &self.reasons {
+            if !is_camel_identifier(&r.name) {
+                return Err(SpecError::BadReasonName(r.name.clone()));
+            }
+            if r.owner.is_empty() {
+                return Err(SpecError::Empty {
+                    field: "reason owner",
+                });
+            }
+            if HOST_REASONS.iter().any(|(h, _)| *h == r.name) {
+                return Err(SpecError::HostReasonRedefined {
+                    reason: r.name.clone(),
+                    owner: r.owner.clone(),
+                });
+            }
+            if !reasons.insert(r.name.as_str()) {
+                return Err(SpecError::DuplicateReason(r.name.clone()));
+            }
+        }
+        for q in &self.quiet_reasons {
+            if !self.is_registered(q) {
+                return Err(SpecError::Unregistered {
+                    what: "quiet reason",
+                    reason: q.clone(),
+                });
+            }
+        }
+        for s in &self.stalls {
+            if !self.is_registered(&s.reason) {
+                return Err(SpecError::Unregistered {
+                    what: "stall reason",
+                    reason: s.reason.clone(),
+                });
+            }
+        }
+        for t in &self.negative_polarity {
+            if !self.condition_types().any(|c| c == t) {
+                return Err(SpecError::UnknownPolarityType(t.clone()));
+            }
+        }
+        if let Some(a) = self.aspects.iter().find(|a| self.is_negative_polarity(a)) {
+            return Err(SpecError::NegativeAspect(a.clone()));
+        }
+        let mut reads = BTreeSet::new();
+        for r in &self.reads {
+            if !reads.insert(&r.kind) {
+                return Err(SpecError::DuplicateRead(r.kind.clone()));
+            }
+        }
+        if let Some(schema) = &self.spec_schema {
+            match serde_json::from_str::<serde_json::Value>(schema) {
+                Ok(serde_json::Value::Object(_)) => {}
+                Ok(other) => return Err(SpecError::BadSchema(format!("got {other}"))),
+                Err(e) => return Err(SpecError::BadSchema(e.to_string())),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Kubernetes' rule for condition types and reasons: CamelCase, starting
+/// with a letter, letters and digits only.
+fn is_camel_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_alphanumeric())
+        && s.len() <= 316
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{console, registry_kind, stall_rule};
+
+    fn refused(spec: &KindSpec) -> SpecError {
+        match spec.validate() {
+            Err(e) => e,
+            Ok(()) => panic!("{} should be refused", spec.kind),
+        }
+    }
+
+    #[test]
+    fn validate_accepts_both_profiles() {
+        assert_eq!(console().validate(), Ok(()));
+        assert_eq!(registry_kind().validate(), Ok(()));
+    }
+
+    #[test]
+    fn validate_refuses_an_empty_kind() {
+        let mut spec = console();
+        spec.kind.clear();
+        assert_eq!(refused(&spec), SpecError::Empty { field: "kind" });
+    }
+
+    #[test]
+    fn validate_refuses_a_kind_without_aspects() {
+        let mut spec = console();
+        spec.aspects.clear();
+        assert_eq!(refused(&spec), SpecError::NoAspects);
+    }
+
+    #[test]
+    fn validate_refuses_a_duplicate_aspect() {
+        let mut spec = console();
+        spec.aspects.push("WorkloadReady".to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::DuplicateCondition("WorkloadReady".to_owned())
+        );
+    }
+
+    #[test]
+    fn validate_refuses_a_type_both_aspect_and_advisory() {
+        let mut spec = console();
+        spec.advisory.push("ExposureReady".to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::DuplicateCondition("ExposureReady".to_owned())
+        );
+    }
+
+    #[test]
+    fn validate_refuses_a_host_condition_declared_by_the_kind() {
+        for host in [READY, PROGRESSING, RECONCILING, STALLED] {
+            let mut spec = console();
+            spec.advisory.push(host.to_owned());
+            assert_eq!(
+                refused(&spec),
+                SpecError::ReservedCondition(host.to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn validate_refuses_more_than_sixteen_conditions() {
+        let mut spec = console();
+        // 3 host + 3 aspects + 2 advisory = 8; 8 more make 16, one more 17.
+        spec.advisory.extend((0..8).map(|i| format!("Extra{i}")));
+        assert_eq!(spec.validate(), Ok(()), "16 is the bound, allowed");
+        spec.advisory.push("OneTooMany".to_owned());
+        assert!(matches!(
+            refused(&spec),
+            SpecError::TooManyConditions { count: 17, .. }
+        ));
+    }
+
+    #[test]
+    fn validate_refuses_an_unregistered_quiet_reason() {
+        let mut spec = console();
+        spec.quiet_reasons.push("Warming".to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::Unregistered {
+                what: "quiet reason",
+                reason: "Warming".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn validate_refuses_an_unregistered_stall_reason() {
+        let mut spec = console();
+        spec.stalls.push(stall_rule("Meltdown", None));
+        assert_eq!(
+            refused(&spec),
+            SpecError::Unregistered {
+                what: "stall reason",
+                reason: "Meltdown".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn validate_refuses_a_duplicate_or_host_reason() {
+        let mut spec = console();
+        let again = spec.reasons[0].clone();
+        spec.reasons.push(again.clone());
+        assert_eq!(refused(&spec), SpecError::DuplicateReason(again.name));
+        let mut spec = console();
+        spec.reasons.push(ReasonEntry {
+            name: "AsExpected".to_owned(),
+            owner: "console".to_owned(),
+            meaning: String::new(),
+        });
+        assert!(matches!(
+            refused(&spec),
+            SpecError::HostReasonRedefined { .. }
+        ));
+    }
+
+    #[test]
+    fn validate_refuses_names_that_are_not_camel_case() {
+        let mut spec = console();
+        spec.aspects.push("workload-ready".to_owned());
+        assert!(matches!(refused(&spec), SpecError::BadConditionName(_)));
+        let mut spec = console();
+        spec.reasons[0].name = "not_camel".to_owned();
+        assert!(matches!(refused(&spec), SpecError::BadReasonName(_)));
+    }
+
+    #[test]
+    fn validate_refuses_negative_polarity_of_an_unknown_type() {
+        let mut spec = console();
+        spec.negative_polarity.push("Superseded".to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::UnknownPolarityType("Superseded".to_owned())
+        );
+    }
+
+    #[test]
+    fn validate_refuses_a_negative_polarity_aspect() {
+        let mut spec = console();
+        spec.negative_polarity.push("WorkloadReady".to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::NegativeAspect("WorkloadReady".to_owned())
+        );
+        let mut spec = registry_kind();
+        spec.advisory.retain(|a| a != DEGRADED);
+        spec.aspects.push(DEGRADED.to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::NegativeAspect(DEGRADED.to_owned())
+        );
+    }
+
+    #[test]
+    fn validate_refuses_a_duplicate_read_and_a_bad_schema() {
+        let mut spec = console();
+        let read = ReadDecl {
+            kind: KindRef {
+                group: "apps".to_owned(),
+                version: "v1".to_owned(),
+                kind: "Deployment".to_owned(),
+            },
+            optional: false,
+        };
+        spec.reads = vec![read.clone(), read];
+        assert!(matches!(refused(&spec), SpecError::DuplicateRead(_)));
+        let mut spec = console();
+        spec.spec_schema = Some("[1]".to_owned());
+        assert!(matches!(refused(&spec), SpecError::BadSchema(_)));
+    }
+}

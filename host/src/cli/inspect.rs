@@ -1,0 +1,20 @@
+//! `describe` and `reasons`: what a guest declares.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use reconciler_host::runtime::Runtime;
+
+pub fn describe(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
+    let module = runtime.load_file(guest)?;
+    print!("{}", serde_yaml::to_string(&**module.spec())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn reasons(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
+    let module = runtime.load_file(guest)?;
+    for entry in module.spec().registry() {
+        println!("{}", entry.name);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,81 @@
+//! The command line: subcommands and the runtime options they share.
+
+mod inspect;
+mod test;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
+
+#[derive(Parser)]
+#[command(
+    name = "reconciler-host",
+    version,
+    about = "Runs kinds' WebAssembly guests as a Kubernetes operator"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a guest's kind spec (YAML).
+    Describe { guest: PathBuf },
+    /// Print a guest's reason registry, one reason per line, sorted.
+    Reasons { guest: PathBuf },
+    /// Run fixture files through a guest; exits non-zero on any failure.
+    Test {
+        guest: PathBuf,
+        #[arg(required = true)]
+        fixtures: Vec<PathBuf>,
+    },
+}
+
+/// Limits and caching of the guest runtime.
+#[derive(Args)]
+struct RuntimeArgs {
+    /// Wall-time deadline of one call into a guest, in milliseconds.
+    #[arg(long, global = true, default_value_t = 100, env = "GUEST_DEADLINE_MS")]
+    deadline_ms: u64,
+    /// Linear-memory cap of a guest, in MiB.
+    #[arg(long, global = true, default_value_t = 64, env = "GUEST_MEMORY_MIB")]
+    memory_mib: usize,
+    /// Where compiled guests are cached (default: ~/.cache/reconciler-host/modules).
+    #[arg(long, global = true, env = "GUEST_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile every guest afresh; keep no compiled artifacts.
+    #[arg(long, global = true)]
+    no_cache: bool,
+}
+
+impl RuntimeArgs {
+    fn runtime(&self) -> anyhow::Result<Runtime> {
+        let defaults = RuntimeConfig::default();
+        Runtime::new(RuntimeConfig {
+            limits: Limits {
+                deadline: Duration::from_millis(self.deadline_ms),
+                memory_bytes: self.memory_mib << 20,
+            },
+            cache_dir: if self.no_cache {
+                None
+            } else {
+                self.cache_dir.clone().or(defaults.cache_dir)
+            },
+        })
+    }
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let runtime = cli.runtime.runtime()?;
+    match cli.command {
+        Command::Describe { guest } => inspect::describe(&runtime, &guest),
+        Command::Reasons { guest } => inspect::reasons(&runtime, &guest),
+        Command::Test { guest, fixtures } => test::run(&runtime, &guest, &fixtures),
+    }
+}

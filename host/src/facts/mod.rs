@@ -1,0 +1,12 @@
+//! Facts: what the host derives from Kubernetes objects and serves to
+//! guests through the `facts` import, with every read recorded.
+
+pub mod meta;
+pub mod selector;
+pub mod serve;
+pub mod source;
+pub mod workload;
+
+pub use selector::Selector;
+pub use serve::{Dependency, FactServer};
+pub use source::{Availability, MemorySource, ObjectSource, SourceError};

@@ -1,0 +1,159 @@
+//! Label selectors: `matchLabels` and `matchExpressions`, as Kubernetes
+//! matches them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A label selector. The empty selector matches everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Selector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<Requirement>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Requirement {
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+impl Selector {
+    /// Every pair must match.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Selector {
+            match_labels: pairs
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+            match_expressions: Vec::new(),
+        }
+    }
+
+    /// A `metav1.LabelSelector` as JSON. An unknown operator matches
+    /// nothing, as the API server would refuse it.
+    pub fn from_json(value: &serde_json::Value) -> Self {
+        let match_labels = value["matchLabels"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let match_expressions = value["matchExpressions"]
+            .as_array()
+            .map(|exprs| {
+                exprs
+                    .iter()
+                    .map(|e| {
+                        let key = e["key"].as_str().unwrap_or_default().to_owned();
+                        let values: Vec<String> = e["values"]
+                            .as_array()
+                            .map(|v| {
+                                v.iter()
+                                    .filter_map(|s| s.as_str().map(str::to_owned))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        match e["operator"].as_str() {
+                            Some("In") => Requirement::In(key, values),
+                            Some("NotIn") => Requirement::NotIn(key, values),
+                            Some("Exists") => Requirement::Exists(key),
+                            Some("DoesNotExist") => Requirement::DoesNotExist(key),
+                            _ => Requirement::In(key, Vec::new()),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Selector {
+            match_labels,
+            match_expressions,
+        }
+    }
+
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|r| match r {
+                Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+                Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+                Requirement::Exists(k) => labels.contains_key(k),
+                Requirement::DoesNotExist(k) => !labels.contains_key(k),
+            })
+    }
+
+    /// The labels of an object's JSON.
+    pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
+        object["metadata"]["labels"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<String> = self
+            .match_labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        parts.extend(self.match_expressions.iter().map(|r| match r {
+            Requirement::In(k, vs) => format!("{k} in ({})", vs.join(",")),
+            Requirement::NotIn(k, vs) => format!("{k} notin ({})", vs.join(",")),
+            Requirement::Exists(k) => k.clone(),
+            Requirement::DoesNotExist(k) => format!("!{k}"),
+        }));
+        f.write_str(&parts.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn empty_selector_matches_everything() {
+        assert!(Selector::default().matches(&labels(&[])));
+    }
+
+    #[test]
+    fn match_labels_and_expressions_all_hold() {
+        let s = Selector::from_json(&json!({
+            "matchLabels": {"app": "agent"},
+            "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                {"key": "canary", "operator": "DoesNotExist"}
+            ]
+        }));
+        assert!(s.matches(&labels(&[("app", "agent"), ("tier", "a")])));
+        assert!(!s.matches(&labels(&[("app", "agent"), ("tier", "c")])));
+        assert!(!s.matches(&labels(&[("app", "agent"), ("tier", "a"), ("canary", "1")])));
+        assert!(!s.matches(&labels(&[("tier", "a")])));
+    }
+
+    #[test]
+    fn unknown_operator_matches_nothing() {
+        let s = Selector::from_json(&json!({
+            "matchExpressions": [{"key": "x", "operator": "Near"}]
+        }));
+        assert!(!s.matches(&labels(&[("x", "1")])));
+    }
+}

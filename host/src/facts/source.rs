@@ -1,0 +1,151 @@
+//! Where facts come from: a read-only store of Kubernetes objects (the
+//! operator's caches, or a fixture's objects in memory).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use reconciler_conventions::kind::KindRef;
+use serde_json::Value;
+
+use super::Selector;
+
+/// Whether an optional API can be used in a namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Availability {
+    Available,
+    NotServed,
+    Forbidden,
+}
+
+/// Why a source could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// The kind is not served (an optional API).
+    #[error("{0} is not served by this cluster")]
+    NotServed(KindRef),
+    /// The host's identity may not read the kind in the namespace.
+    #[error("the host may not read {kind} in namespace {namespace:?}")]
+    Forbidden { kind: KindRef, namespace: String },
+    /// The source does not hold this kind (not watched): a host defect.
+    #[error("{0} is not watched by the host")]
+    NotWatched(KindRef),
+}
+
+/// A read-only store of objects, as JSON.
+pub trait ObjectSource: Send + Sync {
+    fn get(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Value>>, SourceError>;
+
+    /// The objects of `kind` in `namespace` (every namespace when empty)
+    /// that `selector` matches, sorted by namespace and name.
+    fn list(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<Arc<Value>>, SourceError>;
+
+    fn availability(&self, kind: &KindRef, namespace: &str) -> Availability;
+}
+
+/// Objects held in memory: what a fixture serves.
+#[derive(Default, Clone)]
+pub struct MemorySource {
+    objects: BTreeMap<(KindRef, String, String), Arc<Value>>,
+    availability: BTreeMap<(KindRef, String), Availability>,
+}
+
+impl MemorySource {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an object; its kind comes from `apiVersion` and `kind`.
+    pub fn insert(&mut self, object: Value) {
+        let kind = kind_of(&object);
+        let namespace = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        self.objects
+            .insert((kind, namespace, name), Arc::new(object));
+    }
+
+    pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
+        self.availability
+            .insert((kind, namespace.to_owned()), availability);
+    }
+
+    fn check(&self, kind: &KindRef, namespace: &str) -> Result<(), SourceError> {
+        match self.availability(kind, namespace) {
+            Availability::Available => Ok(()),
+            Availability::NotServed => Err(SourceError::NotServed(kind.clone())),
+            Availability::Forbidden => Err(SourceError::Forbidden {
+                kind: kind.clone(),
+                namespace: namespace.to_owned(),
+            }),
+        }
+    }
+}
+
+impl ObjectSource for MemorySource {
+    fn get(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Value>>, SourceError> {
+        self.check(kind, namespace)?;
+        Ok(self
+            .objects
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .cloned())
+    }
+
+    fn list(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<Arc<Value>>, SourceError> {
+        self.check(kind, namespace)?;
+        Ok(self
+            .objects
+            .iter()
+            .filter(|((k, ns, _), _)| k == kind && (namespace.is_empty() || ns == namespace))
+            .filter(|(_, o)| selector.matches(&Selector::labels_of(o)))
+            .map(|(_, o)| o.clone())
+            .collect())
+    }
+
+    fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
+        self.availability
+            .get(&(kind.clone(), namespace.to_owned()))
+            .or_else(|| self.availability.get(&(kind.clone(), String::new())))
+            .copied()
+            .unwrap_or(Availability::Available)
+    }
+}
+
+/// The kind of an object's JSON, from `apiVersion` and `kind`.
+pub fn kind_of(object: &Value) -> KindRef {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    KindRef {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        kind: object["kind"].as_str().unwrap_or_default().to_owned(),
+    }
+}

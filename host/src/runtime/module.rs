@@ -1,0 +1,276 @@
+//! A loaded guest module: its kind spec and a pre-linked instance, from
+//! which every call gets a fresh store so no state leaks between passes.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use reconciler_conventions::kind::KindSpec;
+use reconciler_conventions::verdict::Verdict;
+use wasmtime::component::Component;
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::{WasiCtxView, WasiView};
+
+use super::convert;
+use super::error::{GuestError, GuestErrorClass, LoadError};
+use super::limits::{MemoryCapExceeded, MemoryLimiter};
+use super::sandbox::Sandbox;
+use super::{Runtime, cache};
+use crate::bindings::exports::reconciler::guest::reconciler::Evaluation;
+use crate::bindings::reconciler::guest::types::Object;
+use crate::bindings::{Guest, GuestPre};
+use crate::facts::meta::object_meta;
+use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource};
+
+/// The store data of one call.
+pub struct PassState {
+    pub(crate) facts: FactServer,
+    limiter: MemoryLimiter,
+    sandbox: Sandbox,
+}
+
+impl WasiView for PassState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        self.sandbox.view()
+    }
+}
+
+/// A guest module, ready to evaluate.
+#[derive(Clone)]
+pub struct GuestModule {
+    name: String,
+    digest: String,
+    spec: Arc<KindSpec>,
+    pre: GuestPre<PassState>,
+    engine: wasmtime::Engine,
+    memory_bytes: usize,
+    deadline_ticks: u64,
+    from_cache: bool,
+}
+
+/// One evaluation's input.
+pub struct EvaluateRequest<'a> {
+    /// The parent object as JSON.
+    pub parent: &'a serde_json::Value,
+    pub paused: bool,
+    /// The operator's settings for the kind.
+    pub settings: &'a [(String, String)],
+    /// Where the facts come from.
+    pub source: Arc<dyn ObjectSource>,
+    pub now: jiff::Timestamp,
+}
+
+/// What one evaluation produced: the verdict or the error, and what the
+/// pass read (recorded even when it failed, so a change can retry it).
+pub struct Evaluated {
+    pub outcome: Result<Verdict, GuestError>,
+    pub reads: BTreeSet<Dependency>,
+}
+
+/// The imports the host provides: its contract and the 13 WASI
+/// interfaces a wasip2 standard library needs.
+const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
+    "reconciler:guest/types@0.1",
+    "reconciler:guest/facts@0.1",
+    "wasi:cli/environment@0.2",
+    "wasi:cli/exit@0.2",
+    "wasi:cli/stdin@0.2",
+    "wasi:cli/stdout@0.2",
+    "wasi:cli/stderr@0.2",
+    "wasi:cli/terminal-input@0.2",
+    "wasi:cli/terminal-output@0.2",
+    "wasi:cli/terminal-stdin@0.2",
+    "wasi:cli/terminal-stdout@0.2",
+    "wasi:cli/terminal-stderr@0.2",
+    "wasi:io/error@0.2",
+    "wasi:io/poll@0.2",
+    "wasi:io/streams@0.2",
+];
+
+pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule, LoadError> {
+    let digest = cache::digest(bytes);
+    if bytes.starts_with(b"\0asm\x01\0\0\0") {
+        return Err(LoadError::NotAComponent {
+            guest: name.to_owned(),
+            detail: "this is a core WebAssembly module; build the guest with `cargo build --target wasm32-wasip2`, which links a component".to_owned(),
+        });
+    }
+    let compiled = match &rt.cache {
+        Some(c) => c.load(&rt.engine, bytes, &digest),
+        None => Component::new(&rt.engine, bytes).map(|c| (c, false)),
+    };
+    let (component, from_cache) = compiled.map_err(|e| LoadError::NotAComponent {
+        guest: name.to_owned(),
+        detail: format!("{e:#}"),
+    })?;
+    let ty = component.component_type();
+    for (import, _) in ty.imports(&rt.engine) {
+        if !PROVIDED_IMPORT_PREFIXES
+            .iter()
+            .any(|p| import.starts_with(p))
+        {
+            return Err(LoadError::UnsupportedImport {
+                guest: name.to_owned(),
+                import: import.to_owned(),
+            });
+        }
+    }
+    let world_mismatch = |e: wasmtime::Error| LoadError::WorldMismatch {
+        guest: name.to_owned(),
+        detail: format!("{e:#}"),
+    };
+    let instance_pre = rt
+        .linker
+        .instantiate_pre(&component)
+        .map_err(world_mismatch)?;
+    let pre = GuestPre::new(instance_pre).map_err(world_mismatch)?;
+    let mut module = GuestModule {
+        name: name.to_owned(),
+        digest,
+        spec: Arc::new(placeholder_spec()),
+        pre,
+        engine: rt.engine.clone(),
+        memory_bytes: rt.limits.memory_bytes,
+        deadline_ticks: rt.deadline_ticks(),
+        from_cache,
+    };
+    let spec = module.describe().map_err(|source| LoadError::Describe {
+        guest: name.to_owned(),
+        source,
+    })?;
+    spec.validate().map_err(|source| LoadError::Spec {
+        guest: name.to_owned(),
+        source,
+    })?;
+    module.spec = Arc::new(spec);
+    Ok(module)
+}
+
+/// The spec a module carries until its own `describe` answered.
+fn placeholder_spec() -> KindSpec {
+    KindSpec {
+        group: String::new(),
+        version: String::new(),
+        kind: String::new(),
+        plural: String::new(),
+        namespaced: true,
+        profile: reconciler_conventions::kind::Profile::Progressing,
+        aspects: Vec::new(),
+        advisory: Vec::new(),
+        reasons: Vec::new(),
+        negative_polarity: Vec::new(),
+        quiet_reasons: Vec::new(),
+        stalls: Vec::new(),
+        reads: Vec::new(),
+        pause: None,
+        spec_schema: None,
+    }
+}
+
+impl GuestModule {
+    /// The guest's name (its file stem).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The hex SHA-256 of the module's bytes.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    pub fn spec(&self) -> &Arc<KindSpec> {
+        &self.spec
+    }
+
+    /// Whether the compiled artifact came from the cache.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
+    fn store(&self, facts: FactServer) -> Store<PassState> {
+        let mut store = Store::new(
+            &self.engine,
+            PassState {
+                facts,
+                limiter: MemoryLimiter::new(self.memory_bytes),
+                sandbox: Sandbox::new(),
+            },
+        );
+        store.limiter(|s| &mut s.limiter);
+        store.set_epoch_deadline(self.deadline_ticks);
+        store.epoch_deadline_trap();
+        store
+    }
+
+    fn instantiate(&self, store: &mut Store<PassState>) -> Result<Guest, GuestError> {
+        self.pre
+            .instantiate(&mut *store)
+            .map_err(|e| self.classify(e, store))
+    }
+
+    /// Calls `describe` in a fresh store.
+    fn describe(&self) -> Result<KindSpec, GuestError> {
+        let facts = FactServer::new(
+            Arc::new(MemorySource::new()),
+            [],
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        let mut store = self.store(facts);
+        let guest = self.instantiate(&mut store)?;
+        let spec = guest
+            .reconciler_guest_reconciler()
+            .call_describe(&mut store)
+            .map_err(|e| self.classify(e, &store))?;
+        Ok(convert::kind_spec(spec))
+    }
+
+    /// Evaluates one parent in a fresh store.
+    pub fn evaluate(&self, req: EvaluateRequest<'_>) -> Evaluated {
+        let declared = self.spec.reads.iter().map(|r| r.kind.clone());
+        let mut store = self.store(FactServer::new(req.source, declared, req.now));
+        let input = Evaluation {
+            parent: Object {
+                meta: object_meta(req.parent),
+                json: req.parent.to_string(),
+            },
+            paused: req.paused,
+            settings: req.settings.to_vec(),
+        };
+        let outcome = self.instantiate(&mut store).and_then(|guest| {
+            let verdict = guest
+                .reconciler_guest_reconciler()
+                .call_evaluate(&mut store, &input)
+                .map_err(|e| self.classify(e, &store))?;
+            convert::verdict(verdict)
+                .map_err(|detail| GuestError::new(&self.name, GuestErrorClass::Contract, detail))
+        });
+        let reads = store.into_data().facts.into_reads();
+        Evaluated { outcome, reads }
+    }
+
+    /// Names what went wrong in a call, from the error wasmtime returned.
+    fn classify(&self, e: wasmtime::Error, store: &Store<PassState>) -> GuestError {
+        if let Some(cap) = e.downcast_ref::<MemoryCapExceeded>() {
+            return GuestError::new(&self.name, GuestErrorClass::MemoryLimit, cap.to_string());
+        }
+        let stderr = store.data().sandbox.stderr();
+        match e.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => GuestError::new(
+                &self.name,
+                GuestErrorClass::Deadline,
+                format!(
+                    "interrupted after its deadline of {} epoch ticks",
+                    self.deadline_ticks
+                ),
+            ),
+            Some(trap) => {
+                let detail = if stderr.is_empty() {
+                    format!("{trap}")
+                } else {
+                    format!("{trap}; the guest said: {stderr}")
+                };
+                GuestError::new(&self.name, GuestErrorClass::Trap, detail)
+            }
+            None => GuestError::new(&self.name, GuestErrorClass::Trap, format!("{e:#}")),
+        }
+    }
+}

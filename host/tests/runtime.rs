@@ -1,0 +1,142 @@
+//! The runtime against hostile guests: every misbehaviour is a typed error
+//! naming the guest and the class, and the same runtime goes on serving.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reconciler_host::facts::MemorySource;
+use reconciler_host::runtime::{
+    Blame, EvaluateRequest, GuestErrorClass, GuestModule, Limits, LoadError, Runtime, RuntimeConfig,
+};
+use serde_json::{Value, json};
+
+fn runtime() -> Runtime {
+    Runtime::new(RuntimeConfig {
+        limits: Limits {
+            deadline: Duration::from_millis(100),
+            memory_bytes: 64 << 20,
+        },
+        cache_dir: None,
+    })
+    .expect("runtime")
+}
+
+fn hostile(rt: &Runtime) -> GuestModule {
+    rt.load_file(&support::guest_wasm("hostile-guest"))
+        .expect("the hostile guest loads")
+}
+
+fn parent(behavior: &str) -> Value {
+    json!({
+        "apiVersion": "testing.reconciler.dev/v1", "kind": "Hostile",
+        "metadata": {"name": "h", "namespace": "ns", "generation": 1},
+        "spec": {"behavior": behavior}
+    })
+}
+
+fn evaluate(module: &GuestModule, behavior: &str) -> reconciler_host::runtime::Evaluated {
+    module.evaluate(EvaluateRequest {
+        parent: &parent(behavior),
+        paused: false,
+        settings: &[],
+        source: Arc::new(MemorySource::new()),
+        now: "2026-11-29T12:00:00Z".parse().unwrap(),
+    })
+}
+
+fn class_of(module: &GuestModule, behavior: &str) -> (GuestErrorClass, String) {
+    let e = evaluate(module, behavior)
+        .outcome
+        .expect_err("the guest misbehaves");
+    assert_eq!(e.guest, "hostile_guest", "the error names the guest");
+    assert_eq!(e.blame(), Blame::Guest);
+    (e.class, e.to_string())
+}
+
+#[test]
+fn infinite_loop_hits_the_deadline() {
+    let rt = runtime();
+    let (class, text) = class_of(&hostile(&rt), "loop");
+    assert_eq!(class, GuestErrorClass::Deadline, "{text}");
+}
+
+#[test]
+fn unbounded_allocation_hits_the_memory_cap() {
+    let rt = runtime();
+    let (class, text) = class_of(&hostile(&rt), "allocate");
+    assert_eq!(class, GuestErrorClass::MemoryLimit, "{text}");
+    assert!(text.contains("cap"), "{text}");
+}
+
+#[test]
+fn panic_is_a_trap_carrying_the_panic_message() {
+    let rt = runtime();
+    let (class, text) = class_of(&hostile(&rt), "panic");
+    assert_eq!(class, GuestErrorClass::Trap, "{text}");
+    assert!(text.contains("told to panic"), "{text}");
+}
+
+#[test]
+fn the_same_runtime_serves_a_good_guest_after_every_misbehaviour() {
+    let rt = runtime();
+    let module = hostile(&rt);
+    for bad in ["loop", "allocate", "panic"] {
+        assert!(evaluate(&module, bad).outcome.is_err());
+        let good = evaluate(&module, "ok")
+            .outcome
+            .expect("a fresh store serves again");
+        assert_eq!(good.aspects[0].reason, "AsExpected");
+    }
+}
+
+#[test]
+fn undeclared_read_is_refused_and_named() {
+    let rt = runtime();
+    let verdict = evaluate(&hostile(&rt), "undeclared-read")
+        .outcome
+        .expect("the read fails, not the pass");
+    let message = &verdict.aspects[0].message;
+    assert!(message.contains("NotDeclared"), "{message}");
+    assert!(message.contains("v1/Secret"), "{message}");
+}
+
+#[test]
+fn a_core_module_is_refused_with_a_hint() {
+    let rt = runtime();
+    let core = b"\0asm\x01\0\0\0";
+    let e = rt.load("core", core).err().expect("refused");
+    assert!(matches!(e, LoadError::NotAComponent { .. }), "{e}");
+    assert!(e.to_string().contains("wasm32-wasip2"), "{e}");
+}
+
+#[test]
+fn garbage_is_refused_as_not_a_component() {
+    let rt = runtime();
+    let e = rt
+        .load("garbage", b"not wasm at all")
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(e, LoadError::NotAComponent { ref guest, .. } if guest == "garbage"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_compiled_artifact_is_cached_by_digest() {
+    let dir = std::env::temp_dir().join(format!("reconciler-cache-test-{}", std::process::id()));
+    let rt = Runtime::new(RuntimeConfig {
+        limits: Limits::default(),
+        cache_dir: Some(dir.clone()),
+    })
+    .unwrap();
+    let path = support::guest_wasm("hostile-guest");
+    let first = rt.load_file(&path).unwrap();
+    let second = rt.load_file(&path).unwrap();
+    assert!(!first.from_cache(), "the first load compiles");
+    assert!(second.from_cache(), "the second load uses the artifact");
+    assert_eq!(first.digest(), second.digest());
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,33 @@
+//! Test support: builds the guest components the tests load.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Builds `crate_name` for wasm32-wasip2 (a no-op when it is fresh) and
+/// returns the component's path.
+pub fn guest_wasm(crate_name: &str) -> PathBuf {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .current_dir(&workspace)
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "-p",
+            crate_name,
+        ])
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building guest {crate_name} failed");
+    let path = target_dir
+        .join("wasm32-wasip2/release")
+        .join(format!("{}.wasm", crate_name.replace('-', "_")));
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}

@@ -1,0 +1,361 @@
+// Command apiserver runs an embedded etcd and a real kube-apiserver in one
+// process, listening only on 127.0.0.1, for integration tests.
+//
+// Everything it writes goes below --data-dir:
+//
+//	pki/ca.crt, pki/ca.key           self-signed CA (signs serving + client certs)
+//	pki/serving.crt, pki/serving.key serving cert for 127.0.0.1 / localhost
+//	pki/admin.crt, pki/admin.key     client cert CN=admin, O=system:masters
+//	pki/sa.key, pki/sa.pub           service-account token signing key
+//	etcd/                            etcd data
+//	kubeconfig                       admin kubeconfig
+//	pid                              this process's pid
+//	ready                            created once /readyz answers ok
+//
+// Arguments after "--" are passed on to kube-apiserver (and win over the
+// defaults, e.g. "-- --token-auth-file=/path").
+//
+// It stops cleanly (apiserver drained, etcd closed, exit 0) on SIGTERM or
+// SIGINT, and also when the process given by --watch-pid goes away.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	_ "time/tzdata" // for timeZone support in CronJob
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	dataDir := flag.String("data-dir", "", "directory for all state (required)")
+	watchPid := flag.Int("watch-pid", 0, "exit cleanly when this process is gone (0: don't watch)")
+	removeOnExit := flag.Bool("remove-data-dir", false, "delete --data-dir on clean exit (kept after a failure, for its log)")
+	flag.Parse()
+	if *dataDir == "" {
+		fatal(fmt.Errorf("--data-dir is required"))
+	}
+	code, err := run(*dataDir, *watchPid, flag.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "apiserver:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	fmt.Fprintf(os.Stderr, "apiserver: exiting with code %d\n", code)
+	if *removeOnExit && code == 0 {
+		os.RemoveAll(*dataDir)
+	}
+	os.Exit(code)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "apiserver:", err)
+	os.Exit(1)
+}
+
+func run(dir string, watchPid int, extraArgs []string) (int, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return 1, err
+	}
+	pki := filepath.Join(dir, "pki")
+	if err := os.MkdirAll(pki, 0o700); err != nil {
+		return 1, err
+	}
+	os.Remove(filepath.Join(dir, "ready"))
+	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return 1, err
+	}
+	if err := writePKI(pki); err != nil {
+		return 1, err
+	}
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return 1, err
+	}
+	etcdClient := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	etcdPeer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	apiPort := ports[2]
+	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+
+	etcd, err := startEtcd(filepath.Join(dir, "etcd"), etcdClient, etcdPeer)
+	if err != nil {
+		return 1, fmt.Errorf("etcd: %w", err)
+	}
+	defer etcd.Close()
+
+	if err := writeKubeconfig(filepath.Join(dir, "kubeconfig"), server, pki); err != nil {
+		return 1, err
+	}
+
+	p := func(name string) string { return filepath.Join(pki, name) }
+	args := []string{
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--etcd-servers=" + etcdClient,
+		"--tls-cert-file=" + p("serving.crt"),
+		"--tls-private-key-file=" + p("serving.key"),
+		"--client-ca-file=" + p("ca.crt"),
+		"--service-account-issuer=https://127.0.0.1:" + strconv.Itoa(apiPort),
+		"--service-account-key-file=" + p("sa.pub"),
+		"--service-account-signing-key-file=" + p("sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--authorization-mode=RBAC",
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--endpoint-reconciler-type=none",
+		"--v=0",
+	}
+	args = append(args, extraArgs...)
+
+	go watchReady(dir, server, pki)
+	if watchPid > 0 {
+		go watchParent(watchPid)
+	}
+
+	cmd := app.NewAPIServerCommand() // installs the SIGTERM/SIGINT handler
+	cmd.SetArgs(args)
+	code := cli.Run(cmd)
+	os.Remove(filepath.Join(dir, "ready"))
+	return code, nil
+}
+
+func startEtcd(dir, client, peer string) (*embed.Etcd, error) {
+	cfg := embed.NewConfig()
+	cfg.Dir = dir
+	cfg.Name = "test"
+	cu, _ := url.Parse(client)
+	pu, _ := url.Parse(peer)
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.LogLevel = "error"
+	cfg.UnsafeNoFsync = true // test data only: trade durability for speed
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case err := <-e.Err():
+		e.Close()
+		return nil, err
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("not ready after 60s")
+	}
+}
+
+// watchReady polls /readyz as admin and creates dir/ready once it answers ok.
+func watchReady(dir, server, pki string) {
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
+	if err != nil {
+		fatal(err)
+	}
+	caPEM, _ := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}},
+	}}
+	for {
+		resp, err := c.Get(server + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				os.WriteFile(filepath.Join(dir, "ready"), []byte(server+"\n"), 0o644)
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// watchParent sends ourselves SIGTERM (the apiserver's own shutdown path)
+// once process pid has exited or been replaced by another with the same pid.
+func watchParent(pid int) {
+	start := procStart(pid)
+	for {
+		time.Sleep(500 * time.Millisecond)
+		if syscall.Kill(pid, 0) == syscall.ESRCH || procStart(pid) != start {
+			fmt.Fprintf(os.Stderr, "apiserver: watched pid %d is gone, shutting down\n", pid)
+			syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			return
+		}
+	}
+}
+
+// procStart returns the start time field of /proc/<pid>/stat ("" if gone).
+func procStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19] // field 22 of stat: starttime
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// writePKI creates the CA, serving, admin and service-account keys, keeping
+// an existing CA so certificates minted for an earlier run stay valid.
+func writePKI(pki string) error {
+	p := func(name string) string { return filepath.Join(pki, name) }
+	ca, caKey, err := loadCA(p("ca.crt"), p("ca.key"))
+	if err != nil {
+		caKey = newKey()
+		tmpl := &x509.Certificate{
+			Subject:               pkix.Name{CommonName: "reconciler-test-ca"},
+			IsCA:                  true,
+			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+			BasicConstraintsValid: true,
+		}
+		ca, err = sign(tmpl, caKey, nil, nil, p("ca.crt"), p("ca.key"))
+		if err != nil {
+			return err
+		}
+	}
+	serving := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if _, err := sign(serving, newKey(), ca, caKey, p("serving.crt"), p("serving.key")); err != nil {
+		return err
+	}
+	admin := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if _, err := sign(admin, newKey(), ca, caKey, p("admin.crt"), p("admin.key")); err != nil {
+		return err
+	}
+	saKey := newKey()
+	if err := writePEM(p("sa.key"), "EC PRIVATE KEY", must(x509.MarshalECPrivateKey(saKey)), 0o600); err != nil {
+		return err
+	}
+	return writePEM(p("sa.pub"), "PUBLIC KEY", must(x509.MarshalPKIXPublicKey(&saKey.PublicKey)), 0o644)
+}
+
+func newKey() *ecdsa.PrivateKey { return must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader)) }
+
+// sign issues tmpl for key, signed by parent (self-signed if parent is nil),
+// and writes certificate and key as PEM files.
+func sign(tmpl *x509.Certificate, key *ecdsa.PrivateKey, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, certPath, keyPath string) (*x509.Certificate, error) {
+	tmpl.SerialNumber = must(rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62)))
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(10 * 365 * 24 * time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := writePEM(certPath, "CERTIFICATE", der, 0o644); err != nil {
+		return nil, err
+	}
+	if err := writePEM(keyPath, "EC PRIVATE KEY", must(x509.MarshalECPrivateKey(key)), 0o600); err != nil {
+		return nil, err
+	}
+	return x509.ParseCertificate(der)
+}
+
+func loadCA(certPath, keyPath string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, nil, fmt.Errorf("CA key is not ECDSA")
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	return cert, key, err
+}
+
+func writePEM(path, typ string, der []byte, mode os.FileMode) error {
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode)
+}
+
+func writeKubeconfig(path, server, pki string) error {
+	data := func(name string) string {
+		return base64.StdEncoding.EncodeToString(must(os.ReadFile(filepath.Join(pki, name))))
+	}
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: admin
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: test
+  context: {cluster: test, user: admin}
+current-context: test
+`, server, data("ca.crt"), data("admin.crt"), data("admin.key"))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		fatal(err)
+	}
+	return v
+}
