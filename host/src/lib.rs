@@ -2,6 +2,8 @@
 //! Kubernetes operator.
 
 pub mod bindings;
+pub mod crd;
 pub mod facts;
 pub mod fixture;
+pub mod operator;
 pub mod runtime;

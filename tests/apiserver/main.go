@@ -43,6 +43,8 @@ import (
 	_ "time/tzdata" // for timeZone support in CronJob
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/component-base/cli"
 	_ "k8s.io/component-base/logs/json/register"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
@@ -103,11 +105,16 @@ func run(dir string, watchPid int, extraArgs []string) (int, error) {
 	apiPort := ports[2]
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
 
-	etcd, err := startEtcd(filepath.Join(dir, "etcd"), etcdClient, etcdPeer)
+	etcdLevel := zap.NewAtomicLevelAt(zapcore.ErrorLevel)
+	etcd, err := startEtcd(filepath.Join(dir, "etcd"), etcdClient, etcdPeer, etcdLevel)
 	if err != nil {
 		return 1, fmt.Errorf("etcd: %w", err)
 	}
-	defer etcd.Close()
+	defer func() {
+		// etcd logs "server closed" errors while closing: not worth showing.
+		etcdLevel.SetLevel(zapcore.FatalLevel)
+		etcd.Close()
+	}()
 
 	if err := writeKubeconfig(filepath.Join(dir, "kubeconfig"), server, pki); err != nil {
 		return 1, err
@@ -148,7 +155,7 @@ func run(dir string, watchPid int, extraArgs []string) (int, error) {
 	return code, nil
 }
 
-func startEtcd(dir, client, peer string) (*embed.Etcd, error) {
+func startEtcd(dir, client, peer string, level zap.AtomicLevel) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.Name = "test"
@@ -157,7 +164,10 @@ func startEtcd(dir, client, peer string) (*embed.Etcd, error) {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
+	zcfg := zap.NewProductionConfig()
+	zcfg.Level = level
+	zcfg.Sampling = nil
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(must(zcfg.Build()))
 	cfg.UnsafeNoFsync = true // test data only: trade durability for speed
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {

@@ -1,13 +1,12 @@
 //! ServingCertificateReady: the OpenShift service CA issued the serving certificate and injected its CA bundle; CertificateIssued once per certificate.
 
-use reconciler_guest_sdk::verdict::{fails, ok, unknown};
+use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
 use reconciler_guest_sdk::{Evaluation, EventType, Facts, SecretFact, VerdictBuilder};
 use serde_json::{Value, json};
 
 use crate::children::{CA_BUNDLE_KEY, Children, EXPIRY_ANNOTATION, TLS_KEYS};
 use crate::read;
 use crate::registry::{CERTIFICATE_ISSUED, SERVICE_CA_PENDING, SERVING_CERTIFICATE_READY};
-use reconciler_guest_sdk::verdict::RECONCILING;
 
 /// `.status.servingCertificate`: the certificate last seen issued
 /// (`secretName`, `uid`, and `expiry` when the service CA annotated it).
@@ -33,7 +32,9 @@ pub fn evaluate(
             return;
         }
     };
-    let issued = secret.as_ref().filter(|s| TLS_KEYS.iter().all(|k| has_key(s, k)));
+    let issued = secret
+        .as_ref()
+        .filter(|s| TLS_KEYS.iter().all(|k| has_key(s, k)));
     if let Some(secret) = issued {
         record(input, secret, verdict);
     }
@@ -74,7 +75,9 @@ pub fn evaluate(
             SERVING_CERTIFICATE_READY,
             format!(
                 "Secret {secret_name} holds the serving certificate{}; ConfigMap {} holds the service CA bundle",
-                expiry(secret).map(|e| format!(" (expires {e})")).unwrap_or_default(),
+                expiry(secret)
+                    .map(|e| format!(" (expires {e})"))
+                    .unwrap_or_default(),
                 children.ca_bundle
             ),
         ),
@@ -94,14 +97,20 @@ fn record(input: &Evaluation, secret: &SecretFact, verdict: &mut VerdictBuilder)
     let previous = &parent["status"][STATUS_FIELD];
     let same = previous["uid"] == seen["uid"] && previous["expiry"] == seen["expiry"];
     if !same {
-        let what = if previous.is_null() { "issued" } else { "renewed" };
+        let what = if previous.is_null() {
+            "issued"
+        } else {
+            "renewed"
+        };
         verdict.event(
             EventType::Normal,
             CERTIFICATE_ISSUED,
             format!(
                 "the OpenShift service CA {what} the serving certificate in Secret {}{}",
                 secret.meta.name,
-                expiry.map(|e| format!(", valid until {e}")).unwrap_or_default()
+                expiry
+                    .map(|e| format!(", valid until {e}"))
+                    .unwrap_or_default()
             ),
         );
     }
@@ -113,7 +122,10 @@ fn has_key(secret: &SecretFact, key: &str) -> bool {
 }
 
 fn missing_keys(secret: &SecretFact) -> Vec<&'static str> {
-    TLS_KEYS.into_iter().filter(|k| !has_key(secret, k)).collect()
+    TLS_KEYS
+        .into_iter()
+        .filter(|k| !has_key(secret, k))
+        .collect()
 }
 
 fn expiry(secret: &SecretFact) -> Option<&str> {

@@ -33,7 +33,10 @@ pub struct Valid {
 #[derive(Debug)]
 pub enum NotValid {
     /// False with a stall reason: nothing is rendered until an input changes.
-    Stalled { reason: &'static str, message: String },
+    Stalled {
+        reason: &'static str,
+        message: String,
+    },
     /// A read failed: not known yet.
     Unread(String),
 }
@@ -101,7 +104,12 @@ fn backup_target(
                 format!("Cluster {cluster_name} does not exist in {namespace}"),
             ));
         }
-        Err(error) => return Err(NotValid::Unread(read::failure(&format!("Cluster {cluster_name}"), &error))),
+        Err(error) => {
+            return Err(NotValid::Unread(read::failure(
+                &format!("Cluster {cluster_name}"),
+                &error,
+            )));
+        }
     };
     let cluster: Value = serde_json::from_str(&cluster.json).unwrap_or_default();
     let object_store = barman_object_name(cluster_name, &cluster)
@@ -109,7 +117,9 @@ fn backup_target(
     let kind = object_store_kind();
     let unavailable = |forbidden: bool| {
         let why = if forbidden {
-            format!("the operator may not read ObjectStores (barmancloud.cnpg.io/v1) in {namespace}")
+            format!(
+                "the operator may not read ObjectStores (barmancloud.cnpg.io/v1) in {namespace}"
+            )
         } else {
             "the ObjectStore API (barmancloud.cnpg.io/v1) is not served: install the Barman Cloud plugin".to_owned()
         };
@@ -209,11 +219,13 @@ fn ownership(facts: &dyn Facts, agent: &Agent, children: &Children) -> Option<No
         Ok(None) => None,
         Err(error) => unread(&format!("Deployment {}", children.workload), error),
     }
-    .or_else(|| match facts.get(&service_kind(), ns, &children.workload) {
-        Ok(Some(s)) => refused("Service", &children.workload, &s.meta),
-        Ok(None) => None,
-        Err(error) => unread(&format!("Service {}", children.workload), error),
-    })
+    .or_else(
+        || match facts.get(&service_kind(), ns, &children.workload) {
+            Ok(Some(s)) => refused("Service", &children.workload, &s.meta),
+            Ok(None) => None,
+            Err(error) => unread(&format!("Service {}", children.workload), error),
+        },
+    )
     .or_else(|| match facts.config_map(ns, &children.ca_bundle) {
         Ok(Some(c)) => refused("ConfigMap", &children.ca_bundle, &c.meta),
         Ok(None) => None,

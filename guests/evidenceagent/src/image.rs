@@ -94,7 +94,10 @@ mod tests {
 
     #[test]
     fn spec_image_wins_over_the_default() {
-        assert_eq!(choose(Some("a/b:1"), Some("c/d:2"), &[]), Ok("a/b:1".into()));
+        assert_eq!(
+            choose(Some("a/b:1"), Some("c/d:2"), &[]),
+            Ok("a/b:1".into())
+        );
         assert_eq!(choose(None, Some("c/d:2"), &[]), Ok("c/d:2".into()));
         assert_eq!(choose(None, Some(" "), &[]), Err(ImageProblem::Required));
         assert_eq!(choose(None, None, &["a/"]), Err(ImageProblem::Required));

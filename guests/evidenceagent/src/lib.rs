@@ -46,7 +46,10 @@ impl Guest for EvidenceAgent {
                     CONFIGURATION_VALID,
                     format!(
                         "Cluster {} archives to ObjectStore {} ({}); image {}",
-                        valid.spec.cluster, valid.object_store, valid.store.destination, valid.image
+                        valid.spec.cluster,
+                        valid.object_store,
+                        valid.store.destination,
+                        valid.image
                     ),
                 ));
                 certificate::evaluate(input, facts, agent.namespace, &children, &mut verdict);
@@ -63,7 +66,10 @@ impl Guest for EvidenceAgent {
                 verdict
                     .aspect(fails(CONFIGURATION_VALID, reason, message.clone()))
                     .stall(reason, message);
-                not_evaluated(&mut verdict, &format!("ConfigurationValid is False ({reason})"));
+                not_evaluated(
+                    &mut verdict,
+                    &format!("ConfigurationValid is False ({reason})"),
+                );
             }
             Err(NotValid::Unread(message)) => {
                 verdict
@@ -87,6 +93,4 @@ fn not_evaluated(verdict: &mut VerdictBuilder, why: &str) {
     }
 }
 
-// Exported only in wasm: the component's export names do not link natively.
-#[cfg(target_arch = "wasm32")]
 reconciler_guest_sdk::export_guest!(EvidenceAgent);

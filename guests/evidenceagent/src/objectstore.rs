@@ -122,7 +122,9 @@ fn locate<'a>(name: &str, destination: &'a str) -> Result<(Provider, &'a str), P
         "https" | "http" if !authority.is_empty() => {
             let container = path.split('/').next().unwrap_or_default();
             if container.is_empty() {
-                Err(invalid("names no container (https://<account>.blob.core.windows.net/<container>/<path>)"))
+                Err(invalid(
+                    "names no container (https://<account>.blob.core.windows.net/<container>/<path>)",
+                ))
             } else {
                 Ok((Provider::Azure, authority))
             }
@@ -136,7 +138,11 @@ fn locate<'a>(name: &str, destination: &'a str) -> Result<(Provider, &'a str), P
 /// An S3 or GCS bucket name (GCS also allows '_').
 fn is_bucket(name: &str, underscores: bool) -> bool {
     let inner = |c: char| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-' || (underscores && c == '_')
+        c.is_ascii_lowercase()
+            || c.is_ascii_digit()
+            || c == '.'
+            || c == '-'
+            || (underscores && c == '_')
     };
     let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     (3..=63).contains(&name.len())
@@ -173,13 +179,23 @@ fn s3(
         None => None,
     };
     let region = selector(credentials, &at, "region")?;
-    let aws = endpoint.is_none_or(|host| host == "amazonaws.com" || host.ends_with(".amazonaws.com"));
+    let aws =
+        endpoint.is_none_or(|host| host == "amazonaws.com" || host.ends_with(".amazonaws.com"));
     if aws && region.is_none() {
         return Err(Problem::RegionRequired(format!(
             "ObjectStore {name} stores in AWS S3 without {at}.region: set it to a Secret key holding the bucket's region"
         )));
     }
-    secrets.extend([Some(key_id), Some(secret), selector(credentials, &at, "sessionToken")?, region].into_iter().flatten());
+    secrets.extend(
+        [
+            Some(key_id),
+            Some(secret),
+            selector(credentials, &at, "sessionToken")?,
+            region,
+        ]
+        .into_iter()
+        .flatten(),
+    );
     Ok(())
 }
 
@@ -201,7 +217,9 @@ fn azure(
     secrets: &mut Vec<SecretRef>,
 ) -> Result<(), Problem> {
     let at = format!("{CONFIGURATION}.azureCredentials");
-    let account = host.strip_suffix(".blob.core.windows.net").unwrap_or_default();
+    let account = host
+        .strip_suffix(".blob.core.windows.net")
+        .unwrap_or_default();
     if !destination.starts_with("https://") || account.is_empty() || account.contains('.') {
         return Err(Problem::Unsupported(format!(
             "ObjectStore {name} stores in {host}: the agent supports Azure Blob Storage at https://<account>.blob.core.windows.net only (not Azurite, sovereign clouds or custom domains)"
@@ -258,7 +276,12 @@ fn selector(parent: &Value, at: &str, field: &str) -> Result<Option<SecretRef>, 
     if value.is_null() {
         return Ok(None);
     }
-    let text = |k: &str| value[k].as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    let text = |k: &str| {
+        value[k]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
     match (text("name"), text("key")) {
         (Some(name), Some(key)) => Ok(Some(SecretRef {
             field: format!("{at}.{field}"),
@@ -277,7 +300,10 @@ mod tests {
     use serde_json::json;
 
     fn store(configuration: Value) -> Result<Store, Problem> {
-        check("backups", &json!({"spec": {"configuration": configuration}}))
+        check(
+            "backups",
+            &json!({"spec": {"configuration": configuration}}),
+        )
     }
 
     fn sel(name: &str, key: &str) -> Value {
@@ -300,25 +326,44 @@ mod tests {
     fn s3_compatible_needs_no_region_but_aws_endpoint_does() {
         let keys = json!({"accessKeyId": sel("m", "a"), "secretAccessKey": sel("m", "b")});
         assert!(store(json!({"destinationPath": "s3://evidence", "endpointURL": "https://minio.minio:9000", "s3Credentials": keys})).is_ok());
-        let aws = store(json!({"destinationPath": "s3://evidence", "endpointURL": "https://s3.eu-west-3.amazonaws.com", "s3Credentials": keys}));
+        let aws = store(
+            json!({"destinationPath": "s3://evidence", "endpointURL": "https://s3.eu-west-3.amazonaws.com", "s3Credentials": keys}),
+        );
         assert!(matches!(aws, Err(Problem::RegionRequired(_))));
-        let bad = store(json!({"destinationPath": "s3://evidence", "endpointURL": "minio:9000", "s3Credentials": keys}));
+        let bad = store(
+            json!({"destinationPath": "s3://evidence", "endpointURL": "minio:9000", "s3Credentials": keys}),
+        );
         assert!(matches!(bad, Err(Problem::DestinationInvalid(m)) if m.contains("endpointURL")));
     }
 
     #[test]
     fn destinations_are_checked_per_provider() {
         let keys = json!({"accessKeyId": sel("m", "a"), "secretAccessKey": sel("m", "b"), "region": sel("m", "r")});
-        for bad in ["", "evidence/pg", "file:///backups", "s3://", "s3://Evidence_Bucket/x", "gs://a", "https://acct.blob.core.windows.net/"] {
+        for bad in [
+            "",
+            "evidence/pg",
+            "file:///backups",
+            "s3://",
+            "s3://Evidence_Bucket/x",
+            "gs://a",
+            "https://acct.blob.core.windows.net/",
+        ] {
             let r = store(json!({"destinationPath": bad, "s3Credentials": keys}));
-            assert!(matches!(r, Err(Problem::DestinationInvalid(_))), "{bad}: {r:?}");
+            assert!(
+                matches!(r, Err(Problem::DestinationInvalid(_))),
+                "{bad}: {r:?}"
+            );
         }
     }
 
     #[test]
     fn credentials_of_another_provider_are_a_destination_mismatch() {
-        let r = store(json!({"destinationPath": "gs://evidence", "s3Credentials": {"inheritFromIAMRole": true}}));
-        assert!(matches!(r, Err(Problem::DestinationInvalid(m)) if m.contains("googleCredentials") && m.contains("s3Credentials")));
+        let r = store(
+            json!({"destinationPath": "gs://evidence", "s3Credentials": {"inheritFromIAMRole": true}}),
+        );
+        assert!(
+            matches!(r, Err(Problem::DestinationInvalid(m)) if m.contains("googleCredentials") && m.contains("s3Credentials"))
+        );
     }
 
     #[test]
@@ -331,14 +376,19 @@ mod tests {
             json!({"destinationPath": "gs://evidence", "googleCredentials": {"gkeEnvironment": true}}),
         ];
         for c in cases {
-            assert!(matches!(store(c.clone()), Err(Problem::Unsupported(_))), "{c}");
+            assert!(
+                matches!(store(c.clone()), Err(Problem::Unsupported(_))),
+                "{c}"
+            );
         }
     }
 
     #[test]
     fn azure_outside_the_public_blob_endpoint_is_unsupported() {
         let creds = json!({"connectionString": sel("az", "cs")});
-        let azurite = store(json!({"destinationPath": "http://azurite:10000/devstoreaccount1/c", "azureCredentials": creds}));
+        let azurite = store(
+            json!({"destinationPath": "http://azurite:10000/devstoreaccount1/c", "azureCredentials": creds}),
+        );
         assert!(matches!(azurite, Err(Problem::Unsupported(m)) if m.contains("azurite")));
         let ok = store(json!({"destinationPath": "https://acct.blob.core.windows.net/c/pg", "azureCredentials": {"storageAccount": sel("az", "acct"), "storageSasToken": sel("az", "sas")}})).unwrap();
         assert_eq!(ok.provider, Provider::Azure);
@@ -349,12 +399,20 @@ mod tests {
     fn google_and_endpoint_ca_secrets_are_collected() {
         let s = store(json!({"destinationPath": "gs://evidence_1/pg", "endpointCA": sel("ca", "ca.crt"), "googleCredentials": {"applicationCredentials": sel("gcs", "key.json")}})).unwrap();
         let fields: Vec<_> = s.secrets.iter().map(|r| r.field.as_str()).collect();
-        assert_eq!(fields, ["spec.configuration.googleCredentials.applicationCredentials", "spec.configuration.endpointCA"]);
+        assert_eq!(
+            fields,
+            [
+                "spec.configuration.googleCredentials.applicationCredentials",
+                "spec.configuration.endpointCA"
+            ]
+        );
     }
 
     #[test]
     fn a_selector_without_a_key_is_malformed() {
-        let r = store(json!({"destinationPath": "gs://evidence", "googleCredentials": {"applicationCredentials": {"name": "gcs"}}}));
+        let r = store(
+            json!({"destinationPath": "gs://evidence", "googleCredentials": {"applicationCredentials": {"name": "gcs"}}}),
+        );
         assert!(matches!(r, Err(Problem::Malformed(m)) if m.contains("applicationCredentials")));
     }
 }

@@ -151,7 +151,11 @@ pub fn describe() -> KindSpec {
     let reasons = COMMON_USED
         .iter()
         .map(|name| common(name))
-        .chain(OWNED.iter().map(|(name, meaning)| owned(OWNER, name, meaning)))
+        .chain(
+            OWNED
+                .iter()
+                .map(|(name, meaning)| owned(OWNER, name, meaning)),
+        )
         .collect();
     KindSpec {
         group: GROUP.into(),

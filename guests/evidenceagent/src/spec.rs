@@ -57,7 +57,9 @@ pub fn parse(parent: &Value) -> Result<AgentSpec, SpecError> {
         Some(Value::String(image)) if image.trim().is_empty() => None,
         Some(Value::String(image)) => Some(image.clone()),
         Some(other) => {
-            return Err(SpecError(format!("spec.image must be a string, not {other}")));
+            return Err(SpecError(format!(
+                "spec.image must be a string, not {other}"
+            )));
         }
     };
     Ok(AgentSpec { cluster, image })
@@ -102,11 +104,26 @@ mod tests {
         let cases = [
             (json!({}), "spec is missing"),
             (json!({"spec": {}}), "spec.cluster is required"),
-            (json!({"spec": {"cluster": "pg"}}), "spec.cluster must be an object"),
-            (json!({"spec": {"cluster": {}}}), "spec.cluster.name is required"),
-            (json!({"spec": {"cluster": {"name": 3}}}), "spec.cluster.name must be a string"),
-            (json!({"spec": {"cluster": {"name": "PG_main"}}}), "not a Kubernetes object name"),
-            (json!({"spec": {"cluster": {"name": "pg"}, "image": 1}}), "spec.image must be a string"),
+            (
+                json!({"spec": {"cluster": "pg"}}),
+                "spec.cluster must be an object",
+            ),
+            (
+                json!({"spec": {"cluster": {}}}),
+                "spec.cluster.name is required",
+            ),
+            (
+                json!({"spec": {"cluster": {"name": 3}}}),
+                "spec.cluster.name must be a string",
+            ),
+            (
+                json!({"spec": {"cluster": {"name": "PG_main"}}}),
+                "not a Kubernetes object name",
+            ),
+            (
+                json!({"spec": {"cluster": {"name": "pg"}, "image": 1}}),
+                "spec.image must be a string",
+            ),
         ];
         for (parent, expected) in cases {
             let error = parse(&parent).unwrap_err();

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
-use reconciler_guest_sdk::{Condition, Facts, SecretFact, VerdictBuilder, WorkloadFact, WorkloadState};
+use reconciler_guest_sdk::{
+    Condition, Facts, SecretFact, VerdictBuilder, WorkloadFact, WorkloadState,
+};
 
 use crate::objectstore::SecretRef;
 use crate::read;
@@ -62,17 +64,22 @@ fn referenced_secrets(
             found.insert(&r.name, secret);
         }
     }
-    let absent: Vec<String> = secrets
+    let mut absent_fields: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for r in secrets {
+        if found.get(r.name.as_str()).is_some_and(Option::is_none) {
+            absent_fields.entry(&r.name).or_default().push(&r.field);
+        }
+    }
+    let absent: Vec<String> = absent_fields
         .iter()
-        .filter(|r| found.get(r.name.as_str()).is_some_and(Option::is_none))
-        .map(|r| format!("Secret {} ({})", r.name, r.field))
+        .map(|(name, fields)| format!("Secret {name} ({})", fields.join(", ")))
         .collect();
     if !absent.is_empty() {
         return Ok(Some(fails(
             WORKLOAD_READY,
             SECRET_NOT_FOUND,
             format!(
-                "ObjectStore {object_store} references what does not exist in {namespace}: {}",
+                "ObjectStore {object_store} references Secrets that do not exist in {namespace}: {}",
                 absent.join(", ")
             ),
         )));
@@ -96,7 +103,8 @@ fn referenced_secrets(
     }))
 }
 
-/// The host's classification of the Deployment, as WorkloadReady.
+/// The host's classification of the Deployment, as WorkloadReady; the
+/// fact's message starts with the Deployment (prefixed when it does not already).
 fn from_state(deployment: &str, workload: &WorkloadFact) -> Condition {
     if workload.meta.deletion.is_some() {
         return unknown(
@@ -126,5 +134,10 @@ fn from_state(deployment: &str, workload: &WorkloadFact) -> Condition {
         WorkloadState::RolloutInProgress(m) => (ROLLOUT_IN_PROGRESS, m),
         WorkloadState::PodNotReady(m) => (POD_NOT_READY, m),
     };
-    fails(WORKLOAD_READY, reason, format!("Deployment {deployment}: {fact}"))
+    let message = if fact.starts_with(&format!("Deployment {deployment}")) {
+        fact.clone()
+    } else {
+        format!("Deployment {deployment}: {fact}")
+    };
+    fails(WORKLOAD_READY, reason, message)
 }

@@ -7,5 +7,6 @@ wit_bindgen::generate!({
     pub_export_macro: true,
     default_bindings_module: "reconciler_guest_sdk::bindings",
     runtime_path: "reconciler_guest_sdk::wit_bindgen::rt",
+    additional_derives: [PartialEq, Eq],
     generate_all,
 });

@@ -40,7 +40,8 @@ pub trait Guest {
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict;
 }
 
-/// Exports a [`Guest`] as the component's `reconciler` interface.
+/// Exports a [`Guest`] as the component's `reconciler` interface. Only on
+/// wasm targets: natively the same crate is a plain library for tests.
 ///
 /// ```ignore
 /// struct EvidenceAgent;
@@ -50,9 +51,11 @@ pub trait Guest {
 #[macro_export]
 macro_rules! export_guest {
     ($guest:ty) => {
+        #[cfg(target_arch = "wasm32")]
         #[doc(hidden)]
         pub struct __ReconcilerGuestExport;
 
+        #[cfg(target_arch = "wasm32")]
         impl $crate::bindings::exports::reconciler::guest::reconciler::Guest
             for __ReconcilerGuestExport
         {
@@ -65,6 +68,7 @@ macro_rules! export_guest {
             }
         }
 
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::export!(__ReconcilerGuestExport with_types_in $crate::bindings);
     };
 }

@@ -208,9 +208,18 @@ pub fn meta(namespace: &str, name: &str) -> ObjectMeta {
     }
 }
 
-/// An object from its JSON; the metadata fields a guest reads come from
-/// `metadata`.
+/// An object from its JSON; its metadata is read as the host reads it
+/// (name, namespace, uid, generation, labels, annotations, the controller
+/// owner, creation and deletion times).
 pub fn object(json: serde_json::Value) -> Object {
+    Object {
+        meta: object_meta(&json),
+        json: json.to_string(),
+    }
+}
+
+/// Reads `metadata` from an object's JSON the way the host does.
+pub fn object_meta(json: &serde_json::Value) -> ObjectMeta {
     let md = &json["metadata"];
     let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
     let pairs = |v: &serde_json::Value| -> Vec<(String, String)> {
@@ -218,14 +227,52 @@ pub fn object(json: serde_json::Value) -> Object {
             .map(|m| m.iter().map(|(k, v)| (k.clone(), text(v))).collect())
             .unwrap_or_default()
     };
+    let time = |v: &serde_json::Value| {
+        v.as_str()
+            .and_then(parse_rfc3339)
+            .map(|seconds| Timestamp { seconds, nanos: 0 })
+    };
     let mut meta = meta(&text(&md["namespace"]), &text(&md["name"]));
+    if let Some(uid) = md["uid"].as_str() {
+        meta.uid = uid.to_owned();
+    }
     meta.labels = pairs(&md["labels"]);
     meta.annotations = pairs(&md["annotations"]);
     meta.generation = md["generation"].as_i64().unwrap_or(1);
-    Object {
-        meta,
-        json: json.to_string(),
+    meta.controller = md["ownerReferences"].as_array().and_then(|owners| {
+        owners
+            .iter()
+            .find(|o| o["controller"].as_bool() == Some(true))
+            .map(|o| crate::ControllerRef {
+                api_version: text(&o["apiVersion"]),
+                kind: text(&o["kind"]),
+                name: text(&o["name"]),
+                uid: text(&o["uid"]),
+            })
+    });
+    meta.creation = time(&md["creationTimestamp"]);
+    meta.deletion = time(&md["deletionTimestamp"]);
+    meta
+}
+
+/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SSZ` (what the API server
+/// writes); anything else is `None`.
+fn parse_rfc3339(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
     }
+    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3_600 + mm * 60 + ss)
 }
 
 /// A Deployment whose `replicas` Pods are all Ready on the current template.
@@ -263,5 +310,22 @@ pub fn evaluation(parent: serde_json::Value, settings: &[(&str, &str)]) -> crate
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_meta_reads_what_the_host_reads() {
+        let m = object_meta(&serde_json::json!({"metadata": {
+            "name": "a", "namespace": "ns", "uid": "u1",
+            "creationTimestamp": "2026-11-29T12:00:00Z",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "p", "uid": "u0", "controller": true}]
+        }}));
+        assert_eq!(m.uid, "u1");
+        assert_eq!(m.controller.unwrap().uid, "u0");
+        assert_eq!(m.creation.unwrap().seconds, 1_795_953_600);
     }
 }

@@ -7,6 +7,23 @@ use crate::{KindRef, ReadDecl, ReasonEntry, StallRule};
 /// The owner of the shared vocabulary.
 pub const COMMON: &str = "common";
 
+/// The reasons the host registers for every kind and sets itself; a guest
+/// may use them without registering them (and may not redefine them).
+/// The host's test `sdk_host_reasons_mirror_the_engine` holds this list
+/// equal to `reconciler_conventions::kind::HOST_REASONS`.
+pub const HOST_REASONS: &[&str] = &[
+    "AsExpected",
+    "Initializing",
+    "Reconciling",
+    "ReconcileError",
+    "ReconciliationPaused",
+    "ReconciliationFailed",
+    "QuotaExceeded",
+    "AdmissionDenied",
+    "GuestFailed",
+    "NamespaceNotWatched",
+];
+
 /// The common reasons a kind may register (the host registers the ones it
 /// sets itself: AsExpected, Initializing, Reconciling, ReconcileError,
 /// ReconciliationPaused, the error classes and NamespaceNotWatched).

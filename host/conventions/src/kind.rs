@@ -226,6 +226,13 @@ impl KindSpec {
             || self.quiet_reasons.iter().any(|r| r == reason)
     }
 
+    /// Whether the object's JSON carries the kind's pause annotation.
+    pub fn is_paused(&self, object: &serde_json::Value) -> bool {
+        self.pause.as_ref().is_some_and(|p| {
+            object["metadata"]["annotations"][&p.key].as_str() == Some(p.value.as_str())
+        })
+    }
+
     pub fn stall_rule(&self, reason: &str) -> Option<&StallRule> {
         self.stalls.iter().find(|s| s.reason == reason)
     }

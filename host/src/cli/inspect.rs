@@ -1,4 +1,4 @@
-//! `describe` and `reasons`: what a guest declares.
+//! `describe`, `reasons` and `crd`: what a guest declares.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -16,5 +16,14 @@ pub fn reasons(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     for entry in module.spec().registry() {
         println!("{}", entry.name);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn crd(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
+    let module = runtime.load_file(guest)?;
+    print!(
+        "{}",
+        serde_yaml::to_string(&reconciler_host::crd::render(module.spec()))?
+    );
     Ok(ExitCode::SUCCESS)
 }

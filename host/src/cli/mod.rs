@@ -1,6 +1,7 @@
 //! The command line: subcommands and the runtime options they share.
 
 mod inspect;
+mod operate;
 mod test;
 
 use std::path::PathBuf;
@@ -35,6 +36,10 @@ enum Command {
         #[arg(required = true)]
         fixtures: Vec<PathBuf>,
     },
+    /// Print the CustomResourceDefinition of a guest's kind (YAML).
+    Crd { guest: PathBuf },
+    /// Run the operator: serve every guest in a directory.
+    Run(operate::RunArgs),
 }
 
 /// Limits and caching of the guest runtime.
@@ -77,5 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Describe { guest } => inspect::describe(&runtime, &guest),
         Command::Reasons { guest } => inspect::reasons(&runtime, &guest),
         Command::Test { guest, fixtures } => test::run(&runtime, &guest, &fixtures),
+        Command::Crd { guest } => inspect::crd(&runtime, &guest),
+        Command::Run(args) => operate::run(&runtime, args),
     }
 }

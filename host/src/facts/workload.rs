@@ -233,7 +233,8 @@ mod tests {
 
     #[test]
     fn classification_table() {
-        let cases: Vec<(&str, Value, Vec<Value>, fn(&WorkloadState) -> bool)> = vec![
+        type Case = (&'static str, Value, Vec<Value>, fn(&WorkloadState) -> bool);
+        let cases: Vec<Case> = vec![
             ("healthy", deployment(healthy()), vec![], |s| {
                 matches!(s, WorkloadState::Ready)
             }),

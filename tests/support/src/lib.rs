@@ -79,14 +79,18 @@ fn start_or_reuse() -> Result<PathBuf> {
         bail!("{} failed ({})", up.display(), out.status);
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().context("up printed no kubeconfig path")?;
+    let last = stdout
+        .lines()
+        .last()
+        .context("up printed no kubeconfig path")?;
     Ok(PathBuf::from(last.trim()))
 }
 
 /// Client config for the admin identity (O=system:masters).
 pub async fn admin_config() -> Result<Config> {
     let path = kubeconfig_path()?;
-    let kubeconfig = Kubeconfig::read_from(&path).with_context(|| format!("reading {}", path.display()))?;
+    let kubeconfig =
+        Kubeconfig::read_from(&path).with_context(|| format!("reading {}", path.display()))?;
     Ok(Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?)
 }
 
@@ -111,7 +115,11 @@ pub async fn client_as(user: &str, groups: &[&str]) -> Result<Client> {
 /// Server-side applies `crd` and waits (up to 30 s) until it is Established.
 pub async fn install_crd(client: &Client, crd: CustomResourceDefinition) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let name = crd.metadata.name.clone().context("CRD has no metadata.name")?;
+    let name = crd
+        .metadata
+        .name
+        .clone()
+        .context("CRD has no metadata.name")?;
     let mut crd = crd;
     crd.metadata.managed_fields = None;
     crd.metadata.resource_version = None;
@@ -121,9 +129,13 @@ pub async fn install_crd(client: &Client, crd: CustomResourceDefinition) -> Resu
         "metadata": crd.metadata,
         "spec": crd.spec,
     });
-    api.patch(&name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(body))
-        .await
-        .with_context(|| format!("applying CRD {name}"))?;
+    api.patch(
+        &name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .with_context(|| format!("applying CRD {name}"))?;
     tokio::time::timeout(
         Duration::from_secs(30),
         await_condition(api, &name, conditions::is_crd_established()),
@@ -147,14 +159,21 @@ impl TestNamespace {
         let client = client().await?;
         let name = format!("test-{prefix}-{}", random_suffix());
         let ns = Namespace {
-            metadata: ObjectMeta { name: Some(name.clone()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..Default::default()
+            },
             ..Default::default()
         };
         Api::<Namespace>::all(client.clone())
             .create(&PostParams::default(), &ns)
             .await
             .with_context(|| format!("creating namespace {name}"))?;
-        Ok(Self { name, client, deleted: false })
+        Ok(Self {
+            name,
+            client,
+            deleted: false,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -191,10 +210,13 @@ impl Drop for TestNamespace {
         // on a helper thread with its own runtime and client.
         let name = std::mem::take(&mut self.name);
         let res = std::thread::spawn(move || -> Result<()> {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
-                let client = client().await?;
-                delete_namespace(&client, &name).await
-            })
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(async {
+                    let client = client().await?;
+                    delete_namespace(&client, &name).await
+                })
         })
         .join();
         if let Ok(Err(e)) = res {
@@ -204,7 +226,10 @@ impl Drop for TestNamespace {
 }
 
 async fn delete_namespace(client: &Client, name: &str) -> Result<()> {
-    match Api::<Namespace>::all(client.clone()).delete(name, &DeleteParams::default()).await {
+    match Api::<Namespace>::all(client.clone())
+        .delete(name, &DeleteParams::default())
+        .await
+    {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
         Err(e) => Err(e).with_context(|| format!("deleting namespace {name}")),
@@ -218,6 +243,11 @@ fn random_suffix() -> String {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     h.write_u32(std::process::id());
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
     format!("{:08x}", h.finish() as u32)
 }

@@ -6,13 +6,15 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::runtime::{WatchStreamExt, watcher};
 use kube::Api;
+use kube::api::{
+    ApiResource, DynamicObject, GroupVersionKind, ObjectMeta, Patch, PatchParams, PostParams,
+};
+use kube::runtime::{WatchStreamExt, watcher};
 use reconciler_testsupport::{TestNamespace, client_as, install_crd};
 use serde_json::json;
 
@@ -69,12 +71,22 @@ async fn crd_status_watch_and_events() -> Result<()> {
         .await?;
 
     // Watch it, then write the status subresource and see the change arrive.
-    let mut stream = watcher(widgets.clone(), watcher::Config::default().fields("metadata.name=w1"))
-        .applied_objects()
-        .boxed();
-    let first = tokio::time::timeout(Duration::from_secs(10), stream.try_next()).await??.context("watch ended")?;
+    let mut stream = watcher(
+        widgets.clone(),
+        watcher::Config::default().fields("metadata.name=w1"),
+    )
+    .applied_objects()
+    .boxed();
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        .await??
+        .context("watch ended")?;
     assert_eq!(first.data["spec"]["size"], 3);
-    assert!(first.data.get("status").is_none_or(|s| s.get("phase").is_none()));
+    assert!(
+        first
+            .data
+            .get("status")
+            .is_none_or(|s| s.get("phase").is_none())
+    );
 
     widgets
         .patch_status(
@@ -98,14 +110,29 @@ async fn crd_status_watch_and_events() -> Result<()> {
     })
     .await
     .context("status change not seen by the watch within 10s")??;
-    assert_eq!(seen.data["spec"]["size"], 3, "status write must not touch spec");
-    let managers: Vec<_> = seen.metadata.managed_fields.iter().flatten().filter_map(|m| m.subresource.clone()).collect();
-    assert!(managers.contains(&"status".to_string()), "status field manager recorded: {managers:?}");
+    assert_eq!(
+        seen.data["spec"]["size"], 3,
+        "status write must not touch spec"
+    );
+    let managers: Vec<_> = seen
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.subresource.clone())
+        .collect();
+    assert!(
+        managers.contains(&"status".to_string()),
+        "status field manager recorded: {managers:?}"
+    );
 
     // events.k8s.io/v1 Event: create and read back.
     let events: Api<Event> = ns.api();
     let event = Event {
-        metadata: ObjectMeta { name: Some("w1.smoke".into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some("w1.smoke".into()),
+            ..Default::default()
+        },
         event_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::now())),
         reporting_controller: Some("reconciler.test/smoke".into()),
         reporting_instance: Some("smoke-1".into()),
@@ -137,8 +164,14 @@ async fn rbac_applies_to_impersonated_user() -> Result<()> {
     let ns = TestNamespace::new("rbac").await?;
     let alice = client_as("alice", &["testers"]).await?;
     let cms: Api<ConfigMap> = Api::namespaced(alice, ns.name());
-    let err = cms.list(&Default::default()).await.expect_err("alice has no role yet");
-    assert!(matches!(&err, kube::Error::Api(s) if s.code == 403), "{err}");
+    let err = cms
+        .list(&Default::default())
+        .await
+        .expect_err("alice has no role yet");
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 403),
+        "{err}"
+    );
 
     let role: k8s_openapi::api::rbac::v1::Role = serde_json::from_value(json!({
         "metadata": {"name": "cm-reader"},
@@ -149,11 +182,23 @@ async fn rbac_applies_to_impersonated_user() -> Result<()> {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-reader"},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "testers"}]
     }))?;
-    ns.api::<k8s_openapi::api::rbac::v1::Role>().create(&PostParams::default(), &role).await?;
-    ns.api::<k8s_openapi::api::rbac::v1::RoleBinding>().create(&PostParams::default(), &binding).await?;
+    ns.api::<k8s_openapi::api::rbac::v1::Role>()
+        .create(&PostParams::default(), &role)
+        .await?;
+    ns.api::<k8s_openapi::api::rbac::v1::RoleBinding>()
+        .create(&PostParams::default(), &binding)
+        .await?;
 
-    cms.list(&Default::default()).await.context("alice may list after the binding")?;
-    let err = cms.create(&PostParams::default(), &ConfigMap::default()).await.expect_err("no create verb");
-    assert!(matches!(&err, kube::Error::Api(s) if s.code == 403), "{err}");
+    cms.list(&Default::default())
+        .await
+        .context("alice may list after the binding")?;
+    let err = cms
+        .create(&PostParams::default(), &ConfigMap::default())
+        .await
+        .expect_err("no create verb");
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 403),
+        "{err}"
+    );
     ns.cleanup().await
 }

@@ -6,8 +6,8 @@ use evidenceagent_guest::EvidenceAgent;
 use evidenceagent_guest::registry::{self, CONFIGURATION_VALID};
 use reconciler_guest_sdk::mock::{MockFacts, evaluation, workload_ready};
 use reconciler_guest_sdk::{
-    Availability, ConditionStatus, ConfigMapFact, ControllerRef, Evaluation, Facts, Guest,
-    KindRef, Object, ReadError, SecretFact, Timestamp, Verdict, WorkloadFact,
+    Availability, ConditionStatus, ConfigMapFact, ControllerRef, Evaluation, Facts, Guest, KindRef,
+    Object, ReadError, SecretFact, Timestamp, Verdict, WorkloadFact,
 };
 use serde_json::{Value, json};
 
@@ -101,12 +101,17 @@ impl World {
             object_store: Some(object_store_with(s3_configuration())),
             object_store_availability: Availability::Available,
             secrets: vec![
-                secret("aws-creds", &["ACCESS_KEY_ID", "ACCESS_SECRET_KEY", "REGION"]),
+                secret(
+                    "aws-creds",
+                    &["ACCESS_KEY_ID", "ACCESS_SECRET_KEY", "REGION"],
+                ),
                 secret("a-serving-cert", &["tls.crt", "tls.key"]),
             ],
             config_maps: vec![("a-service-ca".into(), vec!["service-ca.crt".into()])],
             workload: Some(workload_ready(NS, "a-evidence-agent", 1)),
-            services: vec![json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a-evidence-agent", "namespace": NS}})],
+            services: vec![
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a-evidence-agent", "namespace": NS}}),
+            ],
             controllers: BTreeMap::new(),
             secret_annotations: BTreeMap::new(),
             secret_uids: BTreeMap::new(),
@@ -191,7 +196,9 @@ pub struct WorldFacts {
 impl WorldFacts {
     fn fail(&self, what: &str, name: &str) -> Result<(), ReadError> {
         if self.failing.iter().any(|(w, n)| w == what && n == name) {
-            Err(ReadError::Failed(format!("the cache of {what} is not synced")))
+            Err(ReadError::Failed(format!(
+                "the cache of {what} is not synced"
+            )))
         } else {
             Ok(())
         }
@@ -236,7 +243,12 @@ impl Facts for WorldFacts {
         }))
     }
 
-    fn get(&self, kind: &KindRef, namespace: &str, name: &str) -> Result<Option<Object>, ReadError> {
+    fn get(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Object>, ReadError> {
         self.fail(&kind.kind, name)?;
         Ok(self.mock.get(kind, namespace, name)?.map(|mut o| {
             o.meta.controller = self.controller(name);
@@ -244,7 +256,12 @@ impl Facts for WorldFacts {
         }))
     }
 
-    fn list(&self, kind: &KindRef, namespace: &str, selector: &[(String, String)]) -> Result<Vec<Object>, ReadError> {
+    fn list(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        selector: &[(String, String)],
+    ) -> Result<Vec<Object>, ReadError> {
         self.mock.list(kind, namespace, selector)
     }
 
@@ -276,9 +293,8 @@ pub fn keeps_contract(verdict: &Verdict) {
     let spec = EvidenceAgent::describe();
     let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
     assert_eq!(types, spec.aspects, "aspects in declared order");
-    let registered = |r: &str| {
-        HOST_REASONS_USED.contains(&r) || spec.reasons.iter().any(|e| e.name == r)
-    };
+    let registered =
+        |r: &str| HOST_REASONS_USED.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
     for c in &verdict.aspects {
         assert!(registered(&c.reason), "unregistered reason {}", c.reason);
         assert!(!c.message.is_empty(), "{} has no message", c.type_);

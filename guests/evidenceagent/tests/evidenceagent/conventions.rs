@@ -11,24 +11,51 @@ use crate::common::*;
 fn describe_declares_the_kind() {
     let spec = EvidenceAgent::describe();
     assert_eq!(
-        (spec.group.as_str(), spec.version.as_str(), spec.kind.as_str(), spec.plural.as_str()),
-        ("pgtoolbox.fyannk.dev", "v1alpha1", "EvidenceAgent", "evidenceagents")
+        (
+            spec.group.as_str(),
+            spec.version.as_str(),
+            spec.kind.as_str(),
+            spec.plural.as_str()
+        ),
+        (
+            "pgtoolbox.fyannk.dev",
+            "v1alpha1",
+            "EvidenceAgent",
+            "evidenceagents"
+        )
     );
     assert!(spec.namespaced);
     assert_eq!(spec.profile, ConventionProfile::Progressing);
-    assert_eq!(spec.aspects, ["ConfigurationValid", "ServingCertificateReady", "WorkloadReady"]);
+    assert_eq!(
+        spec.aspects,
+        [
+            "ConfigurationValid",
+            "ServingCertificateReady",
+            "WorkloadReady"
+        ]
+    );
     assert!(spec.advisory.is_empty());
     assert_eq!(spec.quiet_reasons, ["ServiceCAPending"]);
     let pause = spec.pause.expect("pause annotation");
-    assert_eq!((pause.key.as_str(), pause.value.as_str()), ("pgtoolbox.fyannk.dev/reconcile", "skip"));
+    assert_eq!(
+        (pause.key.as_str(), pause.value.as_str()),
+        ("pgtoolbox.fyannk.dev/reconcile", "skip")
+    );
 }
 
 #[test]
 fn every_configuration_reason_is_registered_and_a_stall_without_recheck() {
     let spec = EvidenceAgent::describe();
     for reason in CONFIGURATION_REASONS {
-        assert!(spec.reasons.iter().any(|r| r.name == *reason), "{reason} registered");
-        let rule = spec.stalls.iter().find(|s| s.reason == *reason).expect("a stall");
+        assert!(
+            spec.reasons.iter().any(|r| r.name == *reason),
+            "{reason} registered"
+        );
+        let rule = spec
+            .stalls
+            .iter()
+            .find(|s| s.reason == *reason)
+            .expect("a stall");
         assert_eq!(rule.recheck_seconds, None);
     }
     assert_eq!(spec.stalls.len(), CONFIGURATION_REASONS.len());
@@ -42,14 +69,24 @@ fn the_registry_has_unique_reasons_with_owners_and_no_host_reason() {
     names.dedup();
     assert_eq!(names.len(), spec.reasons.len());
     for r in &spec.reasons {
-        assert!(!crate::golden::HOST_REASONS.contains(&r.name.as_str()), "{} is the host's", r.name);
+        assert!(
+            !crate::golden::HOST_REASONS.contains(&r.name.as_str()),
+            "{} is the host's",
+            r.name
+        );
         assert!(r.owner == "common" || r.owner == "evidenceagent", "{r:?}");
         assert!(!r.meaning.is_empty());
     }
     for owned in [
-        "BarmanPluginNotConfigured", "ObjectStoreNotFound", "ObjectStoreAPIUnavailable",
-        "UnsupportedObjectStore", "DestinationInvalid", "RegionRequired", "ImageRequired",
-        "ServiceCAPending", "CertificateIssued",
+        "BarmanPluginNotConfigured",
+        "ObjectStoreNotFound",
+        "ObjectStoreAPIUnavailable",
+        "UnsupportedObjectStore",
+        "DestinationInvalid",
+        "RegionRequired",
+        "ImageRequired",
+        "ServiceCAPending",
+        "CertificateIssued",
     ] {
         let r = spec.reasons.iter().find(|r| r.name == owned).expect(owned);
         assert_eq!(r.owner, "evidenceagent");
@@ -62,7 +99,12 @@ fn reads_declare_every_kind_the_guest_reads() {
     let declared: Vec<(String, bool)> = spec
         .reads
         .iter()
-        .map(|r| (format!("{}/{}/{}", r.kind.group, r.kind.version, r.kind.kind), r.optional))
+        .map(|r| {
+            (
+                format!("{}/{}/{}", r.kind.group, r.kind.version, r.kind.kind),
+                r.optional,
+            )
+        })
         .collect();
     for (kind, optional) in [
         ("postgresql.cnpg.io/v1/Cluster", false),
@@ -73,14 +115,18 @@ fn reads_declare_every_kind_the_guest_reads() {
         ("/v1/ConfigMap", false),
         ("/v1/Service", false),
     ] {
-        assert!(declared.contains(&(kind.to_owned(), optional)), "{kind} in {declared:?}");
+        assert!(
+            declared.contains(&(kind.to_owned(), optional)),
+            "{kind} in {declared:?}"
+        );
     }
 }
 
 #[test]
 fn the_spec_schema_is_a_json_object_requiring_the_cluster() {
     let schema: serde_json::Value =
-        serde_json::from_str(&EvidenceAgent::describe().spec_schema.expect("schema")).expect("JSON");
+        serde_json::from_str(&EvidenceAgent::describe().spec_schema.expect("schema"))
+            .expect("JSON");
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["cluster"]));
     assert_eq!(schema["properties"]["cluster"]["required"], json!(["name"]));
@@ -103,12 +149,24 @@ fn a_paused_pass_is_empty_and_reads_nothing() {
 fn the_first_failing_check_decides_in_documented_order() {
     let mut world = World::healthy();
     world.cluster = None;
-    let v = run(parent_with(json!({"cluster": {"name": "pg"}, "image": "docker.io/x/y:1"})), SETTINGS, &world);
-    assert_eq!(v.stall.expect("stall").reason, IMAGE_NOT_ALLOWED, "the image is checked before the Cluster");
+    let v = run(
+        parent_with(json!({"cluster": {"name": "pg"}, "image": "docker.io/x/y:1"})),
+        SETTINGS,
+        &world,
+    );
+    assert_eq!(
+        v.stall.expect("stall").reason,
+        IMAGE_NOT_ALLOWED,
+        "the image is checked before the Cluster"
+    );
     let world = World::healthy().controlled_by_another("a-evidence-agent");
     let mut broken = world;
     broken.object_store = None;
-    assert_eq!(pass(&broken).stall.expect("stall").reason, OBJECT_STORE_NOT_FOUND, "references before ownership");
+    assert_eq!(
+        pass(&broken).stall.expect("stall").reason,
+        OBJECT_STORE_NOT_FOUND,
+        "references before ownership"
+    );
 }
 
 #[test]
@@ -145,7 +203,10 @@ fn a_failed_read_is_unknown_and_retried_never_a_stall() {
     world.failing.push(("Cluster".into(), "pg".into()));
     let v = pass(&world);
     let c = v.aspect(CONFIGURATION_VALID).expect("ConfigurationValid");
-    assert_eq!((c.status, c.reason.as_str()), (ConditionStatus::Unknown, "Reconciling"));
+    assert_eq!(
+        (c.status, c.reason.as_str()),
+        (ConditionStatus::Unknown, "Reconciling")
+    );
     assert!(c.message.contains("could not read Cluster pg"));
     assert!(v.stall.is_none());
     assert_eq!(v.requeue_after_seconds, Some(30));
@@ -160,7 +221,11 @@ fn a_failed_read_is_unknown_and_retried_never_a_stall() {
         world.failing.push((what.into(), name.into()));
         let v = pass(&world);
         let c = v.aspect(aspect).expect("aspect");
-        assert_eq!((c.status, c.reason.as_str()), (ConditionStatus::Unknown, "Reconciling"), "{what} {name}");
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::Unknown, "Reconciling"),
+            "{what} {name}"
+        );
         assert_eq!(v.requeue_after_seconds, Some(30));
     }
 }

@@ -9,20 +9,7 @@ use std::collections::BTreeSet;
 use evidenceagent_guest::EvidenceAgent;
 use reconciler_guest_sdk::Guest;
 
-/// The reasons the host registers for every kind. Mirrors
-/// `reconciler_conventions::kind::HOST_REASONS`.
-pub const HOST_REASONS: &[&str] = &[
-    "AsExpected",
-    "Initializing",
-    "Reconciling",
-    "ReconcileError",
-    "ReconciliationPaused",
-    "ReconciliationFailed",
-    "QuotaExceeded",
-    "AdmissionDenied",
-    "GuestFailed",
-    "NamespaceNotWatched",
-];
+pub use reconciler_guest_sdk::spec::HOST_REASONS;
 
 fn golden_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reasons.golden")

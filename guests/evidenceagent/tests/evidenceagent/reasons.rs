@@ -3,7 +3,9 @@
 use evidenceagent_guest::registry::*;
 use reconciler_guest_sdk::mock::workload_in;
 use reconciler_guest_sdk::verdict::AS_EXPECTED;
-use reconciler_guest_sdk::{Availability, Condition, ConditionStatus, EventType, Verdict, WorkloadState};
+use reconciler_guest_sdk::{
+    Availability, Condition, ConditionStatus, EventType, Verdict, WorkloadState,
+};
 use serde_json::json;
 
 use crate::common::*;
@@ -15,17 +17,31 @@ fn aspect<'a>(verdict: &'a Verdict, type_: &str) -> &'a Condition {
 /// `type_` is False with `reason`, and its message mentions `needle`.
 fn assert_false(verdict: &Verdict, type_: &str, reason: &str, needle: &str) {
     let c = aspect(verdict, type_);
-    assert_eq!((c.status, c.reason.as_str()), (ConditionStatus::False, reason), "{c:?}");
-    assert!(c.message.contains(needle), "{:?} does not mention {needle:?}", c.message);
+    assert_eq!(
+        (c.status, c.reason.as_str()),
+        (ConditionStatus::False, reason),
+        "{c:?}"
+    );
+    assert!(
+        c.message.contains(needle),
+        "{:?} does not mention {needle:?}",
+        c.message
+    );
 }
 
 /// ConfigurationValid stalls with `reason`; the later aspects wait.
 fn assert_stall(verdict: &Verdict, reason: &str, needle: &str) {
     assert_false(verdict, CONFIGURATION_VALID, reason, needle);
-    assert_eq!(verdict.stall.as_ref().map(|s| s.reason.as_str()), Some(reason));
+    assert_eq!(
+        verdict.stall.as_ref().map(|s| s.reason.as_str()),
+        Some(reason)
+    );
     for later in [SERVING_CERTIFICATE_READY, WORKLOAD_READY] {
         let c = aspect(verdict, later);
-        assert_eq!((c.status, c.reason.as_str()), (ConditionStatus::Unknown, "Reconciling"));
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::Unknown, "Reconciling")
+        );
         assert!(c.message.contains(reason), "{c:?}");
     }
 }
@@ -34,16 +50,28 @@ fn assert_stall(verdict: &Verdict, reason: &str, needle: &str) {
 fn a_healthy_agent_is_true_everywhere() {
     let v = pass(&World::healthy());
     for c in &v.aspects {
-        assert_eq!((c.status, c.reason.as_str()), (ConditionStatus::True, AS_EXPECTED), "{c:?}");
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::True, AS_EXPECTED),
+            "{c:?}"
+        );
     }
     assert!(v.stall.is_none());
-    assert!(aspect(&v, CONFIGURATION_VALID).message.contains("s3://evidence-backups/pg"));
+    assert!(
+        aspect(&v, CONFIGURATION_VALID)
+            .message
+            .contains("s3://evidence-backups/pg")
+    );
     assert!(aspect(&v, WORKLOAD_READY).message.contains("1/1"));
 }
 
 #[test]
 fn configuration_invalid_for_a_spec_without_a_cluster() {
-    let v = run(parent_with(json!({"image": "ghcr.io/fyannk/evidence-agent:1.1"})), SETTINGS, &World::healthy());
+    let v = run(
+        parent_with(json!({"image": "ghcr.io/fyannk/evidence-agent:1.1"})),
+        SETTINGS,
+        &World::healthy(),
+    );
     assert_stall(&v, CONFIGURATION_INVALID, "spec.cluster is required");
 }
 
@@ -54,37 +82,58 @@ fn configuration_invalid_for_a_malformed_secret_selector_of_the_object_store() {
         "destinationPath": "gs://evidence-backups",
         "googleCredentials": {"applicationCredentials": {"name": "gcs-creds"}},
     })));
-    assert_stall(&pass(&world), CONFIGURATION_INVALID, "applicationCredentials must name a Secret and a key");
+    assert_stall(
+        &pass(&world),
+        CONFIGURATION_INVALID,
+        "applicationCredentials must name a Secret and a key",
+    );
 }
 
 #[test]
 fn image_required_without_spec_image_or_default() {
-    let v = run(parent(), &[("allowedImageRepositories", "ghcr.io/fyannk/")], &World::healthy());
+    let v = run(
+        parent(),
+        &[("allowedImageRepositories", "ghcr.io/fyannk/")],
+        &World::healthy(),
+    );
     assert_stall(&v, IMAGE_REQUIRED, "defaultImage");
 }
 
 #[test]
 fn image_not_allowed_outside_the_allowed_repositories() {
-    let spec = json!({"cluster": {"name": "pg"}, "image": "docker.io/someone/evidence-agent:latest"});
+    let spec =
+        json!({"cluster": {"name": "pg"}, "image": "docker.io/someone/evidence-agent:latest"});
     let v = run(parent_with(spec), SETTINGS, &World::healthy());
     assert_stall(&v, IMAGE_NOT_ALLOWED, "docker.io/someone/evidence-agent");
 }
 
 #[test]
 fn image_allowed_by_a_prefix_and_any_image_without_an_allow_list() {
-    let spec = json!({"cluster": {"name": "pg"}, "image": "ghcr.io/fyannk/evidence-agent@sha256:0123"});
+    let spec =
+        json!({"cluster": {"name": "pg"}, "image": "ghcr.io/fyannk/evidence-agent@sha256:0123"});
     let v = run(parent_with(spec.clone()), SETTINGS, &World::healthy());
-    assert_eq!(aspect(&v, CONFIGURATION_VALID).status, ConditionStatus::True);
-    let spec = json!({"cluster": {"name": "pg"}, "image": "docker.io/someone/evidence-agent:latest"});
+    assert_eq!(
+        aspect(&v, CONFIGURATION_VALID).status,
+        ConditionStatus::True
+    );
+    let spec =
+        json!({"cluster": {"name": "pg"}, "image": "docker.io/someone/evidence-agent:latest"});
     let v = run(parent_with(spec), &[], &World::healthy());
-    assert_eq!(aspect(&v, CONFIGURATION_VALID).status, ConditionStatus::True);
+    assert_eq!(
+        aspect(&v, CONFIGURATION_VALID).status,
+        ConditionStatus::True
+    );
 }
 
 #[test]
 fn cluster_not_found() {
     let mut world = World::healthy();
     world.cluster = None;
-    assert_stall(&pass(&world), CLUSTER_NOT_FOUND, "Cluster pg does not exist in team-a");
+    assert_stall(
+        &pass(&world),
+        CLUSTER_NOT_FOUND,
+        "Cluster pg does not exist in team-a",
+    );
 }
 
 #[test]
@@ -93,7 +142,11 @@ fn barman_plugin_not_configured_without_a_plugin_entry() {
     let mut c = cluster_with_plugins(json!([]));
     c["spec"]["backup"] = json!({"barmanObjectStore": {"destinationPath": "s3://old"}});
     world.cluster = Some(c);
-    assert_stall(&pass(&world), BARMAN_PLUGIN_NOT_CONFIGURED, "in-tree spec.backup.barmanObjectStore");
+    assert_stall(
+        &pass(&world),
+        BARMAN_PLUGIN_NOT_CONFIGURED,
+        "in-tree spec.backup.barmanObjectStore",
+    );
 }
 
 #[test]
@@ -102,9 +155,19 @@ fn barman_plugin_not_configured_when_disabled_or_without_an_object_store() {
     world.cluster = Some(cluster_with_plugins(json!([{
         "name": "barman-cloud.cloudnative-pg.io", "enabled": false, "parameters": {"barmanObjectName": "backups"},
     }])));
-    assert_stall(&pass(&world), BARMAN_PLUGIN_NOT_CONFIGURED, "enabled: false");
-    world.cluster = Some(cluster_with_plugins(json!([{"name": "barman-cloud.cloudnative-pg.io"}])));
-    assert_stall(&pass(&world), BARMAN_PLUGIN_NOT_CONFIGURED, "parameters.barmanObjectName");
+    assert_stall(
+        &pass(&world),
+        BARMAN_PLUGIN_NOT_CONFIGURED,
+        "enabled: false",
+    );
+    world.cluster = Some(cluster_with_plugins(
+        json!([{"name": "barman-cloud.cloudnative-pg.io"}]),
+    ));
+    assert_stall(
+        &pass(&world),
+        BARMAN_PLUGIN_NOT_CONFIGURED,
+        "parameters.barmanObjectName",
+    );
 }
 
 #[test]
@@ -113,7 +176,11 @@ fn object_store_api_unavailable_when_not_served_or_forbidden() {
     world.object_store_availability = Availability::NotServed;
     assert_stall(&pass(&world), OBJECT_STORE_API_UNAVAILABLE, "not served");
     world.object_store_availability = Availability::Forbidden;
-    assert_stall(&pass(&world), OBJECT_STORE_API_UNAVAILABLE, "may not read ObjectStores");
+    assert_stall(
+        &pass(&world),
+        OBJECT_STORE_API_UNAVAILABLE,
+        "may not read ObjectStores",
+    );
 }
 
 #[test]
@@ -130,7 +197,11 @@ fn unsupported_object_store_with_an_iam_role() {
         "destinationPath": "s3://evidence-backups/pg",
         "s3Credentials": {"inheritFromIAMRole": true},
     })));
-    assert_stall(&pass(&world), UNSUPPORTED_OBJECT_STORE, "inheritFromIAMRole");
+    assert_stall(
+        &pass(&world),
+        UNSUPPORTED_OBJECT_STORE,
+        "inheritFromIAMRole",
+    );
 }
 
 #[test]
@@ -158,12 +229,20 @@ fn region_required_for_aws_s3_without_a_region() {
 fn resource_not_owned_for_each_generated_name() {
     for name in ["a-evidence-agent", "a-service-ca"] {
         let world = World::healthy().controlled_by_another(name);
-        assert_stall(&pass(&world), RESOURCE_NOT_OWNED, "controlled by Deployment legacy-agent");
+        assert_stall(
+            &pass(&world),
+            RESOURCE_NOT_OWNED,
+            "controlled by Deployment legacy-agent",
+        );
     }
     let mut world = World::healthy();
     world.workload = None;
     let world = world.controlled_by_another("a-evidence-agent");
-    assert_stall(&pass(&world), RESOURCE_NOT_OWNED, "Service a-evidence-agent");
+    assert_stall(
+        &pass(&world),
+        RESOURCE_NOT_OWNED,
+        "Service a-evidence-agent",
+    );
 }
 
 #[test]
@@ -184,11 +263,21 @@ fn children_controlled_by_this_agent_or_by_nobody_are_ours() {
 #[test]
 fn service_ca_pending_until_the_secret_is_issued() {
     let v = pass(&World::healthy().without_secret("a-serving-cert"));
-    assert_false(&v, SERVING_CERTIFICATE_READY, SERVICE_CA_PENDING, "has not issued Secret a-serving-cert");
+    assert_false(
+        &v,
+        SERVING_CERTIFICATE_READY,
+        SERVICE_CA_PENDING,
+        "has not issued Secret a-serving-cert",
+    );
     assert!(v.events.is_empty());
     assert!(v.stall.is_none());
     let v = pass(&World::healthy().with_secret("a-serving-cert", &["tls.crt"]));
-    assert_false(&v, SERVING_CERTIFICATE_READY, SERVICE_CA_PENDING, "lacks tls.key");
+    assert_false(
+        &v,
+        SERVING_CERTIFICATE_READY,
+        SERVICE_CA_PENDING,
+        "lacks tls.key",
+    );
 }
 
 #[test]
@@ -196,9 +285,19 @@ fn service_ca_pending_until_the_ca_bundle_is_injected() {
     let mut world = World::healthy();
     world.config_maps = vec![("a-service-ca".into(), vec![])];
     let v = pass(&world);
-    assert_false(&v, SERVING_CERTIFICATE_READY, SERVICE_CA_PENDING, "CA bundle into ConfigMap a-service-ca");
+    assert_false(
+        &v,
+        SERVING_CERTIFICATE_READY,
+        SERVICE_CA_PENDING,
+        "CA bundle into ConfigMap a-service-ca",
+    );
     world.config_maps.clear();
-    assert_false(&pass(&world), SERVING_CERTIFICATE_READY, SERVICE_CA_PENDING, "service-ca.crt");
+    assert_false(
+        &pass(&world),
+        SERVING_CERTIFICATE_READY,
+        SERVICE_CA_PENDING,
+        "service-ca.crt",
+    );
 }
 
 #[test]
@@ -206,13 +305,23 @@ fn certificate_issued_once_then_recorded() {
     let mut world = World::healthy();
     world.secret_annotations.insert(
         "a-serving-cert".into(),
-        vec![("service.beta.openshift.io/expiry".into(), "2028-11-28T12:00:00Z".into())],
+        vec![(
+            "service.beta.openshift.io/expiry".into(),
+            "2028-11-28T12:00:00Z".into(),
+        )],
     );
     let first = pass(&world);
     assert_eq!(first.events.len(), 1);
     let event = &first.events[0];
-    assert_eq!((event.type_, event.reason.as_str()), (EventType::Normal, CERTIFICATE_ISSUED));
-    assert!(event.message.contains("issued the serving certificate in Secret a-serving-cert"));
+    assert_eq!(
+        (event.type_, event.reason.as_str()),
+        (EventType::Normal, CERTIFICATE_ISSUED)
+    );
+    assert!(
+        event
+            .message
+            .contains("issued the serving certificate in Secret a-serving-cert")
+    );
     let recorded = first.fields()["servingCertificate"].clone();
     assert_eq!(
         recorded,
@@ -222,22 +331,35 @@ fn certificate_issued_once_then_recorded() {
     let mut next = parent();
     next["status"] = json!({"servingCertificate": recorded});
     let second = run(next.clone(), SETTINGS, &world);
-    assert!(second.events.is_empty(), "not repeated: {:?}", second.events);
+    assert!(
+        second.events.is_empty(),
+        "not repeated: {:?}",
+        second.events
+    );
     assert_eq!(second.fields()["servingCertificate"], recorded);
 
     world.secret_annotations.insert(
         "a-serving-cert".into(),
-        vec![("service.beta.openshift.io/expiry".into(), "2030-11-28T12:00:00Z".into())],
+        vec![(
+            "service.beta.openshift.io/expiry".into(),
+            "2030-11-28T12:00:00Z".into(),
+        )],
     );
     let renewed = run(next.clone(), SETTINGS, &world);
     assert_eq!(renewed.events.len(), 1);
     assert!(renewed.events[0].message.contains("renewed"));
     assert!(renewed.events[0].message.contains("2030-11-28T12:00:00Z"));
 
-    world.secret_uids.insert("a-serving-cert".into(), "uid-reissued".into());
+    world
+        .secret_uids
+        .insert("a-serving-cert".into(), "uid-reissued".into());
     world.secret_annotations.clear();
     let reissued = run(next, SETTINGS, &world);
-    assert_eq!(reissued.events.len(), 1, "a recreated Secret is a new certificate");
+    assert_eq!(
+        reissued.events.len(),
+        1,
+        "a recreated Secret is a new certificate"
+    );
 }
 
 #[test]
@@ -250,22 +372,41 @@ fn no_certificate_event_while_pending() {
 #[test]
 fn secret_not_found_when_an_object_store_secret_is_missing() {
     let v = pass(&World::healthy().without_secret("aws-creds"));
-    assert_false(&v, WORKLOAD_READY, SECRET_NOT_FOUND, "Secret aws-creds (spec.configuration.s3Credentials.accessKeyId)");
-    assert!(v.stall.is_none(), "a missing Secret is watched, not a stall");
+    assert_false(
+        &v,
+        WORKLOAD_READY,
+        SECRET_NOT_FOUND,
+        "Secret aws-creds (spec.configuration.s3Credentials.accessKeyId, spec.configuration.s3Credentials.secretAccessKey",
+    );
+    assert!(
+        v.stall.is_none(),
+        "a missing Secret is watched, not a stall"
+    );
 }
 
 #[test]
 fn secret_key_missing_when_an_object_store_key_is_missing() {
     let v = pass(&World::healthy().with_secret("aws-creds", &["ACCESS_KEY_ID", "REGION"]));
-    assert_false(&v, WORKLOAD_READY, SECRET_KEY_MISSING, "Secret aws-creds has no key ACCESS_SECRET_KEY");
+    assert_false(
+        &v,
+        WORKLOAD_READY,
+        SECRET_KEY_MISSING,
+        "Secret aws-creds has no key ACCESS_SECRET_KEY",
+    );
 }
 
 #[test]
 fn reconciling_while_the_deployment_is_not_observed() {
     let mut world = World::healthy();
     world.workload = None;
-    let c = pass(&world).aspect(WORKLOAD_READY).cloned().expect("WorkloadReady");
-    assert_eq!((c.status, c.reason.as_str()), (ConditionStatus::Unknown, "Reconciling"));
+    let c = pass(&world)
+        .aspect(WORKLOAD_READY)
+        .cloned()
+        .expect("WorkloadReady");
+    assert_eq!(
+        (c.status, c.reason.as_str()),
+        (ConditionStatus::Unknown, "Reconciling")
+    );
     assert!(c.message.contains("a-evidence-agent is not observed yet"));
 }
 
@@ -295,4 +436,21 @@ workload_state! {
     workload_crash_loop_back_off: CrashLoopBackOff("back-off 5m0s restarting failed container=agent") => CRASH_LOOP_BACK_OFF;
     workload_rollout_in_progress: RolloutInProgress("1 of 2 updated replicas are available") => ROLLOUT_IN_PROGRESS;
     workload_pod_not_ready: PodNotReady("0/1 replicas Ready") => POD_NOT_READY;
+}
+
+#[test]
+fn a_fact_naming_the_deployment_is_not_prefixed_twice() {
+    let mut world = World::healthy();
+    let fact = "Deployment a-evidence-agent: 0 of 1 replicas ready";
+    world.workload = Some(workload_in(
+        NS,
+        "a-evidence-agent",
+        WorkloadState::PodNotReady(fact.into()),
+    ));
+    assert_eq!(
+        pass(&world)
+            .aspect(WORKLOAD_READY)
+            .map(|c| c.message.as_str()),
+        Some(fact)
+    );
 }

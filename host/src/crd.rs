@@ -1,0 +1,133 @@
+//! The CustomResourceDefinition of a kind, rendered from its guest's spec.
+
+use reconciler_conventions::kind::KindSpec;
+use serde_json::{Value, json};
+
+/// The CRD serving `spec`: status subresource, Ready/Reason/Age printer
+/// columns, the guest's spec schema (open when it gives none).
+pub fn render(spec: &KindSpec) -> Value {
+    let spec_schema = spec
+        .spec_schema
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    let singular = spec.kind.to_lowercase();
+    let ready = |field: &str| format!(".status.conditions[?(@.type==\"Ready\")].{field}");
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{}.{}", spec.plural, spec.group)},
+        "spec": {
+            "group": spec.group,
+            "names": {
+                "kind": spec.kind,
+                "listKind": format!("{}List", spec.kind),
+                "plural": spec.plural,
+                "singular": singular,
+            },
+            "scope": if spec.namespaced { "Namespaced" } else { "Cluster" },
+            "versions": [{
+                "name": spec.version,
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "Ready", "type": "string", "jsonPath": ready("status")},
+                    {"name": "Reason", "type": "string", "jsonPath": ready("reason")},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": spec_schema,
+                        "status": status_schema(),
+                    },
+                }},
+            }],
+        },
+    })
+}
+
+/// `.status`: conditions as `metav1.Condition`, the guest's fields open.
+fn status_schema() -> Value {
+    json!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true,
+        "properties": {
+            "observedGeneration": {"type": "integer", "format": "int64"},
+            "conditions": {
+                "type": "array",
+                "maxItems": reconciler_conventions::kind::MAX_CONDITIONS,
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["type"],
+                "items": {
+                    "type": "object",
+                    "required": ["type", "status", "reason", "lastTransitionTime"],
+                    "properties": {
+                        "type": {"type": "string", "maxLength": 316},
+                        "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                        "reason": {"type": "string", "maxLength": 1024},
+                        "message": {"type": "string", "maxLength": 32768},
+                        "lastTransitionTime": {"type": "string", "format": "date-time"},
+                        "observedGeneration": {"type": "integer", "format": "int64"},
+                    },
+                },
+            },
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reconciler_conventions::kind::Profile;
+
+    fn spec(schema: Option<&str>) -> KindSpec {
+        KindSpec {
+            group: "pgtoolbox.fyannk.dev".into(),
+            version: "v1alpha1".into(),
+            kind: "EvidenceAgent".into(),
+            plural: "evidenceagents".into(),
+            namespaced: true,
+            profile: Profile::Progressing,
+            aspects: vec!["WorkloadReady".into()],
+            advisory: vec![],
+            reasons: vec![],
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![],
+            reads: vec![],
+            pause: None,
+            spec_schema: schema.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn crd_has_status_subresource_and_ready_columns() {
+        let crd = render(&spec(None));
+        assert_eq!(
+            crd["metadata"]["name"],
+            "evidenceagents.pgtoolbox.fyannk.dev"
+        );
+        let v = &crd["spec"]["versions"][0];
+        assert_eq!(v["subresources"]["status"], json!({}));
+        let columns: Vec<&str> = v["additionalPrinterColumns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(columns, ["Ready", "Reason", "Age"]);
+        assert_eq!(
+            v["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+    }
+
+    #[test]
+    fn crd_uses_the_guests_schema() {
+        let crd = render(&spec(Some(r#"{"type":"object","required":["cluster"]}"#)));
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        assert_eq!(schema["required"], json!(["cluster"]));
+    }
+}

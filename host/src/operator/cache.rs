@@ -1,0 +1,308 @@
+//! The shared object caches: one per watched kind, fed by watches, holding
+//! only what fact derivation needs, and read as the facts' source.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+
+use reconciler_conventions::kind::KindRef;
+use serde_json::Value;
+
+use crate::facts::{Availability, ObjectSource, Selector, SourceError};
+
+/// What changed in a cache, for the dependency index.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub kind: KindRef,
+    pub namespace: String,
+    pub name: String,
+    pub old: Option<Arc<Value>>,
+    pub new: Option<Arc<Value>>,
+}
+
+impl Change {
+    pub fn labels(object: Option<&Arc<Value>>) -> Option<BTreeMap<String, String>> {
+        object.map(|o| Selector::labels_of(o))
+    }
+}
+
+/// The objects of one kind, by namespace and name.
+pub struct ObjectCache {
+    kind: KindRef,
+    objects: RwLock<HashMap<(String, String), Arc<Value>>>,
+}
+
+type Key = (String, String);
+
+/// An object before and after a change (`None`: absent).
+pub type Transition = (Option<Arc<Value>>, Option<Arc<Value>>);
+
+fn key_of(object: &Value) -> Key {
+    let md = &object["metadata"];
+    (
+        md["namespace"].as_str().unwrap_or_default().to_owned(),
+        md["name"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+impl ObjectCache {
+    pub fn new(kind: KindRef) -> Self {
+        ObjectCache {
+            kind,
+            objects: RwLock::default(),
+        }
+    }
+
+    pub fn kind(&self) -> &KindRef {
+        &self.kind
+    }
+
+    /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed.
+    fn admit(&self, mut object: Value) -> Arc<Value> {
+        if let Some(o) = object.as_object_mut() {
+            o.insert("apiVersion".into(), Value::String(self.kind.api_version()));
+            o.insert("kind".into(), Value::String(self.kind.kind.clone()));
+        }
+        Arc::new(slim(object))
+    }
+
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let objects = self.objects.read().expect("cache lock");
+        objects
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+
+    pub fn list(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Value>> {
+        let objects = self.objects.read().expect("cache lock");
+        let mut found: Vec<(&Key, &Arc<Value>)> = objects
+            .iter()
+            .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
+            .filter(|(_, o)| selector.matches(&Selector::labels_of(o)))
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(b.0));
+        found.into_iter().map(|(_, o)| o.clone()).collect()
+    }
+
+    /// Stores an object; returns the one it replaced.
+    pub fn apply(&self, object: Value) -> (Arc<Value>, Option<Arc<Value>>) {
+        let object = self.admit(object);
+        let old = self
+            .objects
+            .write()
+            .expect("cache lock")
+            .insert(key_of(&object), object.clone());
+        (object, old)
+    }
+
+    /// Removes an object; returns it.
+    pub fn delete(&self, object: &Value) -> Option<Arc<Value>> {
+        self.objects
+            .write()
+            .expect("cache lock")
+            .remove(&key_of(object))
+    }
+
+    /// Replaces everything in `namespace` (every namespace when empty) by
+    /// a fresh listing; returns what changed.
+    pub fn replace(&self, namespace: &str, listed: Vec<Value>) -> Vec<Transition> {
+        let mut objects = self.objects.write().expect("cache lock");
+        let mut fresh: HashMap<Key, Arc<Value>> = listed
+            .into_iter()
+            .map(|o| {
+                let o = self.admit(o);
+                (key_of(&o), o)
+            })
+            .collect();
+        let mut changes = Vec::new();
+        let stale: Vec<Key> = objects
+            .keys()
+            .filter(|(ns, _)| namespace.is_empty() || ns == namespace)
+            .filter(|k| !fresh.contains_key(*k))
+            .cloned()
+            .collect();
+        for k in stale {
+            let old = objects.remove(&k);
+            changes.push((old, None));
+        }
+        for (k, new) in fresh.drain() {
+            let old = objects.insert(k, new.clone());
+            let same = old.as_ref().is_some_and(|o| {
+                o["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]
+            });
+            if !same {
+                changes.push((old, Some(new)));
+            }
+        }
+        changes
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.read().expect("cache lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Drops what no fact needs: managedFields, the last-applied annotation,
+/// and the values of Secrets and ConfigMaps (only key names are served).
+pub fn slim(mut object: Value) -> Value {
+    if let Some(md) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        md.remove("managedFields");
+        if let Some(a) = md.get_mut("annotations").and_then(Value::as_object_mut) {
+            a.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    let keys_only = matches!(
+        (object["apiVersion"].as_str(), object["kind"].as_str()),
+        (Some("v1"), Some("Secret" | "ConfigMap"))
+    );
+    if keys_only {
+        for field in ["data", "binaryData", "stringData"] {
+            if let Some(m) = object.get_mut(field).and_then(Value::as_object_mut) {
+                for v in m.values_mut() {
+                    *v = Value::String(String::new());
+                }
+            }
+        }
+    }
+    object
+}
+
+/// Every watched kind's cache, and which optional APIs can be read where:
+/// the facts' source in the operator.
+#[derive(Default)]
+pub struct ClusterSource {
+    caches: HashMap<KindRef, Arc<ObjectCache>>,
+    /// Optional kinds' availability: per namespace, "" for the default.
+    availability: HashMap<(KindRef, String), Availability>,
+}
+
+impl ClusterSource {
+    pub fn add_kind(&mut self, kind: KindRef) -> Arc<ObjectCache> {
+        self.caches
+            .entry(kind.clone())
+            .or_insert_with(|| Arc::new(ObjectCache::new(kind)))
+            .clone()
+    }
+
+    pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
+        self.availability
+            .insert((kind, namespace.to_owned()), availability);
+    }
+
+    pub fn cache(&self, kind: &KindRef) -> Option<&Arc<ObjectCache>> {
+        self.caches.get(kind)
+    }
+
+    fn check(&self, kind: &KindRef, namespace: &str) -> Result<&Arc<ObjectCache>, SourceError> {
+        match self.availability(kind, namespace) {
+            Availability::Available => {}
+            Availability::NotServed => return Err(SourceError::NotServed(kind.clone())),
+            Availability::Forbidden => {
+                return Err(SourceError::Forbidden {
+                    kind: kind.clone(),
+                    namespace: namespace.to_owned(),
+                });
+            }
+        }
+        self.caches
+            .get(kind)
+            .ok_or_else(|| SourceError::NotWatched(kind.clone()))
+    }
+}
+
+impl ObjectSource for ClusterSource {
+    fn get(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Value>>, SourceError> {
+        Ok(self.check(kind, namespace)?.get(namespace, name))
+    }
+
+    fn list(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<Arc<Value>>, SourceError> {
+        Ok(self.check(kind, namespace)?.list(namespace, selector))
+    }
+
+    fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
+        self.availability
+            .get(&(kind.clone(), namespace.to_owned()))
+            .or_else(|| self.availability.get(&(kind.clone(), String::new())))
+            .copied()
+            .unwrap_or(Availability::Available)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn slim_drops_managed_fields_and_secret_values() {
+        let s = slim(json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "managedFields": [{}],
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "1"}},
+            "data": {"password": "c2VjcmV0"}
+        }));
+        assert!(s["metadata"].get("managedFields").is_none());
+        assert_eq!(s["metadata"]["annotations"], json!({"keep": "1"}));
+        assert_eq!(s["data"], json!({"password": ""}));
+    }
+
+    #[test]
+    fn replace_reports_removed_and_changed_objects_only() {
+        let cache = ObjectCache::new(KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+        });
+        let obj = |name: &str, rv: &str| json!({"metadata": {"namespace": "ns", "name": name, "resourceVersion": rv}});
+        cache.apply(obj("a", "1"));
+        cache.apply(obj("b", "1"));
+        let changes = cache.replace("ns", vec![obj("a", "1"), obj("c", "2")]);
+        let mut names: Vec<(String, bool, bool)> = changes
+            .iter()
+            .map(|(old, new)| {
+                let o = new.as_ref().or(old.as_ref()).unwrap();
+                (
+                    o["metadata"]["name"].as_str().unwrap().to_owned(),
+                    old.is_some(),
+                    new.is_some(),
+                )
+            })
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec![("b".into(), true, false), ("c".into(), false, true)]
+        );
+        assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn forbidden_namespace_is_refused_other_served() {
+        let kind = KindRef {
+            group: "route.openshift.io".into(),
+            version: "v1".into(),
+            kind: "Route".into(),
+        };
+        let mut source = ClusterSource::default();
+        source.add_kind(kind.clone());
+        source.set_availability(kind.clone(), "team-b", Availability::Forbidden);
+        assert!(source.get(&kind, "team-a", "x").is_ok());
+        assert!(matches!(
+            source.get(&kind, "team-b", "x"),
+            Err(SourceError::Forbidden { .. })
+        ));
+    }
+}

@@ -1,0 +1,491 @@
+//! The dependency index: which parents read which objects, so a watch event
+//! re-queues exactly the parents whose last pass read the changed object.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hash;
+
+use reconciler_conventions::kind::KindRef;
+
+use crate::facts::{Dependency, Selector};
+
+/// Parents by what they read, and each parent's reads.
+///
+/// Object reads are indexed by kind, namespace and name; list reads by kind
+/// and namespace, the empty namespace being the all-namespaces bucket. An
+/// event looks up one object bucket and at most two list buckets, and
+/// matches only the selectors in those.
+#[derive(Debug)]
+pub struct DependencyIndex<P> {
+    reads: HashMap<P, BTreeSet<Dependency>>,
+    by_kind: HashMap<KindRef, KindIndex<P>>,
+}
+
+/// One kind's reads.
+#[derive(Debug)]
+struct KindIndex<P> {
+    /// namespace → name → parents that read that object.
+    objects: HashMap<String, HashMap<String, BTreeSet<P>>>,
+    /// namespace ("" = all) → selector → parents that listed with it.
+    lists: HashMap<String, HashMap<Selector, BTreeSet<P>>>,
+}
+
+impl<P> Default for KindIndex<P> {
+    fn default() -> Self {
+        KindIndex {
+            objects: HashMap::new(),
+            lists: HashMap::new(),
+        }
+    }
+}
+
+impl<P> KindIndex<P> {
+    fn is_empty(&self) -> bool {
+        self.objects.is_empty() && self.lists.is_empty()
+    }
+}
+
+impl<P: Clone + Eq + Hash + Ord> Default for DependencyIndex<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
+    pub fn new() -> Self {
+        DependencyIndex {
+            reads: HashMap::new(),
+            by_kind: HashMap::new(),
+        }
+    }
+
+    /// Records what the parent's latest pass read, replacing what its
+    /// previous pass read. A parent that read nothing is dropped.
+    pub fn replace(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
+        let old = self.reads.remove(parent).unwrap_or_default();
+        for gone in old.difference(&reads) {
+            self.unindex(parent, gone);
+        }
+        for added in reads.difference(&old) {
+            self.index(parent, added);
+        }
+        if !reads.is_empty() {
+            self.reads.insert(parent.clone(), reads);
+        }
+    }
+
+    /// The parent was deleted: drops all its entries.
+    pub fn remove(&mut self, parent: &P) {
+        self.replace(parent, BTreeSet::new());
+    }
+
+    /// Parents that read this object: by key, or through a list whose
+    /// namespace and selector match the object's labels before OR after the
+    /// change (a label change can leave or join a selection). `None` labels
+    /// mean the object did not exist on that side of the change.
+    pub fn affected(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+        old_labels: Option<&BTreeMap<String, String>>,
+        new_labels: Option<&BTreeMap<String, String>>,
+    ) -> BTreeSet<P> {
+        let mut found = BTreeSet::new();
+        let Some(index) = self.by_kind.get(kind) else {
+            return found;
+        };
+        if let Some(parents) = index.objects.get(namespace).and_then(|n| n.get(name)) {
+            found.extend(parents.iter().cloned());
+        }
+        let selected = |selector: &Selector| {
+            old_labels.is_some_and(|l| selector.matches(l))
+                || new_labels.is_some_and(|l| selector.matches(l))
+        };
+        let all_namespaces = (!namespace.is_empty()).then_some("");
+        for bucket in std::iter::once(namespace).chain(all_namespaces) {
+            for (selector, parents) in index.lists.get(bucket).into_iter().flatten() {
+                if selected(selector) {
+                    found.extend(parents.iter().cloned());
+                }
+            }
+        }
+        found
+    }
+
+    /// Parents with at least one read.
+    pub fn parents(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// (read, parent) pairs in the index.
+    pub fn entries(&self) -> usize {
+        self.by_kind
+            .values()
+            .map(|index| {
+                let objects: usize = index
+                    .objects
+                    .values()
+                    .flat_map(|n| n.values())
+                    .map(BTreeSet::len)
+                    .sum();
+                let lists: usize = index
+                    .lists
+                    .values()
+                    .flat_map(|n| n.values())
+                    .map(BTreeSet::len)
+                    .sum();
+                objects + lists
+            })
+            .sum()
+    }
+
+    /// What the parent's latest pass read.
+    pub fn reads_of(&self, parent: &P) -> Option<&BTreeSet<Dependency>> {
+        self.reads.get(parent)
+    }
+
+    fn index(&mut self, parent: &P, read: &Dependency) {
+        match read {
+            Dependency::Object {
+                kind,
+                namespace,
+                name,
+            } => self
+                .by_kind
+                .entry(kind.clone())
+                .or_default()
+                .objects
+                .entry(namespace.clone())
+                .or_default()
+                .entry(name.clone())
+                .or_default()
+                .insert(parent.clone()),
+            Dependency::List {
+                kind,
+                namespace,
+                selector,
+            } => self
+                .by_kind
+                .entry(kind.clone())
+                .or_default()
+                .lists
+                .entry(namespace.clone())
+                .or_default()
+                .entry(selector.clone())
+                .or_default()
+                .insert(parent.clone()),
+        };
+    }
+
+    /// Removes one entry, and every bucket it leaves empty.
+    fn unindex(&mut self, parent: &P, read: &Dependency) {
+        let (Dependency::Object { kind, .. } | Dependency::List { kind, .. }) = read;
+        let Some(index) = self.by_kind.get_mut(kind) else {
+            return;
+        };
+        match read {
+            Dependency::Object {
+                namespace, name, ..
+            } => remove_nested(&mut index.objects, namespace, name, parent),
+            Dependency::List {
+                namespace,
+                selector,
+                ..
+            } => remove_nested(&mut index.lists, namespace, selector, parent),
+        }
+        if index.is_empty() {
+            self.by_kind.remove(kind);
+        }
+    }
+}
+
+/// Removes `parent` from `map[outer][inner]`, pruning emptied maps.
+fn remove_nested<I: Eq + Hash, P: Ord>(
+    map: &mut HashMap<String, HashMap<I, BTreeSet<P>>>,
+    outer: &str,
+    inner: &I,
+    parent: &P,
+) {
+    let Some(by_inner) = map.get_mut(outer) else {
+        return;
+    };
+    if let Some(parents) = by_inner.get_mut(inner) {
+        parents.remove(parent);
+        if parents.is_empty() {
+            by_inner.remove(inner);
+        }
+    }
+    if by_inner.is_empty() {
+        map.remove(outer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::facts::serve::{config_map_kind, pod_kind};
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn object(kind: KindRef, namespace: &str, name: &str) -> Dependency {
+        Dependency::Object {
+            kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    fn list(kind: KindRef, namespace: &str, pairs: &[(&str, &str)]) -> Dependency {
+        Dependency::List {
+            kind,
+            namespace: namespace.to_owned(),
+            selector: Selector::from_pairs(pairs.iter().copied()),
+        }
+    }
+
+    fn reads(deps: impl IntoIterator<Item = Dependency>) -> BTreeSet<Dependency> {
+        deps.into_iter().collect()
+    }
+
+    fn set(parents: &[&'static str]) -> BTreeSet<&'static str> {
+        parents.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_replaced_set_no_longer_matches_the_old_reads() {
+        let mut index = DependencyIndex::new();
+        index.replace(&"a", reads([object(config_map_kind(), "ns", "old")]));
+        index.replace(&"a", reads([object(config_map_kind(), "ns", "new")]));
+
+        let old = index.affected(&config_map_kind(), "ns", "old", None, None);
+        let new = index.affected(&config_map_kind(), "ns", "new", None, None);
+
+        assert_eq!(old, set(&[]));
+        assert_eq!(new, set(&["a"]));
+        assert_eq!(index.entries(), 1);
+        assert_eq!(
+            index.reads_of(&"a"),
+            Some(&reads([object(config_map_kind(), "ns", "new")]))
+        );
+    }
+
+    #[test]
+    fn removal_drops_every_entry() {
+        let mut index = DependencyIndex::new();
+        index.replace(
+            &"a",
+            reads([
+                object(config_map_kind(), "ns", "cm"),
+                list(pod_kind(), "ns", &[("app", "x")]),
+                list(pod_kind(), "", &[]),
+            ]),
+        );
+        index.replace(&"b", reads([object(config_map_kind(), "ns", "cm")]));
+        assert_eq!((index.parents(), index.entries()), (2, 4));
+
+        index.remove(&"a");
+        index.remove(&"b");
+
+        assert_eq!((index.parents(), index.entries()), (0, 0));
+        assert!(index.by_kind.is_empty(), "empty buckets are pruned");
+        assert_eq!(index.reads_of(&"a"), None);
+    }
+
+    #[test]
+    fn a_list_read_matches_an_object_joining_or_leaving_the_selection() {
+        let mut index = DependencyIndex::new();
+        index.replace(&"a", reads([list(pod_kind(), "ns", &[("app", "x")])]));
+        let selected = labels(&[("app", "x")]);
+        let other = labels(&[("app", "y")]);
+
+        let joined = index.affected(&pod_kind(), "ns", "p", Some(&other), Some(&selected));
+        let left = index.affected(&pod_kind(), "ns", "p", Some(&selected), Some(&other));
+        let created = index.affected(&pod_kind(), "ns", "p", None, Some(&selected));
+        let deleted = index.affected(&pod_kind(), "ns", "p", Some(&selected), None);
+        let never = index.affected(&pod_kind(), "ns", "p", Some(&other), Some(&other));
+
+        assert_eq!(joined, set(&["a"]));
+        assert_eq!(left, set(&["a"]));
+        assert_eq!(created, set(&["a"]));
+        assert_eq!(deleted, set(&["a"]));
+        assert_eq!(never, set(&[]));
+    }
+
+    #[test]
+    fn a_read_of_another_kind_or_namespace_does_not_match() {
+        let mut index = DependencyIndex::new();
+        index.replace(
+            &"a",
+            reads([
+                object(config_map_kind(), "ns", "cm"),
+                list(pod_kind(), "ns", &[]),
+            ]),
+        );
+        let any = labels(&[]);
+
+        let other_kind = index.affected(&pod_kind(), "ns", "cm", None, None);
+        let other_namespace = index.affected(&config_map_kind(), "other", "cm", None, None);
+        let other_list_namespace = index.affected(&pod_kind(), "other", "p", Some(&any), None);
+        let other_list_kind = index.affected(&config_map_kind(), "ns", "p", Some(&any), None);
+
+        assert_eq!(other_kind, set(&[]));
+        assert_eq!(other_namespace, set(&[]));
+        assert_eq!(other_list_namespace, set(&[]));
+        assert_eq!(other_list_kind, set(&[]));
+    }
+
+    #[test]
+    fn an_all_namespaces_list_matches_any_namespace() {
+        let mut index = DependencyIndex::new();
+        index.replace(&"a", reads([list(pod_kind(), "", &[("app", "x")])]));
+        let selected = labels(&[("app", "x")]);
+
+        for namespace in ["ns", "other", ""] {
+            let found = index.affected(&pod_kind(), namespace, "p", None, Some(&selected));
+            assert_eq!(found, set(&["a"]), "namespace {namespace:?}");
+        }
+    }
+
+    #[test]
+    fn two_parents_reading_one_object_are_both_returned() {
+        let mut index = DependencyIndex::new();
+        index.replace(&"a", reads([object(config_map_kind(), "ns", "cm")]));
+        index.replace(&"b", reads([object(config_map_kind(), "ns", "cm")]));
+        index.replace(&"c", reads([object(config_map_kind(), "ns", "other")]));
+
+        let found = index.affected(&config_map_kind(), "ns", "cm", None, None);
+
+        assert_eq!(found, set(&["a", "b"]));
+    }
+
+    /// Whether one read covers the event, read literally.
+    fn covers(
+        read: &Dependency,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+        old: Option<&BTreeMap<String, String>>,
+        new: Option<&BTreeMap<String, String>>,
+    ) -> bool {
+        match read {
+            Dependency::Object {
+                kind: k,
+                namespace: n,
+                name: nm,
+            } => k == kind && n == namespace && nm == name,
+            Dependency::List {
+                kind: k,
+                namespace: n,
+                selector,
+            } => {
+                k == kind
+                    && (n.is_empty() || n == namespace)
+                    && (old.is_some_and(|l| selector.matches(l))
+                        || new.is_some_and(|l| selector.matches(l)))
+            }
+        }
+    }
+
+    fn kind_strategy() -> impl Strategy<Value = KindRef> {
+        prop_oneof![Just(pod_kind()), Just(config_map_kind())]
+    }
+
+    fn namespace_strategy() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["", "a", "b"]).prop_map(str::to_owned)
+    }
+
+    fn name_strategy() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["x", "y", "z"]).prop_map(str::to_owned)
+    }
+
+    fn labels_strategy() -> impl Strategy<Value = BTreeMap<String, String>> {
+        prop::collection::btree_map(
+            prop::sample::select(vec!["app", "tier"]).prop_map(str::to_owned),
+            prop::sample::select(vec!["1", "2"]).prop_map(str::to_owned),
+            0..=2,
+        )
+    }
+
+    fn read_strategy() -> impl Strategy<Value = Dependency> {
+        prop_oneof![
+            (kind_strategy(), namespace_strategy(), name_strategy()).prop_map(
+                |(kind, namespace, name)| Dependency::Object {
+                    kind,
+                    namespace,
+                    name,
+                }
+            ),
+            (kind_strategy(), namespace_strategy(), labels_strategy()).prop_map(
+                |(kind, namespace, match_labels)| Dependency::List {
+                    kind,
+                    namespace,
+                    selector: Selector {
+                        match_labels,
+                        match_expressions: Vec::new(),
+                    },
+                }
+            ),
+        ]
+    }
+
+    /// A parent's pass: `None` removes the parent.
+    fn update_strategy() -> impl Strategy<Value = (u8, Option<BTreeSet<Dependency>>)> {
+        (
+            0u8..4,
+            prop::option::weighted(0.8, prop::collection::btree_set(read_strategy(), 0..5)),
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn affected_equals_a_scan_of_every_parents_reads(
+            updates in prop::collection::vec(update_strategy(), 0..12),
+            kind in kind_strategy(),
+            namespace in namespace_strategy(),
+            name in name_strategy(),
+            old in prop::option::of(labels_strategy()),
+            new in prop::option::of(labels_strategy()),
+        ) {
+            let mut index = DependencyIndex::new();
+            let mut model: BTreeMap<u8, BTreeSet<Dependency>> = BTreeMap::new();
+            for (parent, update) in updates {
+                match update {
+                    Some(reads) => {
+                        index.replace(&parent, reads.clone());
+                        model.insert(parent, reads);
+                    }
+                    None => {
+                        index.remove(&parent);
+                        model.remove(&parent);
+                    }
+                }
+            }
+            model.retain(|_, reads| !reads.is_empty());
+
+            let expected: BTreeSet<u8> = model
+                .iter()
+                .filter(|(_, reads)| {
+                    reads
+                        .iter()
+                        .any(|r| covers(r, &kind, &namespace, &name, old.as_ref(), new.as_ref()))
+                })
+                .map(|(parent, _)| *parent)
+                .collect();
+            let found = index.affected(&kind, &namespace, &name, old.as_ref(), new.as_ref());
+
+            prop_assert_eq!(found, expected);
+            prop_assert_eq!(index.parents(), model.len());
+            prop_assert_eq!(index.entries(), model.values().map(BTreeSet::len).sum::<usize>());
+            for (parent, reads) in &model {
+                prop_assert_eq!(index.reads_of(parent), Some(reads));
+            }
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The operator: kinds loaded from guests, shared caches fed by watches,
+//! dependencies tracked from reads, a work queue per kind, one status write
+//! per pass, and Events.
+
+pub mod api_error;
+pub mod cache;
+pub mod deps;
+mod pass;
+pub mod probe;
+pub mod queue;
+mod watch;
+pub mod writer;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use kube::api::DynamicObject;
+use kube::core::ApiResource;
+use kube::{Api, Client};
+use reconciler_conventions::kind::KindRef;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::facts::Availability;
+use crate::runtime::{GuestModule, Runtime};
+use cache::{Change, ClusterSource};
+use deps::DependencyIndex;
+use queue::{QueueConfig, WorkQueue};
+use writer::Writer;
+
+/// A parent object: which kind (its index), namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParentKey {
+    pub kind: usize,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// How the operator runs.
+#[derive(Clone, Debug)]
+pub struct OperatorConfig {
+    pub guests_dir: PathBuf,
+    /// The namespaces to watch; empty: every namespace.
+    pub namespaces: Vec<String>,
+    /// Settings per kind (by kind name), handed to its guest.
+    pub settings: BTreeMap<String, Vec<(String, String)>>,
+    /// Passes of one kind running at once.
+    pub concurrency: usize,
+}
+
+/// One served kind.
+pub(crate) struct Kind {
+    pub module: GuestModule,
+    pub resource: ApiResource,
+    pub cache: Arc<cache::ObjectCache>,
+    pub queue: WorkQueue<ParentKey>,
+    pub writer: Writer,
+    pub settings: Vec<(String, String)>,
+}
+
+/// What every pass shares.
+pub(crate) struct Shared {
+    pub kinds: Vec<Kind>,
+    pub source: Arc<ClusterSource>,
+    pub deps: Mutex<DependencyIndex<ParentKey>>,
+}
+
+/// Loads every `*.wasm` in the guests directory, sorted by file name.
+pub fn load_guests(runtime: &Runtime, dir: &std::path::Path) -> anyhow::Result<Vec<GuestModule>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading the guests directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+        .collect();
+    paths.sort();
+    let mut modules: Vec<GuestModule> = Vec::new();
+    for path in paths {
+        let module = runtime.load_file(&path)?;
+        if let Some(other) = modules
+            .iter()
+            .find(|m| m.spec().kind_ref() == module.spec().kind_ref())
+        {
+            anyhow::bail!(
+                "guest {} claims kind {}, which guest {} serves already",
+                module.name(),
+                module.spec().kind_ref(),
+                other.name()
+            );
+        }
+        tracing::info!(guest = module.name(), kind = %module.spec().kind_ref(), digest = module.digest(), "loaded guest");
+        modules.push(module);
+    }
+    anyhow::ensure!(
+        !modules.is_empty(),
+        "no guest (*.wasm) in {}",
+        dir.display()
+    );
+    Ok(modules)
+}
+
+/// Runs the operator until `shutdown` resolves; in-flight passes finish.
+pub async fn run(
+    client: Client,
+    runtime: &Runtime,
+    config: OperatorConfig,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let modules = load_guests(runtime, &config.guests_dir)?;
+    let scopes: Vec<String> = if config.namespaces.is_empty() {
+        vec![String::new()]
+    } else {
+        config.namespaces.clone()
+    };
+
+    // Every kind read by some guest, optional unless one needs it.
+    let mut reads: BTreeMap<KindRef, bool> = BTreeMap::new();
+    for m in &modules {
+        for r in &m.spec().reads {
+            let optional = reads.entry(r.kind.clone()).or_insert(true);
+            *optional &= r.optional;
+        }
+    }
+    let mut source = ClusterSource::default();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
+    let mut watches = Vec::new();
+    let mut synced = Vec::new();
+    let mut start_watch =
+        |resource: &ApiResource, cache: &Arc<cache::ObjectCache>, namespace: &str| {
+            let api: Api<DynamicObject> = if namespace.is_empty() {
+                Api::all_with(client.clone(), resource)
+            } else {
+                Api::namespaced_with(client.clone(), namespace, resource)
+            };
+            let (done, wait) = oneshot::channel();
+            synced.push(wait);
+            watches.push(tokio::spawn(watch::run(
+                api,
+                cache.clone(),
+                namespace.to_owned(),
+                tx.clone(),
+                done,
+            )));
+        };
+
+    for (kind, optional) in &reads {
+        let Some(resource) = probe::resolve(&client, kind).await? else {
+            if !optional {
+                return Err(probe::ProbeError::Required { kind: kind.clone() }.into());
+            }
+            tracing::warn!(%kind, "optional API not served: the feature is off until the next start");
+            source.set_availability(kind.clone(), "", Availability::NotServed);
+            continue;
+        };
+        let cache = source.add_kind(kind.clone());
+        let mut refused = Vec::new();
+        for ns in &scopes {
+            let availability = if *optional {
+                probe::readable(&client, kind, &resource, ns).await?
+            } else {
+                Availability::Available
+            };
+            if availability == Availability::Available {
+                start_watch(&resource, &cache, ns);
+            } else {
+                source.set_availability(kind.clone(), ns, availability);
+                refused.push(ns.clone());
+            }
+        }
+        if !refused.is_empty() {
+            tracing::warn!(%kind, namespaces = ?refused, "optional API refused (403): off in these namespaces");
+        }
+    }
+
+    let mut kinds = Vec::new();
+    for (index, module) in modules.into_iter().enumerate() {
+        let kind_ref = module.spec().kind_ref();
+        let resource = probe::resolve(&client, &kind_ref)
+            .await?
+            .with_context(|| format!("the CustomResourceDefinition of {kind_ref} is not installed (see `reconciler-host crd`)"))?;
+        let cache = source.add_kind(kind_ref.clone());
+        for ns in &scopes {
+            start_watch(&resource, &cache, ns);
+        }
+        let settings = config
+            .settings
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(&kind_ref.kind))
+            .flat_map(|(_, v)| v.clone())
+            .collect();
+        tracing::debug!(index, kind = %kind_ref, "serving kind");
+        kinds.push(Kind {
+            writer: Writer::new(client.clone(), resource.clone()),
+            module,
+            resource,
+            cache,
+            queue: WorkQueue::new(QueueConfig::default()),
+            settings,
+        });
+    }
+    drop(tx);
+
+    for wait in synced {
+        let _ = wait.await;
+    }
+    tracing::info!(kinds = kinds.len(), "caches synced; reconciling");
+
+    let shared = Arc::new(Shared {
+        kinds,
+        source: Arc::new(source),
+        deps: Mutex::new(DependencyIndex::new()),
+    });
+    for (kind_index, kind) in shared.kinds.iter().enumerate() {
+        for object in kind.cache.list("", &Default::default()) {
+            let md = &object["metadata"];
+            kind.queue.add(ParentKey {
+                kind: kind_index,
+                namespace: md["namespace"].as_str().unwrap_or_default().to_owned(),
+                name: md["name"].as_str().unwrap_or_default().to_owned(),
+            });
+        }
+    }
+    let dispatcher = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            while let Some(change) = rx.recv().await {
+                dispatch(&shared, &change);
+            }
+        })
+    };
+    let mut workers = Vec::new();
+    for kind_index in 0..shared.kinds.len() {
+        for _ in 0..config.concurrency.max(1) {
+            let shared = shared.clone();
+            workers.push(tokio::spawn(async move {
+                let queue = shared.kinds[kind_index].queue.clone();
+                while let Some(key) = queue.next().await {
+                    let done = pass::run(&shared, &key).await;
+                    queue.done(&key, done);
+                }
+            }));
+        }
+    }
+
+    shutdown.await;
+    tracing::info!("shutting down: finishing in-flight passes");
+    for kind in &shared.kinds {
+        kind.queue.shutdown();
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    for w in watches {
+        w.abort();
+    }
+    dispatcher.abort();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Re-queues the parents a change concerns: the parent itself when its
+/// own object changed (not just its status), and every parent that read it.
+fn dispatch(shared: &Shared, change: &Change) {
+    for (index, kind) in shared.kinds.iter().enumerate() {
+        if kind.cache.kind() == &change.kind && parent_changed(change) {
+            let key = ParentKey {
+                kind: index,
+                namespace: change.namespace.clone(),
+                name: change.name.clone(),
+            };
+            kind.queue.add(key);
+        }
+    }
+    let affected = shared.deps.lock().expect("deps lock").affected(
+        &change.kind,
+        &change.namespace,
+        &change.name,
+        Change::labels(change.old.as_ref()).as_ref(),
+        Change::labels(change.new.as_ref()).as_ref(),
+    );
+    for key in affected {
+        shared.kinds[key.kind].queue.add(key);
+    }
+}
+
+/// A parent's change that needs a pass: created, deleted, or a change of
+/// spec (generation), labels, annotations or deletion; not its status.
+fn parent_changed(change: &Change) -> bool {
+    let (Some(old), Some(new)) = (&change.old, &change.new) else {
+        return true;
+    };
+    let (o, n) = (&old["metadata"], &new["metadata"]);
+    [
+        "generation",
+        "labels",
+        "annotations",
+        "deletionTimestamp",
+        "uid",
+    ]
+    .iter()
+    .any(|f| o[*f] != n[*f])
+}

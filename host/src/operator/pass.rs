@@ -1,0 +1,177 @@
+//! One pass over one parent: evaluate its guest on the cached facts, derive
+//! the status through the conventions engine, write it once if it changed,
+//! then emit the Events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reconciler_conventions::engine::{self, ErrorClass, Input, Outcome};
+use reconciler_conventions::status::Status;
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::api_error::{self, ApiErrorClass};
+use super::queue::Done;
+use super::{Kind, ParentKey, Shared};
+use crate::facts::ObjectSource;
+use crate::runtime::EvaluateRequest;
+
+pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
+    let kind = &shared.kinds[key.kind];
+    let span = tracing::info_span!(
+        "reconcile",
+        kind = %kind.resource.kind,
+        namespace = %key.namespace,
+        name = %key.name
+    );
+    reconcile(shared, kind, key).instrument(span).await
+}
+
+async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
+    let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
+        shared.deps.lock().expect("deps lock").remove(key);
+        kind.queue.forget(key);
+        return Done::Converged {
+            requeue_after: None,
+        };
+    };
+    let spec = kind.module.spec().clone();
+    let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
+    let previous = match Status::from_json(&parent["status"]) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "the object's status is not a status; starting afresh");
+            Status::default()
+        }
+    };
+
+    let mut parent = parent;
+    let mut previous = previous;
+    if previous.conditions.is_empty() {
+        let initial = engine::first_touch(&spec, generation, jiff::Timestamp::now());
+        match write(kind, &parent, &initial).await {
+            Ok(stored) => {
+                previous = initial;
+                parent = stored;
+            }
+            Err(done) => return done,
+        }
+    }
+
+    let paused = spec.is_paused(&parent);
+    let now = jiff::Timestamp::now();
+    let evaluated = {
+        let module = kind.module.clone();
+        let source: Arc<dyn ObjectSource> = shared.source.clone();
+        let settings = kind.settings.clone();
+        let parent = parent.clone();
+        tokio::task::spawn_blocking(move || {
+            module.evaluate(EvaluateRequest {
+                parent: &parent,
+                paused,
+                settings: &settings,
+                source,
+                now,
+            })
+        })
+        .await
+        .expect("an evaluation never panics")
+    };
+    shared
+        .deps
+        .lock()
+        .expect("deps lock")
+        .replace(key, evaluated.reads);
+    let guest_failed = evaluated.outcome.is_err();
+    let outcome = match evaluated.outcome {
+        Ok(verdict) => Outcome::Verdict(verdict),
+        Err(e) => {
+            tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
+            Outcome::Error {
+                class: ErrorClass::GuestFailed,
+                text: e.to_string(),
+            }
+        }
+    };
+    let decision = engine::decide(Input {
+        spec: &spec,
+        generation,
+        paused,
+        previous: &previous,
+        now,
+        outcome,
+    });
+    if decision.changed {
+        if let Err(done) = write(kind, &parent, &decision.status).await {
+            return done;
+        }
+        kind.writer.publish(&parent, &decision.events).await;
+    }
+    let after = decision
+        .requeue_after_seconds
+        .map(|s| Duration::from_secs(u64::from(s)));
+    if guest_failed {
+        Done::Failed
+    } else if decision.stalled {
+        Done::Stalled {
+            recheck_after: after,
+        }
+    } else {
+        Done::Converged {
+            requeue_after: after,
+        }
+    }
+}
+
+/// Writes a status and puts the stored object in the cache, so the next
+/// pass starts from what was written even before the watch delivers it.
+/// A failed write ends the pass: a conflict is retried quietly; another
+/// class is written as Ready=False (ReconcileError) when possible and
+/// reported once.
+async fn write(kind: &Kind, parent: &Value, status: &Status) -> Result<Arc<Value>, Done> {
+    match kind.writer.write_status(parent, status).await {
+        Ok(stored) => Ok(kind.cache.apply(stored).0),
+        Err(e) => match api_error::classify(&e) {
+            ApiErrorClass::Conflict => {
+                tracing::debug!(error = %e, "status write conflicted; retrying");
+                Err(Done::Retry)
+            }
+            ApiErrorClass::Reported(class) => {
+                tracing::warn!(error = %e, class = class.as_str(), "status write failed");
+                report_error(kind, parent, status, class, &e.to_string()).await;
+                Err(Done::Failed)
+            }
+        },
+    }
+}
+
+/// Best effort: the error outcome through the engine, written and reported.
+async fn report_error(
+    kind: &Kind,
+    parent: &Value,
+    previous: &Status,
+    class: ErrorClass,
+    text: &str,
+) {
+    let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
+    let decision = engine::decide(Input {
+        spec: kind.module.spec(),
+        generation,
+        paused: kind.module.spec().is_paused(parent),
+        previous,
+        now: jiff::Timestamp::now(),
+        outcome: Outcome::Error {
+            class,
+            text: text.to_owned(),
+        },
+    });
+    if decision.changed
+        && kind
+            .writer
+            .write_status(parent, &decision.status)
+            .await
+            .is_ok()
+    {
+        kind.writer.publish(parent, &decision.events).await;
+    }
+}

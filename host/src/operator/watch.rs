@@ -1,0 +1,77 @@
+//! Watches: keep one kind's cache in step with the API server, in one
+//! namespace or all, and report every change.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::Api;
+use kube::api::DynamicObject;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::cache::{Change, ObjectCache};
+
+/// Runs until the stream ends (it retries with backoff on errors).
+/// `synced` fires after the first complete listing.
+pub async fn run(
+    api: Api<DynamicObject>,
+    cache: Arc<ObjectCache>,
+    namespace: String,
+    changes: mpsc::UnboundedSender<Change>,
+    synced: oneshot::Sender<()>,
+) {
+    let mut synced = Some(synced);
+    let mut stream = watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    let mut listing: Vec<Value> = Vec::new();
+    let kind = cache.kind().clone();
+    let send = |old: Option<Arc<Value>>, new: Option<Arc<Value>>| {
+        let o = new
+            .as_ref()
+            .or(old.as_ref())
+            .expect("a change has an object");
+        let md = &o["metadata"];
+        let change = Change {
+            kind: kind.clone(),
+            namespace: md["namespace"].as_str().unwrap_or_default().to_owned(),
+            name: md["name"].as_str().unwrap_or_default().to_owned(),
+            old,
+            new,
+        };
+        let _ = changes.send(change);
+    };
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(Event::Init) => listing.clear(),
+            Ok(Event::InitApply(o)) => listing.push(to_json(o)),
+            Ok(Event::InitDone) => {
+                for (old, new) in cache.replace(&namespace, std::mem::take(&mut listing)) {
+                    send(old, new);
+                }
+                if let Some(s) = synced.take() {
+                    let _ = s.send(());
+                }
+            }
+            Ok(Event::Apply(o)) => {
+                let (new, old) = cache.apply(to_json(o));
+                send(old, Some(new));
+            }
+            Ok(Event::Delete(o)) => {
+                let old = cache.delete(&to_json(o));
+                if old.is_some() {
+                    send(old, None);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(kind = %cache.kind(), namespace, error = %e, "watch failed; retrying")
+            }
+        }
+    }
+}
+
+fn to_json(o: DynamicObject) -> Value {
+    serde_json::to_value(o).unwrap_or(Value::Null)
+}

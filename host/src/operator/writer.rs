@@ -1,0 +1,101 @@
+//! Status writes and Events: one server-side apply of `.status` under the
+//! host's field manager, then the pass's Events, only once it succeeded.
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::core::ApiResource;
+use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder, Reporter};
+use kube::{Api, Client};
+use reconciler_conventions::engine::Event;
+use reconciler_conventions::status::Status;
+use reconciler_conventions::verdict::EventType;
+use serde_json::{Value, json};
+
+/// The field manager of every write the host makes.
+pub const FIELD_MANAGER: &str = "reconciler-host";
+
+/// Writes statuses and Events for one kind.
+#[derive(Clone)]
+pub struct Writer {
+    client: Client,
+    resource: ApiResource,
+    recorder: Recorder,
+}
+
+impl Writer {
+    pub fn new(client: Client, resource: ApiResource) -> Self {
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: FIELD_MANAGER.to_owned(),
+                instance: std::env::var("POD_NAME").ok(),
+            },
+        );
+        Writer {
+            client,
+            resource,
+            recorder,
+        }
+    }
+
+    fn api(&self, namespace: &str) -> Api<DynamicObject> {
+        if namespace.is_empty() {
+            Api::all_with(self.client.clone(), &self.resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, &self.resource)
+        }
+    }
+
+    /// Applies `.status`; returns the object as the server stored it.
+    pub async fn write_status(
+        &self,
+        parent: &Value,
+        status: &Status,
+    ) -> Result<Value, kube::Error> {
+        let md = &parent["metadata"];
+        let namespace = md["namespace"].as_str().unwrap_or_default();
+        let name = md["name"].as_str().unwrap_or_default();
+        let body = json!({
+            "apiVersion": self.resource.api_version,
+            "kind": self.resource.kind,
+            "metadata": {"name": name, "namespace": md["namespace"]},
+            "status": status.to_json(),
+        });
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let stored = self
+            .api(namespace)
+            .patch_status(name, &params, &Patch::Apply(&body))
+            .await?;
+        Ok(serde_json::to_value(stored).unwrap_or(Value::Null))
+    }
+
+    /// Publishes Events (events.k8s.io/v1) about `parent`. A failure is
+    /// logged: the status, already written, is the record that counts.
+    pub async fn publish(&self, parent: &Value, events: &[Event]) {
+        let md = &parent["metadata"];
+        let reference = ObjectReference {
+            api_version: Some(self.resource.api_version.clone()),
+            kind: Some(self.resource.kind.clone()),
+            name: md["name"].as_str().map(str::to_owned),
+            namespace: md["namespace"].as_str().map(str::to_owned),
+            uid: md["uid"].as_str().map(str::to_owned),
+            resource_version: None,
+            field_path: None,
+        };
+        for e in events {
+            let event = KubeEvent {
+                type_: match e.type_ {
+                    EventType::Normal => KubeEventType::Normal,
+                    EventType::Warning => KubeEventType::Warning,
+                },
+                reason: e.reason.clone(),
+                note: Some(e.note.clone()),
+                action: "Reconcile".to_owned(),
+                secondary: None,
+            };
+            if let Err(err) = self.recorder.publish(&event, &reference).await {
+                tracing::warn!(reason = %e.reason, error = %err, "cannot publish an Event");
+            }
+        }
+    }
+}
