@@ -2,7 +2,7 @@
 
 CARGO        ?= cargo
 TARGET_DIR   := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
-WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/release
+WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/guest
 HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent
 GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest
@@ -16,7 +16,7 @@ setup:
 
 ## guests: every guest as a wasm component.
 guests:
-	$(CARGO) build --target wasm32-wasip2 --release $(GUEST_CRATES)
+	$(CARGO) build --target wasm32-wasip2 --profile guest $(GUEST_CRATES)
 
 host:
 	$(CARGO) build -p reconciler-host
@@ -47,8 +47,15 @@ fmt:
 bench: guests
 	$(CARGO) bench -p reconciler-host --bench evaluate
 
-## run: the main job on a local default (until the local API server lands:
-## every example through the guests, offline).
-run: fixtures
+## docs: docs/conditions.md, generated from every guest's describe (the
+## test host/tests/docs.rs fails while it is out of date).
+docs: guests host
+	$(HOST) docs $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > docs/conditions.md.tmp \
+	  && mv docs/conditions.md.tmp docs/conditions.md || { rm -f docs/conditions.md.tmp; exit 1; }
+
+## run: the main job on a local default: a real API server on loopback,
+## the examples applied, the host reconciling them; prints their Ready.
+run: guests host
+	examples/run
 
 ci: setup lint test

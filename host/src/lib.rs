@@ -3,6 +3,7 @@
 
 pub mod bindings;
 pub mod crd;
+pub mod docs;
 pub mod facts;
 pub mod fixture;
 pub mod operator;

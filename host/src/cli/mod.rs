@@ -1,5 +1,6 @@
 //! The command line: subcommands and the runtime options they share.
 
+mod docs;
 mod inspect;
 mod operate;
 mod test;
@@ -40,6 +41,8 @@ enum Command {
     Crd { guest: PathBuf },
     /// Run the operator: serve every guest in a directory.
     Run(operate::RunArgs),
+    /// Print the conditions reference of guests (Markdown), or check a file against it.
+    Docs(docs::DocsArgs),
 }
 
 /// Limits and caching of the guest runtime.
@@ -84,5 +87,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Test { guest, fixtures } => test::run(&runtime, &guest, &fixtures),
         Command::Crd { guest } => inspect::crd(&runtime, &guest),
         Command::Run(args) => operate::run(&runtime, args),
+        Command::Docs(args) => docs::run(&runtime, args),
     }
 }

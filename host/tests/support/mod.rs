@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Builds `crate_name` for wasm32-wasip2 (a no-op when it is fresh) and
+/// Builds `crate_name` for wasm32-wasip2 with the `guest` profile (a no-op
+/// when it is fresh) and
 /// returns the component's path.
 pub fn guest_wasm(crate_name: &str) -> PathBuf {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -16,7 +17,8 @@ pub fn guest_wasm(crate_name: &str) -> PathBuf {
         .args([
             "build",
             "--quiet",
-            "--release",
+            "--profile",
+            "guest",
             "--target",
             "wasm32-wasip2",
             "-p",
@@ -26,7 +28,7 @@ pub fn guest_wasm(crate_name: &str) -> PathBuf {
         .expect("cargo runs");
     assert!(status.success(), "building guest {crate_name} failed");
     let path = target_dir
-        .join("wasm32-wasip2/release")
+        .join("wasm32-wasip2/guest")
         .join(format!("{}.wasm", crate_name.replace('-', "_")));
     assert!(path.is_file(), "{} was not built", path.display());
     path

@@ -1,0 +1,431 @@
+//! The harness of the operator tests: the guest and its CRDs (once per test
+//! binary), the host as a child process (stopped by SIGTERM, also when a
+//! test fails), polling with a timeout, and reading statuses and Events.
+
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{DynamicObject, ListParams};
+use kube::{Api, Client};
+use reconciler_conventions::kind::KindSpec;
+use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
+use serde_json::Value;
+
+use crate::objects::{self, IMAGE};
+use crate::support;
+
+/// How long a condition may take to show.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a condition is polled.
+pub const POLL: Duration = Duration::from_millis(100);
+/// How long the tests watch for something that must not happen.
+pub const SETTLE: Duration = Duration::from_secs(3);
+
+/// What every test of the binary shares: the guest, built and compiled
+/// once, and the CRDs to install.
+pub struct Fixture {
+    pub guests_dir: PathBuf,
+    pub cache_dir: PathBuf,
+    pub logs_dir: PathBuf,
+    pub spec: Arc<KindSpec>,
+    pub crds: Vec<CustomResourceDefinition>,
+}
+
+static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+static CRDS_INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+
+/// The fixture (built on first use; blocking).
+pub fn fixture() -> &'static Fixture {
+    FIXTURE.get_or_init(|| {
+        let wasm = support::guest_wasm("evidenceagent-guest");
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("operator-tests");
+        let guests_dir = base.join("guests");
+        let cache_dir = base.join("modules");
+        let logs_dir = base.join("logs");
+        for d in [&guests_dir, &cache_dir, &logs_dir] {
+            std::fs::create_dir_all(d).expect("a test directory");
+        }
+        // Copied atomically: another test binary may be reading it.
+        let bytes = std::fs::read(&wasm).expect("the guest");
+        let target = guests_dir.join("evidenceagent_guest.wasm");
+        if std::fs::read(&target).ok().as_deref() != Some(&bytes[..]) {
+            let tmp = guests_dir.join(format!(".evidenceagent_guest.{}", std::process::id()));
+            std::fs::write(&tmp, &bytes).expect("writing the guest");
+            std::fs::rename(&tmp, &target).expect("placing the guest");
+        }
+        // Loading it here compiles it into the cache the hosts use (same
+        // limits as the host's defaults, so the same engine), and gives
+        // the kind spec the CRD is rendered from.
+        let runtime = Runtime::new(RuntimeConfig {
+            limits: Limits::default(),
+            cache_dir: Some(cache_dir.clone()),
+        })
+        .expect("a runtime");
+        let module = runtime.load_file(&target).expect("the guest loads");
+        let spec = module.spec().clone();
+        let mut crds = vec![
+            serde_json::from_value(reconciler_host::crd::render(&spec))
+                .expect("the rendered CRD is a CRD"),
+        ];
+        let cnpg = include_str!("../../../examples/crds/cloudnative-pg.yaml");
+        for doc in serde_yaml::Deserializer::from_str(cnpg) {
+            let value = <Value as serde::Deserialize>::deserialize(doc).expect("YAML");
+            if !value.is_null() {
+                crds.push(serde_json::from_value(value).expect("a CRD"));
+            }
+        }
+        Fixture {
+            guests_dir,
+            cache_dir,
+            logs_dir,
+            spec,
+            crds,
+        }
+    })
+}
+
+/// The CRDs, installed once per test binary.
+pub async fn install_crds(client: &Client) {
+    CRDS_INSTALLED
+        .get_or_init(|| async {
+            for crd in fixture().crds.clone() {
+                reconciler_testsupport::install_crd(client, crd)
+                    .await
+                    .expect("installing a CRD");
+            }
+        })
+        .await;
+}
+
+/// `reconciler-host run` for one namespace, as a child process whose
+/// stderr goes to a log file. Dropping it stops it (SIGTERM, then SIGKILL
+/// after 10 s) and, when the test is failing, prints the log's tail.
+pub struct Host {
+    child: Child,
+    log: PathBuf,
+    stopped: Option<ExitStatus>,
+}
+
+impl Host {
+    /// Starts the host and waits until its caches are synced.
+    pub async fn start(namespace: &str) -> Host {
+        let f = fixture();
+        let log = f.logs_dir.join(format!("{namespace}.log"));
+        let stderr = std::fs::File::create(&log).expect("the host's log");
+        let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+        let child = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("KUBECONFIG", kubeconfig)
+            // Info, plus one line per HTTP request (method and URL in the
+            // span): how the tests count status writes.
+            .env("RUST_LOG", "info,kube_client::client::builder=debug")
+            .env("NO_COLOR", "1")
+            .arg("--cache-dir")
+            .arg(&f.cache_dir)
+            .arg("run")
+            .arg("--guests")
+            .arg(&f.guests_dir)
+            .args(["--namespaces", namespace])
+            .args(["--setting", &format!("EvidenceAgent.defaultImage={IMAGE}")])
+            .args([
+                "--setting",
+                "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("the host starts");
+        let mut host = Host {
+            child,
+            log,
+            stopped: None,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if host.log_text().contains("caches synced; reconciling") {
+                return host;
+            }
+            assert!(host.is_alive(), "the host exited while starting");
+            assert!(
+                Instant::now() < deadline,
+                "the host did not sync its caches within 60 s"
+            );
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    pub fn is_alive(&mut self) -> bool {
+        self.stopped.is_none() && self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    /// The log so far, without terminal escapes.
+    pub fn log_text(&self) -> String {
+        strip_ansi(&std::fs::read_to_string(&self.log).unwrap_or_default())
+    }
+
+    /// Status writes (PATCH …/evidenceagents/<name>/status) requested so far.
+    pub fn status_writes(&self, namespace: &str, name: &str) -> usize {
+        let url = format!("/namespaces/{namespace}/evidenceagents/{name}/status");
+        self.log_text()
+            .lines()
+            .filter(|l| l.contains("http.method=PATCH") && l.contains(&url))
+            .filter(|l| l.trim_end().ends_with("requesting"))
+            .count()
+    }
+
+    /// WARN and ERROR lines of the log.
+    pub fn problems(&self) -> Vec<String> {
+        self.log_text()
+            .lines()
+            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// SIGTERM, then wait (10 s at most, then SIGKILL).
+    pub fn stop(&mut self) -> ExitStatus {
+        if let Some(s) = self.stopped {
+            return s;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                break self.child.wait().expect("wait");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        self.stopped = Some(status);
+        status
+    }
+
+    /// Stops the host and checks it stopped cleanly with nothing to warn
+    /// about; removes its log.
+    pub fn finish(mut self) {
+        let status = self.stop();
+        let problems = self.problems();
+        assert!(status.success(), "the host did not stop cleanly: {status}");
+        assert!(
+            problems.is_empty(),
+            "the host warned:\n{}",
+            problems.join("\n")
+        );
+        let log = self.log_text();
+        assert!(log.contains("stopped"), "no clean shutdown in the log");
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let status = self.stop();
+        if std::thread::panicking() {
+            let text = self.log_text();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(80)..];
+            eprintln!(
+                "--- host ({status}), log {} (last {} lines):\n{}\n---",
+                self.log.display(),
+                tail.len(),
+                tail.join("\n")
+            );
+        }
+    }
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Polls `probe` every [`POLL`] until it answers `Ok`, for [`TIMEOUT`] at
+/// most; then fails with its last `Err` (what it saw).
+pub async fn eventually<T, E: Debug>(
+    what: &str,
+    mut probe: impl AsyncFnMut() -> Result<T, E>,
+) -> T {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        match probe().await {
+            Ok(t) => return t,
+            Err(e) if Instant::now() >= deadline => {
+                panic!("timed out after {TIMEOUT:?} waiting for {what}; last seen: {e:#?}")
+            }
+            Err(_) => tokio::time::sleep(POLL).await,
+        }
+    }
+}
+
+/// One condition, as the tests compare it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cond {
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub last_transition_time: String,
+    pub observed_generation: i64,
+}
+
+pub fn condition(object: &Value, type_: &str) -> Option<Cond> {
+    let c = object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)?;
+    let s = |f: &str| c[f].as_str().unwrap_or_default().to_owned();
+    Some(Cond {
+        status: s("status"),
+        reason: s("reason"),
+        message: s("message"),
+        last_transition_time: s("lastTransitionTime"),
+        observed_generation: c["observedGeneration"].as_i64().unwrap_or(-1),
+    })
+}
+
+/// Whether the condition has this status and reason.
+pub fn has(object: &Value, type_: &str, status: &str, reason: &str) -> bool {
+    condition(object, type_).is_some_and(|c| c.status == status && c.reason == reason)
+}
+
+/// The conditions as `Type=Status/Reason`, for failure messages.
+pub fn summary(object: &Value) -> Vec<String> {
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}={}/{}: {}",
+                c["type"].as_str().unwrap_or("?"),
+                c["status"].as_str().unwrap_or("?"),
+                c["reason"].as_str().unwrap_or("?"),
+                c["message"].as_str().unwrap_or(""),
+            )
+        })
+        .collect()
+}
+
+pub async fn get(api: &Api<DynamicObject>, name: &str) -> Value {
+    let o = api
+        .get(name)
+        .await
+        .unwrap_or_else(|e| panic!("getting {name}: {e}"));
+    serde_json::to_value(o).expect("JSON")
+}
+
+pub fn resource_version(object: &Value) -> String {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Waits until the object's conditions satisfy every `(type, status,
+/// reason)`; returns the object.
+pub async fn wait_for(api: &Api<DynamicObject>, name: &str, want: &[(&str, &str, &str)]) -> Value {
+    let what = format!(
+        "{name}: {}",
+        want.iter()
+            .map(|(t, s, r)| format!("{t}={s}/{r}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    eventually(&what, async || {
+        let o = get(api, name).await;
+        if want.iter().all(|(t, s, r)| has(&o, t, s, r)) {
+            Ok(o)
+        } else {
+            Err(summary(&o))
+        }
+    })
+    .await
+}
+
+/// Waits until the agent is Ready True with every aspect True.
+pub async fn wait_healthy(api: &Api<DynamicObject>, name: &str) -> Value {
+    let f = fixture();
+    let mut want = vec![
+        ("Ready", "True", "AsExpected"),
+        ("Progressing", "False", "AsExpected"),
+        ("Stalled", "False", "AsExpected"),
+    ];
+    for a in &f.spec.aspects {
+        want.push((a.as_str(), "True", "AsExpected"));
+    }
+    wait_for(api, name, &want).await
+}
+
+/// An Event about one agent, as the tests count it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Published {
+    pub type_: String,
+    pub reason: String,
+    pub note: String,
+    /// How many times it was published: the recorder patches a repeated
+    /// Event's series instead of creating another.
+    pub count: i32,
+}
+
+/// The Events about the agent `name` (events.k8s.io/v1), sorted.
+pub async fn events_about(client: &Client, namespace: &str, name: &str) -> Vec<Published> {
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let mut found: Vec<Published> = api
+        .list(&ListParams::default())
+        .await
+        .expect("listing Events")
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.regarding.as_ref().is_some_and(|r| {
+                r.kind.as_deref() == Some(objects::KIND) && r.name.as_deref() == Some(name)
+            })
+        })
+        .map(|e| Published {
+            type_: e.type_.unwrap_or_default(),
+            reason: e.reason.unwrap_or_default(),
+            note: e.note.unwrap_or_default(),
+            count: e.series.map_or(1, |s| s.count),
+        })
+        .collect();
+    found.sort_by(|a, b| (&a.type_, &a.reason, &a.note).cmp(&(&b.type_, &b.reason, &b.note)));
+    found
+}
+
+/// How many times an Event of this type and reason was published.
+pub fn published(events: &[Published], type_: &str, reason: &str) -> i32 {
+    events
+        .iter()
+        .filter(|e| e.type_ == type_ && e.reason == reason)
+        .map(|e| e.count)
+        .sum()
+}
+
+/// Waits `SETTLE` (for something that must not happen).
+pub async fn settle() {
+    tokio::time::sleep(SETTLE).await;
+}
