@@ -7,7 +7,7 @@ HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent
 GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest
 
-.PHONY: setup guests host fixtures unit test lint fmt bench ci run docs
+.PHONY: setup guests host fixtures bless unit test lint fmt bench ci run docs
 
 ## setup: the toolchain pieces the build needs (idempotent).
 setup:
@@ -27,6 +27,14 @@ fixtures: guests host
 	  echo "== fixtures of $$g"; \
 	  $(HOST) test $(WASM_DIR)/$${g}_guest.wasm guests/$$g/fixtures/*.yaml; \
 	done
+
+## bless: rewrite the golden files (fixture outcomes, CLI output) from what
+## the code produces now; review the diff before committing.
+bless: guests host
+	@set -e; for g in $(GUESTS); do \
+	  $(HOST) test --bless $(WASM_DIR)/$${g}_guest.wasm guests/$$g/fixtures/*.yaml; \
+	done
+	BLESS=1 $(CARGO) test -p reconciler-host --test cli
 
 ## unit: every crate's tests (the host's runtime tests build the guests they load).
 unit: guests

@@ -36,6 +36,9 @@ enum Command {
         guest: PathBuf,
         #[arg(required = true)]
         fixtures: Vec<PathBuf>,
+        /// Rewrite each fixture's golden file with what the passes produced.
+        #[arg(long, env = "BLESS", value_parser = clap::builder::FalseyValueParser::new())]
+        bless: bool,
     },
     /// Print the CustomResourceDefinition of a guest's kind (YAML).
     Crd { guest: PathBuf },
@@ -84,7 +87,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Describe { guest } => inspect::describe(&runtime, &guest),
         Command::Reasons { guest } => inspect::reasons(&runtime, &guest),
-        Command::Test { guest, fixtures } => test::run(&runtime, &guest, &fixtures),
+        Command::Test {
+            guest,
+            fixtures,
+            bless,
+        } => test::run(&runtime, &guest, &fixtures, bless),
         Command::Crd { guest } => inspect::crd(&runtime, &guest),
         Command::Run(args) => operate::run(&runtime, args),
         Command::Docs(args) => docs::run(&runtime, args),

@@ -88,6 +88,13 @@ const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
 
 pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule, LoadError> {
     let digest = cache::digest(bytes);
+    if !bytes.starts_with(b"\0asm") {
+        return Err(LoadError::NotAComponent {
+            guest: name.to_owned(),
+            detail: "the file is not WebAssembly (it does not start with the `\\0asm` header)"
+                .to_owned(),
+        });
+    }
     if bytes.starts_with(b"\0asm\x01\0\0\0") {
         return Err(LoadError::NotAComponent {
             guest: name.to_owned(),
