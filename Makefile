@@ -7,7 +7,7 @@ HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent
 GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest
 
-.PHONY: setup guests host fixtures bless unit test lint fmt bench ci run docs
+.PHONY: setup guests host fixtures bless unit test lint fmt bench ci run docs deploy
 
 ## setup: the toolchain pieces the build needs (idempotent).
 setup:
@@ -65,5 +65,14 @@ docs: guests host
 ## the examples applied, the host reconciling them; prints their Ready.
 run: guests host
 	examples/run
+
+## deploy: the CRDs and the ClusterRole of the bundled guests, and the
+## ConfigMap that carries them, under deploy/generated/.
+deploy: guests host
+	mkdir -p deploy/generated
+	@set -e; for g in $(GUESTS); do \
+	  $(HOST) crd $(WASM_DIR)/$${g}_guest.wasm > deploy/generated/$$g-crd.yaml; \
+	done
+	$(HOST) rbac $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > deploy/generated/rbac.yaml
 
 ci: setup lint test

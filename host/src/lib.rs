@@ -7,4 +7,5 @@ pub mod docs;
 pub mod facts;
 pub mod fixture;
 pub mod operator;
+pub mod rbac;
 pub mod runtime;

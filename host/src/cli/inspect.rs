@@ -1,4 +1,4 @@
-//! `describe`, `reasons` and `crd`: what a guest declares.
+//! `describe`, `reasons`, `crd` and `rbac`: what guests declare.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -25,5 +25,15 @@ pub fn crd(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
         "{}",
         serde_yaml::to_string(&reconciler_host::crd::render(module.spec()))?
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rbac(runtime: &Runtime, guests: &[std::path::PathBuf], name: &str) -> anyhow::Result<ExitCode> {
+    let modules = guests
+        .iter()
+        .map(|g| runtime.load_file(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let specs: Vec<_> = modules.iter().map(|m| &**m.spec()).collect();
+    print!("{}", serde_yaml::to_string(&reconciler_host::rbac::cluster_role(name, &specs))?);
     Ok(ExitCode::SUCCESS)
 }

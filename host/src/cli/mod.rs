@@ -42,6 +42,14 @@ enum Command {
     },
     /// Print the CustomResourceDefinition of a guest's kind (YAML).
     Crd { guest: PathBuf },
+    /// Print the ClusterRole the host needs to serve these guests (YAML).
+    Rbac {
+        #[arg(required = true)]
+        guests: Vec<PathBuf>,
+        /// The ClusterRole's name.
+        #[arg(long, default_value = "reconciler-host")]
+        name: String,
+    },
     /// Run the operator: serve every guest in a directory.
     Run(operate::RunArgs),
     /// Print the conditions reference of guests (Markdown), or check a file against it.
@@ -93,6 +101,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             bless,
         } => test::run(&runtime, &guest, &fixtures, bless),
         Command::Crd { guest } => inspect::crd(&runtime, &guest),
+        Command::Rbac { guests, name } => inspect::rbac(&runtime, &guests, &name),
         Command::Run(args) => operate::run(&runtime, args),
         Command::Docs(args) => docs::run(&runtime, args),
     }
