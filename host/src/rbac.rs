@@ -16,7 +16,11 @@ pub fn plural(kind: &str) -> String {
     {
         return format!("{stem}ies");
     }
-    if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") || lower.ends_with("sh") {
+    if lower.ends_with('s')
+        || lower.ends_with('x')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+    {
         return format!("{lower}es");
     }
     format!("{lower}s")
@@ -32,7 +36,11 @@ pub fn cluster_role(name: &str, specs: &[&KindSpec]) -> Value {
     };
     for spec in specs {
         add(&mut read, &spec.kind_ref(), spec.plural.clone());
-        add(&mut status, &spec.kind_ref(), format!("{}/status", spec.plural));
+        add(
+            &mut status,
+            &spec.kind_ref(),
+            format!("{}/status", spec.plural),
+        );
         for r in &spec.reads {
             add(&mut read, &r.kind, plural(&r.kind.kind));
         }

@@ -28,12 +28,19 @@ pub fn crd(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn rbac(runtime: &Runtime, guests: &[std::path::PathBuf], name: &str) -> anyhow::Result<ExitCode> {
+pub fn rbac(
+    runtime: &Runtime,
+    guests: &[std::path::PathBuf],
+    name: &str,
+) -> anyhow::Result<ExitCode> {
     let modules = guests
         .iter()
         .map(|g| runtime.load_file(g))
         .collect::<Result<Vec<_>, _>>()?;
     let specs: Vec<_> = modules.iter().map(|m| &**m.spec()).collect();
-    print!("{}", serde_yaml::to_string(&reconciler_host::rbac::cluster_role(name, &specs))?);
+    print!(
+        "{}",
+        serde_yaml::to_string(&reconciler_host::rbac::cluster_role(name, &specs))?
+    );
     Ok(ExitCode::SUCCESS)
 }
