@@ -682,7 +682,6 @@ async fn deleting_a_parent_drops_its_dependencies() {
 /// not one per retry: the error class is reported once until a pass
 /// succeeds.
 #[tokio::test]
-#[ignore = "operator bug: pass.rs report_error() takes the refused status as `previous`, so every backoff retry re-publishes AdmissionDenied (see the test's report)"]
 async fn refused_status_write_is_reported_once() {
     let ns = namespace("op-denied").await;
     let client = ns.client();

@@ -12,6 +12,15 @@ pub enum ApiErrorClass {
     Reported(ErrorClass),
 }
 
+/// The error's own words: the API server's message for an API error (its
+/// `Status` debug dump would fill the bounded message), else the display.
+pub fn text(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.reason),
+        other => other.to_string(),
+    }
+}
+
 /// Classifies a Kubernetes API error.
 pub fn classify(e: &kube::Error) -> ApiErrorClass {
     let kube::Error::Api(status) = e else {

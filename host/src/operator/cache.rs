@@ -94,6 +94,27 @@ impl ObjectCache {
         (object, old)
     }
 
+    /// Stores an object the host just wrote, unless the cache already holds
+    /// a newer version (the watch may have delivered a later change, such
+    /// as a pause annotation, first); returns what the cache holds.
+    pub fn apply_if_newer(&self, object: Value) -> Arc<Value> {
+        let object = self.admit(object);
+        let mut objects = self.objects.write().expect("cache lock");
+        let key = key_of(&object);
+        let version = |o: &Value| {
+            o["metadata"]["resourceVersion"]
+                .as_str()
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        match objects.get(&key) {
+            Some(cached) if version(cached) > version(&object) => cached.clone(),
+            _ => {
+                objects.insert(key, object.clone());
+                object
+            }
+        }
+    }
+
     /// Removes an object; returns it.
     pub fn delete(&self, object: &Value) -> Option<Arc<Value>> {
         self.objects
@@ -287,6 +308,21 @@ mod tests {
             vec![("b".into(), true, false), ("c".into(), false, true)]
         );
         assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn a_written_object_never_replaces_a_newer_cached_one() {
+        let cache = ObjectCache::new(KindRef {
+            group: "x".into(),
+            version: "v1".into(),
+            kind: "Y".into(),
+        });
+        let obj = |rv: &str, paused: bool| json!({"metadata": {"namespace": "ns", "name": "a", "resourceVersion": rv, "annotations": {"paused": paused.to_string()}}});
+        cache.apply(obj("12", true));
+        let held = cache.apply_if_newer(obj("11", false));
+        assert_eq!(held["metadata"]["resourceVersion"], "12");
+        let held = cache.apply_if_newer(obj("13", false));
+        assert_eq!(held["metadata"]["resourceVersion"], "13");
     }
 
     #[test]

@@ -49,7 +49,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
     let mut previous = previous;
     if previous.conditions.is_empty() {
         let initial = engine::first_touch(&spec, generation, jiff::Timestamp::now());
-        match write(kind, &parent, &initial).await {
+        match write(kind, &parent, &previous, &initial).await {
             Ok(stored) => {
                 previous = initial;
                 parent = stored;
@@ -102,7 +102,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
         outcome,
     });
     if decision.changed {
-        if let Err(done) = write(kind, &parent, &decision.status).await {
+        if let Err(done) = write(kind, &parent, &previous, &decision.status).await {
             return done;
         }
         kind.writer.publish(&parent, &decision.events).await;
@@ -126,11 +126,16 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
 /// Writes a status and puts the stored object in the cache, so the next
 /// pass starts from what was written even before the watch delivers it.
 /// A failed write ends the pass: a conflict is retried quietly; another
-/// class is written as Ready=False (ReconcileError) when possible and
-/// reported once.
-async fn write(kind: &Kind, parent: &Value, status: &Status) -> Result<Arc<Value>, Done> {
+/// class is written as Ready=False (ReconcileError) over the `stored`
+/// status when possible, and reported once.
+async fn write(
+    kind: &Kind,
+    parent: &Value,
+    stored: &Status,
+    status: &Status,
+) -> Result<Arc<Value>, Done> {
     match kind.writer.write_status(parent, status).await {
-        Ok(stored) => Ok(kind.cache.apply(stored).0),
+        Ok(written) => Ok(kind.cache.apply_if_newer(written)),
         Err(e) => match api_error::classify(&e) {
             ApiErrorClass::Conflict => {
                 tracing::debug!(error = %e, "status write conflicted; retrying");
@@ -138,7 +143,7 @@ async fn write(kind: &Kind, parent: &Value, status: &Status) -> Result<Arc<Value
             }
             ApiErrorClass::Reported(class) => {
                 tracing::warn!(error = %e, class = class.as_str(), "status write failed");
-                report_error(kind, parent, status, class, &e.to_string()).await;
+                report_error(kind, parent, stored, class, &api_error::text(&e)).await;
                 Err(Done::Failed)
             }
         },
