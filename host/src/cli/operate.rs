@@ -28,6 +28,9 @@ pub struct RunArgs {
     /// Passes of one kind at once.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
+    /// Serve Prometheus metrics at http://<addr>/metrics.
+    #[arg(long, env = "METRICS_ADDR")]
+    metrics_addr: Option<std::net::SocketAddr>,
 }
 
 pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -53,6 +56,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             .collect(),
         settings,
         concurrency: args.concurrency,
+        metrics_addr: args.metrics_addr,
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {

@@ -5,6 +5,7 @@
 pub mod api_error;
 pub mod cache;
 pub mod deps;
+pub mod metrics;
 mod pass;
 pub mod probe;
 pub mod queue;
@@ -48,6 +49,8 @@ pub struct OperatorConfig {
     pub settings: BTreeMap<String, Vec<(String, String)>>,
     /// Passes of one kind running at once.
     pub concurrency: usize,
+    /// Where `/metrics` is served, if anywhere.
+    pub metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// One served kind.
@@ -65,6 +68,7 @@ pub(crate) struct Shared {
     pub kinds: Vec<Kind>,
     pub source: Arc<ClusterSource>,
     pub deps: Mutex<DependencyIndex<ParentKey>>,
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 /// Loads every `*.wasm` in the guests directory, sorted by file name.
@@ -108,6 +112,10 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let modules = load_guests(runtime, &config.guests_dir)?;
+    let metrics = Arc::new(metrics::Metrics::new());
+    let metrics_server = config
+        .metrics_addr
+        .map(|addr| tokio::spawn(metrics::serve(addr, metrics.clone())));
     let scopes: Vec<String> = if config.namespaces.is_empty() {
         vec![String::new()]
     } else {
@@ -170,6 +178,10 @@ pub async fn run(
         }
         if !refused.is_empty() {
             tracing::warn!(%kind, namespaces = ?refused, "optional API refused (403): off in these namespaces");
+            metrics
+                .refused_namespaces
+                .get_or_create(&metrics::Metrics::kind(&kind.kind))
+                .set(i64::try_from(refused.len()).unwrap_or(i64::MAX));
         }
     }
 
@@ -190,6 +202,14 @@ pub async fn run(
             .flat_map(|(_, v)| v.clone())
             .collect();
         tracing::debug!(index, kind = %kind_ref, "serving kind");
+        metrics
+            .modules
+            .get_or_create(&metrics::ModuleLabels {
+                kind: kind_ref.kind.clone(),
+                guest: module.name().to_owned(),
+                digest: module.digest().to_owned(),
+            })
+            .set(1);
         kinds.push(Kind {
             writer: Writer::new(client.clone(), resource.clone()),
             module,
@@ -210,6 +230,7 @@ pub async fn run(
         kinds,
         source: Arc::new(source),
         deps: Mutex::new(DependencyIndex::new()),
+        metrics,
     });
     for (kind_index, kind) in shared.kinds.iter().enumerate() {
         for object in kind.cache.list("", &Default::default()) {
@@ -255,6 +276,9 @@ pub async fn run(
         w.abort();
     }
     dispatcher.abort();
+    if let Some(server) = metrics_server {
+        server.abort();
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::api_error::{self, ApiErrorClass};
+use super::metrics::{ErrorLabels, Metrics};
 use super::queue::Done;
 use super::{Kind, ParentKey, Shared};
 use crate::facts::ObjectSource;
@@ -28,6 +29,8 @@ pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
 }
 
 async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
+    let label = Metrics::kind(&kind.resource.kind);
+    shared.metrics.passes.get_or_create(&label).inc();
     let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
         shared.deps.lock().expect("deps lock").remove(key);
         kind.queue.forget(key);
@@ -49,7 +52,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
     let mut previous = previous;
     if previous.conditions.is_empty() {
         let initial = engine::first_touch(&spec, generation, jiff::Timestamp::now());
-        match write(kind, &parent, &previous, &initial).await {
+        match write(shared, kind, &parent, &previous, &initial).await {
             Ok(stored) => {
                 previous = initial;
                 parent = stored;
@@ -60,6 +63,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
 
     let paused = spec.is_paused(&parent);
     let now = jiff::Timestamp::now();
+    let started = std::time::Instant::now();
     let evaluated = {
         let module = kind.module.clone();
         let source: Arc<dyn ObjectSource> = shared.source.clone();
@@ -77,16 +81,27 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
         .await
         .expect("an evaluation never panics")
     };
-    shared
-        .deps
-        .lock()
-        .expect("deps lock")
-        .replace(key, evaluated.reads);
+    {
+        let mut deps = shared.deps.lock().expect("deps lock");
+        deps.replace(key, evaluated.reads);
+        shared
+            .metrics
+            .dependency_entries
+            .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
+    }
     let guest_failed = evaluated.outcome.is_err();
     let outcome = match evaluated.outcome {
         Ok(verdict) => Outcome::Verdict(verdict),
         Err(e) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
+            shared
+                .metrics
+                .guest_errors
+                .get_or_create(&ErrorLabels {
+                    kind: kind.resource.kind.clone(),
+                    class: e.class.as_str().to_owned(),
+                })
+                .inc();
             Outcome::Error {
                 class: ErrorClass::GuestFailed,
                 text: e.to_string(),
@@ -101,11 +116,21 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
         now,
         outcome,
     });
+    shared
+        .metrics
+        .pass_seconds
+        .get_or_create(&label)
+        .observe(started.elapsed().as_secs_f64());
     if decision.changed {
-        if let Err(done) = write(kind, &parent, &previous, &decision.status).await {
+        if let Err(done) = write(shared, kind, &parent, &previous, &decision.status).await {
             return done;
         }
         kind.writer.publish(&parent, &decision.events).await;
+        shared
+            .metrics
+            .events
+            .get_or_create(&label)
+            .inc_by(decision.events.len() as u64);
     }
     let after = decision
         .requeue_after_seconds
@@ -129,13 +154,21 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
 /// class is written as Ready=False (ReconcileError) over the `stored`
 /// status when possible, and reported once.
 async fn write(
+    shared: &Shared,
     kind: &Kind,
     parent: &Value,
     stored: &Status,
     status: &Status,
 ) -> Result<Arc<Value>, Done> {
     match kind.writer.write_status(parent, status).await {
-        Ok(written) => Ok(kind.cache.apply_if_newer(written)),
+        Ok(written) => {
+            shared
+                .metrics
+                .status_writes
+                .get_or_create(&Metrics::kind(&kind.resource.kind))
+                .inc();
+            Ok(kind.cache.apply_if_newer(written))
+        }
         Err(e) => match api_error::classify(&e) {
             ApiErrorClass::Conflict => {
                 tracing::debug!(error = %e, "status write conflicted; retrying");

@@ -1,0 +1,180 @@
+//! The operator's metrics, served in the Prometheus text format at
+//! `/metrics`: which module serves each kind, passes, status writes, Events,
+//! guest errors by class, evaluation time, refused namespaces, and the size
+//! of the dependency index.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ModuleLabels {
+    pub kind: String,
+    pub guest: String,
+    pub digest: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorLabels {
+    pub kind: String,
+    pub class: String,
+}
+
+type HistogramFamily = Family<KindLabel, Histogram, fn() -> Histogram>;
+
+/// Every metric the operator keeps.
+pub struct Metrics {
+    registry: Registry,
+    pub modules: Family<ModuleLabels, Gauge>,
+    pub passes: Family<KindLabel, Counter>,
+    pub status_writes: Family<KindLabel, Counter>,
+    pub events: Family<KindLabel, Counter>,
+    pub guest_errors: Family<ErrorLabels, Counter>,
+    /// The host's own work in a pass: evaluation through the guest and
+    /// the conventions engine, API round trips excluded.
+    pub pass_seconds: HistogramFamily,
+    pub refused_namespaces: Family<KindLabel, Gauge>,
+    pub dependency_entries: Gauge,
+}
+
+fn pass_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_01, 2.0, 20))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut m = Metrics {
+            registry: Registry::with_prefix("reconciler"),
+            modules: Family::default(),
+            passes: Family::default(),
+            status_writes: Family::default(),
+            events: Family::default(),
+            guest_errors: Family::default(),
+            pass_seconds: Family::new_with_constructor(pass_histogram),
+            refused_namespaces: Family::default(),
+            dependency_entries: Gauge::default(),
+        };
+        let r = &mut m.registry;
+        r.register(
+            "module",
+            "The guest module serving each kind (1), by digest",
+            m.modules.clone(),
+        );
+        r.register("passes", "Passes run", m.passes.clone());
+        r.register(
+            "status_writes",
+            "Status writes that succeeded",
+            m.status_writes.clone(),
+        );
+        r.register("events", "Events published", m.events.clone());
+        r.register(
+            "guest_errors",
+            "Passes whose guest failed, by class",
+            m.guest_errors.clone(),
+        );
+        r.register(
+            "pass_host_seconds",
+            "Host time of a pass (guest evaluation and conventions engine), API round trips excluded",
+            m.pass_seconds.clone(),
+        );
+        r.register(
+            "optional_api_refused_namespaces",
+            "Watched namespaces where an optional API is refused (403)",
+            m.refused_namespaces.clone(),
+        );
+        r.register(
+            "dependency_entries",
+            "(read, parent) pairs in the dependency index",
+            m.dependency_entries.clone(),
+        );
+        m
+    }
+
+    pub fn kind(kind: &str) -> KindLabel {
+        KindLabel {
+            kind: kind.to_owned(),
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("encoding into a String cannot fail");
+        out
+    }
+}
+
+/// Serves `/metrics` on `addr` until the task is dropped.
+pub async fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    tracing::info!(%addr, "serving /metrics");
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let mut request = [0u8; 1024];
+            let n = stream.read(&mut request).await.unwrap_or(0);
+            let line = String::from_utf8_lossy(&request[..n]);
+            let (status, body) = if line.starts_with("GET /metrics ") {
+                ("200 OK", metrics.encode())
+            } else {
+                ("404 Not Found", "only /metrics is served\n".to_owned())
+            };
+            let response = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_appear_in_the_exposition_with_their_labels() {
+        let m = Metrics::new();
+        m.passes
+            .get_or_create(&Metrics::kind("EvidenceAgent"))
+            .inc();
+        m.guest_errors
+            .get_or_create(&ErrorLabels {
+                kind: "EvidenceAgent".into(),
+                class: "deadline".into(),
+            })
+            .inc();
+        let text = m.encode();
+        assert!(
+            text.contains("reconciler_passes_total{kind=\"EvidenceAgent\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "reconciler_guest_errors_total{kind=\"EvidenceAgent\",class=\"deadline\"} 1"
+            ),
+            "{text}"
+        );
+    }
+}
