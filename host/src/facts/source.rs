@@ -32,6 +32,37 @@ pub enum SourceError {
     NotWatched(KindRef),
 }
 
+/// Which optional kinds can be read where: per namespace, with `""` as
+/// the default for every namespace. A kind not in the table is available.
+#[derive(Clone, Debug, Default)]
+pub struct AvailabilityTable(BTreeMap<(KindRef, String), Availability>);
+
+impl AvailabilityTable {
+    pub fn set(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
+        self.0.insert((kind, namespace.to_owned()), availability);
+    }
+
+    pub fn get(&self, kind: &KindRef, namespace: &str) -> Availability {
+        self.0
+            .get(&(kind.clone(), namespace.to_owned()))
+            .or_else(|| self.0.get(&(kind.clone(), String::new())))
+            .copied()
+            .unwrap_or(Availability::Available)
+    }
+
+    /// `Ok` when `kind` can be read in `namespace`, else why not.
+    pub fn check(&self, kind: &KindRef, namespace: &str) -> Result<(), SourceError> {
+        match self.get(kind, namespace) {
+            Availability::Available => Ok(()),
+            Availability::NotServed => Err(SourceError::NotServed(kind.clone())),
+            Availability::Forbidden => Err(SourceError::Forbidden {
+                kind: kind.clone(),
+                namespace: namespace.to_owned(),
+            }),
+        }
+    }
+}
+
 /// A read-only store of objects, as JSON.
 pub trait ObjectSource: Send + Sync {
     fn get(
@@ -57,7 +88,7 @@ pub trait ObjectSource: Send + Sync {
 #[derive(Default, Clone)]
 pub struct MemorySource {
     objects: BTreeMap<(KindRef, String, String), Arc<Value>>,
-    availability: BTreeMap<(KindRef, String), Availability>,
+    availability: AvailabilityTable,
 }
 
 impl MemorySource {
@@ -81,19 +112,7 @@ impl MemorySource {
     }
 
     pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
-        self.availability
-            .insert((kind, namespace.to_owned()), availability);
-    }
-
-    fn check(&self, kind: &KindRef, namespace: &str) -> Result<(), SourceError> {
-        match self.availability(kind, namespace) {
-            Availability::Available => Ok(()),
-            Availability::NotServed => Err(SourceError::NotServed(kind.clone())),
-            Availability::Forbidden => Err(SourceError::Forbidden {
-                kind: kind.clone(),
-                namespace: namespace.to_owned(),
-            }),
-        }
+        self.availability.set(kind, namespace, availability);
     }
 }
 
@@ -104,7 +123,7 @@ impl ObjectSource for MemorySource {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<Value>>, SourceError> {
-        self.check(kind, namespace)?;
+        self.availability.check(kind, namespace)?;
         Ok(self
             .objects
             .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
@@ -117,7 +136,7 @@ impl ObjectSource for MemorySource {
         namespace: &str,
         selector: &Selector,
     ) -> Result<Vec<Arc<Value>>, SourceError> {
-        self.check(kind, namespace)?;
+        self.availability.check(kind, namespace)?;
         Ok(self
             .objects
             .iter()
@@ -128,11 +147,7 @@ impl ObjectSource for MemorySource {
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        self.availability
-            .get(&(kind.clone(), namespace.to_owned()))
-            .or_else(|| self.availability.get(&(kind.clone(), String::new())))
-            .copied()
-            .unwrap_or(Availability::Available)
+        self.availability.get(kind, namespace)
     }
 }
 

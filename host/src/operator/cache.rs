@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
+use crate::facts::source::AvailabilityTable;
 use crate::facts::{Availability, ObjectSource, Selector, SourceError};
 
 /// What changed in a cache, for the dependency index.
@@ -196,8 +197,7 @@ pub fn slim(mut object: Value) -> Value {
 #[derive(Default)]
 pub struct ClusterSource {
     caches: HashMap<KindRef, Arc<ObjectCache>>,
-    /// Optional kinds' availability: per namespace, "" for the default.
-    availability: HashMap<(KindRef, String), Availability>,
+    availability: AvailabilityTable,
 }
 
 impl ClusterSource {
@@ -209,8 +209,7 @@ impl ClusterSource {
     }
 
     pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
-        self.availability
-            .insert((kind, namespace.to_owned()), availability);
+        self.availability.set(kind, namespace, availability);
     }
 
     pub fn cache(&self, kind: &KindRef) -> Option<&Arc<ObjectCache>> {
@@ -218,16 +217,7 @@ impl ClusterSource {
     }
 
     fn check(&self, kind: &KindRef, namespace: &str) -> Result<&Arc<ObjectCache>, SourceError> {
-        match self.availability(kind, namespace) {
-            Availability::Available => {}
-            Availability::NotServed => return Err(SourceError::NotServed(kind.clone())),
-            Availability::Forbidden => {
-                return Err(SourceError::Forbidden {
-                    kind: kind.clone(),
-                    namespace: namespace.to_owned(),
-                });
-            }
-        }
+        self.availability.check(kind, namespace)?;
         self.caches
             .get(kind)
             .ok_or_else(|| SourceError::NotWatched(kind.clone()))
@@ -254,11 +244,7 @@ impl ObjectSource for ClusterSource {
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        self.availability
-            .get(&(kind.clone(), namespace.to_owned()))
-            .or_else(|| self.availability.get(&(kind.clone(), String::new())))
-            .copied()
-            .unwrap_or(Availability::Available)
+        self.availability.get(kind, namespace)
     }
 }
 
