@@ -13,9 +13,13 @@ use reconciler_host::runtime::{
 use serde_json::{Value, json};
 
 fn runtime() -> Runtime {
+    runtime_with_deadline(Duration::from_millis(100))
+}
+
+fn runtime_with_deadline(deadline: Duration) -> Runtime {
     Runtime::new(RuntimeConfig {
         limits: Limits {
-            deadline: Duration::from_millis(100),
+            deadline,
             memory_bytes: 64 << 20,
         },
         cache_dir: None,
@@ -64,7 +68,9 @@ fn infinite_loop_hits_the_deadline() {
 
 #[test]
 fn unbounded_allocation_hits_the_memory_cap() {
-    let rt = runtime();
+    // A deadline far beyond what filling 64 MiB takes on a loaded machine:
+    // only the memory cap may stop this guest.
+    let rt = runtime_with_deadline(Duration::from_secs(30));
     let (class, text) = class_of(&hostile(&rt), "allocate");
     assert_eq!(class, GuestErrorClass::MemoryLimit, "{text}");
     assert!(text.contains("cap"), "{text}");
@@ -139,4 +145,25 @@ fn the_compiled_artifact_is_cached_by_digest() {
     assert!(second.from_cache(), "the second load uses the artifact");
     assert_eq!(first.digest(), second.digest());
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_component_missing_the_export_is_refused_naming_it() {
+    let rt = runtime();
+    let empty = wat::parse_str("(component)").unwrap();
+    let e = rt.load("empty", &empty).err().expect("refused");
+    assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
+    assert!(e.to_string().contains("reconciler:guest/reconciler"), "{e}");
+}
+
+#[test]
+fn a_component_importing_the_filesystem_is_refused_naming_the_import() {
+    let rt = runtime();
+    let component =
+        wat::parse_str(r#"(component (import "wasi:filesystem/types@0.2.6" (instance)))"#).unwrap();
+    let e = rt.load("files", &component).err().expect("refused");
+    assert!(
+        matches!(e, LoadError::UnsupportedImport { ref import, .. } if import == "wasi:filesystem/types@0.2.6"),
+        "{e}"
+    );
 }

@@ -44,6 +44,7 @@ pub struct GuestModule {
     engine: wasmtime::Engine,
     memory_bytes: usize,
     deadline_ticks: u64,
+    deadline: std::time::Duration,
     from_cache: bool,
 }
 
@@ -138,6 +139,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         engine: rt.engine.clone(),
         memory_bytes: rt.limits.memory_bytes,
         deadline_ticks: rt.deadline_ticks(),
+        deadline: rt.limits.deadline,
         from_cache,
     };
     let spec = module.describe().map_err(|source| LoadError::Describe {
@@ -264,10 +266,7 @@ impl GuestModule {
             Some(Trap::Interrupt) => GuestError::new(
                 &self.name,
                 GuestErrorClass::Deadline,
-                format!(
-                    "interrupted after its deadline of {} epoch ticks",
-                    self.deadline_ticks
-                ),
+                format!("interrupted at its deadline of {:?}", self.deadline),
             ),
             Some(trap) => {
                 let detail = if stderr.is_empty() {
