@@ -18,8 +18,11 @@ setup:
 guests:
 	$(CARGO) build --target wasm32-wasip2 --profile guest $(GUEST_CRATES)
 
+## host: the reconciler-host binary, built with the workspace's test
+## feature set so that `make test` after it (or it after `make test`)
+## reuses every artifact instead of building the dependencies twice.
 host:
-	$(CARGO) build -p reconciler-host
+	$(CARGO) test --workspace --no-run
 
 ## fixtures: every guest's fixtures through `reconciler-host test`.
 fixtures: guests host
@@ -54,6 +57,15 @@ fmt:
 ## bench: guest evaluation through wasm against the same logic natively.
 bench: guests
 	$(CARGO) bench -p reconciler-host --bench evaluate
+
+## bench-operator: the operator at scale against the local API server: N
+## EvidenceAgents (BENCH_PARENTS, default 1000) to convergence, status
+## writes/s in steady state, host time per pass, passes, writes, RSS.
+## `cargo bench` runs the release host (no LTO): the first build takes 10+
+## minutes on two cores, later ones only relink what changed.
+.PHONY: bench-operator
+bench-operator: guests
+	$(CARGO) bench -p reconciler-host --bench operator
 
 ## docs: docs/conditions.md, generated from every guest's describe (the
 ## test host/tests/docs.rs fails while it is out of date).
