@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -31,6 +32,34 @@ pub struct RunArgs {
     /// Serve Prometheus metrics at http://<addr>/metrics.
     #[arg(long, env = "METRICS_ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// How often the guests directory is checked for new, changed or removed
+    /// modules (`2s`, `200ms`); `0` turns hot swapping off.
+    #[arg(long, env = "GUESTS_POLL", default_value = "2s", value_parser = parse_duration)]
+    guests_poll: Duration,
+    /// Roll a swapped-in module back when more than this fraction of its
+    /// first `--rollback-window` passes fail by the guest's fault.
+    #[arg(long, default_value_t = 0.5)]
+    rollback_threshold: f64,
+    /// How many passes of a swapped-in module the rollback watches.
+    #[arg(long, default_value_t = 20)]
+    rollback_window: u32,
+}
+
+/// `2s`, `200ms`, `1.5s`, or plain seconds.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, scale) = if let Some(ms) = s.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(secs) = s.strip_suffix('s') {
+        (secs, 1.0)
+    } else {
+        (s, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a duration such as 2s or 200ms"))?;
+    Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{s:?}: {e}"))
 }
 
 pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -47,6 +76,11 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             .or_default()
             .push((name.to_owned(), value.to_owned()));
     }
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.rollback_threshold),
+        "--rollback-threshold {}: expected a fraction from 0 to 1",
+        args.rollback_threshold
+    );
     let config = OperatorConfig {
         guests_dir: args.guests,
         namespaces: args
@@ -57,6 +91,11 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         settings,
         concurrency: args.concurrency,
         metrics_addr: args.metrics_addr,
+        guests_poll: Some(args.guests_poll).filter(|p| !p.is_zero()),
+        rollback: operator::RollbackPolicy {
+            threshold: args.rollback_threshold,
+            window: args.rollback_window.max(1),
+        },
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
@@ -74,5 +113,20 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = term.recv() => {}
         _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_in_seconds_or_milliseconds() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("200ms"), Ok(Duration::from_millis(200)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1s").is_err());
     }
 }

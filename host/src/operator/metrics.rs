@@ -1,7 +1,7 @@
 //! The operator's metrics, served in the Prometheus text format at
 //! `/metrics`: which module serves each kind, passes, status writes, Events,
-//! guest errors by class, evaluation time, refused namespaces, and the size
-//! of the dependency index.
+//! guest errors by class, evaluation time, hot swaps (swaps, refusals,
+//! rollbacks), refused namespaces, and the size of the dependency index.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,6 +28,12 @@ pub struct ModuleLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusalLabels {
+    pub kind: String,
+    pub check: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ErrorLabels {
     pub kind: String,
     pub class: String,
@@ -46,6 +52,12 @@ pub struct Metrics {
     /// The host's own work in a pass: evaluation through the guest and
     /// the conventions engine, API round trips excluded.
     pub pass_seconds: HistogramFamily,
+    /// The guest's evaluation alone (instantiation and `evaluate`).
+    pub guest_seconds: HistogramFamily,
+    /// Modules swapped in while running, refused by the gate, rolled back.
+    pub swaps: Family<KindLabel, Counter>,
+    pub swap_refusals: Family<RefusalLabels, Counter>,
+    pub rollbacks: Family<KindLabel, Counter>,
     pub refused_namespaces: Family<KindLabel, Gauge>,
     pub dependency_entries: Gauge,
 }
@@ -70,6 +82,10 @@ impl Metrics {
             events: Family::default(),
             guest_errors: Family::default(),
             pass_seconds: Family::new_with_constructor(pass_histogram),
+            guest_seconds: Family::new_with_constructor(pass_histogram),
+            swaps: Family::default(),
+            swap_refusals: Family::default(),
+            rollbacks: Family::default(),
             refused_namespaces: Family::default(),
             dependency_entries: Gauge::default(),
         };
@@ -95,6 +111,26 @@ impl Metrics {
             "pass_host_seconds",
             "Host time of a pass (guest evaluation and conventions engine), API round trips excluded",
             m.pass_seconds.clone(),
+        );
+        r.register(
+            "guest_evaluation_seconds",
+            "Time of a guest's evaluation (instantiation and evaluate) in a pass",
+            m.guest_seconds.clone(),
+        );
+        r.register(
+            "swaps",
+            "Guest modules swapped in while running",
+            m.swaps.clone(),
+        );
+        r.register(
+            "swap_refusals",
+            "Guest modules the hot-swap gate refused, by the check that failed",
+            m.swap_refusals.clone(),
+        );
+        r.register(
+            "rollbacks",
+            "Swapped-in guest modules rolled back to the previous one",
+            m.rollbacks.clone(),
         );
         r.register(
             "optional_api_refused_namespaces",

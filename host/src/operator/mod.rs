@@ -5,17 +5,21 @@
 pub mod api_error;
 pub mod cache;
 pub mod deps;
+pub mod gate;
+pub mod guests_dir;
 pub mod metrics;
 mod pass;
 pub mod probe;
 pub mod queue;
+pub mod swap;
 mod watch;
 pub mod writer;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use anyhow::Context;
 use kube::api::DynamicObject;
@@ -28,7 +32,10 @@ use crate::facts::Availability;
 use crate::runtime::{GuestModule, Runtime};
 use cache::{Change, ClusterSource};
 use deps::DependencyIndex;
+use guests_dir::{DirEvent, GuestsDir};
 use queue::{QueueConfig, WorkQueue};
+pub use swap::RollbackPolicy;
+use swap::{Reloader, Slot};
 use writer::Writer;
 
 /// A parent object: which kind (its index), namespace and name.
@@ -51,11 +58,18 @@ pub struct OperatorConfig {
     pub concurrency: usize,
     /// Where `/metrics` is served, if anywhere.
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// How often the guests directory is polled for new, changed or
+    /// removed modules; `None`: never (modules are fixed at start).
+    pub guests_poll: Option<Duration>,
+    /// When a swapped-in module is rolled back.
+    pub rollback: RollbackPolicy,
 }
 
 /// One served kind.
 pub(crate) struct Kind {
-    pub module: GuestModule,
+    /// The module serving the kind, swapped while running; a pass takes it
+    /// once, at its start.
+    pub slot: RwLock<Slot>,
     pub resource: ApiResource,
     pub cache: Arc<cache::ObjectCache>,
     pub queue: WorkQueue<ParentKey>,
@@ -63,8 +77,17 @@ pub(crate) struct Kind {
     pub settings: Vec<(String, String)>,
 }
 
+impl Kind {
+    /// The module serving the kind now, if any.
+    pub fn module(&self) -> Option<GuestModule> {
+        let slot = self.slot.read().expect("slot lock");
+        slot.serving.then(|| slot.module.clone())
+    }
+}
+
 /// What every pass shares.
 pub(crate) struct Shared {
+    pub rollback: RollbackPolicy,
     pub kinds: Vec<Kind>,
     pub source: Arc<ClusterSource>,
     pub deps: Mutex<DependencyIndex<ParentKey>>,
@@ -73,18 +96,35 @@ pub(crate) struct Shared {
 
 /// Loads every `*.wasm` in the guests directory, sorted by file name.
 pub fn load_guests(runtime: &Runtime, dir: &std::path::Path) -> anyhow::Result<Vec<GuestModule>> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading the guests directory {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
-        .collect();
-    paths.sort();
-    let mut modules: Vec<GuestModule> = Vec::new();
-    for path in paths {
-        let module = runtime.load_file(&path)?;
-        if let Some(other) = modules
+    let mut dir = GuestsDir::open(dir)
+        .with_context(|| format!("opening the guests directory {}", dir.display()))?;
+    Ok(load_dir(runtime, &mut dir)?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect())
+}
+
+/// The first scan of the guests directory: every module, by file name.
+fn load_dir(runtime: &Runtime, dir: &mut GuestsDir) -> anyhow::Result<Vec<(String, GuestModule)>> {
+    let events = dir
+        .scan()
+        .with_context(|| format!("reading the guests directory {}", dir.path().display()))?;
+    let mut modules: Vec<(String, GuestModule)> = Vec::new();
+    for event in events {
+        let file = match event {
+            DirEvent::Changed(file) => file,
+            DirEvent::Unreadable { file, error } => {
+                anyhow::bail!(
+                    "cannot read guest file {file} in {}: {error}",
+                    dir.path().display()
+                )
+            }
+            DirEvent::Removed { .. } => continue,
+        };
+        let module = runtime.load(&file.stem, &file.bytes)?;
+        if let Some((_, other)) = modules
             .iter()
-            .find(|m| m.spec().kind_ref() == module.spec().kind_ref())
+            .find(|(_, m)| m.spec().kind_ref() == module.spec().kind_ref())
         {
             anyhow::bail!(
                 "guest {} claims kind {}, which guest {} serves already",
@@ -94,12 +134,12 @@ pub fn load_guests(runtime: &Runtime, dir: &std::path::Path) -> anyhow::Result<V
             );
         }
         tracing::info!(guest = module.name(), kind = %module.spec().kind_ref(), digest = module.digest(), "loaded guest");
-        modules.push(module);
+        modules.push((file.file, module));
     }
     anyhow::ensure!(
         !modules.is_empty(),
         "no guest (*.wasm) in {}",
-        dir.display()
+        dir.path().display()
     );
     Ok(modules)
 }
@@ -111,7 +151,14 @@ pub async fn run(
     config: OperatorConfig,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let modules = load_guests(runtime, &config.guests_dir)?;
+    let mut guests_dir = GuestsDir::open(&config.guests_dir).with_context(|| {
+        format!(
+            "opening the guests directory {}",
+            config.guests_dir.display()
+        )
+    })?;
+    let (files, modules): (Vec<String>, Vec<GuestModule>) =
+        load_dir(runtime, &mut guests_dir)?.into_iter().unzip();
     let metrics = Arc::new(metrics::Metrics::new());
     let metrics_server = config
         .metrics_addr
@@ -130,6 +177,7 @@ pub async fn run(
             *optional &= r.optional;
         }
     }
+    let readable: BTreeSet<KindRef> = reads.keys().cloned().collect();
     let mut source = ClusterSource::default();
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
     let mut watches = Vec::new();
@@ -212,7 +260,7 @@ pub async fn run(
             .set(1);
         kinds.push(Kind {
             writer: Writer::new(client.clone(), resource.clone()),
-            module,
+            slot: RwLock::new(Slot::new(module)),
             resource,
             cache,
             queue: WorkQueue::new(QueueConfig::default()),
@@ -227,20 +275,14 @@ pub async fn run(
     tracing::info!(kinds = kinds.len(), "caches synced; reconciling");
 
     let shared = Arc::new(Shared {
+        rollback: config.rollback,
         kinds,
         source: Arc::new(source),
         deps: Mutex::new(DependencyIndex::new()),
         metrics,
     });
-    for (kind_index, kind) in shared.kinds.iter().enumerate() {
-        for object in kind.cache.list("", &Default::default()) {
-            let md = &object["metadata"];
-            kind.queue.add(ParentKey {
-                kind: kind_index,
-                namespace: md["namespace"].as_str().unwrap_or_default().to_owned(),
-                name: md["name"].as_str().unwrap_or_default().to_owned(),
-            });
-        }
+    for kind_index in 0..shared.kinds.len() {
+        swap::requeue_all(&shared, kind_index);
     }
     let dispatcher = {
         let shared = shared.clone();
@@ -264,7 +306,21 @@ pub async fn run(
         }
     }
 
-    shutdown.await;
+    match config.guests_poll.filter(|p| !p.is_zero()) {
+        Some(poll) => {
+            let files = files.into_iter().enumerate().map(|(i, f)| (f, i)).collect();
+            let reloader = Reloader::new(runtime, guests_dir, files, readable);
+            tracing::info!(
+                every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),
+                "watching the guests directory"
+            );
+            tokio::select! {
+                () = shutdown => {}
+                () = reloader.run(shared.clone(), poll) => {}
+            }
+        }
+        None => shutdown.await,
+    }
     tracing::info!("shutting down: finishing in-flight passes");
     for kind in &shared.kinds {
         kind.queue.shutdown();

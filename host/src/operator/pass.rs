@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reconciler_conventions::engine::{self, ErrorClass, Input, Outcome};
+use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde_json::Value;
 use tracing::Instrument;
@@ -15,7 +16,7 @@ use super::metrics::{ErrorLabels, Metrics};
 use super::queue::Done;
 use super::{Kind, ParentKey, Shared};
 use crate::facts::ObjectSource;
-use crate::runtime::EvaluateRequest;
+use crate::runtime::{Blame, EvaluateRequest, GuestModule};
 
 pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
     let kind = &shared.kinds[key.kind];
@@ -25,10 +26,18 @@ pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
         namespace = %key.namespace,
         name = %key.name
     );
-    reconcile(shared, kind, key).instrument(span).await
+    // The module is taken once: a swap during the pass leaves it on this one.
+    let Some(module) = kind.module() else {
+        // The kind's module was removed: nothing runs, nothing is written.
+        kind.queue.forget(key);
+        return Done::Converged {
+            requeue_after: None,
+        };
+    };
+    reconcile(shared, kind, &module, key).instrument(span).await
 }
 
-async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
+async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &ParentKey) -> Done {
     let label = Metrics::kind(&kind.resource.kind);
     shared.metrics.passes.get_or_create(&label).inc();
     let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
@@ -38,7 +47,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
             requeue_after: None,
         };
     };
-    let spec = kind.module.spec().clone();
+    let spec = module.spec().clone();
     let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
     let previous = match Status::from_json(&parent["status"]) {
         Ok(s) => s,
@@ -52,7 +61,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
     let mut previous = previous;
     if previous.conditions.is_empty() {
         let initial = engine::first_touch(&spec, generation, jiff::Timestamp::now());
-        match write(shared, kind, &parent, &previous, &initial).await {
+        match write(shared, kind, &spec, &parent, &previous, &initial).await {
             Ok(stored) => {
                 previous = initial;
                 parent = stored;
@@ -65,22 +74,39 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
     let now = jiff::Timestamp::now();
     let started = std::time::Instant::now();
     let evaluated = {
-        let module = kind.module.clone();
+        let module = module.clone();
         let source: Arc<dyn ObjectSource> = shared.source.clone();
         let settings = kind.settings.clone();
         let parent = parent.clone();
         tokio::task::spawn_blocking(move || {
-            module.evaluate(EvaluateRequest {
+            let started = std::time::Instant::now();
+            let evaluated = module.evaluate(EvaluateRequest {
                 parent: &parent,
                 paused,
                 settings: &settings,
                 source,
                 now,
-            })
+            });
+            (evaluated, started.elapsed())
         })
         .await
         .expect("an evaluation never panics")
     };
+    let (evaluated, guest_time) = evaluated;
+    shared
+        .metrics
+        .guest_seconds
+        .get_or_create(&label)
+        .observe(guest_time.as_secs_f64());
+    super::swap::record(
+        shared,
+        key.kind,
+        module,
+        evaluated
+            .outcome
+            .as_ref()
+            .is_err_and(|e| e.blame() == Blame::Guest),
+    );
     {
         let mut deps = shared.deps.lock().expect("deps lock");
         deps.replace(key, evaluated.reads);
@@ -122,7 +148,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
         .get_or_create(&label)
         .observe(started.elapsed().as_secs_f64());
     if decision.changed {
-        if let Err(done) = write(shared, kind, &parent, &previous, &decision.status).await {
+        if let Err(done) = write(shared, kind, &spec, &parent, &previous, &decision.status).await {
             return done;
         }
         kind.writer.publish(&parent, &decision.events).await;
@@ -156,6 +182,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, key: &ParentKey) -> Done {
 async fn write(
     shared: &Shared,
     kind: &Kind,
+    spec: &KindSpec,
     parent: &Value,
     stored: &Status,
     status: &Status,
@@ -176,7 +203,7 @@ async fn write(
             }
             ApiErrorClass::Reported(class) => {
                 tracing::warn!(error = %e, class = class.as_str(), "status write failed");
-                report_error(kind, parent, stored, class, &api_error::text(&e)).await;
+                report_error(kind, spec, parent, stored, class, &api_error::text(&e)).await;
                 Err(Done::Failed)
             }
         },
@@ -186,6 +213,7 @@ async fn write(
 /// Best effort: the error outcome through the engine, written and reported.
 async fn report_error(
     kind: &Kind,
+    spec: &KindSpec,
     parent: &Value,
     previous: &Status,
     class: ErrorClass,
@@ -193,9 +221,9 @@ async fn report_error(
 ) {
     let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
     let decision = engine::decide(Input {
-        spec: kind.module.spec(),
+        spec,
         generation,
-        paused: kind.module.spec().is_paused(parent),
+        paused: spec.is_paused(parent),
         previous,
         now: jiff::Timestamp::now(),
         outcome: Outcome::Error {

@@ -1,7 +1,11 @@
 //! A test guest whose parent's `spec.behavior` picks how it misbehaves:
 //! `loop` spins forever, `allocate` grows memory without bound, `panic`
 //! panics, `bad-reason` returns an unregistered reason, `undeclared-read`
-//! reads a kind it did not declare; anything else returns a healthy verdict.
+//! reads a kind it did not declare; anything else returns a healthy verdict
+//! whose message is the parent's `spec.message`.
+//!
+//! The `variant-*` features build the variants the host's hot-swap tests
+//! swap in (see Cargo.toml).
 
 use reconciler_guest_sdk::verdict::{fails, ok};
 use reconciler_guest_sdk::{
@@ -21,11 +25,15 @@ impl Guest for Hostile {
             profile: ConventionProfile::Progressing,
             aspects: vec!["Behaving".into()],
             advisory: vec![],
-            reasons: vec![spec::owned(
-                "hostile",
-                "Misbehaving",
-                "The guest did what it was told.",
-            )],
+            reasons: if cfg!(feature = "variant-drop-reason") {
+                vec![]
+            } else {
+                vec![spec::owned(
+                    "hostile",
+                    "Misbehaving",
+                    "The guest did what it was told.",
+                )]
+            },
             negative_polarity: vec![],
             quiet_reasons: vec![],
             stalls: vec![],
@@ -39,6 +47,9 @@ impl Guest for Hostile {
         let parent: serde_json::Value =
             serde_json::from_str(&input.parent.json).unwrap_or_default();
         let behavior = parent["spec"]["behavior"].as_str().unwrap_or("ok");
+        if cfg!(feature = "variant-trap") {
+            panic!("the trap variant traps");
+        }
         let mut verdict = VerdictBuilder::new();
         match behavior {
             "loop" => spin(),
@@ -52,7 +63,12 @@ impl Guest for Hostile {
                 verdict.aspect(fails("Behaving", "Misbehaving", format!("{read:?}")));
             }
             _ => {
-                verdict.aspect(ok("Behaving", ""));
+                let message = parent["spec"]["message"].as_str().unwrap_or_default();
+                if cfg!(feature = "variant-message") {
+                    verdict.aspect(ok("Behaving", format!("v2: {message}")));
+                } else {
+                    verdict.aspect(ok("Behaving", message));
+                }
             }
         }
         verdict.build()

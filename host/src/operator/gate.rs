@@ -1,0 +1,260 @@
+//! The compatibility gate a module passes before it replaces the running
+//! one: a kind's reasons and condition types are API (alerts, dashboards
+//! and runbooks match on them), so a new module may only add to them.
+
+use reconciler_conventions::kind::KindSpec;
+
+use crate::fixture::format::Fixture;
+use crate::fixture::runner::run_fixture;
+use crate::runtime::{GuestModule, LoadError};
+
+/// Why a module was refused: the check that failed (a metric label) and
+/// what it found (one log line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub check: &'static str,
+    pub detail: String,
+}
+
+impl Refusal {
+    fn new(check: &'static str, detail: impl Into<String>) -> Self {
+        Refusal {
+            check,
+            detail: detail.into(),
+        }
+    }
+
+    /// A module that did not load: not a component of the contract, an
+    /// import the host does not provide, a world mismatch, a failing
+    /// `describe`, or an inconsistent kind spec.
+    pub fn from_load(e: &LoadError) -> Self {
+        let check = match e {
+            LoadError::Read { .. } | LoadError::Cache { .. } => "load",
+            LoadError::NotAComponent { .. }
+            | LoadError::UnsupportedImport { .. }
+            | LoadError::WorldMismatch { .. } => "contract",
+            LoadError::Describe { .. } => "describe",
+            LoadError::Spec { .. } => "spec",
+        };
+        Refusal::new(check, e.to_string())
+    }
+}
+
+/// Whether `new` may replace `old` for the same kind. Only additions pass:
+///
+/// - the kind, its plural, scope and profile are unchanged (`kind`);
+/// - every reason of `old` is still registered (`reasons`);
+/// - `old`'s aspects are a prefix of `new`'s (`aspects`): an aspect may be
+///   appended, not removed, renamed or moved, since the order of aspects is
+///   the order of the conditions written on every object and in the docs;
+/// - every advisory condition type of `old` is still declared (`advisory`).
+pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
+    if old.kind_ref() != new.kind_ref() {
+        return Err(Refusal::new(
+            "kind",
+            format!(
+                "it declares kind {}; the running module serves {}",
+                new.kind_ref(),
+                old.kind_ref()
+            ),
+        ));
+    }
+    if old.plural != new.plural || old.namespaced != new.namespaced {
+        return Err(Refusal::new(
+            "kind",
+            format!(
+                "it declares resource {:?} (namespaced: {}); the running module has {:?} (namespaced: {})",
+                new.plural, new.namespaced, old.plural, old.namespaced
+            ),
+        ));
+    }
+    if old.profile != new.profile {
+        return Err(Refusal::new(
+            "kind",
+            format!(
+                "it declares profile {:?}; the running module has {:?}",
+                new.profile, old.profile
+            ),
+        ));
+    }
+    for r in &old.reasons {
+        if !new.reasons.iter().any(|n| n.name == r.name) {
+            return Err(Refusal::new(
+                "reasons",
+                format!(
+                    "reason {:?} was registered by the running module and is missing",
+                    r.name
+                ),
+            ));
+        }
+    }
+    for (i, a) in old.aspects.iter().enumerate() {
+        match new.aspects.get(i) {
+            Some(n) if n == a => {}
+            _ if new.aspects.contains(a) => {
+                return Err(Refusal::new(
+                    "aspects",
+                    format!(
+                        "aspect {a:?} moved from position {} to {}; aspects may only be appended",
+                        i + 1,
+                        new.aspects.iter().position(|n| n == a).unwrap_or(0) + 1
+                    ),
+                ));
+            }
+            _ => {
+                return Err(Refusal::new(
+                    "aspects",
+                    format!("aspect {a:?} was declared by the running module and is missing"),
+                ));
+            }
+        }
+    }
+    for a in &old.advisory {
+        if !new.advisory.contains(a) {
+            return Err(Refusal::new(
+                "advisory",
+                format!(
+                    "advisory condition {a:?} was declared by the running module and is missing"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the fixtures shipped beside a module (`(name, YAML text)`); the
+/// first that does not load or does not pass refuses the module. Golden
+/// files are not compared: the gate asks whether the module still meets its
+/// expectations, not whether its output is byte-identical.
+pub fn fixtures(module: &GuestModule, fixtures: &[(String, String)]) -> Result<(), Refusal> {
+    for (name, text) in fixtures {
+        let fixture: Fixture = serde_yaml::from_str(text)
+            .map_err(|e| Refusal::new("fixtures", format!("fixture {name}: {e}")))?;
+        if fixture.expect.is_none() && fixture.steps.is_empty() {
+            return Err(Refusal::new(
+                "fixtures",
+                format!("fixture {name}: missing field `expect` (or `steps`)"),
+            ));
+        }
+        let report = run_fixture(module, &fixture);
+        if let Some((step, mismatches)) = report.steps.iter().find(|(_, m)| !m.is_empty()) {
+            return Err(Refusal::new(
+                "fixtures",
+                format!(
+                    "fixture {name}, {step}: {}",
+                    mismatches.first().map(String::as_str).unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use reconciler_conventions::kind::{Profile, ReasonEntry};
+
+    use super::*;
+
+    fn spec() -> KindSpec {
+        KindSpec {
+            group: "testing.reconciler.dev".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            namespaced: true,
+            profile: Profile::Progressing,
+            aspects: vec!["Configured".into(), "Serving".into()],
+            advisory: vec!["Tidy".into()],
+            reasons: ["ClusterNotFound", "ImageRefused"]
+                .iter()
+                .map(|r| ReasonEntry {
+                    name: (*r).into(),
+                    owner: "widget".into(),
+                    meaning: String::new(),
+                })
+                .collect(),
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![],
+            reads: vec![],
+            pause: None,
+            spec_schema: None,
+        }
+    }
+
+    fn check(new: KindSpec) -> Result<(), &'static str> {
+        compatible(&spec(), &new).map_err(|r| r.check)
+    }
+
+    #[test]
+    fn the_same_spec_and_additions_pass() {
+        assert_eq!(check(spec()), Ok(()));
+        let mut more = spec();
+        more.aspects.push("Backed".into());
+        more.advisory.insert(0, "Fresh".into());
+        more.reasons.push(ReasonEntry {
+            name: "NewReason".into(),
+            owner: "widget".into(),
+            meaning: "new".into(),
+        });
+        more.reasons.reverse();
+        assert_eq!(check(more), Ok(()));
+    }
+
+    #[test]
+    fn a_dropped_or_renamed_reason_is_refused() {
+        let mut dropped = spec();
+        dropped.reasons.retain(|r| r.name != "ClusterNotFound");
+        let refusal = compatible(&spec(), &dropped).unwrap_err();
+        assert_eq!(refusal.check, "reasons");
+        assert_eq!(
+            refusal.detail,
+            "reason \"ClusterNotFound\" was registered by the running module and is missing"
+        );
+        let mut renamed = spec();
+        renamed.reasons[1].name = "ImageRejected".into();
+        assert_eq!(check(renamed), Err("reasons"));
+    }
+
+    #[test]
+    fn aspects_may_only_be_appended() {
+        let mut removed = spec();
+        removed.aspects.pop();
+        assert_eq!(check(removed), Err("aspects"));
+        let mut renamed = spec();
+        renamed.aspects[0] = "Configuration".into();
+        assert_eq!(check(renamed), Err("aspects"));
+        let mut reordered = spec();
+        reordered.aspects.reverse();
+        let refusal = compatible(&spec(), &reordered).unwrap_err();
+        assert_eq!(refusal.check, "aspects");
+        assert!(refusal.detail.contains("moved"), "{}", refusal.detail);
+        let mut inserted = spec();
+        inserted.aspects.insert(0, "First".into());
+        assert_eq!(check(inserted), Err("aspects"));
+    }
+
+    #[test]
+    fn a_dropped_advisory_condition_is_refused() {
+        let mut dropped = spec();
+        dropped.advisory.clear();
+        assert_eq!(check(dropped), Err("advisory"));
+    }
+
+    #[test]
+    fn another_kind_resource_or_profile_is_refused() {
+        let mut kind = spec();
+        kind.kind = "Gadget".into();
+        assert_eq!(check(kind), Err("kind"));
+        let mut version = spec();
+        version.version = "v2".into();
+        assert_eq!(check(version), Err("kind"));
+        let mut plural = spec();
+        plural.plural = "widgetz".into();
+        assert_eq!(check(plural), Err("kind"));
+        let mut profile = spec();
+        profile.profile = Profile::Kstatus;
+        assert_eq!(check(profile), Err("kind"));
+    }
+}

@@ -1,0 +1,797 @@
+//! Hot swap end to end: `reconciler-host run` as a child process serving
+//! the Hostile test guest against the real local kube-apiserver, while the
+//! test replaces the module in its guests directory with variants of the
+//! guest (built with the hostile guest's `variant-*` features): one the
+//! gate refuses, one that traps and is rolled back, one that serves, put in
+//! place the way a ConfigMap volume updates.
+//!
+//! Every expectation is polled with a timeout (`harness::TIMEOUT`).
+
+mod support;
+
+#[allow(dead_code)]
+#[path = "operator/harness.rs"]
+mod harness;
+#[allow(dead_code)]
+#[path = "operator/objects.rs"]
+mod objects;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::api::DynamicObject;
+use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, cache::digest};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+
+use harness::{POLL, condition, eventually, get, summary};
+
+const API_VERSION: &str = "testing.reconciler.dev/v1";
+const KIND: &str = "Hostile";
+/// The file the host serves the kind from.
+const FILE: &str = "hostile_guest.wasm";
+/// The poll interval of the tests' hosts.
+const GUESTS_POLL: &str = "200ms";
+
+/// The guest's variants (module bytes) and the kind's CRD, built once.
+struct Variants {
+    base: Vec<u8>,
+    drop_reason: Vec<u8>,
+    trap: Vec<u8>,
+    message: Vec<u8>,
+    crd: CustomResourceDefinition,
+    dir: PathBuf,
+    cache_dir: PathBuf,
+}
+
+static VARIANTS: OnceLock<Variants> = OnceLock::new();
+static CRD_INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+
+/// Builds the hostile guest with `feature` (or none) and returns its bytes.
+/// The output path is the same for every feature set, so it is read at once.
+fn build(feature: Option<&str>) -> Vec<u8> {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command.current_dir(&workspace).args([
+        "build",
+        "--quiet",
+        "--profile",
+        "guest",
+        "--target",
+        "wasm32-wasip2",
+        "-p",
+        "hostile-guest",
+    ]);
+    if let Some(f) = feature {
+        command.args(["--features", f]);
+    }
+    let status = command.status().expect("cargo runs");
+    assert!(
+        status.success(),
+        "building the hostile guest ({feature:?}) failed"
+    );
+    std::fs::read(target_dir.join("wasm32-wasip2/guest/hostile_guest.wasm")).expect("the guest")
+}
+
+fn variants() -> &'static Variants {
+    VARIANTS.get_or_init(|| {
+        let drop_reason = build(Some("variant-drop-reason"));
+        let trap = build(Some("variant-trap"));
+        let message = build(Some("variant-message"));
+        // The plain guest last: other test binaries expect it in place.
+        let base = build(None);
+        let variants = [&base, &drop_reason, &trap, &message].map(|b| digest(b));
+        for (i, d) in variants.iter().enumerate() {
+            assert!(
+                !variants[..i].contains(d),
+                "the variants are distinct modules"
+            );
+        }
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hotswap-tests");
+        let cache_dir = dir.join("modules");
+        std::fs::create_dir_all(&cache_dir).expect("a test directory");
+        // The plain guest compiled into the hosts' cache (same limits as
+        // the host's defaults); the variants are compiled by the host when
+        // they land, as in production.
+        let runtime = Runtime::new(RuntimeConfig {
+            limits: Limits::default(),
+            cache_dir: Some(cache_dir.clone()),
+        })
+        .expect("a runtime");
+        let module = runtime
+            .load("hostile_guest", &base)
+            .expect("the guest loads");
+        let crd = serde_json::from_value(reconciler_host::crd::render(module.spec()))
+            .expect("the rendered CRD is a CRD");
+        Variants {
+            base,
+            drop_reason,
+            trap,
+            message,
+            crd,
+            dir,
+            cache_dir,
+        }
+    })
+}
+
+async fn namespace(prefix: &str) -> TestNamespace {
+    let ns = TestNamespace::new(prefix).await.expect("a test namespace");
+    let client = ns.client();
+    CRD_INSTALLED
+        .get_or_init(|| async {
+            reconciler_testsupport::install_crd(&client, variants().crd.clone())
+                .await
+                .expect("installing the Hostile CRD");
+        })
+        .await;
+    ns
+}
+
+/// A fresh guests directory for one test.
+fn guests_dir(test: &str) -> PathBuf {
+    let dir = variants().dir.join(test).join("guests");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a guests directory");
+    dir
+}
+
+/// Writes `bytes` to `dir/name` atomically (a hidden temporary renamed).
+fn place(dir: &Path, name: &str, bytes: &[u8]) {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).expect("writing a module");
+    std::fs::rename(&tmp, dir.join(name)).expect("placing a module");
+}
+
+fn hostiles(ns: &TestNamespace) -> Api<DynamicObject> {
+    objects::api(&ns.client(), ns.name(), API_VERSION, KIND)
+}
+
+async fn create_hostile(ns: &TestNamespace, name: &str, message: &str) {
+    objects::create(
+        &ns.client(),
+        ns.name(),
+        json!({
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": name},
+            "spec": {"behavior": "ok", "message": message},
+        }),
+    )
+    .await;
+}
+
+async fn set_message(api: &Api<DynamicObject>, name: &str, message: &str) {
+    objects::merge(api, name, json!({"spec": {"message": message}})).await;
+}
+
+/// Whether the object is Ready with Behaving True carrying `message`, for
+/// the generation it has now.
+fn evaluated_with(o: &Value, message: &str) -> bool {
+    let generation = o["metadata"]["generation"].as_i64().unwrap_or(-1);
+    let behaving = condition(o, "Behaving");
+    let ready = condition(o, "Ready");
+    behaving.is_some_and(|c| {
+        c.status == "True" && c.message == message && c.observed_generation == generation
+    }) && ready.is_some_and(|c| c.status == "True")
+}
+
+/// Waits until every `(name, message)` is evaluated with its message.
+async fn wait_messages(api: &Api<DynamicObject>, want: &[(String, String)]) {
+    eventually("every object evaluated with its message", async || {
+        let mut wrong = Vec::new();
+        for (name, message) in want {
+            let o = get(api, name).await;
+            if !evaluated_with(&o, message) {
+                wrong.push((name.clone(), message.clone(), summary(&o)));
+            }
+        }
+        if wrong.is_empty() { Ok(()) } else { Err(wrong) }
+    })
+    .await;
+}
+
+/// A free loopback port for `/metrics`.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// `reconciler-host run` over a guests directory, one namespace, with the
+/// tests' poll interval, `/metrics` on a free port. Stopped on drop
+/// (SIGTERM); prints its log's tail when the test fails.
+struct SwapHost {
+    child: Child,
+    log: PathBuf,
+    metrics_port: u16,
+}
+
+impl SwapHost {
+    async fn start(namespace: &str, guests: &Path, extra: &[&str]) -> SwapHost {
+        let v = variants();
+        let log = guests.parent().expect("a test directory").join("host.log");
+        let stderr = std::fs::File::create(&log).expect("the host's log");
+        let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+        let metrics_port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .arg("--cache-dir")
+            .arg(&v.cache_dir)
+            .arg("run")
+            .arg("--guests")
+            .arg(guests)
+            .args(["--namespaces", namespace])
+            .args(["--guests-poll", GUESTS_POLL])
+            .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("the host starts");
+        let mut host = SwapHost {
+            child,
+            log,
+            metrics_port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !host.log_text().contains("caches synced; reconciling") {
+            assert!(
+                host.child.try_wait().expect("try_wait").is_none(),
+                "the host exited while starting"
+            );
+            assert!(Instant::now() < deadline, "the host did not start in 60 s");
+            tokio::time::sleep(POLL).await;
+        }
+        host
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Lines of the log containing every one of `parts`.
+    fn lines_with(&self, parts: &[&str]) -> Vec<String> {
+        self.log_text()
+            .lines()
+            .filter(|l| parts.iter().all(|p| l.contains(p)))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.log_text()
+            .lines()
+            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The Prometheus exposition.
+    fn metrics(&self) -> String {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.metrics_port))
+            .expect("the metrics endpoint");
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .expect("a request");
+        let mut out = String::new();
+        s.read_to_string(&mut out).expect("a response");
+        out
+    }
+
+    /// The value of one sample (`name{labels}`), if exposed.
+    fn sample(&self, series: &str) -> Option<f64> {
+        self.metrics().lines().find_map(|l| {
+            l.strip_prefix(series)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .and_then(|v| v.trim().parse().ok())
+        })
+    }
+
+    /// SIGTERM; asserts a clean stop.
+    fn finish(mut self) {
+        let status = self.stop();
+        assert!(status.success(), "the host did not stop cleanly: {status}");
+        assert!(self.log_text().contains("stopped"), "no clean shutdown");
+    }
+
+    fn stop(&mut self) -> std::process::ExitStatus {
+        if let Some(s) = self.child.try_wait().expect("try_wait") {
+            return s;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                return self.child.wait().expect("wait");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for SwapHost {
+    fn drop(&mut self) {
+        let status = self.stop();
+        if std::thread::panicking() {
+            let text = self.log_text();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(80)..];
+            eprintln!(
+                "--- host ({status}), log {}:\n{}\n---",
+                self.log.display(),
+                tail.join("\n")
+            );
+        }
+    }
+}
+
+fn module_series(d: &str) -> String {
+    format!("reconciler_module{{kind=\"Hostile\",guest=\"hostile_guest\",digest=\"{d}\"}}")
+}
+
+/// 1. A module that drops a reason of the running one is refused, in one
+/// log line and a metric; the running module goes on serving.
+#[tokio::test]
+async fn module_dropping_a_reason_is_refused_and_the_old_one_serves_on() {
+    let v = variants();
+    let ns = namespace("swap-refused").await;
+    let dir = guests_dir("refused");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    let mut want = Vec::new();
+    for i in 0..3 {
+        let (name, message) = (format!("h{i}"), format!("one-{i}"));
+        create_hostile(&ns, &name, &message).await;
+        want.push((name, message));
+    }
+    wait_messages(&api, &want).await;
+
+    place(&dir, FILE, &v.drop_reason);
+    let refused_digest = digest(&v.drop_reason);
+    let line = eventually("the refusal in the log", async || {
+        match host
+            .lines_with(&["refused guest hostile_guest (digest "])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(line.contains(&refused_digest[..12]), "{line}");
+    assert!(
+        line.contains("reason \"Misbehaving\" was registered by the running module and is missing"),
+        "{line}"
+    );
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"reasons\"}"),
+        Some(1.0)
+    );
+    assert_eq!(host.sample(&module_series(&digest(&v.base))), Some(1.0));
+    assert_eq!(host.sample(&module_series(&refused_digest)), None);
+
+    // The running module still evaluates changes.
+    want[1].1 = "two".into();
+    set_message(&api, &want[1].0, "two").await;
+    wait_messages(&api, &want).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        None,
+        "nothing was swapped"
+    );
+    let problems = host.problems();
+    assert_eq!(problems, vec![line], "the refusal is the only warning");
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// 2. A module whose passes trap after the swap is rolled back to the
+/// previous one, which evaluates every object again.
+#[tokio::test]
+async fn trapping_module_is_rolled_back() {
+    let v = variants();
+    let ns = namespace("swap-rollback").await;
+    let dir = guests_dir("rollback");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &["--rollback-window", "4"]).await;
+    let api = hostiles(&ns);
+    let mut want = Vec::new();
+    for i in 0..4 {
+        let (name, message) = (format!("h{i}"), format!("m-{i}"));
+        create_hostile(&ns, &name, &message).await;
+        want.push((name, message));
+    }
+    wait_messages(&api, &want).await;
+
+    place(&dir, FILE, &v.trap);
+    let trap_digest = digest(&v.trap);
+    let line = eventually("the rollback in the log", async || {
+        match host
+            .lines_with(&["rolled back guest hostile_guest"])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(line.contains(&trap_digest[..12]), "{line}");
+    assert!(line.contains(&digest(&v.base)[..12]), "{line}");
+    assert_eq!(
+        host.sample("reconciler_rollbacks_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert_eq!(host.sample(&module_series(&digest(&v.base))), Some(1.0));
+    assert_eq!(host.sample(&module_series(&trap_digest)), None);
+    let failed = host
+        .sample("reconciler_guest_errors_total{kind=\"Hostile\",class=\"trap\"}")
+        .unwrap_or(0.0);
+    assert!(
+        failed >= 3.0,
+        "more than half of a window of 4 failed: {failed}"
+    );
+
+    // Every object evaluated by the old module again, and still served by it.
+    wait_messages(&api, &want).await;
+    want[0].1 = "after".into();
+    set_message(&api, &want[0].0, "after").await;
+    wait_messages(&api, &want).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0),
+        "the refused file is not loaded again"
+    );
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// A ConfigMap volume: `hostile_guest.wasm -> ..data/hostile_guest.wasm`,
+/// `..data -> ..<timestamp>`.
+fn configmap(dir: &Path, bytes: &[u8]) {
+    let version = dir.join("..2026_11_29_00_00_00.1");
+    std::fs::create_dir(&version).unwrap();
+    std::fs::write(version.join(FILE), bytes).unwrap();
+    symlink("..2026_11_29_00_00_00.1", dir.join("..data")).unwrap();
+    symlink(format!("..data/{FILE}"), dir.join(FILE)).unwrap();
+}
+
+/// The kubelet's update of a ConfigMap volume: a new timestamped
+/// directory, a new `..data` link renamed over the old one, the old
+/// directory removed.
+fn configmap_update(dir: &Path, bytes: &[u8]) {
+    let version = dir.join("..2026_11_29_00_00_00.2");
+    std::fs::create_dir(&version).unwrap();
+    std::fs::write(version.join(FILE), bytes).unwrap();
+    symlink("..2026_11_29_00_00_00.2", dir.join("..data_tmp")).unwrap();
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    std::fs::remove_dir_all(dir.join("..2026_11_29_00_00_00.1")).unwrap();
+}
+
+/// The timestamp of the first log line containing `part`.
+fn logged_at(host: &SwapHost, part: &str) -> Option<jiff::Timestamp> {
+    let line = host.lines_with(&[part]).into_iter().next()?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
+/// 3. A swap through a ConfigMap-style `..data` flip: the new module serves,
+/// and every object is re-evaluated by it.
+#[tokio::test]
+async fn configmap_data_flip_swaps_and_reevaluates_every_object() {
+    let v = variants();
+    let ns = namespace("swap-configmap").await;
+    let dir = guests_dir("configmap");
+    configmap(&dir, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    let mut want = Vec::new();
+    for i in 0..5 {
+        let (name, message) = (format!("h{i}"), format!("m-{i}"));
+        create_hostile(&ns, &name, &message).await;
+        want.push((name, message));
+    }
+    wait_messages(&api, &want).await;
+
+    let landed = Instant::now();
+    let landed_at = jiff::Timestamp::now();
+    configmap_update(&dir, &v.message);
+    let first = eventually("a first object evaluated by the new module", async || {
+        for (name, message) in &want {
+            if evaluated_with(&get(&api, name).await, &format!("v2: {message}")) {
+                return Ok(landed.elapsed());
+            }
+        }
+        Err(())
+    })
+    .await;
+    let v2: Vec<(String, String)> = want
+        .iter()
+        .map(|(n, m)| (n.clone(), format!("v2: {m}")))
+        .collect();
+    wait_messages(&api, &v2).await;
+    let all = landed.elapsed();
+    let new_digest = digest(&v.message);
+    let swapped = host.lines_with(&["swapped in guest hostile_guest", &new_digest[..12]]);
+    assert_eq!(swapped.len(), 1, "{swapped:?}");
+    assert!(
+        swapped[0].contains("re-evaluating 5 objects"),
+        "{}",
+        swapped[0]
+    );
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert_eq!(host.sample(&module_series(&new_digest)), Some(1.0));
+    assert_eq!(host.sample(&module_series(&digest(&v.base))), None);
+    let since = |part: &str| {
+        logged_at(&host, part).map(|t| {
+            (t - landed_at)
+                .total(jiff::Unit::Millisecond)
+                .unwrap_or(f64::NAN)
+        })
+    };
+    eprintln!(
+        "hot swap through a ..data flip, polling every {GUESTS_POLL}, ms after the flip: detected {:.0?}, swapped in {:.0?}, first pass on the new module {:.0?} (host log); first new status seen {first:?}, all 5 {all:?} (test, polling every {POLL:?})",
+        since("guest file changed"),
+        since("swapped in guest"),
+        since("first pass on the swapped-in module"),
+    );
+    assert!(host.problems().is_empty(), "{:?}", host.problems());
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// 4. A swap while many objects change continuously: no pass fails, and
+/// every object ends on the status its final spec implies, by the new
+/// module.
+#[tokio::test]
+async fn swap_under_load_fails_no_pass() {
+    let v = variants();
+    let ns = namespace("swap-load").await;
+    let dir = guests_dir("load");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    const N: usize = 30;
+    for i in 0..N {
+        create_hostile(&ns, &format!("h{i}"), "start").await;
+    }
+    // Every object's message changes round after round, from before the
+    // swap until three rounds after it.
+    let swapped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let api = api.clone();
+        let swapped = swapped.clone();
+        tokio::spawn(async move {
+            let mut last = vec![String::from("start"); N];
+            let mut after = 0;
+            for round in 0..300 {
+                for (i, message) in last.iter_mut().enumerate() {
+                    *message = format!("round-{round}");
+                    set_message(&api, &format!("h{i}"), message).await;
+                }
+                if swapped.load(std::sync::atomic::Ordering::SeqCst) {
+                    after += 1;
+                    if after == 3 {
+                        break;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            (last, after)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    place(&dir, FILE, &v.message);
+    eventually("the swap in the log", async || {
+        match host.lines_with(&["swapped in guest hostile_guest"]).len() {
+            1 => Ok(()),
+            n => Err(n),
+        }
+    })
+    .await;
+    swapped.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (last, after) = churn.await.expect("the churn");
+    assert_eq!(after, 3, "the objects changed on after the swap");
+    let want: Vec<(String, String)> = last
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("h{i}"), format!("v2: {m}")))
+        .collect();
+    wait_messages(&api, &want).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert!(
+        !host.metrics().contains("reconciler_guest_errors_total{"),
+        "no pass failed"
+    );
+    assert!(host.problems().is_empty(), "{:?}", host.problems());
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// 5. A removed module stops its kind's passes (nothing is written to its
+/// objects); a module placed again serves it again, re-evaluating them.
+#[tokio::test]
+async fn removed_module_stops_the_kind_and_a_returning_one_resumes() {
+    let v = variants();
+    let ns = namespace("swap-removed").await;
+    let dir = guests_dir("removed");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    create_hostile(&ns, "h0", "a").await;
+    wait_messages(&api, &[("h0".into(), "a".into())]).await;
+
+    std::fs::remove_file(dir.join(FILE)).unwrap();
+    eventually("the removal in the log", async || {
+        match host.lines_with(&["guest hostile_guest removed"]).len() {
+            1 => Ok(()),
+            n => Err(n),
+        }
+    })
+    .await;
+    assert_eq!(host.sample(&module_series(&digest(&v.base))), None);
+    let before = get(&api, "h0").await;
+    set_message(&api, "h0", "b").await;
+    harness::settle().await;
+    let after = get(&api, "h0").await;
+    assert_eq!(
+        after["status"], before["status"],
+        "nothing is written while no module serves the kind"
+    );
+
+    place(&dir, FILE, &v.message);
+    wait_messages(&api, &[("h0".into(), "v2: b".into())]).await;
+    let swapped = host.lines_with(&["swapped in guest hostile_guest", "file was removed"]);
+    assert_eq!(swapped.len(), 1, "{swapped:?}");
+    assert_eq!(host.sample(&module_series(&digest(&v.message))), Some(1.0));
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// 6. A module for a kind no module serves asks for a restart; a second
+/// file claiming the served kind is refused; the running module serves on.
+#[tokio::test]
+async fn new_kind_and_second_claim_are_refused() {
+    let v = variants();
+    let ns = namespace("swap-claims").await;
+    let dir = guests_dir("claims");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    create_hostile(&ns, "h0", "a").await;
+    wait_messages(&api, &[("h0".into(), "a".into())]).await;
+
+    let agent = std::fs::read(support::guest_wasm("evidenceagent-guest")).unwrap();
+    place(&dir, "evidenceagent_guest.wasm", &agent);
+    place(&dir, "hostile_copy.wasm", &v.message);
+    eventually("both refusals in the log", async || {
+        let new_kind = host.lines_with(&["refused guest evidenceagent_guest", "restart the host"]);
+        let claimed = host.lines_with(&[
+            "refused guest hostile_copy",
+            "which guest file hostile_guest.wasm serves",
+        ]);
+        if new_kind.len() == 1 && claimed.len() == 1 {
+            Ok(())
+        } else {
+            Err((new_kind, claimed))
+        }
+    })
+    .await;
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"EvidenceAgent\",check=\"new-kind\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"claimed\"}"),
+        Some(1.0)
+    );
+    set_message(&api, "h0", "b").await;
+    wait_messages(&api, &[("h0".into(), "b".into())]).await;
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// A fixture of the Hostile kind: a healthy object's Behaving message.
+fn hostile_fixture(message: &str) -> String {
+    format!(
+        r#"name: a healthy object carries its message
+parent:
+  apiVersion: {API_VERSION}
+  kind: {KIND}
+  metadata: {{name: h, namespace: ns, uid: 00000000-0000-4000-8000-000000000001, generation: 1}}
+  spec: {{behavior: ok, message: hello}}
+expect:
+  aspects:
+    Behaving: {{status: "True", reason: AsExpected, message: "{message}"}}
+"#
+    )
+}
+
+/// 7. Fixtures shipped beside a module (`<stem>.fixtures/`) gate it: a
+/// module failing them is refused; with fixtures it meets, put in place
+/// again, it is swapped in.
+#[tokio::test]
+async fn fixtures_beside_a_module_gate_it() {
+    let v = variants();
+    let ns = namespace("swap-fixtures").await;
+    let dir = guests_dir("fixtures");
+    let fixtures = dir.join("hostile_guest.fixtures");
+    std::fs::create_dir(&fixtures).unwrap();
+    place(
+        &fixtures,
+        "healthy.yaml",
+        hostile_fixture("hello").as_bytes(),
+    );
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    create_hostile(&ns, "h0", "a").await;
+    wait_messages(&api, &[("h0".into(), "a".into())]).await;
+
+    place(&dir, FILE, &v.message);
+    let line = eventually("the refusal in the log", async || {
+        match host.lines_with(&["refused guest hostile_guest"]).as_slice() {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(
+        line.contains("fixture hostile_guest.fixtures/healthy.yaml"),
+        "{line}"
+    );
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"fixtures\"}"),
+        Some(1.0)
+    );
+    set_message(&api, "h0", "b").await;
+    wait_messages(&api, &[("h0".into(), "b".into())]).await;
+
+    // The fixtures updated for the new module, and the module put in place
+    // again (a ConfigMap update does both at once).
+    place(
+        &fixtures,
+        "healthy.yaml",
+        hostile_fixture("v2: hello").as_bytes(),
+    );
+    place(&dir, FILE, &v.message);
+    wait_messages(&api, &[("h0".into(), "v2: b".into())]).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
