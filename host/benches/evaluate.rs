@@ -20,7 +20,8 @@
 //!
 //! `make bench` (or `cargo bench -p reconciler-host --bench evaluate`).
 //! Iterations: `BENCH_NATIVE_ITERS` (default 20000), `BENCH_WASM_ITERS`
-//! (default 5000).
+//! (default 5000); `BENCH_POOL_KEEP_RESIDENT_KIB` (default 0) sizes the
+//! linear memory the pooling replica keeps resident between instances.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -53,7 +54,7 @@ use reconciler_host::runtime::sandbox::{self, Sandbox};
 use reconciler_host::runtime::{EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig};
 use serde_json::Value;
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
 const FIXTURE: &str = "guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml";
@@ -108,7 +109,7 @@ fn main() {
     let paused = time(breakdown_iters, breakdown_iters / 10, || {
         black_box(scenario.wasm(&module, source.clone(), true).unwrap());
     });
-    let replica = Replica::new(&wasm_path, &module);
+    let replica = Replica::new(&wasm_path, &module, false).expect("the replica links");
     let store_only = time(breakdown_iters, breakdown_iters / 10, || {
         black_box(replica.store(&scenario, source.clone()));
     });
@@ -118,6 +119,29 @@ fn main() {
     });
     let replica_full = time(breakdown_iters, breakdown_iters / 10, || {
         black_box(replica.evaluate(&scenario, source.clone()));
+    });
+    let warm = {
+        let mut store = replica.store(&scenario, source.clone());
+        let guest = replica.pre.instantiate(&mut store).expect("instantiates");
+        let input = scenario.wit_input();
+        time(breakdown_iters, breakdown_iters / 10, || {
+            black_box(
+                guest
+                    .reconciler_guest_reconciler()
+                    .call_evaluate(&mut store, &input)
+                    .expect("evaluates"),
+            );
+        })
+    };
+    let pooled = Replica::new(&wasm_path, &module, true).map(|pooled| {
+        let instantiate = time(breakdown_iters, breakdown_iters / 10, || {
+            let mut store = pooled.store(&scenario, source.clone());
+            black_box(pooled.pre.instantiate(&mut store).unwrap());
+        });
+        let full = time(breakdown_iters, breakdown_iters / 10, || {
+            black_box(pooled.evaluate(&scenario, source.clone()));
+        });
+        (instantiate, full)
     });
     let parent_marshal = time(native_iters, native_iters / 10, || {
         black_box(scenario.parent_object());
@@ -131,10 +155,16 @@ fn main() {
         black_box(server.into_reads());
     });
     let mut per_call: Vec<(String, Stats)> = Vec::new();
+    let server_only = time(native_iters, native_iters / 10, || {
+        black_box(FactServer::new(
+            source.clone(),
+            declared.iter().cloned(),
+            scenario.now,
+        ));
+    });
     for call in dedup(&calls) {
+        let mut server = FactServer::new(source.clone(), declared.iter().cloned(), scenario.now);
         let stats = time(native_iters, native_iters / 10, || {
-            let mut server =
-                FactServer::new(source.clone(), declared.iter().cloned(), scenario.now);
             call.replay(&mut server);
         });
         let repeats = calls.iter().filter(|c| **c == call).count();
@@ -144,6 +174,13 @@ fn main() {
     // The report.
     println!();
     println!("EvidenceAgent evaluation: {FIXTURE}, first pass");
+    println!(
+        "load average at the end: {} ({} CPUs)",
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|_| "unknown".into()),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     println!("verdict (both paths, asserted equal): {agreed}");
     println!(
         "facts per evaluation: {} guest calls ({}), {} object-source reads",
@@ -175,6 +212,26 @@ fn main() {
     row("replica: fresh store only", &store_only);
     row("replica: fresh store + instantiate", &instantiate);
     row("replica: store + instantiate + evaluate", &replica_full);
+    row("replica: evaluate again, same warm instance", &warm);
+    match &pooled {
+        Ok((instantiate, full)) => {
+            row(
+                &format!(
+                    "replica, pooling ({} KiB resident): + instantiate",
+                    pool_keep_resident() >> 10
+                ),
+                instantiate,
+            );
+            row(
+                &format!(
+                    "replica, pooling ({} KiB resident): + evaluate",
+                    pool_keep_resident() >> 10
+                ),
+                full,
+            );
+        }
+        Err(e) => println!("replica, pooling allocator: unavailable ({e})"),
+    }
     row(
         "host: parent marshalling (meta + JSON text)",
         &parent_marshal,
@@ -183,6 +240,7 @@ fn main() {
         &format!("host: fact derivation, {} calls replayed", calls.len()),
         &derivation,
     );
+    row("  FactServer::new alone (once per pass)", &server_only);
     for (name, stats) in &per_call {
         row(&format!("  {name}"), stats);
     }
@@ -200,6 +258,16 @@ fn main() {
          Sandbox, MemoryLimiter, FactServer, GuestPre; the runtime itself does not \
          expose instantiation alone)"
     );
+}
+
+/// Linear memory the pooling replica keeps resident between instances
+/// (`BENCH_POOL_KEEP_RESIDENT_KIB`, default 0: released with madvise).
+fn pool_keep_resident() -> usize {
+    std::env::var("BENCH_POOL_KEEP_RESIDENT_KIB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0)
+        << 10
 }
 
 fn iterations(var: &str, default: usize) -> usize {
@@ -269,6 +337,15 @@ impl Scenario {
             })
             .outcome
             .map_err(|e| e.to_string())
+    }
+
+    /// The runtime's input to `evaluate`, in the host's contract types.
+    fn wit_input(&self) -> wit_rec::Evaluation {
+        wit_rec::Evaluation {
+            parent: self.parent_object(),
+            paused: false,
+            settings: self.settings.clone(),
+        }
     }
 
     /// What the runtime hands the guest as the parent.
@@ -827,27 +904,59 @@ struct Replica {
 }
 
 impl Replica {
-    /// The runtime's engine configuration, linker and pre-instantiation.
-    fn new(wasm: &std::path::Path, module: &GuestModule) -> Self {
+    /// The runtime's engine configuration, linker and pre-instantiation;
+    /// `pooling`: wasmtime's pooling allocator, a few slots whose linear
+    /// memory stays resident between instances (the runtime does not use it).
+    fn new(wasm: &std::path::Path, module: &GuestModule, pooling: bool) -> wasmtime::Result<Self> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
-        let engine = Engine::new(&config).expect("engine");
+        if pooling {
+            let mut pool = PoolingAllocationConfig::default();
+            pool.total_component_instances(4)
+                .total_core_instances(64)
+                .total_memories(16)
+                .total_tables(32)
+                .max_memory_size(Limits::default().memory_bytes)
+                .linear_memory_keep_resident(pool_keep_resident())
+                .table_keep_resident(64 << 10);
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
-        sandbox::add_to_linker(&mut linker).expect("wasi links");
+        sandbox::add_to_linker(&mut linker)?;
         GuestWorld::add_to_linker::<ReplicaState, HasSelf<FactServer>>(&mut linker, |s| {
             &mut s.facts
-        })
-        .expect("facts link");
-        let component = Component::from_file(&engine, wasm).expect("the guest compiles");
-        let pre = GuestPre::new(linker.instantiate_pre(&component).expect("pre"))
-            .expect("the world matches");
-        Replica {
+        })?;
+        let component = Component::from_file(&engine, wasm)?;
+        let pre = GuestPre::new(linker.instantiate_pre(&component)?)?;
+        // One instance, to fail here rather than in a timed loop.
+        let probe = Replica {
+            engine: engine.clone(),
+            pre: pre.clone(),
+            declared: Vec::new(),
+            memory_bytes: Limits::default().memory_bytes,
+        };
+        let mut store = Store::new(
+            &probe.engine,
+            ReplicaState {
+                facts: FactServer::new(
+                    Arc::new(MemorySource::new()),
+                    [],
+                    jiff::Timestamp::UNIX_EPOCH,
+                ),
+                limiter: MemoryLimiter::new(probe.memory_bytes),
+                sandbox: Sandbox::new(),
+            },
+        );
+        store.set_epoch_deadline(1 << 40);
+        probe.pre.instantiate(&mut store)?;
+        Ok(Replica {
             engine,
             pre,
             declared: module.spec().reads.iter().map(|r| r.kind.clone()).collect(),
             memory_bytes: Limits::default().memory_bytes,
-        }
+        })
     }
 
     fn store(&self, scenario: &Scenario, source: Arc<dyn ObjectSource>) -> Store<ReplicaState> {
@@ -867,11 +976,7 @@ impl Replica {
 
     fn evaluate(&self, scenario: &Scenario, source: Arc<dyn ObjectSource>) -> wit_rec::Verdict {
         let mut store = self.store(scenario, source);
-        let input = wit_rec::Evaluation {
-            parent: scenario.parent_object(),
-            paused: false,
-            settings: scenario.settings.clone(),
-        };
+        let input = scenario.wit_input();
         let guest = self.pre.instantiate(&mut store).expect("instantiates");
         guest
             .reconciler_guest_reconciler()
