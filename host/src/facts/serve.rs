@@ -2,7 +2,7 @@
 //! refuses kinds the guest did not declare, and records every read as a
 //! dependency of the parent.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -79,6 +79,9 @@ pub struct FactServer {
     declared: BTreeSet<KindRef>,
     now: jiff::Timestamp,
     reads: BTreeSet<Dependency>,
+    /// Workloads derived in this pass: the source does not change within
+    /// a pass, and deriving one parses the Deployment and all its Pods.
+    workloads: BTreeMap<(String, String), Option<WorkloadFact>>,
 }
 
 impl FactServer {
@@ -92,6 +95,7 @@ impl FactServer {
             declared: declared.into_iter().collect(),
             now,
             reads: BTreeSet::new(),
+            workloads: BTreeMap::new(),
         }
     }
 
@@ -140,6 +144,33 @@ impl FactServer {
             selector,
         });
         found
+    }
+
+    /// The Deployment `name` and the Pods its selector matches, as a fact.
+    fn derive_workload(
+        &mut self,
+        deployments: &KindRef,
+        pods: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<WorkloadFact>, ReadError> {
+        let Some(json) = self.read_object(deployments, namespace, name)? else {
+            return Ok(None);
+        };
+
+        let deployment =
+            Deployment::deserialize(&*json).map_err(|e| malformed("Deployment", &json, e))?;
+        let selector = Selector::from_json(&json["spec"]["selector"]);
+        let pod_facts = self
+            .read_list(pods, namespace, selector)?
+            .iter()
+            .map(|p| {
+                Pod::deserialize(&**p)
+                    .map(|pod| pod_fact(p, &pod))
+                    .map_err(|e| malformed("Pod", p, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(workload_fact(&json, &deployment, pod_facts)))
     }
 }
 
@@ -193,22 +224,13 @@ impl wit::Host for FactServer {
         let (deployments, pods) = (deployment_kind(), pod_kind());
         self.allow(&deployments, "facts.workload")?;
         self.allow(&pods, "facts.workload")?;
-        let Some(json) = self.read_object(&deployments, &namespace, &name)? else {
-            return Ok(None);
-        };
-        let deployment =
-            Deployment::deserialize(&*json).map_err(|e| malformed("Deployment", &json, e))?;
-        let selector = Selector::from_json(&json["spec"]["selector"]);
-        let pod_facts = self
-            .read_list(&pods, &namespace, selector)?
-            .iter()
-            .map(|p| {
-                Pod::deserialize(&**p)
-                    .map(|pod| pod_fact(p, &pod))
-                    .map_err(|e| malformed("Pod", p, e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(workload_fact(&json, &deployment, pod_facts)))
+        let key = (namespace, name);
+        if let Some(derived) = self.workloads.get(&key) {
+            return Ok(derived.clone());
+        }
+        let derived = self.derive_workload(&deployments, &pods, &key.0, &key.1)?;
+        self.workloads.insert(key, derived.clone());
+        Ok(derived)
     }
 
     fn secret(&mut self, namespace: String, name: String) -> Result<Option<SecretFact>, ReadError> {
@@ -295,4 +317,56 @@ fn refuse_secret_data(kind: &KindRef) -> Result<(), ReadError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::reconciler::guest::facts::Host as _;
+    use crate::facts::MemorySource;
+    use serde_json::json;
+
+    fn server(source: MemorySource, declared: Vec<KindRef>) -> FactServer {
+        FactServer::new(Arc::new(source), declared, jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn a_workload_read_twice_is_derived_once_and_recorded_once() {
+        let mut source = MemorySource::new();
+        source.insert(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "ns", "generation": 1},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}}, "template": {}},
+            "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}}));
+        source.insert(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "d-1", "namespace": "ns", "labels": {"app": "d"}}}));
+        let mut facts = server(source, vec![deployment_kind(), pod_kind()]);
+        let first = facts.workload("ns".into(), "d".into()).unwrap().unwrap();
+        let second = facts.workload("ns".into(), "d".into()).unwrap().unwrap();
+        assert_eq!(format!("{first:?}"), format!("{second:?}"));
+        assert_eq!(first.pods.len(), 1);
+        let reads: Vec<String> = facts.into_reads().iter().map(ToString::to_string).collect();
+        assert_eq!(reads, ["Deployment ns/d", "Pod in \"ns\" matching {app=d}"]);
+    }
+
+    #[test]
+    fn an_undeclared_kind_and_secret_data_are_refused() {
+        let mut facts = server(MemorySource::new(), vec![secret_kind()]);
+        let kind = crate::bindings::reconciler::guest::types::KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Secret".into(),
+        };
+        assert!(matches!(
+            facts.get(kind, "ns".into(), "s".into()),
+            Err(ReadError::Forbidden(_))
+        ));
+        assert!(matches!(
+            facts.config_map("ns".into(), "c".into()),
+            Err(ReadError::NotDeclared(_))
+        ));
+        assert!(
+            facts.into_reads().is_empty(),
+            "a refused read is no dependency"
+        );
+    }
 }
