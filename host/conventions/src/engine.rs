@@ -38,6 +38,9 @@ pub const RECONCILING_REASON: &str = "Reconciling";
 pub const RECONCILE_ERROR: &str = "ReconcileError";
 /// Ready Unknown and the convergence condition False while paused.
 pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
+/// Ready Unknown, once at start, on an object of a namespace the host left
+/// out of its watch for missing permissions.
+pub const NAMESPACE_NOT_WATCHED: &str = "NamespaceNotWatched";
 
 /// The class of an error that ended a pass. Each class is reported by one
 /// Warning Event, once, until a pass succeeds.
@@ -199,6 +202,83 @@ pub fn decide(input: Input<'_>) -> Decision {
             ),
         },
         Outcome::Error { class, text } => from_error(spec, &writer, previous, paused, class, &text),
+    }
+}
+
+/// The status of an object in a namespace the host left out of its watch
+/// (it may not list a kind it needs there): Ready Unknown with reason
+/// [`NAMESPACE_NOT_WATCHED`] and `message` (naming the namespace and the
+/// missing permissions), written once at start; no pass runs on the object
+/// afterwards.
+///
+/// - Every other condition is kept as it was (its own observedGeneration
+///   still saying which generation it describes); a condition the kind
+///   always carries that the object does not have yet is Unknown
+///   (Initializing), as on first touch. The status fields are kept.
+/// - observedGeneration is `generation`; Ready's lastTransitionTime moves
+///   only when its status does.
+/// - One Warning Event (NamespaceNotWatched, `message` as note) when
+///   Ready's (status, reason) changes: a restart with the same permissions
+///   missing writes nothing and reports nothing again.
+pub fn not_watched(
+    spec: &KindSpec,
+    generation: i64,
+    previous: &Status,
+    now: jiff::Timestamp,
+    message: &str,
+) -> Decision {
+    let writer = Writer::new(previous, generation, now);
+    let ready = writer.write(
+        READY,
+        Fact::new(
+            crate::verdict::ConditionStatus::Unknown,
+            NAMESPACE_NOT_WATCHED,
+            message,
+        ),
+    );
+    let always: Vec<&str> = spec
+        .host_conditions()
+        .iter()
+        .copied()
+        .chain(spec.aspects.iter().map(String::as_str))
+        .collect();
+    let conditions = std::iter::once(ready.clone())
+        .chain(
+            spec.condition_types()
+                .filter(|t| *t != READY)
+                .filter_map(|t| {
+                    if always.contains(&t) {
+                        Some(writer.keep_or_initialize(t))
+                    } else {
+                        writer.keep(t)
+                    }
+                }),
+        )
+        .collect();
+    let status = Status {
+        observed_generation: Some(generation),
+        conditions,
+        fields: previous.fields.clone(),
+    };
+    let changed = status != *previous;
+    let reported = previous
+        .condition(READY)
+        .is_some_and(|before| before.status == ready.status && before.reason == ready.reason);
+    let events = if changed && !reported {
+        vec![Event {
+            type_: EventType::Warning,
+            reason: NAMESPACE_NOT_WATCHED.to_owned(),
+            note: ready.message.clone(),
+        }]
+    } else {
+        Vec::new()
+    };
+    Decision {
+        status,
+        changed,
+        events,
+        requeue_after_seconds: None,
+        stalled: false,
     }
 }
 

@@ -2,6 +2,7 @@
 //! only what fact derivation needs, and read as the facts' source.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use reconciler_conventions::kind::KindRef;
@@ -30,6 +31,9 @@ impl Change {
 pub struct ObjectCache {
     kind: KindRef,
     objects: RwLock<HashMap<(String, String), Arc<Value>>>,
+    /// False once a watch of the kind was answered 404 (its CRD deleted
+    /// while the host runs), until a watch lists it again.
+    served: AtomicBool,
 }
 
 type Key = (String, String);
@@ -50,11 +54,23 @@ impl ObjectCache {
         ObjectCache {
             kind,
             objects: RwLock::default(),
+            served: AtomicBool::new(true),
         }
     }
 
     pub fn kind(&self) -> &KindRef {
         &self.kind
+    }
+
+    /// Whether the API server still serves the kind, as its watches last
+    /// saw it.
+    pub fn is_served(&self) -> bool {
+        self.served.load(Ordering::Relaxed)
+    }
+
+    /// Records whether the kind is served; returns what was recorded before.
+    pub fn set_served(&self, served: bool) -> bool {
+        self.served.swap(served, Ordering::Relaxed)
     }
 
     /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed.
@@ -216,11 +232,19 @@ impl ClusterSource {
         self.caches.get(kind)
     }
 
+    /// The kind's cache when it may be read in `namespace`: probed
+    /// available at start, and still served (a kind whose CRD was deleted
+    /// while running reads as not served until it is listed again).
     fn check(&self, kind: &KindRef, namespace: &str) -> Result<&Arc<ObjectCache>, SourceError> {
         self.availability.check(kind, namespace)?;
-        self.caches
+        let cache = self
+            .caches
             .get(kind)
-            .ok_or_else(|| SourceError::NotWatched(kind.clone()))
+            .ok_or_else(|| SourceError::NotWatched(kind.clone()))?;
+        if !cache.is_served() {
+            return Err(SourceError::NotServed(kind.clone()));
+        }
+        Ok(cache)
     }
 }
 
@@ -244,7 +268,12 @@ impl ObjectSource for ClusterSource {
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        self.availability.get(kind, namespace)
+        match self.availability.get(kind, namespace) {
+            Availability::Available if self.caches.get(kind).is_some_and(|c| !c.is_served()) => {
+                Availability::NotServed
+            }
+            a => a,
+        }
     }
 }
 
@@ -309,6 +338,32 @@ mod tests {
         assert_eq!(held["metadata"]["resourceVersion"], "12");
         let held = cache.apply_if_newer(obj("13", false));
         assert_eq!(held["metadata"]["resourceVersion"], "13");
+    }
+
+    #[test]
+    fn a_kind_no_longer_served_reads_as_not_served_until_served_again() {
+        let kind = KindRef {
+            group: "route.openshift.io".into(),
+            version: "v1".into(),
+            kind: "Route".into(),
+        };
+        let mut source = ClusterSource::default();
+        let cache = source.add_kind(kind.clone());
+        assert!(cache.set_served(false));
+        assert!(matches!(
+            source.get(&kind, "team-a", "x"),
+            Err(SourceError::NotServed(_))
+        ));
+        assert_eq!(
+            source.availability(&kind, "team-a"),
+            Availability::NotServed
+        );
+        assert!(!cache.set_served(true));
+        assert!(source.get(&kind, "team-a", "x").is_ok());
+        assert_eq!(
+            source.availability(&kind, "team-a"),
+            Availability::Available
+        );
     }
 
     #[test]

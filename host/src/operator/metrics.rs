@@ -1,7 +1,7 @@
 //! The operator's metrics, served in the Prometheus text format at
 //! `/metrics`: which module serves each kind, passes, status writes, Events,
 //! guest errors by class, evaluation time, hot swaps (swaps, refusals,
-//! rollbacks), refused namespaces, and the size of the dependency index.
+//! rollbacks), refused and unwatched namespaces, and the size of the dependency index.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -59,6 +59,8 @@ pub struct Metrics {
     pub swap_refusals: Family<RefusalLabels, Counter>,
     pub rollbacks: Family<KindLabel, Counter>,
     pub refused_namespaces: Family<KindLabel, Gauge>,
+    /// Namespaces of `--namespaces` left out of the watch at start.
+    pub unwatched_namespaces: Gauge,
     pub dependency_entries: Gauge,
 }
 
@@ -87,6 +89,7 @@ impl Metrics {
             swap_refusals: Family::default(),
             rollbacks: Family::default(),
             refused_namespaces: Family::default(),
+            unwatched_namespaces: Gauge::default(),
             dependency_entries: Gauge::default(),
         };
         let r = &mut m.registry;
@@ -136,6 +139,11 @@ impl Metrics {
             "optional_api_refused_namespaces",
             "Watched namespaces where an optional API is refused (403)",
             m.refused_namespaces.clone(),
+        );
+        r.register(
+            "unwatched_namespaces",
+            "Watched namespaces left out of the watch at start: the host may not list a kind it needs there",
+            m.unwatched_namespaces.clone(),
         );
         r.register(
             "dependency_entries",

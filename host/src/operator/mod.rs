@@ -8,6 +8,7 @@ pub mod deps;
 pub mod gate;
 pub mod guests_dir;
 pub mod metrics;
+pub mod namespaces;
 mod pass;
 pub mod probe;
 pub mod queue;
@@ -163,12 +164,6 @@ pub async fn run(
     let metrics_server = config
         .metrics_addr
         .map(|addr| tokio::spawn(metrics::serve(addr, metrics.clone())));
-    let scopes: Vec<String> = if config.namespaces.is_empty() {
-        vec![String::new()]
-    } else {
-        config.namespaces.clone()
-    };
-
     // Every kind read by some guest, optional unless one needs it.
     let mut reads: BTreeMap<KindRef, bool> = BTreeMap::new();
     for m in &modules {
@@ -178,6 +173,43 @@ pub async fn run(
         }
     }
     let readable: BTreeSet<KindRef> = reads.keys().cloned().collect();
+
+    // The kinds the host needs wherever it watches: each guest's parent
+    // kind and every read no guest has optional.
+    let mut required: BTreeMap<KindRef, ApiResource> = BTreeMap::new();
+    for module in &modules {
+        let kind_ref = module.spec().kind_ref();
+        let resource = probe::resolve(&client, &kind_ref)
+            .await?
+            .with_context(|| format!("the CustomResourceDefinition of {kind_ref} is not installed (see `reconciler-host crd`)"))?;
+        required.insert(kind_ref, resource);
+    }
+    for (kind, optional) in &reads {
+        if *optional || required.contains_key(kind) {
+            continue;
+        }
+        let Some(resource) = probe::resolve(&client, kind).await? else {
+            return Err(probe::ProbeError::Required { kind: kind.clone() }.into());
+        };
+        required.insert(kind.clone(), resource);
+    }
+    let left_out = namespaces::check(&client, &required, &config.namespaces).await?;
+    for (ns, refused) in &left_out {
+        tracing::warn!("{}", namespaces::left_out_line(ns, refused));
+    }
+    metrics
+        .unwatched_namespaces
+        .set(i64::try_from(left_out.len()).unwrap_or(i64::MAX));
+    let scopes: Vec<String> = if config.namespaces.is_empty() {
+        vec![String::new()]
+    } else {
+        config
+            .namespaces
+            .iter()
+            .filter(|ns| !left_out.contains_key(*ns))
+            .cloned()
+            .collect()
+    };
     let mut source = ClusterSource::default();
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
     let mut watches = Vec::new();
@@ -201,7 +233,11 @@ pub async fn run(
         };
 
     for (kind, optional) in &reads {
-        let Some(resource) = probe::resolve(&client, kind).await? else {
+        let resource = match required.get(kind) {
+            Some(resource) => Some(resource.clone()),
+            None => probe::resolve(&client, kind).await?,
+        };
+        let Some(resource) = resource else {
             if !optional {
                 return Err(probe::ProbeError::Required { kind: kind.clone() }.into());
             }
@@ -236,9 +272,7 @@ pub async fn run(
     let mut kinds = Vec::new();
     for (index, module) in modules.into_iter().enumerate() {
         let kind_ref = module.spec().kind_ref();
-        let resource = probe::resolve(&client, &kind_ref)
-            .await?
-            .with_context(|| format!("the CustomResourceDefinition of {kind_ref} is not installed (see `reconciler-host crd`)"))?;
+        let resource = required[&kind_ref].clone();
         let cache = source.add_kind(kind_ref.clone());
         for ns in &scopes {
             start_watch(&resource, &cache, ns);
@@ -268,6 +302,8 @@ pub async fn run(
         });
     }
     drop(tx);
+
+    namespaces::mark_not_watched(&client, &kinds, &metrics, &left_out).await;
 
     for wait in synced {
         let _ = wait.await;

@@ -13,6 +13,10 @@ use crate::facts::Availability;
 pub enum ProbeError {
     #[error("{kind} is required by a guest but not served by this cluster")]
     Required { kind: KindRef },
+    #[error(
+        "the host may not list {resource} ({kind}) in every namespace (403): grant list and watch on {resource} cluster-wide, or name the namespaces to watch with --namespaces"
+    )]
+    Refused { kind: KindRef, resource: String },
     #[error("probing {kind}{where_}: the API server refused the host's credential (401); fix the credential and restart", where_ = in_namespace(namespace))]
     Unauthorized { kind: KindRef, namespace: String },
     #[error("probing {kind}{where_}: {source}", where_ = in_namespace(namespace))]

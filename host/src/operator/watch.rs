@@ -48,6 +48,9 @@ pub async fn run(
             Ok(Event::Init) => listing.clear(),
             Ok(Event::InitApply(o)) => listing.push(to_json(o)),
             Ok(Event::InitDone) => {
+                if !cache.set_served(true) {
+                    tracing::warn!(kind = %cache.kind(), namespace, "the API is served again: reads of the kind resume");
+                }
                 for (old, new) in cache.replace(&namespace, std::mem::take(&mut listing)) {
                     send(old, new);
                 }
@@ -65,10 +68,33 @@ pub async fn run(
                     send(old, None);
                 }
             }
+            Err(e) if is_not_found(&e) => {
+                // The kind is gone (its CRD deleted): passes that read it
+                // fail with not-served, and its stale objects are dropped
+                // (their readers re-queued), until a listing succeeds.
+                if cache.set_served(false) {
+                    tracing::warn!(kind = %cache.kind(), namespace, error = %e, "the API is no longer served (404): reads of the kind fail until it is served again");
+                }
+                listing.clear();
+                for (old, new) in cache.replace(&namespace, Vec::new()) {
+                    send(old, new);
+                }
+            }
             Err(e) => {
                 tracing::warn!(kind = %cache.kind(), namespace, error = %e, "watch failed; retrying")
             }
         }
+    }
+}
+
+/// A watch answered 404: the kind is not served (any more).
+fn is_not_found(e: &watcher::Error) -> bool {
+    match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s.code == 404,
+        watcher::Error::WatchError(s) => s.code == 404,
+        _ => false,
     }
 }
 

@@ -429,3 +429,65 @@ pub fn published(events: &[Published], type_: &str, reason: &str) -> i32 {
 pub async fn settle() {
     tokio::time::sleep(SETTLE).await;
 }
+
+/// `reconciler-host run` with the tests' guest and settings under the
+/// kubeconfig `kubeconfig`, its stderr to `stderr`; the caller adds the
+/// namespaces and other options.
+#[allow(dead_code)] // not every test binary starts hosts this way
+pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
+    let f = fixture();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reconciler-host"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("KUBECONFIG", kubeconfig)
+        .env("RUST_LOG", "info,kube_client::client::builder=debug")
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(&f.cache_dir)
+        .arg("run")
+        .arg("--guests")
+        .arg(&f.guests_dir)
+        .args(["--setting", &format!("EvidenceAgent.defaultImage={IMAGE}")])
+        .args([
+            "--setting",
+            "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    command
+}
+
+impl Host {
+    /// Starts the host under `kubeconfig` with `args` after the tests'
+    /// own (such as `--namespaces a,b`), logging to `<log_name>.log`, and
+    /// waits until its caches are synced.
+    #[allow(dead_code)] // not every test binary starts hosts this way
+    pub async fn start_with(kubeconfig: &Path, args: &[&str], log_name: &str) -> Host {
+        let log = fixture().logs_dir.join(format!("{log_name}.log"));
+        let stderr = std::fs::File::create(&log).expect("the host's log");
+        let child = host_command(kubeconfig, stderr.into())
+            .args(args)
+            .spawn()
+            .expect("the host starts");
+        let mut host = Host {
+            child,
+            log,
+            stopped: None,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if host.log_text().contains("caches synced; reconciling") {
+                return host;
+            }
+            assert!(host.is_alive(), "the host exited while starting");
+            assert!(
+                Instant::now() < deadline,
+                "the host did not sync its caches within 60 s"
+            );
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}

@@ -1190,3 +1190,93 @@ fn error_has_no_requeue_of_its_own_and_is_not_stalled() {
     let d = Pass::new(&spec).error(&Status::default(), ErrorClass::ReconciliationFailed, "x");
     assert_eq!((d.requeue_after_seconds, d.stalled), (None, false));
 }
+
+// NamespaceNotWatched: written once at start on an object of a namespace
+// the host left out of its watch.
+
+const LEFT_OUT: &str = "the operator left namespace team-b out of its watch: it may not list pods, secrets there; this status is no longer updated";
+
+#[test]
+fn not_watched_sets_ready_unknown_and_keeps_every_other_condition() {
+    let spec = console();
+    let before = converged(&spec);
+    let d = not_watched(&spec, 2, &before, t(60), LEFT_OUT);
+    assert!(d.changed);
+    let ready = get(&d.status, READY);
+    assert_eq!(
+        (ready.status, ready.reason.as_str(), ready.message.as_str()),
+        (Unknown, NAMESPACE_NOT_WATCHED, LEFT_OUT)
+    );
+    assert_eq!(ready.observed_generation, 2);
+    assert_eq!(ready.last_transition_time, rfc3339_seconds(t(60)));
+    assert_eq!(d.status.observed_generation, Some(2));
+    for c in &before.conditions {
+        if c.type_ != READY {
+            assert_eq!(get(&d.status, &c.type_), c, "{} is kept as it was", c.type_);
+        }
+    }
+    assert_eq!(types(&d.status), types(&before));
+    assert_eq!(d.status.fields, before.fields);
+    assert_eq!(
+        event_reasons(&d),
+        vec![(EventType::Warning, NAMESPACE_NOT_WATCHED)]
+    );
+    assert_eq!(d.events[0].note, LEFT_OUT);
+    assert_eq!((d.requeue_after_seconds, d.stalled), (None, false));
+}
+
+#[test]
+fn not_watched_again_writes_nothing_and_reports_nothing() {
+    let spec = console();
+    let first = not_watched(&spec, 1, &converged(&spec), t(60), LEFT_OUT);
+    let again = not_watched(&spec, 1, &first.status, t(120), LEFT_OUT);
+    assert!(!again.changed);
+    assert!(again.events.is_empty());
+    assert_eq!(again.status, first.status);
+}
+
+#[test]
+fn not_watched_moves_ready_transition_time_only_when_its_status_moves() {
+    let spec = console();
+    // Ready already Unknown (Initializing): a new reason and message, the
+    // same status: the time stays; the reason changed: one Warning.
+    let initial = first_touch(&spec, 1, t(0));
+    let d = not_watched(&spec, 1, &initial, t(60), LEFT_OUT);
+    assert_eq!(
+        get(&d.status, READY).last_transition_time,
+        rfc3339_seconds(t(0))
+    );
+    assert_eq!(warnings(&d), vec![NAMESPACE_NOT_WATCHED]);
+    // Other permissions missing on the next start: the message changes,
+    // written, but the (status, reason) was reported already.
+    let other = "the operator left namespace team-b out of its watch: it may not list pods there; this status is no longer updated";
+    let d2 = not_watched(&spec, 1, &d.status, t(120), other);
+    assert!(d2.changed);
+    assert!(d2.events.is_empty());
+    assert_eq!(get(&d2.status, READY).message, other);
+}
+
+#[test]
+fn not_watched_on_a_new_object_initializes_the_conditions_it_always_carries() {
+    let spec = console();
+    let d = not_watched(&spec, 1, &Status::default(), t(0), LEFT_OUT);
+    assert_eq!(sr(&d.status, READY), (Unknown, NAMESPACE_NOT_WATCHED));
+    for a in &spec.aspects {
+        assert_eq!(sr(&d.status, a), (Unknown, INITIALIZING));
+    }
+    assert_eq!(sr(&d.status, PROGRESSING), (Unknown, INITIALIZING));
+    assert!(
+        d.status.condition("ExposureConfined").is_none(),
+        "advisory: only while a fact holds"
+    );
+    assert_eq!(warnings(&d), vec![NAMESPACE_NOT_WATCHED]);
+}
+
+#[test]
+fn not_watched_message_is_bounded() {
+    let spec = console();
+    let long = "x".repeat(5000);
+    let d = not_watched(&spec, 1, &Status::default(), t(0), &long);
+    assert_eq!(get(&d.status, READY).message, bound(&long));
+    assert!(d.events[0].note.len() <= MAX_MESSAGE_BYTES);
+}

@@ -1,0 +1,331 @@
+//! Namespaces the host may not watch, against the real local API server:
+//! the host runs as a least-privilege user (the admin kubeconfig with
+//! impersonation, `as:` under its user), allowed everything it needs in one
+//! namespace and only its own kind (and Events) in another.
+
+mod support;
+
+#[allow(dead_code)]
+#[path = "operator/harness.rs"]
+mod harness;
+#[allow(dead_code)]
+#[path = "operator/objects.rs"]
+mod objects;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use kube::Client;
+use kube::api::{Patch, PatchParams};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use harness::{
+    Host, condition, events_about, fixture, get, host_command, install_crds, published,
+    resource_version, settle, summary, wait_for, wait_healthy,
+};
+use objects::{
+    CLUSTER, PodState, agent, agents, backup_setup, children, crash_loop, create, create_all,
+    merge_status, pod_name, pod_status, pods,
+};
+
+/// What the limited user lacks in the namespace that grants only its kind:
+/// every kind the EvidenceAgent guest needs to list (not ObjectStores,
+/// which it reads as optional).
+const MISSING: &str =
+    "clusters.postgresql.cnpg.io, configmaps, deployments.apps, pods, secrets, services";
+
+async fn namespace(prefix: &str) -> TestNamespace {
+    let ns = TestNamespace::new(prefix).await.expect("a test namespace");
+    install_crds(&ns.client()).await;
+    ns
+}
+
+/// Server-side applies a cluster-scoped or namespaced RBAC object as admin.
+async fn apply(client: &Client, object: Value) {
+    let kind = object["kind"].as_str().expect("kind").to_owned();
+    let name = object["metadata"]["name"]
+        .as_str()
+        .expect("name")
+        .to_owned();
+    let resource = objects::resource_of("rbac.authorization.k8s.io/v1", &kind);
+    let api: kube::Api<kube::api::DynamicObject> = match object["metadata"]["namespace"].as_str() {
+        Some(ns) => kube::Api::namespaced_with(client.clone(), ns, &resource),
+        None => kube::Api::all_with(client.clone(), &resource),
+    };
+    api.patch(
+        &name,
+        &PatchParams::apply("namespaces-test").force(),
+        &Patch::Apply(&object),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("applying {kind} {name}: {e}"));
+}
+
+fn role_binding(namespace: &str, name: &str, role_kind: &str, role: &str, user: &str) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    })
+}
+
+/// Grants `user` everything the host needs in `full` (the ClusterRole
+/// `reconciler-host rbac` renders, bound by a RoleBinding there), and in
+/// `partial` only its own kind (list, watch, status writes) and Events.
+async fn grant(client: &Client, user: &str, full: &str, partial: Option<&str>) {
+    let f = fixture();
+    let role = format!("{user}-host");
+    apply(
+        client,
+        reconciler_host::rbac::cluster_role(&role, &[&f.spec]),
+    )
+    .await;
+    apply(
+        client,
+        role_binding(full, "host", "ClusterRole", &role, user),
+    )
+    .await;
+    if let Some(partial) = partial {
+        apply(
+            client,
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": {"name": "host-own-kind-only", "namespace": partial},
+                "rules": [
+                    {"apiGroups": [objects::GROUP], "resources": [f.spec.plural], "verbs": ["get", "list", "watch"]},
+                    {"apiGroups": [objects::GROUP], "resources": [format!("{}/status", f.spec.plural)], "verbs": ["get", "patch", "update"]},
+                    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+                ],
+            }),
+        )
+        .await;
+        apply(
+            client,
+            role_binding(partial, "host", "Role", "host-own-kind-only", user),
+        )
+        .await;
+    }
+}
+
+/// The admin kubeconfig, acting as `user` (impersonation: `as` under its
+/// user), written next to the host logs.
+fn kubeconfig_as(user: &str) -> PathBuf {
+    let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let text = std::fs::read_to_string(&admin).expect("the admin kubeconfig");
+    let mut config: Value = serde_yaml::from_str(&text).expect("a kubeconfig");
+    for u in config["users"].as_array_mut().expect("users") {
+        u["user"]["as"] = Value::String(user.to_owned());
+    }
+    let path = fixture().logs_dir.join(format!("{user}.kubeconfig"));
+    std::fs::write(&path, serde_yaml::to_string(&config).expect("YAML")).expect("writing it");
+    path
+}
+
+/// A free loopback port for `--metrics-addr`.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+async fn scrape(port: u16) -> String {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("the metrics endpoint");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("a request");
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.expect("a response");
+    text
+}
+
+/// A namespace of `--namespaces` where the host may not list what it needs
+/// is left out of the watch: its agent gets Ready Unknown
+/// (NamespaceNotWatched) naming the namespace and the missing permissions,
+/// with one Warning, once; the other namespace is served as usual.
+#[tokio::test]
+async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told() {
+    let a = namespace("nsw-a").await;
+    let b = namespace("nsw-b").await;
+    let client = a.client();
+    let user = format!("host-{}", a.name());
+    grant(&client, &user, a.name(), Some(b.name())).await;
+    for ns in [a.name(), b.name()] {
+        create_all(&client, ns, backup_setup()).await;
+        create_all(&client, ns, children("orders", &PodState::Running)).await;
+        create(&client, ns, agent("orders", CLUSTER)).await;
+    }
+
+    let port = free_port();
+    let kubeconfig = kubeconfig_as(&user);
+    let namespaces = format!("{},{}", a.name(), b.name());
+    let metrics_addr = format!("127.0.0.1:{port}");
+    let mut host = Host::start_with(
+        &kubeconfig,
+        &["--namespaces", &namespaces, "--metrics-addr", &metrics_addr],
+        b.name(),
+    )
+    .await;
+
+    // A: reconciled as usual.
+    wait_healthy(&agents(&client, a.name()), "orders").await;
+
+    // B: Ready Unknown, NamespaceNotWatched, naming B and what is missing.
+    let b_agents = agents(&client, b.name());
+    let marked = wait_for(
+        &b_agents,
+        "orders",
+        &[("Ready", "Unknown", "NamespaceNotWatched")],
+    )
+    .await;
+    let ready = condition(&marked, "Ready").expect("Ready");
+    let message = format!(
+        "the operator left namespace {} out of its watch: it may not list {MISSING} there; this status is no longer updated",
+        b.name()
+    );
+    assert_eq!(ready.message, message, "{:#?}", summary(&marked));
+    assert_eq!(ready.observed_generation, 1);
+    assert_eq!(marked["status"]["observedGeneration"], 1);
+    // Never evaluated: the other conditions it always carries are
+    // Initializing, as on first touch.
+    for t in [
+        "Progressing",
+        "Stalled",
+        "ConfigurationValid",
+        "WorkloadReady",
+    ] {
+        let c = condition(&marked, t).unwrap_or_else(|| panic!("{t} missing"));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("Unknown", "Initializing"),
+            "{t}"
+        );
+    }
+
+    // One Warning, nothing else about it.
+    let events = harness::eventually("the NamespaceNotWatched Warning", async || {
+        let events = events_about(&client, b.name(), "orders").await;
+        if published(&events, "Warning", "NamespaceNotWatched") == 1 {
+            Ok(events)
+        } else {
+            Err(events)
+        }
+    })
+    .await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].note, message);
+
+    // The log says so once, naming the namespace and the permissions.
+    let line = format!(
+        "namespace {} left out of the watch: missing list on {MISSING}",
+        b.name()
+    );
+    let warned: Vec<String> = host
+        .problems()
+        .into_iter()
+        .filter(|l| l.contains(&line))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:#?}", host.problems());
+
+    let metrics = scrape(port).await;
+    assert!(
+        metrics.contains("reconciler_unwatched_namespaces 1"),
+        "{metrics}"
+    );
+
+    // Nothing else is written to it: its Pod crash-loops, its Deployment
+    // changes, and the host does not notice.
+    assert_eq!(host.status_writes(b.name(), "orders"), 1);
+    let version = resource_version(&marked);
+    merge_status(
+        &pods(&client, b.name()),
+        &pod_name("orders"),
+        pod_status("orders", &crash_loop()),
+    )
+    .await;
+    settle().await;
+    let after = get(&b_agents, "orders").await;
+    assert_eq!(resource_version(&after), version, "{:#?}", summary(&after));
+    assert_eq!(host.status_writes(b.name(), "orders"), 1);
+    assert_eq!(
+        published(
+            &events_about(&client, b.name(), "orders").await,
+            "Warning",
+            "NamespaceNotWatched"
+        ),
+        1
+    );
+    assert!(host.is_alive());
+    drop(host);
+
+    // Started again with the same permissions missing: nothing to write,
+    // nothing to report again.
+    let host = Host::start_with(
+        &kubeconfig,
+        &["--namespaces", &namespaces],
+        &format!("{}-again", b.name()),
+    )
+    .await;
+    wait_healthy(&agents(&client, a.name()), "orders").await;
+    settle().await;
+    assert_eq!(host.status_writes(b.name(), "orders"), 0);
+    assert_eq!(
+        resource_version(&get(&b_agents, "orders").await),
+        version,
+        "no write on a second start"
+    );
+    assert_eq!(
+        published(
+            &events_about(&client, b.name(), "orders").await,
+            "Warning",
+            "NamespaceNotWatched"
+        ),
+        1
+    );
+}
+
+/// Watching every namespace, a kind the host may not list cluster-wide
+/// fails the start, naming the kind and the missing permission.
+#[tokio::test]
+async fn watching_every_namespace_without_a_cluster_wide_list_fails_the_start() {
+    let a = namespace("nsw-all").await;
+    let client = a.client();
+    let user = format!("host-{}", a.name());
+    grant(&client, &user, a.name(), None).await;
+    let kubeconfig = kubeconfig_as(&user);
+
+    let log = fixture().logs_dir.join(format!("{}.log", a.name()));
+    let stderr = std::fs::File::create(&log).expect("the host's log");
+    let mut child = host_command(&kubeconfig, stderr.into())
+        .spawn()
+        .expect("the host starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the host did not fail its start within 60 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let stderr = std::fs::read_to_string(&log).expect("the host's log");
+    assert!(!status.success(), "{stderr}");
+    // Kinds are checked in order (group, version, kind): ConfigMaps first.
+    assert!(
+        stderr.contains(
+            "error: the host may not list configmaps (v1/ConfigMap) in every namespace (403): grant list and watch on configmaps cluster-wide, or name the namespaces to watch with --namespaces"
+        ),
+        "{stderr}"
+    );
+}
