@@ -680,45 +680,176 @@ async fn removed_module_stops_the_kind_and_a_returning_one_resumes() {
     ns.cleanup().await.unwrap();
 }
 
-/// 6. A module for a kind no module serves asks for a restart; a second
-/// file claiming the served kind is refused; the running module serves on.
+/// 6. A module dropped in for a kind no module serves waits for its CRD
+/// (refused once, naming it, and retried on every poll), then is served
+/// without a restart: the watches of its kind and of the kinds it reads
+/// start, its objects are evaluated and their reads followed. A second
+/// file claiming a served kind is refused, and the first serves on.
+///
+/// The only test of this binary installing the EvidenceAgent and CNPG
+/// CRDs: it needs them missing at first (each run of the tests starts its
+/// own API server).
 #[tokio::test]
-async fn new_kind_and_second_claim_are_refused() {
+async fn new_kind_is_served_once_its_crd_is_installed_and_a_second_claim_is_refused() {
+    use objects::{
+        CLUSTER, CREDENTIALS, OBJECT_STORE, PodState, agent, agents, children, cluster, create_all,
+        credentials, object_store,
+    };
     let v = variants();
     let ns = namespace("swap-claims").await;
+    let client = ns.client();
     let dir = guests_dir("claims");
     place(&dir, FILE, &v.base);
-    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let image = format!("EvidenceAgent.defaultImage={}", objects::IMAGE);
+    let host = SwapHost::start(
+        ns.name(),
+        &dir,
+        &[
+            "--setting",
+            &image,
+            "--setting",
+            "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
+        ],
+    )
+    .await;
     let api = hostiles(&ns);
     create_hostile(&ns, "h0", "a").await;
     wait_messages(&api, &[("h0".into(), "a".into())]).await;
 
-    let agent = std::fs::read(support::guest_wasm("evidenceagent-guest")).unwrap();
-    place(&dir, "evidenceagent_guest.wasm", &agent);
+    let bytes = std::fs::read(support::guest_wasm("evidenceagent-guest")).unwrap();
+    let crds = &harness::fixture().crds;
+    let agents = agents(&client, ns.name());
+    // With an API server reused across test binaries
+    // (`reconciler_testsupport`'s reuse variable), the CRDs may be there.
+    let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut fresh = true;
+    for crd in crds {
+        let name = crd.metadata.name.as_deref().expect("a CRD name");
+        fresh &= crd_api.get_opt(name).await.expect("a CRD lookup").is_none();
+    }
+    if fresh {
+        // Its CRD not installed: refused, naming it, once.
+        place(&dir, "evidenceagent_guest.wasm", &bytes);
+        let line = eventually("the missing CRD in the log", async || {
+            match host
+                .lines_with(&["refused guest evidenceagent_guest"])
+                .as_slice()
+            {
+                [line] => Ok(line.clone()),
+                other => Err(other.to_vec()),
+            }
+        })
+        .await;
+        assert!(
+            line.contains(
+                "the CustomResourceDefinition evidenceagents.pgtoolbox.fyannk.dev of kind"
+            ),
+            "{line}"
+        );
+        harness::settle().await;
+        assert_eq!(
+            host.lines_with(&["refused guest evidenceagent_guest"])
+                .len(),
+            1,
+            "refused once while it waits"
+        );
+        assert_eq!(
+            host.sample("reconciler_swap_refusals_total{kind=\"EvidenceAgent\",check=\"crd\"}"),
+            Some(1.0)
+        );
+
+        // Its CRD installed, not yet the Cluster's it must read: refused
+        // again, naming the read, while an agent waits.
+        reconciler_testsupport::install_crd(&client, crds[0].clone())
+            .await
+            .expect("installing the EvidenceAgent CRD");
+        objects::create(&client, ns.name(), agent("orders", CLUSTER)).await;
+        let line = eventually("the missing read in the log", async || {
+            match host
+                .lines_with(&[
+                    "refused guest evidenceagent_guest",
+                    "postgresql.cnpg.io/v1/Cluster",
+                ])
+                .as_slice()
+            {
+                [line] => Ok(line.clone()),
+                other => Err(other.to_vec()),
+            }
+        })
+        .await;
+        assert!(line.contains("check=\"reads\""), "{line}");
+
+        // The CRDs it reads installed (the optional ObjectStore's first):
+        // served on a later poll, no restart, the waiting agent evaluated.
+        for crd in crds[1..].iter().rev() {
+            reconciler_testsupport::install_crd(&client, crd.clone())
+                .await
+                .expect("installing a CRD");
+        }
+    } else {
+        eprintln!("the CRDs are installed already: the missing-CRD half is skipped");
+        harness::install_crds(&client).await;
+        objects::create(&client, ns.name(), agent("orders", CLUSTER)).await;
+        place(&dir, "evidenceagent_guest.wasm", &bytes);
+    }
+    harness::wait_for(&agents, "orders", &[("Ready", "False", "ClusterNotFound")]).await;
+    let served = host.lines_with(&[
+        "serving new kind",
+        "EvidenceAgent from guest evidenceagent_guest",
+    ]);
+    assert_eq!(served.len(), 1, "{served:?}");
+    assert!(served[0].contains(" INFO "), "{}", served[0]);
+    assert!(served[0].contains("objects=1"), "{}", served[0]);
+    create_all(
+        &client,
+        ns.name(),
+        vec![
+            object_store(OBJECT_STORE, CREDENTIALS),
+            credentials(CREDENTIALS),
+        ],
+    )
+    .await;
+    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    assert_eq!(
+        host.sample(&format!(
+            "reconciler_module{{kind=\"EvidenceAgent\",guest=\"evidenceagent_guest\",digest=\"{}\"}}",
+            digest(&bytes)
+        )),
+        Some(1.0)
+    );
+    // Its reads are watched: the Cluster created re-queues the agent.
+    objects::create(&client, ns.name(), cluster(CLUSTER, OBJECT_STORE)).await;
+    harness::wait_healthy(&agents, "orders").await;
+
+    // A second claim of a served kind is refused; the first serves on.
     place(&dir, "hostile_copy.wasm", &v.message);
-    eventually("both refusals in the log", async || {
-        let new_kind = host.lines_with(&["refused guest evidenceagent_guest", "restart the host"]);
+    eventually("the second claim refused", async || {
         let claimed = host.lines_with(&[
             "refused guest hostile_copy",
             "which guest file hostile_guest.wasm serves",
         ]);
-        if new_kind.len() == 1 && claimed.len() == 1 {
+        if claimed.len() == 1 {
             Ok(())
         } else {
-            Err((new_kind, claimed))
+            Err(claimed)
         }
     })
     .await;
-    assert_eq!(
-        host.sample("reconciler_swap_refusals_total{kind=\"EvidenceAgent\",check=\"new-kind\"}"),
-        Some(1.0)
-    );
     assert_eq!(
         host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"claimed\"}"),
         Some(1.0)
     );
     set_message(&api, "h0", "b").await;
     wait_messages(&api, &[("h0".into(), "b".into())]).await;
+    let problems: Vec<String> = host
+        .problems()
+        .into_iter()
+        .filter(|l| {
+            !l.contains("refused guest hostile_copy")
+                && !l.contains("refused guest evidenceagent_guest")
+        })
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
     host.finish();
     ns.cleanup().await.unwrap();
 }

@@ -209,37 +209,45 @@ pub fn slim(mut object: Value) -> Value {
 }
 
 /// Every watched kind's cache, and which optional APIs can be read where:
-/// the facts' source in the operator.
+/// the facts' source in the operator. Kinds are added while the host runs
+/// (a guest dropped in for a new kind, or reading a kind not watched yet).
 #[derive(Default)]
 pub struct ClusterSource {
-    caches: HashMap<KindRef, Arc<ObjectCache>>,
-    availability: AvailabilityTable,
+    caches: RwLock<HashMap<KindRef, Arc<ObjectCache>>>,
+    availability: RwLock<AvailabilityTable>,
 }
 
 impl ClusterSource {
-    pub fn add_kind(&mut self, kind: KindRef) -> Arc<ObjectCache> {
+    pub fn add_kind(&self, kind: KindRef) -> Arc<ObjectCache> {
         self.caches
+            .write()
+            .expect("caches lock")
             .entry(kind.clone())
             .or_insert_with(|| Arc::new(ObjectCache::new(kind)))
             .clone()
     }
 
-    pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
-        self.availability.set(kind, namespace, availability);
+    pub fn set_availability(&self, kind: KindRef, namespace: &str, availability: Availability) {
+        self.availability
+            .write()
+            .expect("availability lock")
+            .set(kind, namespace, availability);
     }
 
-    pub fn cache(&self, kind: &KindRef) -> Option<&Arc<ObjectCache>> {
-        self.caches.get(kind)
+    pub fn cache(&self, kind: &KindRef) -> Option<Arc<ObjectCache>> {
+        self.caches.read().expect("caches lock").get(kind).cloned()
     }
 
     /// The kind's cache when it may be read in `namespace`: probed
-    /// available at start, and still served (a kind whose CRD was deleted
-    /// while running reads as not served until it is listed again).
-    fn check(&self, kind: &KindRef, namespace: &str) -> Result<&Arc<ObjectCache>, SourceError> {
-        self.availability.check(kind, namespace)?;
+    /// available, and still served (a kind whose CRD was deleted while
+    /// running reads as not served until it is listed again).
+    fn check(&self, kind: &KindRef, namespace: &str) -> Result<Arc<ObjectCache>, SourceError> {
+        self.availability
+            .read()
+            .expect("availability lock")
+            .check(kind, namespace)?;
         let cache = self
-            .caches
-            .get(kind)
+            .cache(kind)
             .ok_or_else(|| SourceError::NotWatched(kind.clone()))?;
         if !cache.is_served() {
             return Err(SourceError::NotServed(kind.clone()));
@@ -268,8 +276,13 @@ impl ObjectSource for ClusterSource {
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        match self.availability.get(kind, namespace) {
-            Availability::Available if self.caches.get(kind).is_some_and(|c| !c.is_served()) => {
+        let availability = self
+            .availability
+            .read()
+            .expect("availability lock")
+            .get(kind, namespace);
+        match availability {
+            Availability::Available if self.cache(kind).is_some_and(|c| !c.is_served()) => {
                 Availability::NotServed
             }
             a => a,
@@ -347,7 +360,7 @@ mod tests {
             version: "v1".into(),
             kind: "Route".into(),
         };
-        let mut source = ClusterSource::default();
+        let source = ClusterSource::default();
         let cache = source.add_kind(kind.clone());
         assert!(cache.set_served(false));
         assert!(matches!(
@@ -373,7 +386,7 @@ mod tests {
             version: "v1".into(),
             kind: "Route".into(),
         };
-        let mut source = ClusterSource::default();
+        let source = ClusterSource::default();
         source.add_kind(kind.clone());
         source.set_availability(kind.clone(), "team-b", Availability::Forbidden);
         assert!(source.get(&kind, "team-a", "x").is_ok());

@@ -6,6 +6,7 @@ pub mod api_error;
 pub mod cache;
 pub mod deps;
 pub mod gate;
+mod grow;
 pub mod guests_dir;
 pub mod metrics;
 pub mod namespaces;
@@ -89,10 +90,121 @@ impl Kind {
 /// What every pass shares.
 pub(crate) struct Shared {
     pub rollback: RollbackPolicy,
-    pub kinds: Vec<Kind>,
+    /// The served kinds, append-only: a `ParentKey.kind` indexes it, so a
+    /// kind is never removed or moved (a kind served from a guest dropped
+    /// in while the host runs is appended).
+    kinds: RwLock<Vec<Arc<Kind>>>,
     pub source: Arc<ClusterSource>,
     pub deps: Mutex<DependencyIndex<ParentKey>>,
     pub metrics: Arc<metrics::Metrics>,
+}
+
+impl Shared {
+    /// The kind at `index` (one Arc clone: what a pass takes once).
+    pub fn kind(&self, index: usize) -> Arc<Kind> {
+        self.kinds.read().expect("kinds lock")[index].clone()
+    }
+
+    /// Every served kind now, by index.
+    pub fn kinds(&self) -> Vec<Arc<Kind>> {
+        self.kinds.read().expect("kinds lock").clone()
+    }
+
+    /// Appends a kind; returns its index.
+    pub fn push_kind(&self, kind: Arc<Kind>) -> usize {
+        let mut kinds = self.kinds.write().expect("kinds lock");
+        kinds.push(kind);
+        kinds.len() - 1
+    }
+}
+
+/// The tasks the operator started (watches, pass workers), also while
+/// running: awaited or aborted at shutdown.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    pub watches: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    pub workers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// Starts a watch of `resource` in `namespace` ("" for all) feeding
+/// `cache`; returns the receiver fired once it listed everything.
+pub(crate) fn start_watch(
+    client: &Client,
+    tasks: &Tasks,
+    changes: &mpsc::UnboundedSender<Change>,
+    resource: &ApiResource,
+    cache: &Arc<cache::ObjectCache>,
+    namespace: &str,
+) -> oneshot::Receiver<()> {
+    let api: Api<DynamicObject> = if namespace.is_empty() {
+        Api::all_with(client.clone(), resource)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, resource)
+    };
+    let (done, wait) = oneshot::channel();
+    let handle = tokio::spawn(watch::run(
+        api,
+        cache.clone(),
+        namespace.to_owned(),
+        changes.clone(),
+        done,
+    ));
+    tasks.watches.lock().expect("tasks lock").push(handle);
+    wait
+}
+
+/// Spawns the pass workers of the kind at `index`.
+pub(crate) fn spawn_workers(shared: &Arc<Shared>, tasks: &Tasks, index: usize, concurrency: usize) {
+    let mut workers = tasks.workers.lock().expect("tasks lock");
+    for _ in 0..concurrency.max(1) {
+        let shared = shared.clone();
+        workers.push(tokio::spawn(async move {
+            let queue = shared.kind(index).queue.clone();
+            while let Some(key) = queue.next().await {
+                let done = pass::run(&shared, &key).await;
+                queue.done(&key, done);
+            }
+        }));
+    }
+}
+
+/// The settings of a kind, from `--setting Kind.key=value`.
+fn settings_of(
+    settings: &BTreeMap<String, Vec<(String, String)>>,
+    kind: &str,
+) -> Vec<(String, String)> {
+    settings
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(kind))
+        .flat_map(|(_, v)| v.clone())
+        .collect()
+}
+
+/// A served kind, its module serving, and its `reconciler_module` series.
+pub(crate) fn new_kind(
+    client: &Client,
+    metrics: &metrics::Metrics,
+    module: GuestModule,
+    resource: ApiResource,
+    cache: Arc<cache::ObjectCache>,
+    settings: Vec<(String, String)>,
+) -> Kind {
+    metrics
+        .modules
+        .get_or_create(&metrics::ModuleLabels {
+            kind: module.spec().kind.clone(),
+            guest: module.name().to_owned(),
+            digest: module.digest().to_owned(),
+        })
+        .set(1);
+    Kind {
+        writer: Writer::new(client.clone(), resource.clone()),
+        slot: RwLock::new(Slot::new(module)),
+        resource,
+        cache,
+        queue: WorkQueue::new(QueueConfig::default()),
+        settings,
+    }
 }
 
 /// Loads every `*.wasm` in the guests directory, sorted by file name.
@@ -210,26 +322,15 @@ pub async fn run(
             .cloned()
             .collect()
     };
-    let mut source = ClusterSource::default();
+    let source = ClusterSource::default();
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
-    let mut watches = Vec::new();
+    let tasks = Arc::new(Tasks::default());
     let mut synced = Vec::new();
-    let mut start_watch =
+    let mut add_watch =
         |resource: &ApiResource, cache: &Arc<cache::ObjectCache>, namespace: &str| {
-            let api: Api<DynamicObject> = if namespace.is_empty() {
-                Api::all_with(client.clone(), resource)
-            } else {
-                Api::namespaced_with(client.clone(), namespace, resource)
-            };
-            let (done, wait) = oneshot::channel();
-            synced.push(wait);
-            watches.push(tokio::spawn(watch::run(
-                api,
-                cache.clone(),
-                namespace.to_owned(),
-                tx.clone(),
-                done,
-            )));
+            synced.push(start_watch(
+                &client, &tasks, &tx, resource, cache, namespace,
+            ));
         };
 
     for (kind, optional) in &reads {
@@ -254,7 +355,7 @@ pub async fn run(
                 Availability::Available
             };
             if availability == Availability::Available {
-                start_watch(&resource, &cache, ns);
+                add_watch(&resource, &cache, ns);
             } else {
                 source.set_availability(kind.clone(), ns, availability);
                 refused.push(ns.clone());
@@ -275,33 +376,14 @@ pub async fn run(
         let resource = required[&kind_ref].clone();
         let cache = source.add_kind(kind_ref.clone());
         for ns in &scopes {
-            start_watch(&resource, &cache, ns);
+            add_watch(&resource, &cache, ns);
         }
-        let settings = config
-            .settings
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case(&kind_ref.kind))
-            .flat_map(|(_, v)| v.clone())
-            .collect();
+        let settings = settings_of(&config.settings, &kind_ref.kind);
         tracing::debug!(index, kind = %kind_ref, "serving kind");
-        metrics
-            .modules
-            .get_or_create(&metrics::ModuleLabels {
-                kind: kind_ref.kind.clone(),
-                guest: module.name().to_owned(),
-                digest: module.digest().to_owned(),
-            })
-            .set(1);
-        kinds.push(Kind {
-            writer: Writer::new(client.clone(), resource.clone()),
-            slot: RwLock::new(Slot::new(module)),
-            resource,
-            cache,
-            queue: WorkQueue::new(QueueConfig::default()),
-            settings,
-        });
+        kinds.push(Arc::new(new_kind(
+            &client, &metrics, module, resource, cache, settings,
+        )));
     }
-    drop(tx);
 
     namespaces::mark_not_watched(&client, &kinds, &metrics, &left_out).await;
 
@@ -312,12 +394,13 @@ pub async fn run(
 
     let shared = Arc::new(Shared {
         rollback: config.rollback,
-        kinds,
+        kinds: RwLock::new(kinds),
         source: Arc::new(source),
         deps: Mutex::new(DependencyIndex::new()),
         metrics,
     });
-    for kind_index in 0..shared.kinds.len() {
+    let served = shared.kinds().len();
+    for kind_index in 0..served {
         swap::requeue_all(&shared, kind_index);
     }
     let dispatcher = {
@@ -328,24 +411,24 @@ pub async fn run(
             }
         })
     };
-    let mut workers = Vec::new();
-    for kind_index in 0..shared.kinds.len() {
-        for _ in 0..config.concurrency.max(1) {
-            let shared = shared.clone();
-            workers.push(tokio::spawn(async move {
-                let queue = shared.kinds[kind_index].queue.clone();
-                while let Some(key) = queue.next().await {
-                    let done = pass::run(&shared, &key).await;
-                    queue.done(&key, done);
-                }
-            }));
-        }
+    for kind_index in 0..served {
+        spawn_workers(&shared, &tasks, kind_index, config.concurrency);
     }
 
     match config.guests_poll.filter(|p| !p.is_zero()) {
         Some(poll) => {
             let files = files.into_iter().enumerate().map(|(i, f)| (f, i)).collect();
-            let reloader = Reloader::new(runtime, guests_dir, files, readable);
+            let grow = grow::Grow {
+                client: client.clone(),
+                changes: tx,
+                tasks: tasks.clone(),
+                scopes,
+                left_out,
+                settings: config.settings.clone(),
+                concurrency: config.concurrency,
+                readable,
+            };
+            let reloader = Reloader::new(runtime, guests_dir, files, grow);
             tracing::info!(
                 every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),
                 "watching the guests directory"
@@ -355,16 +438,20 @@ pub async fn run(
                 () = reloader.run(shared.clone(), poll) => {}
             }
         }
-        None => shutdown.await,
+        None => {
+            drop(tx);
+            shutdown.await;
+        }
     }
     tracing::info!("shutting down: finishing in-flight passes");
-    for kind in &shared.kinds {
+    for kind in shared.kinds() {
         kind.queue.shutdown();
     }
+    let workers = std::mem::take(&mut *tasks.workers.lock().expect("tasks lock"));
     for w in workers {
         let _ = w.await;
     }
-    for w in watches {
+    for w in tasks.watches.lock().expect("tasks lock").drain(..) {
         w.abort();
     }
     dispatcher.abort();
@@ -378,7 +465,8 @@ pub async fn run(
 /// Re-queues the parents a change concerns: the parent itself when its
 /// own object changed (not just its status), and every parent that read it.
 fn dispatch(shared: &Shared, change: &Change) {
-    for (index, kind) in shared.kinds.iter().enumerate() {
+    let kinds = shared.kinds.read().expect("kinds lock");
+    for (index, kind) in kinds.iter().enumerate() {
         if kind.cache.kind() == &change.kind && parent_changed(change) {
             let key = ParentKey {
                 kind: index,
@@ -396,7 +484,7 @@ fn dispatch(shared: &Shared, change: &Change) {
         Change::labels(change.new.as_ref()).as_ref(),
     );
     for key in affected {
-        shared.kinds[key.kind].queue.add(key);
+        kinds[key.kind].queue.add(key);
     }
 }
 

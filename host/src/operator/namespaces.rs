@@ -117,7 +117,7 @@ pub async fn check(
 /// list or write is logged and skipped; nothing here fails the start.
 pub(crate) async fn mark_not_watched(
     client: &Client,
-    kinds: &[Kind],
+    kinds: &[std::sync::Arc<Kind>],
     metrics: &Metrics,
     left_out: &LeftOut,
 ) {

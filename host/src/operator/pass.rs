@@ -19,7 +19,8 @@ use crate::facts::ObjectSource;
 use crate::runtime::{Blame, EvaluateRequest, GuestModule};
 
 pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
-    let kind = &shared.kinds[key.kind];
+    let kind = shared.kind(key.kind);
+    let kind = &*kind;
     let span = tracing::info_span!(
         "reconcile",
         kind = %kind.resource.kind,

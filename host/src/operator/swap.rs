@@ -7,14 +7,20 @@
 //! finishes on the old one) and every object of the kind is re-queued.
 //! For its first passes the swapped-in module is on probation: above a
 //! failure rate it is replaced by the module it replaced ([`record`]).
+//!
+//! A module for a kind no module serves is served without a restart
+//! ([`super::grow`]): its CRD resolved (while it is not installed, the
+//! module is refused once and retried on every poll), its watches and those
+//! of the kinds it reads started and synced, then the kind is appended.
+//! A replacement reading a kind not watched yet gets that kind's watches
+//! before it is swapped in.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reconciler_conventions::kind::KindRef;
-
 use super::gate::{self, Refusal};
+use super::grow::{Grow, NotYet};
 use super::guests_dir::{DirEvent, GuestFile, GuestsDir};
 use super::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use super::{ParentKey, Shared};
@@ -82,7 +88,7 @@ fn module_labels(kind: &str, module: &GuestModule) -> ModuleLabels {
 
 /// Asks for a pass of every cached object of the kind; returns how many.
 pub(crate) fn requeue_all(shared: &Shared, index: usize) -> usize {
-    let kind = &shared.kinds[index];
+    let kind = shared.kind(index);
     let objects = kind.cache.list("", &Default::default());
     for object in &objects {
         let md = &object["metadata"];
@@ -98,7 +104,7 @@ pub(crate) fn requeue_all(shared: &Shared, index: usize) -> usize {
 /// Counts a pass of a module on probation; rolls it back when its failures
 /// pass the threshold, ends the probation after the window.
 pub(crate) fn record(shared: &Shared, index: usize, module: &GuestModule, failed: bool) {
-    let kind = &shared.kinds[index];
+    let kind = shared.kind(index);
     let policy = shared.rollback;
     if kind.slot.read().expect("slot lock").probation.is_none() {
         return;
@@ -176,9 +182,11 @@ pub(crate) struct Reloader<'r> {
     dir: GuestsDir,
     /// Which kind (index) each module file serves.
     files: BTreeMap<String, usize>,
-    /// The kinds the host watches or probed for reads: a swapped-in module
-    /// may read only these (a new read needs a watch: a restart).
-    readable: BTreeSet<KindRef>,
+    /// Starts watches and serves new kinds.
+    grow: Grow,
+    /// Module files not served yet, retried on every poll (a CRD not
+    /// installed yet), with the last refusal's detail (logged once).
+    pending: BTreeMap<String, (GuestFile, String)>,
     last_scan_error: Option<String>,
 }
 
@@ -187,13 +195,14 @@ impl<'r> Reloader<'r> {
         runtime: &'r Runtime,
         dir: GuestsDir,
         files: BTreeMap<String, usize>,
-        readable: BTreeSet<KindRef>,
+        grow: Grow,
     ) -> Self {
         Reloader {
             runtime,
             dir,
             files,
-            readable,
+            grow,
+            pending: BTreeMap::new(),
             last_scan_error: None,
         }
     }
@@ -209,11 +218,11 @@ impl<'r> Reloader<'r> {
         tick.tick().await;
         loop {
             tick.tick().await;
-            self.poll(&shared);
+            self.poll(&shared).await;
         }
     }
 
-    pub fn poll(&mut self, shared: &Shared) {
+    pub async fn poll(&mut self, shared: &Arc<Shared>) {
         let events = match self.dir.scan() {
             Ok(events) => {
                 self.last_scan_error = None;
@@ -230,13 +239,20 @@ impl<'r> Reloader<'r> {
         };
         for event in events {
             match event {
-                DirEvent::Changed(file) => self.changed(shared, file),
-                DirEvent::Removed { file, stem } => self.removed(shared, &file, &stem),
+                DirEvent::Changed(file) => {
+                    let last = self.pending.remove(&file.file).map(|(_, d)| d);
+                    self.changed(shared, file, last, false).await;
+                }
+                DirEvent::Removed { file, stem } => {
+                    self.pending.remove(&file);
+                    self.removed(shared, &file, &stem);
+                }
                 DirEvent::Unreadable { file, error } => {
+                    self.pending.remove(&file);
                     let kind = self
                         .files
                         .get(&file)
-                        .map(|&i| shared.kinds[i].resource.kind.clone())
+                        .map(|&i| shared.kind(i).resource.kind.clone())
                         .unwrap_or_default();
                     refused_count(shared, &kind, "read");
                     tracing::warn!(
@@ -247,12 +263,27 @@ impl<'r> Reloader<'r> {
                 }
             }
         }
+        // Modules waiting for their CRD (or a read's): tried again.
+        let pending = std::mem::take(&mut self.pending);
+        for (_, (file, last)) in pending {
+            self.changed(shared, file, Some(last), true).await;
+        }
     }
 
-    fn changed(&mut self, shared: &Shared, file: GuestFile) {
+    /// A module file, new or changed, or `retried` while pending (`last`:
+    /// the detail of its last refusal, logged already).
+    async fn changed(
+        &mut self,
+        shared: &Arc<Shared>,
+        file: GuestFile,
+        last: Option<String>,
+        retried: bool,
+    ) {
         let served = self.files.get(&file.file).copied();
-        let served_kind = served.map(|i| shared.kinds[i].resource.kind.clone());
-        tracing::info!(guest = %file.stem, digest = %file.digest, "guest file changed: checking the new module");
+        let served_kind = served.map(|i| shared.kind(i).resource.kind.clone());
+        if !retried {
+            tracing::info!(guest = %file.stem, digest = %file.digest, "guest file changed: checking the new module");
+        }
         let started = Instant::now();
         let module = match self.runtime.load(&file.stem, &file.bytes) {
             Ok(m) => m,
@@ -266,7 +297,10 @@ impl<'r> Reloader<'r> {
             }
         };
         let claims = module.spec().kind_ref();
-        let claimed = shared.kinds.iter().position(|k| k.cache.kind() == &claims);
+        let claimed = shared
+            .kinds()
+            .iter()
+            .position(|k| k.cache.kind() == &claims);
         let index = match (served, claimed) {
             (Some(i), _) => i,
             (None, Some(j)) => {
@@ -280,16 +314,19 @@ impl<'r> Reloader<'r> {
                 j
             }
             (None, None) => {
-                let refusal = Refusal {
-                    check: "new-kind",
-                    detail: format!(
-                        "it declares kind {claims}, which no running module serves; serving a new kind needs its CRD's discovery and watches: restart the host to serve it"
-                    ),
-                };
-                return refuse(shared, &file, &claims.kind, refusal);
+                if let Err(refusal) = gate::fixtures(&module, &file.fixtures) {
+                    return refuse(shared, &file, &claims.kind, refusal);
+                }
+                match self.grow.serve_new(shared, &module).await {
+                    Ok(index) => {
+                        self.files.insert(file.file, index);
+                    }
+                    Err(not_yet) => self.not_yet(shared, file, &claims.kind, not_yet, last),
+                }
+                return;
             }
         };
-        let kind = &shared.kinds[index];
+        let kind = shared.kind(index);
         let name = kind.resource.kind.clone();
         let (old, was_serving) = {
             let slot = kind.slot.read().expect("slot lock");
@@ -300,10 +337,21 @@ impl<'r> Reloader<'r> {
             return;
         }
         let checked = gate::compatible(old.spec(), module.spec())
-            .and_then(|()| self.reads(&module))
             .and_then(|()| gate::fixtures(&module, &file.fixtures));
         if let Err(refusal) = checked {
             return refuse(shared, &file, &name, refusal);
+        }
+        // Watches of kinds it reads that the host does not watch yet.
+        let synced = match self.grow.watch_reads(shared, &module).await {
+            Ok(synced) => synced,
+            Err(not_yet) => return self.not_yet(shared, file, &name, not_yet, last),
+        };
+        if !synced.is_empty()
+            && tokio::time::timeout(super::grow::SYNC_TIMEOUT, futures::future::join_all(synced))
+                .await
+                .is_err()
+        {
+            tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
         }
         {
             let mut slot = kind.slot.write().expect("slot lock");
@@ -350,22 +398,24 @@ impl<'r> Reloader<'r> {
         requeue_all(shared, index);
     }
 
-    /// A swapped-in module may read only kinds the host already watches.
-    fn reads(&self, module: &GuestModule) -> Result<(), Refusal> {
-        match module
-            .spec()
-            .reads
-            .iter()
-            .find(|r| !self.readable.contains(&r.kind))
-        {
-            None => Ok(()),
-            Some(r) => Err(Refusal {
-                check: "reads",
-                detail: format!(
-                    "it reads {}, which the host does not watch; a new read needs a restart",
-                    r.kind
-                ),
-            }),
+    /// A module not served (yet): refused; kept pending and retried on
+    /// every poll when what it waits for may come (a CRD installed), with
+    /// its refusal logged and counted once while it stays the same.
+    fn not_yet(
+        &mut self,
+        shared: &Shared,
+        file: GuestFile,
+        kind: &str,
+        not_yet: NotYet,
+        last: Option<String>,
+    ) {
+        let NotYet { refusal, retry } = not_yet;
+        if last.as_deref() != Some(refusal.detail.as_str()) {
+            refuse(shared, &file, kind, refusal.clone());
+        }
+        if retry {
+            self.pending
+                .insert(file.file.clone(), (file, refusal.detail));
         }
     }
 
@@ -373,7 +423,7 @@ impl<'r> Reloader<'r> {
         let Some(index) = self.files.remove(file) else {
             return;
         };
-        let kind = &shared.kinds[index];
+        let kind = shared.kind(index);
         let module = {
             let mut slot = kind.slot.write().expect("slot lock");
             slot.serving = false;
