@@ -67,6 +67,15 @@ bench: guests
 bench-operator: guests
 	$(CARGO) bench -p reconciler-host --bench operator
 
+## bench-hotswap: a hot swap under load (issue 7): N Hostile objects
+## (BENCH_OBJECTS, default 100) whose specs change at BENCH_RATE a second
+## (default 200) while the variant-message module lands through a
+## ConfigMap-style ..data flip: passes/s before and during the swap, time
+## until every object shows the new module, guest errors, lost updates.
+.PHONY: bench-hotswap
+bench-hotswap: guests
+	$(CARGO) bench -p reconciler-host --bench hotswap
+
 ## docs: docs/conditions.md, generated from every guest's describe (the
 ## test host/tests/docs.rs fails while it is out of date).
 docs: guests host

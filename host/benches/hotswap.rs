@@ -1,0 +1,809 @@
+//! A hot swap under load (issue 7's figure): `reconciler-host run` as a
+//! child process serving the Hostile test guest (`--guests-poll 200ms`)
+//! against the real local kube-apiserver of `tests/support`, N Hostile
+//! objects whose `spec.message` changes at a steady rate (each change is
+//! one pass), while the guest's `variant-message` module (which prefixes
+//! every healthy message with `v2: `) is put in place by a ConfigMap-style
+//! `..data` symlink flip, as `tests/hotswap.rs` does.
+//!
+//! 1. Setup: the N objects created (32 at once) and evaluated by the base
+//!    module (not measured).
+//! 2. Churn: spec changes at `BENCH_RATE` a second, round robin over the
+//!    objects, up to 64 requests in flight (one at a time per object, so
+//!    each object's last message is known). After 1 s of warm-up the
+//!    passes are counted (`reconciler_passes_total`) over 5 s.
+//! 3. The flip; the churn runs 3 s more (passes counted again), then stops.
+//!    Every 50 ms a list of every object (lists overlap when one is slower)
+//!    records when each first shows a `v2: ` Behaving message (max and p50
+//!    over the objects, from the flip, at the arrival of the list's answer).
+//! 4. Every object must end on `v2: <its last message>` (no lost update),
+//!    and no pass may fail (`reconciler_guest_errors_total`).
+//!
+//! `make bench-hotswap`, or `cargo bench -p reconciler-host --bench
+//! hotswap`. Environment: `BENCH_OBJECTS` (default 100), `BENCH_RATE`
+//! (spec changes a second, default 200), `RECONCILER_TEST_KUBECONFIG`
+//! (reuse a running test apiserver).
+
+#[allow(dead_code)]
+#[path = "../tests/operator/objects.rs"]
+mod objects;
+
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use futures::{StreamExt, stream};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::api::{DynamicObject, ListParams, Patch, PatchParams};
+use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, cache::digest};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{Mutex, Semaphore};
+
+const API_VERSION: &str = "testing.reconciler.dev/v1";
+const KIND: &str = "Hostile";
+/// The file the host serves the kind from.
+const FILE: &str = "hostile_guest.wasm";
+const GUESTS_POLL: &str = "200ms";
+/// Requests in flight while creating objects.
+const CREATING: usize = 32;
+/// Requests in flight during the churn.
+const IN_FLIGHT: usize = 64;
+/// Status polling after the flip.
+const POLL: Duration = Duration::from_millis(50);
+const WARM_UP: Duration = Duration::from_secs(1);
+const BEFORE: Duration = Duration::from_secs(5);
+const DURING: Duration = Duration::from_secs(3);
+/// The limit on each wait (setup, convergence).
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let v = std::env::var(name).ok().filter(|v| !v.trim().is_empty())?;
+    match v.trim().parse() {
+        Ok(n) => Some(n),
+        Err(_) => panic!("{name}={v:?} is not a number"),
+    }
+}
+
+fn main() {
+    let objects: usize = env_num("BENCH_OBJECTS").unwrap_or(100);
+    let rate: f64 = env_num("BENCH_RATE").unwrap_or(200.0);
+    assert!(objects > 0, "BENCH_OBJECTS must be at least 1");
+    assert!(rate > 0.0, "BENCH_RATE must be positive");
+
+    // Blocking: the guest's two modules, the base compiled into the cache
+    // the host uses; the apiserver started (or reused).
+    let modules = Modules::build();
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    eprintln!("bench: apiserver kubeconfig {}", kubeconfig.display());
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    match rt.block_on(bench(&modules, objects, rate, &kubeconfig)) {
+        Ok(report) => print!("{report}"),
+        Err(e) => {
+            eprintln!("bench-hotswap FAILED: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The base module and the `variant-message` one, and the kind's CRD.
+struct Modules {
+    base: Vec<u8>,
+    message: Vec<u8>,
+    crd: CustomResourceDefinition,
+    dir: PathBuf,
+    cache_dir: PathBuf,
+}
+
+/// Builds the hostile guest with `feature` (or none) and returns its bytes.
+fn build(feature: Option<&str>) -> Vec<u8> {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command.current_dir(&workspace).args([
+        "build",
+        "--quiet",
+        "--profile",
+        "guest",
+        "--target",
+        "wasm32-wasip2",
+        "-p",
+        "hostile-guest",
+    ]);
+    if let Some(f) = feature {
+        command.args(["--features", f]);
+    }
+    let status = command.status().expect("cargo runs");
+    assert!(
+        status.success(),
+        "building the hostile guest ({feature:?}) failed"
+    );
+    std::fs::read(target_dir.join("wasm32-wasip2/guest/hostile_guest.wasm")).expect("the guest")
+}
+
+impl Modules {
+    fn build() -> Modules {
+        let message = build(Some("variant-message"));
+        // The plain guest last: the test binaries expect it in place.
+        let base = build(None);
+        assert_ne!(digest(&base), digest(&message), "distinct modules");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hotswap-bench");
+        let cache_dir = dir.join("modules");
+        std::fs::create_dir_all(&cache_dir).expect("a bench directory");
+        let runtime = Runtime::new(RuntimeConfig {
+            limits: Limits::default(),
+            cache_dir: Some(cache_dir.clone()),
+        })
+        .expect("a runtime");
+        let module = runtime
+            .load("hostile_guest", &base)
+            .expect("the guest loads");
+        let crd = serde_json::from_value(reconciler_host::crd::render(module.spec()))
+            .expect("the rendered CRD is a CRD");
+        Modules {
+            base,
+            message,
+            crd,
+            dir,
+            cache_dir,
+        }
+    }
+}
+
+/// A ConfigMap volume: `hostile_guest.wasm -> ..data/hostile_guest.wasm`,
+/// `..data -> ..<timestamp>`.
+fn configmap(dir: &Path, bytes: &[u8]) -> Result<()> {
+    let version = dir.join("..2026_11_29_00_00_00.1");
+    std::fs::create_dir(&version)?;
+    std::fs::write(version.join(FILE), bytes)?;
+    symlink("..2026_11_29_00_00_00.1", dir.join("..data"))?;
+    symlink(format!("..data/{FILE}"), dir.join(FILE))?;
+    Ok(())
+}
+
+/// The kubelet's update of a ConfigMap volume: a new timestamped
+/// directory, a new `..data` link renamed over the old one, the old
+/// directory removed.
+fn configmap_update(dir: &Path, bytes: &[u8]) -> Result<()> {
+    let version = dir.join("..2026_11_29_00_00_00.2");
+    std::fs::create_dir(&version)?;
+    std::fs::write(version.join(FILE), bytes)?;
+    symlink("..2026_11_29_00_00_00.2", dir.join("..data_tmp"))?;
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data"))?;
+    std::fs::remove_dir_all(dir.join("..2026_11_29_00_00_00.1"))?;
+    Ok(())
+}
+
+async fn bench(m: &Modules, n: usize, rate: f64, kubeconfig: &Path) -> Result<String> {
+    let ns = TestNamespace::new("bench-swap").await?;
+    reconciler_testsupport::install_crd(&ns.client(), m.crd.clone())
+        .await
+        .context("installing the Hostile CRD")?;
+    let result = run(&ns, m, n, rate, kubeconfig).await;
+    if let Err(e) = ns.cleanup().await {
+        eprintln!("bench: deleting the namespace: {e:#}");
+    }
+    result
+}
+
+fn object_name(i: usize) -> String {
+    format!("h{i:04}")
+}
+
+/// The Behaving condition's message, if the object is Ready and Behaving
+/// True at its generation.
+fn behaving(o: &Value) -> Option<&str> {
+    let generation = o["metadata"]["generation"].as_i64()?;
+    let conditions = o["status"]["conditions"].as_array()?;
+    let find = |t: &str| conditions.iter().find(|c| c["type"] == t);
+    let b = find("Behaving")?;
+    let ready = find("Ready")?;
+    (b["status"] == "True"
+        && ready["status"] == "True"
+        && b["observedGeneration"].as_i64() == Some(generation))
+    .then(|| b["message"].as_str())
+    .flatten()
+}
+
+/// Every object's Behaving message (`None`: not evaluated at its generation).
+async fn messages(api: &Api<DynamicObject>) -> Result<Vec<(String, Option<String>)>> {
+    let list = tokio::time::timeout(Duration::from_secs(30), api.list(&ListParams::default()))
+        .await
+        .map_err(|_| anyhow!("listing the objects took over 30 s"))?
+        .context("listing the objects")?;
+    list.items
+        .into_iter()
+        .map(|o| {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            let v = serde_json::to_value(o)?;
+            Ok((name, behaving(&v).map(str::to_owned)))
+        })
+        .collect()
+}
+
+/// Polls until every object shows `want(i)`; the time it took.
+async fn wait_all(
+    api: &Api<DynamicObject>,
+    want: impl Fn(usize) -> String,
+    n: usize,
+) -> Result<Result<Duration, String>> {
+    let started = Instant::now();
+    loop {
+        let state = messages(api).await?;
+        let wrong: Vec<String> = (0..n)
+            .filter_map(|i| {
+                let name = object_name(i);
+                let have = state
+                    .iter()
+                    .find(|(o, _)| *o == name)
+                    .and_then(|(_, m)| m.clone());
+                (have.as_deref() != Some(&want(i)))
+                    .then(|| format!("{name}: {have:?}, want {:?}", want(i)))
+            })
+            .collect();
+        if wrong.is_empty() {
+            return Ok(Ok(started.elapsed()));
+        }
+        if started.elapsed() > LIMIT {
+            return Ok(Err(format!(
+                "{} of {n} not on their final status after {LIMIT:?}; first: {}",
+                wrong.len(),
+                wrong[0]
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The churn: spec changes at `rate` a second, round robin, one request at
+/// a time per object, until `stop`.
+struct Churn {
+    last: Vec<Arc<Mutex<u64>>>,
+    sent: Arc<AtomicU64>,
+    failed: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Churn {
+    fn message(seq: u64) -> String {
+        format!("c-{seq}")
+    }
+
+    fn start(
+        api: &Api<DynamicObject>,
+        n: usize,
+        rate: f64,
+    ) -> (Churn, tokio::task::JoinHandle<()>) {
+        let churn = Churn {
+            last: (0..n).map(|_| Arc::new(Mutex::new(0))).collect(),
+            sent: Arc::default(),
+            failed: Arc::default(),
+            stop: Arc::default(),
+        };
+        let (last, sent, failed, stop) = (
+            churn.last.clone(),
+            churn.sent.clone(),
+            churn.failed.clone(),
+            churn.stop.clone(),
+        );
+        let api = api.clone();
+        let task = tokio::spawn(async move {
+            let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+            let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+            let mut i = 0usize;
+            while !stop.load(Ordering::SeqCst) {
+                tick.tick().await;
+                let permit = permits.clone().acquire_owned().await.expect("open");
+                let (api, slot, sent, failed) =
+                    (api.clone(), last[i].clone(), sent.clone(), failed.clone());
+                let name = object_name(i);
+                i = (i + 1) % last.len();
+                tokio::spawn(async move {
+                    let mut seq = slot.lock().await;
+                    let next = *seq + 1;
+                    let patch = json!({"spec": {"message": Churn::message(next)}});
+                    match api
+                        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                    {
+                        Ok(_) => *seq = next,
+                        Err(e) => {
+                            if failed.fetch_add(1, Ordering::SeqCst) == 0 {
+                                eprintln!("bench: patching {name}: {e}");
+                            }
+                        }
+                    }
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    drop(permit);
+                });
+            }
+            // Every request in flight answered.
+            let _all = permits.acquire_many(IN_FLIGHT as u32).await.expect("open");
+        });
+        (churn, task)
+    }
+}
+
+async fn run(
+    ns: &TestNamespace,
+    m: &Modules,
+    n: usize,
+    rate: f64,
+    kubeconfig: &Path,
+) -> Result<String> {
+    let client = ns.client();
+    let name = ns.name().to_owned();
+    let api = objects::api(&client, &name, API_VERSION, KIND);
+
+    let guests = m.dir.join(&name).join("guests");
+    let _ = std::fs::remove_dir_all(&guests);
+    std::fs::create_dir_all(&guests).context("a guests directory")?;
+    configmap(&guests, &m.base).context("the ConfigMap-style guests directory")?;
+    let metrics = free_port()?;
+    let mut host = HostProcess::start(m, &guests, &name, metrics, kubeconfig)?;
+    host.wait_synced(LIMIT).await?;
+
+    // --- setup (not measured) ---
+    let setup_started = Instant::now();
+    tokio::time::timeout(
+        LIMIT,
+        stream::iter(0..n)
+            .map(|i| {
+                let (client, name) = (client.clone(), name.clone());
+                async move {
+                    objects::create(
+                        &client,
+                        &name,
+                        json!({
+                            "apiVersion": API_VERSION,
+                            "kind": KIND,
+                            "metadata": {"name": object_name(i)},
+                            "spec": {"behavior": "ok", "message": Churn::message(0)},
+                        }),
+                    )
+                    .await
+                }
+            })
+            .buffer_unordered(CREATING)
+            .collect::<Vec<()>>(),
+    )
+    .await
+    .map_err(|_| anyhow!("creating {n} objects took over {LIMIT:?}"))?;
+    if let Err(e) = wait_all(&api, |_| Churn::message(0), n).await? {
+        bail!("the base module did not evaluate every object: {e}");
+    }
+    let setup = setup_started.elapsed();
+    ensure!(host.is_alive(), "the host exited during the setup");
+
+    // --- churn before the swap ---
+    let (churn, churning) = Churn::start(&api, n, rate);
+    tokio::time::sleep(WARM_UP).await;
+    let (p0, s0, t0) = (
+        Metrics::scrape(metrics)
+            .await?
+            .sum("reconciler_passes_total"),
+        churn.sent.load(Ordering::SeqCst),
+        Instant::now(),
+    );
+    tokio::time::sleep(BEFORE).await;
+    let (p1, s1, t1) = (
+        Metrics::scrape(metrics)
+            .await?
+            .sum("reconciler_passes_total"),
+        churn.sent.load(Ordering::SeqCst),
+        Instant::now(),
+    );
+
+    // --- the flip, the churn on for DURING ---
+    let flipped = Instant::now();
+    configmap_update(&guests, &m.message).context("the ..data flip")?;
+    let first_v2 = tokio::spawn(poll_first_v2(api.clone(), n, flipped));
+    tokio::time::sleep(DURING.saturating_sub(flipped.elapsed())).await;
+    let (p2, s2, t2) = (
+        Metrics::scrape(metrics)
+            .await?
+            .sum("reconciler_passes_total"),
+        churn.sent.load(Ordering::SeqCst),
+        Instant::now(),
+    );
+    churn.stop.store(true, Ordering::SeqCst);
+    churning
+        .await
+        .map_err(|e| anyhow!("the churn failed: {e}"))?;
+    let Polled {
+        seen,
+        lists,
+        round_trip,
+    } = first_v2
+        .await
+        .map_err(|e| anyhow!("the status polling failed: {e}"))?;
+
+    // --- the end state ---
+    let mut last = Vec::with_capacity(n);
+    for slot in &churn.last {
+        last.push(*slot.lock().await);
+    }
+    let settled = wait_all(&api, |i| format!("v2: {}", Churn::message(last[i])), n).await?;
+    let end = Metrics::scrape(metrics).await?;
+    ensure!(host.is_alive(), "the host exited during the bench");
+
+    // --- the report ---
+    let mut out = Table::default();
+    out.title(format!(
+        "hot swap under load: {n} Hostile objects, target {rate} spec changes/s ({IN_FLIGHT} in flight), --guests-poll {GUESTS_POLL}, {} host, {} CPUs",
+        if cfg!(debug_assertions) { "dev" } else { "release" },
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    ));
+    out.row(
+        "setup: objects created and evaluated (not measured)",
+        format!("{n} in {:.2} s", setup.as_secs_f64()),
+    );
+    let per_s = |d: f64, a: Instant, b: Instant| d / (b - a).as_secs_f64();
+    out.section("load (reconciler_passes_total; spec changes answered)");
+    out.row(
+        &format!("before the swap ({:.1} s)", (t1 - t0).as_secs_f64()),
+        format!(
+            "{:.1} passes/s, {:.1} changes/s",
+            per_s(p1 - p0, t0, t1),
+            per_s((s1 - s0) as f64, t0, t1)
+        ),
+    );
+    out.row(
+        &format!("from the flip ({:.1} s)", (t2 - t1).as_secs_f64()),
+        format!(
+            "{:.1} passes/s, {:.1} changes/s",
+            per_s(p2 - p1, t1, t2),
+            per_s((s2 - s1) as f64, t1, t2)
+        ),
+    );
+    out.row(
+        "spec changes sent / failed (whole churn)",
+        format!(
+            "{} / {}",
+            churn.sent.load(Ordering::SeqCst),
+            churn.failed.load(Ordering::SeqCst)
+        ),
+    );
+    out.section(&format!(
+        "the swap: from the ..data flip until each object shows `v2: ` (lists every {} ms)",
+        POLL.as_millis()
+    ));
+    let mut times: Vec<Duration> = seen.iter().flatten().copied().collect();
+    times.sort();
+    let quantile = |q: f64| -> String {
+        if times.is_empty() {
+            return "-".into();
+        }
+        let idx = ((q * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1;
+        format!("{:.0} ms", times[idx].as_secs_f64() * 1e3)
+    };
+    out.row(
+        "objects seen on the new module",
+        format!(
+            "{} of {n} ({lists} lists, mean round trip {:.0} ms)",
+            times.len(),
+            round_trip.as_secs_f64() * 1e3
+        ),
+    );
+    out.row("first object", quantile(0.0));
+    out.row("p50 over the objects", quantile(0.5));
+    out.row(
+        "max (every object)",
+        if times.len() == n {
+            quantile(1.0)
+        } else {
+            format!("not all within {LIMIT:?}")
+        },
+    );
+    out.section("correctness");
+    out.row(
+        "reconciler_guest_errors_total (expected 0)",
+        end.sum("reconciler_guest_errors_total"),
+    );
+    out.row(
+        "reconciler_swaps_total / rollbacks",
+        format!(
+            "{} / {}",
+            end.sum("reconciler_swaps_total"),
+            end.sum("reconciler_rollbacks_total")
+        ),
+    );
+    out.row(
+        "every object on `v2: <its last message>` (no lost update)",
+        match &settled {
+            Ok(d) => format!("yes ({:.2} s after the churn stopped)", d.as_secs_f64()),
+            Err(e) => format!("NO: {e}"),
+        },
+    );
+    out.row("passes in total", end.sum("reconciler_passes_total"));
+    let status = host.stop();
+    let problems = host.problems();
+    out.row(
+        "host stop (SIGTERM) / WARN+ERROR log lines",
+        format!("{status} / {}", problems.len()),
+    );
+    for p in problems.iter().take(5) {
+        eprintln!("bench: host log: {p}");
+    }
+    if status.success() && problems.is_empty() {
+        let _ = std::fs::remove_dir_all(m.dir.join(&name));
+    }
+    Ok(out.finish())
+}
+
+/// When each object first showed a `v2: ` message, from the flip.
+struct Polled {
+    seen: Vec<Option<Duration>>,
+    lists: usize,
+    round_trip: Duration,
+}
+
+/// Lists every object every [`POLL`] (lists overlap when one takes longer,
+/// at most 8 in flight) until each has shown a `v2: ` message; an object's
+/// time is the answer's arrival of the first list showing it.
+async fn poll_first_v2(api: Api<DynamicObject>, n: usize, flipped: Instant) -> Polled {
+    let seen = Arc::new(std::sync::Mutex::new(vec![None::<Duration>; n]));
+    let trips = Arc::new(std::sync::Mutex::new(Vec::<Duration>::new()));
+    let permits = Arc::new(Semaphore::new(8));
+    let mut tick = tokio::time::interval(POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let pending = |seen: &std::sync::Mutex<Vec<Option<Duration>>>| {
+        seen.lock().expect("unpoisoned").iter().any(Option::is_none)
+    };
+    while pending(&seen) && flipped.elapsed() < LIMIT {
+        tick.tick().await;
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            continue;
+        };
+        let (api, seen, trips) = (api.clone(), seen.clone(), trips.clone());
+        tokio::spawn(async move {
+            let sent = Instant::now();
+            if let Ok(state) = messages(&api).await {
+                let at = flipped.elapsed();
+                trips.lock().expect("unpoisoned").push(sent.elapsed());
+                let mut seen = seen.lock().expect("unpoisoned");
+                for (name, message) in state {
+                    let i: Option<usize> = name.strip_prefix('h').and_then(|d| d.parse().ok());
+                    if let (Some(i), Some(message)) = (i, message)
+                        && i < n
+                        && message.starts_with("v2: ")
+                        && seen[i].is_none_or(|t| at < t)
+                    {
+                        seen[i] = Some(at);
+                    }
+                }
+            }
+            drop(permit);
+        });
+    }
+    let _all = permits.acquire_many(8).await.expect("open");
+    let trips = trips.lock().expect("unpoisoned").clone();
+    let seen = seen.lock().expect("unpoisoned").clone();
+    Polled {
+        seen,
+        lists: trips.len(),
+        round_trip: trips.iter().sum::<Duration>() / (trips.len().max(1) as u32),
+    }
+}
+
+fn free_port() -> Result<SocketAddr> {
+    let l = TcpListener::bind("127.0.0.1:0").context("a free port")?;
+    Ok(l.local_addr()?)
+}
+
+// ---------------------------------------------------------------------------
+// The host process
+
+/// `reconciler-host run` over the guests directory, one namespace, its
+/// metrics on `addr`, stderr to a log file. Stopped on drop (SIGTERM, then
+/// SIGKILL after 10 s), printing the log's tail when the bench is failing.
+struct HostProcess {
+    child: Child,
+    log: PathBuf,
+    stopped: Option<ExitStatus>,
+}
+
+impl HostProcess {
+    fn start(
+        m: &Modules,
+        guests: &Path,
+        namespace: &str,
+        metrics: SocketAddr,
+        kubeconfig: &Path,
+    ) -> Result<HostProcess> {
+        let log = guests
+            .parent()
+            .context("a bench directory")?
+            .join("host.log");
+        let stderr = std::fs::File::create(&log).context("the host's log")?;
+        let child = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .arg("--cache-dir")
+            .arg(&m.cache_dir)
+            .arg("run")
+            .arg("--guests")
+            .arg(guests)
+            .args(["--namespaces", namespace])
+            .args(["--guests-poll", GUESTS_POLL])
+            .args(["--metrics-addr", &metrics.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .context("starting the host")?;
+        eprintln!(
+            "bench: host pid {}, metrics http://{metrics}/metrics, log {}",
+            child.id(),
+            log.display()
+        );
+        Ok(HostProcess {
+            child,
+            log,
+            stopped: None,
+        })
+    }
+
+    async fn wait_synced(&mut self, limit: Duration) -> Result<()> {
+        let deadline = Instant::now() + limit;
+        while !self.log_text().contains("caches synced; reconciling") {
+            ensure!(self.is_alive(), "the host exited while starting");
+            ensure!(
+                Instant::now() < deadline,
+                "the host did not sync its caches within {limit:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
+    fn is_alive(&mut self) -> bool {
+        self.stopped.is_none() && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.log_text()
+            .lines()
+            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// SIGTERM, then wait (10 s at most, then SIGKILL).
+    fn stop(&mut self) -> ExitStatus {
+        if let Some(s) = self.stopped {
+            return s;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                eprintln!("bench: the host did not stop within 10 s of SIGTERM; killing it");
+                let _ = self.child.kill();
+                break self.child.wait().expect("wait");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        self.stopped = Some(status);
+        status
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        let failing = self.stopped.is_none();
+        let status = self.stop();
+        if failing {
+            let text = self.log_text();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(40)..];
+            eprintln!(
+                "--- host ({status}), log {} (last {} lines):\n{}\n---",
+                self.log.display(),
+                tail.len(),
+                tail.join("\n")
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Metrics: one scrape of the Prometheus text exposition
+
+struct Metrics {
+    body: String,
+}
+
+impl Metrics {
+    async fn scrape(addr: SocketAddr) -> Result<Metrics> {
+        let limit = Duration::from_secs(10);
+        let text = tokio::time::timeout(limit, async {
+            let mut s = tokio::net::TcpStream::connect(addr).await?;
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                .await?;
+            let mut buf = Vec::new();
+            s.read_to_end(&mut buf).await?;
+            Ok::<_, std::io::Error>(String::from_utf8_lossy(&buf).into_owned())
+        })
+        .await
+        .map_err(|_| anyhow!("scraping http://{addr}/metrics took over {limit:?}"))?
+        .with_context(|| format!("scraping http://{addr}/metrics"))?;
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .with_context(|| format!("no HTTP response from {addr}"))?;
+        ensure!(
+            head.starts_with("HTTP/1.1 200"),
+            "http://{addr}/metrics answered {}",
+            head.lines().next().unwrap_or_default()
+        );
+        Ok(Metrics {
+            body: body.to_owned(),
+        })
+    }
+
+    /// The sum of a metric over its label sets (0 when absent).
+    fn sum(&self, name: &str) -> f64 {
+        self.body
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (series, value) = l.trim().rsplit_once(' ')?;
+                let metric = series.split('{').next()?;
+                (metric == name)
+                    .then(|| value.parse::<f64>().ok())
+                    .flatten()
+            })
+            // Not `sum()`: an empty f64 sum is -0.
+            .fold(0.0, |a, b| a + b)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The printed table
+
+#[derive(Default)]
+struct Table {
+    text: String,
+}
+
+impl Table {
+    fn title(&mut self, t: String) {
+        self.text.insert_str(0, &format!("\n== {t}\n"));
+    }
+    fn section(&mut self, s: &str) {
+        self.text.push_str(&format!("-- {s}\n"));
+    }
+    fn row(&mut self, label: &str, value: impl std::fmt::Display) {
+        self.text.push_str(&format!("  {label:<58} {value}\n"));
+    }
+    fn finish(self) -> String {
+        self.text
+    }
+}
