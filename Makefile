@@ -49,7 +49,7 @@ test: unit fixtures
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --target wasm32-wasip2 $(GUEST_CRATES) -p reconciler-guest-sdk -- -D warnings
+	$(CARGO) clippy --target wasm32-wasip2 $(GUEST_CRATES) -p reconciler-guest-sdk -p reconciler-netpol -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

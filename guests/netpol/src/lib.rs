@@ -1,0 +1,10 @@
+//! NetworkPolicy analysis that several kinds' guests share.
+//!
+//! [`cidr`] is the CIDR arithmetic (IPv4 and IPv6), [`broad`] decides when an
+//! `ipBlock` admits (nearly) everyone, and [`peers`] does the same for a
+//! whole `NetworkPolicyPeer`, selectors included. Everything is pure and
+//! std-only, so it runs the same natively and inside a `wasm32-wasip2` guest.
+
+pub mod broad;
+pub mod cidr;
+pub mod peers;
