@@ -25,13 +25,16 @@
 //! (reuse a running test apiserver).
 
 #[allow(dead_code)]
+mod common;
+#[allow(dead_code)]
 #[path = "../tests/operator/objects.rs"]
 mod objects;
 
-use std::net::{SocketAddr, TcpListener};
+use common::{HostProcess, Metrics, Table, env_num, free_port};
+use std::ffi::OsStr;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -44,7 +47,7 @@ use kube::api::{DynamicObject, ListParams, Patch, PatchParams};
 use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, cache::digest};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
 use tokio::sync::{Mutex, Semaphore};
 
 const API_VERSION: &str = "testing.reconciler.dev/v1";
@@ -63,14 +66,6 @@ const BEFORE: Duration = Duration::from_secs(5);
 const DURING: Duration = Duration::from_secs(3);
 /// The limit on each wait (setup, convergence).
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let v = std::env::var(name).ok().filter(|v| !v.trim().is_empty())?;
-    match v.trim().parse() {
-        Ok(n) => Some(n),
-        Err(_) => panic!("{name}={v:?} is not a number"),
-    }
-}
 
 fn main() {
     let objects: usize = env_num("BENCH_OBJECTS").unwrap_or(100);
@@ -354,7 +349,22 @@ async fn run(
     std::fs::create_dir_all(&guests).context("a guests directory")?;
     configmap(&guests, &m.base).context("the ConfigMap-style guests directory")?;
     let metrics = free_port()?;
-    let mut host = HostProcess::start(m, &guests, &name, metrics, kubeconfig)?;
+    let log = guests
+        .parent()
+        .context("a bench directory")?
+        .join("host.log");
+    let args: Vec<&OsStr> = vec![
+        "--cache-dir".as_ref(),
+        m.cache_dir.as_os_str(),
+        "run".as_ref(),
+        "--guests".as_ref(),
+        guests.as_os_str(),
+        "--namespaces".as_ref(),
+        name.as_ref(),
+        "--guests-poll".as_ref(),
+        GUESTS_POLL.as_ref(),
+    ];
+    let mut host = HostProcess::start(kubeconfig, log, metrics, &args)?;
     host.wait_synced(LIMIT).await?;
 
     // --- setup (not measured) ---
@@ -395,7 +405,7 @@ async fn run(
     let (p0, s0, t0) = (
         Metrics::scrape(metrics)
             .await?
-            .sum("reconciler_passes_total"),
+            .counter("reconciler_passes_total"),
         churn.sent.load(Ordering::SeqCst),
         Instant::now(),
     );
@@ -403,7 +413,7 @@ async fn run(
     let (p1, s1, t1) = (
         Metrics::scrape(metrics)
             .await?
-            .sum("reconciler_passes_total"),
+            .counter("reconciler_passes_total"),
         churn.sent.load(Ordering::SeqCst),
         Instant::now(),
     );
@@ -416,7 +426,7 @@ async fn run(
     let (p2, s2, t2) = (
         Metrics::scrape(metrics)
             .await?
-            .sum("reconciler_passes_total"),
+            .counter("reconciler_passes_total"),
         churn.sent.load(Ordering::SeqCst),
         Instant::now(),
     );
@@ -512,14 +522,14 @@ async fn run(
     out.section("correctness");
     out.row(
         "reconciler_guest_errors_total (expected 0)",
-        end.sum("reconciler_guest_errors_total"),
+        end.counter("reconciler_guest_errors_total"),
     );
     out.row(
         "reconciler_swaps_total / rollbacks",
         format!(
             "{} / {}",
-            end.sum("reconciler_swaps_total"),
-            end.sum("reconciler_rollbacks_total")
+            end.counter("reconciler_swaps_total"),
+            end.counter("reconciler_rollbacks_total")
         ),
     );
     out.row(
@@ -529,7 +539,7 @@ async fn run(
             Err(e) => format!("NO: {e}"),
         },
     );
-    out.row("passes in total", end.sum("reconciler_passes_total"));
+    out.row("passes in total", end.counter("reconciler_passes_total"));
     let status = host.stop();
     let problems = host.problems();
     out.row(
@@ -597,213 +607,5 @@ async fn poll_first_v2(api: Api<DynamicObject>, n: usize, flipped: Instant) -> P
         seen,
         lists: trips.len(),
         round_trip: trips.iter().sum::<Duration>() / (trips.len().max(1) as u32),
-    }
-}
-
-fn free_port() -> Result<SocketAddr> {
-    let l = TcpListener::bind("127.0.0.1:0").context("a free port")?;
-    Ok(l.local_addr()?)
-}
-
-// ---------------------------------------------------------------------------
-// The host process
-
-/// `reconciler-host run` over the guests directory, one namespace, its
-/// metrics on `addr`, stderr to a log file. Stopped on drop (SIGTERM, then
-/// SIGKILL after 10 s), printing the log's tail when the bench is failing.
-struct HostProcess {
-    child: Child,
-    log: PathBuf,
-    stopped: Option<ExitStatus>,
-}
-
-impl HostProcess {
-    fn start(
-        m: &Modules,
-        guests: &Path,
-        namespace: &str,
-        metrics: SocketAddr,
-        kubeconfig: &Path,
-    ) -> Result<HostProcess> {
-        let log = guests
-            .parent()
-            .context("a bench directory")?
-            .join("host.log");
-        let stderr = std::fs::File::create(&log).context("the host's log")?;
-        let child = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-            .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .arg("--cache-dir")
-            .arg(&m.cache_dir)
-            .arg("run")
-            .arg("--guests")
-            .arg(guests)
-            .args(["--namespaces", namespace])
-            .args(["--guests-poll", GUESTS_POLL])
-            .args(["--metrics-addr", &metrics.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .context("starting the host")?;
-        eprintln!(
-            "bench: host pid {}, metrics http://{metrics}/metrics, log {}",
-            child.id(),
-            log.display()
-        );
-        Ok(HostProcess {
-            child,
-            log,
-            stopped: None,
-        })
-    }
-
-    async fn wait_synced(&mut self, limit: Duration) -> Result<()> {
-        let deadline = Instant::now() + limit;
-        while !self.log_text().contains("caches synced; reconciling") {
-            ensure!(self.is_alive(), "the host exited while starting");
-            ensure!(
-                Instant::now() < deadline,
-                "the host did not sync its caches within {limit:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Ok(())
-    }
-
-    fn is_alive(&mut self) -> bool {
-        self.stopped.is_none() && matches!(self.child.try_wait(), Ok(None))
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn problems(&self) -> Vec<String> {
-        self.log_text()
-            .lines()
-            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// SIGTERM, then wait (10 s at most, then SIGKILL).
-    fn stop(&mut self) -> ExitStatus {
-        if let Some(s) = self.stopped {
-            return s;
-        }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                break s;
-            }
-            if Instant::now() > deadline {
-                eprintln!("bench: the host did not stop within 10 s of SIGTERM; killing it");
-                let _ = self.child.kill();
-                break self.child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        self.stopped = Some(status);
-        status
-    }
-}
-
-impl Drop for HostProcess {
-    fn drop(&mut self) {
-        let failing = self.stopped.is_none();
-        let status = self.stop();
-        if failing {
-            let text = self.log_text();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(40)..];
-            eprintln!(
-                "--- host ({status}), log {} (last {} lines):\n{}\n---",
-                self.log.display(),
-                tail.len(),
-                tail.join("\n")
-            );
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Metrics: one scrape of the Prometheus text exposition
-
-struct Metrics {
-    body: String,
-}
-
-impl Metrics {
-    async fn scrape(addr: SocketAddr) -> Result<Metrics> {
-        let limit = Duration::from_secs(10);
-        let text = tokio::time::timeout(limit, async {
-            let mut s = tokio::net::TcpStream::connect(addr).await?;
-            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                .await?;
-            let mut buf = Vec::new();
-            s.read_to_end(&mut buf).await?;
-            Ok::<_, std::io::Error>(String::from_utf8_lossy(&buf).into_owned())
-        })
-        .await
-        .map_err(|_| anyhow!("scraping http://{addr}/metrics took over {limit:?}"))?
-        .with_context(|| format!("scraping http://{addr}/metrics"))?;
-        let (head, body) = text
-            .split_once("\r\n\r\n")
-            .with_context(|| format!("no HTTP response from {addr}"))?;
-        ensure!(
-            head.starts_with("HTTP/1.1 200"),
-            "http://{addr}/metrics answered {}",
-            head.lines().next().unwrap_or_default()
-        );
-        Ok(Metrics {
-            body: body.to_owned(),
-        })
-    }
-
-    /// The sum of a metric over its label sets (0 when absent).
-    fn sum(&self, name: &str) -> f64 {
-        self.body
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| {
-                let (series, value) = l.trim().rsplit_once(' ')?;
-                let metric = series.split('{').next()?;
-                (metric == name)
-                    .then(|| value.parse::<f64>().ok())
-                    .flatten()
-            })
-            // Not `sum()`: an empty f64 sum is -0.
-            .fold(0.0, |a, b| a + b)
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The printed table
-
-#[derive(Default)]
-struct Table {
-    text: String,
-}
-
-impl Table {
-    fn title(&mut self, t: String) {
-        self.text.insert_str(0, &format!("\n== {t}\n"));
-    }
-    fn section(&mut self, s: &str) {
-        self.text.push_str(&format!("-- {s}\n"));
-    }
-    fn row(&mut self, label: &str, value: impl std::fmt::Display) {
-        self.text.push_str(&format!("  {label:<58} {value}\n"));
-    }
-    fn finish(self) -> String {
-        self.text
     }
 }

@@ -33,16 +33,18 @@
 mod support;
 
 #[allow(dead_code)]
+mod common;
+#[allow(dead_code)]
 #[path = "../tests/operator/harness.rs"]
 mod harness;
 #[allow(dead_code)]
 #[path = "../tests/operator/objects.rs"]
 mod objects;
 
-use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
+use common::{HostProcess, Metrics, Table, cpu_of, env_num, free_port, mib, ms};
+use std::ffi::OsStr;
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
@@ -50,7 +52,6 @@ use futures::{StreamExt, stream};
 use kube::api::ListParams;
 use reconciler_testsupport::TestNamespace;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use objects::{CLUSTER, IMAGE, PodState};
 
@@ -64,14 +65,6 @@ const WINDOW: Duration = Duration::from_secs(10);
 const SETUP_LIMIT: Duration = Duration::from_secs(900);
 /// The limit on the host's start (caches synced).
 const START_LIMIT: Duration = Duration::from_secs(120);
-
-fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let v = std::env::var(name).ok().filter(|v| !v.trim().is_empty())?;
-    match v.trim().parse() {
-        Ok(n) => Some(n),
-        Err(_) => panic!("{name}={v:?} is not a number"),
-    }
-}
 
 fn main() {
     // `cargo bench` passes `--bench`; any other argument is a filter this
@@ -179,7 +172,27 @@ async fn run(
     // --- the host ---
     let metrics_addr = free_port()?;
     let host_started = Instant::now();
-    let mut host = HostProcess::start(&name, metrics_addr, concurrency, &kubeconfig)?;
+    let f = harness::fixture();
+    let image = format!("EvidenceAgent.defaultImage={IMAGE}");
+    let concurrency = concurrency.map(|c| c.to_string());
+    let mut args: Vec<&OsStr> = vec![
+        "--cache-dir".as_ref(),
+        f.cache_dir.as_os_str(),
+        "run".as_ref(),
+        "--guests".as_ref(),
+        f.guests_dir.as_os_str(),
+        "--namespaces".as_ref(),
+        name.as_ref(),
+        "--setting".as_ref(),
+        image.as_ref(),
+        "--setting".as_ref(),
+        "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/".as_ref(),
+    ];
+    if let Some(c) = &concurrency {
+        args.extend([OsStr::new("--concurrency"), OsStr::new(c)]);
+    }
+    let log = f.logs_dir.join(format!("bench-{name}.log"));
+    let mut host = HostProcess::start(&kubeconfig, log, metrics_addr, &args)?;
     host.wait_synced(START_LIMIT).await?;
     let sync_time = host_started.elapsed();
     let cpu_synced = host.cpu()?;
@@ -502,390 +515,4 @@ async fn window(
         passes: d("reconciler_passes_total"),
         events: d("reconciler_events_total"),
     })
-}
-
-/// utime + stime of a process so far, in seconds, if it can be read.
-fn cpu_of(pid: Option<u32>) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid?)).ok()?;
-    // Fields after the command's closing parenthesis start at field 3
-    // (state); utime and stime are fields 14 and 15, in clock ticks.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: f64 = fields.get(14 - 3)?.parse().ok()?;
-    let stime: f64 = fields.get(15 - 3)?.parse().ok()?;
-    Some((utime + stime) / clock_ticks())
-}
-
-/// Clock ticks a second (`getconf CLK_TCK`; Linux's USER_HZ is 100).
-fn clock_ticks() -> f64 {
-    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *TICKS.get_or_init(|| {
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .ok()
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(100.0)
-    })
-}
-
-fn ms(seconds: f64) -> String {
-    if seconds < 0.001 {
-        format!("{:.1} µs", seconds * 1e6)
-    } else {
-        format!("{:.3} ms", seconds * 1e3)
-    }
-}
-
-fn mib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
-}
-
-fn free_port() -> Result<SocketAddr> {
-    let l = TcpListener::bind("127.0.0.1:0").context("a free port")?;
-    Ok(l.local_addr()?)
-}
-
-// ---------------------------------------------------------------------------
-// The host process
-
-/// `reconciler-host run` for one namespace, its metrics on `addr`, stderr
-/// to a log file. Dropping it stops it (SIGTERM, then SIGKILL after 10 s),
-/// and prints the log's tail when the bench is failing.
-struct HostProcess {
-    child: Child,
-    log: PathBuf,
-    stopped: Option<ExitStatus>,
-}
-
-impl HostProcess {
-    fn start(
-        namespace: &str,
-        metrics: SocketAddr,
-        concurrency: Option<usize>,
-        kubeconfig: &PathBuf,
-    ) -> Result<HostProcess> {
-        let f = harness::fixture();
-        let log = f.logs_dir.join(format!("bench-{namespace}.log"));
-        let stderr = std::fs::File::create(&log).context("the host's log")?;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reconciler-host"));
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-            .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .arg("--cache-dir")
-            .arg(&f.cache_dir)
-            .arg("run")
-            .arg("--guests")
-            .arg(&f.guests_dir)
-            .args(["--namespaces", namespace])
-            .args(["--metrics-addr", &metrics.to_string()])
-            .args(["--setting", &format!("EvidenceAgent.defaultImage={IMAGE}")])
-            .args([
-                "--setting",
-                "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
-            ]);
-        if let Some(c) = concurrency {
-            cmd.args(["--concurrency", &c.to_string()]);
-        }
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .context("starting the host")?;
-        eprintln!(
-            "bench: host pid {}, metrics http://{metrics}/metrics, log {}",
-            child.id(),
-            log.display()
-        );
-        Ok(HostProcess {
-            child,
-            log,
-            stopped: None,
-        })
-    }
-
-    async fn wait_synced(&mut self, limit: Duration) -> Result<()> {
-        let deadline = Instant::now() + limit;
-        loop {
-            if self.log_text().contains("caches synced; reconciling") {
-                return Ok(());
-            }
-            ensure!(
-                self.is_alive(),
-                "the host exited while starting; log {}",
-                self.log.display()
-            );
-            ensure!(
-                Instant::now() < deadline,
-                "the host did not sync its caches within {limit:?}; log {}",
-                self.log.display()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn is_alive(&mut self) -> bool {
-        self.stopped.is_none() && matches!(self.child.try_wait(), Ok(None))
-    }
-
-    fn pid_alive(&self) -> bool {
-        self.stopped.is_none()
-            && std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
-                .is_ok_and(|s| !s.contains(") Z "))
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn problems(&self) -> Vec<String> {
-        self.log_text()
-            .lines()
-            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// utime + stime of the process so far, in seconds.
-    fn cpu(&self) -> Result<f64> {
-        cpu_of(Some(self.child.id()))
-            .with_context(|| format!("reading /proc/{}/stat", self.child.id()))
-    }
-
-    /// (VmRSS, VmHWM) in KiB.
-    fn memory(&self) -> Result<(u64, u64)> {
-        let path = format!("/proc/{}/status", self.child.id());
-        let status = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-        let field = |name: &str| -> Result<u64> {
-            let line = status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .with_context(|| format!("no {name} in {path}"))?;
-            Ok(line[name.len()..]
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()?)
-        };
-        Ok((field("VmRSS:")?, field("VmHWM:")?))
-    }
-
-    /// SIGTERM, then wait (10 s at most, then SIGKILL).
-    fn stop(&mut self) -> ExitStatus {
-        if let Some(s) = self.stopped {
-            return s;
-        }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                break s;
-            }
-            if Instant::now() > deadline {
-                eprintln!("bench: the host did not stop within 10 s of SIGTERM; killing it");
-                let _ = self.child.kill();
-                break self.child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        self.stopped = Some(status);
-        status
-    }
-}
-
-impl Drop for HostProcess {
-    fn drop(&mut self) {
-        let failing = self.stopped.is_none();
-        let status = self.stop();
-        if failing || std::thread::panicking() {
-            let text = self.log_text();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(40)..];
-            eprintln!(
-                "--- host ({status}), log {} (last {} lines):\n{}\n---",
-                self.log.display(),
-                tail.len(),
-                tail.join("\n")
-            );
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Metrics: one scrape of the Prometheus text exposition
-
-struct Sample {
-    name: String,
-    labels: BTreeMap<String, String>,
-    value: f64,
-}
-
-struct Metrics {
-    samples: Vec<Sample>,
-}
-
-/// A histogram summed over its label sets (the kinds).
-struct Histogram {
-    /// (upper bound, cumulative count), ascending; the last is +Inf.
-    buckets: Vec<(f64, f64)>,
-    sum: f64,
-    count: f64,
-}
-
-impl Histogram {
-    /// The upper bound of the smallest bucket holding quantile `q`.
-    fn quantile(&self, q: f64) -> Option<f64> {
-        if self.count <= 0.0 {
-            return None;
-        }
-        let rank = q * self.count;
-        self.buckets
-            .iter()
-            .find(|(_, cumulative)| *cumulative >= rank)
-            .map(|(le, _)| *le)
-    }
-}
-
-impl Metrics {
-    async fn scrape(addr: SocketAddr) -> Result<Metrics> {
-        let limit = Duration::from_secs(10);
-        let text = tokio::time::timeout(limit, async {
-            let mut s = tokio::net::TcpStream::connect(addr).await?;
-            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                .await?;
-            let mut buf = Vec::new();
-            s.read_to_end(&mut buf).await?;
-            Ok::<_, std::io::Error>(String::from_utf8_lossy(&buf).into_owned())
-        })
-        .await
-        .map_err(|_| anyhow!("scraping http://{addr}/metrics took over {limit:?}"))?
-        .with_context(|| format!("scraping http://{addr}/metrics"))?;
-        let (head, body) = text
-            .split_once("\r\n\r\n")
-            .with_context(|| format!("no HTTP response from {addr}: {text:?}"))?;
-        ensure!(
-            head.starts_with("HTTP/1.1 200"),
-            "http://{addr}/metrics answered {}",
-            head.lines().next().unwrap_or_default()
-        );
-        Ok(Metrics {
-            samples: body.lines().filter_map(parse_sample).collect(),
-        })
-    }
-
-    /// The sum of a metric over its label sets (0 when absent).
-    fn counter(&self, name: &str) -> f64 {
-        self.samples
-            .iter()
-            .filter(|s| s.name == name)
-            .map(|s| s.value)
-            .fold(0.0, |a, b| a + b)
-    }
-
-    fn histogram(&self, name: &str) -> Histogram {
-        let mut buckets: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
-        for s in self
-            .samples
-            .iter()
-            .filter(|s| s.name == format!("{name}_bucket"))
-        {
-            let le = match s.labels.get("le").map(String::as_str) {
-                Some("+Inf") => f64::INFINITY,
-                Some(v) => v.parse().unwrap_or(f64::NAN),
-                None => continue,
-            };
-            if le.is_nan() {
-                continue;
-            }
-            // Ordered by the bound (non-negative floats order as their bits).
-            buckets.entry(le.to_bits()).or_insert((le, 0.0)).1 += s.value;
-        }
-        Histogram {
-            buckets: buckets.into_values().collect(),
-            sum: self.counter(&format!("{name}_sum")),
-            count: self.counter(&format!("{name}_count")),
-        }
-    }
-}
-
-/// `name{k="v",...} value` or `name value`; comments and blanks are None.
-fn parse_sample(line: &str) -> Option<Sample> {
-    let line = line.trim();
-    if line.is_empty() || line.starts_with('#') {
-        return None;
-    }
-    let (series, value) = line.rsplit_once(' ')?;
-    let value: f64 = match value {
-        "+Inf" => f64::INFINITY,
-        "-Inf" => f64::NEG_INFINITY,
-        v => v.parse().ok()?,
-    };
-    let (name, labels) = match series.split_once('{') {
-        None => (series.to_owned(), BTreeMap::new()),
-        Some((name, rest)) => (name.to_owned(), parse_labels(rest.strip_suffix('}')?)?),
-    };
-    Some(Sample {
-        name,
-        labels,
-        value,
-    })
-}
-
-fn parse_labels(s: &str) -> Option<BTreeMap<String, String>> {
-    let mut labels = BTreeMap::new();
-    let mut chars = s.chars().peekable();
-    loop {
-        while chars.peek() == Some(&',') || chars.peek() == Some(&' ') {
-            chars.next();
-        }
-        if chars.peek().is_none() {
-            return Some(labels);
-        }
-        let key: String = chars.by_ref().take_while(|c| *c != '=').collect();
-        if chars.next()? != '"' {
-            return None;
-        }
-        let mut value = String::new();
-        loop {
-            match chars.next()? {
-                '\\' => match chars.next()? {
-                    'n' => value.push('\n'),
-                    c => value.push(c),
-                },
-                '"' => break,
-                c => value.push(c),
-            }
-        }
-        labels.insert(key.trim().to_owned(), value);
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The printed table
-
-#[derive(Default)]
-struct Table {
-    text: String,
-}
-
-impl Table {
-    fn title(&mut self, t: String) {
-        self.text.insert_str(0, &format!("\n== {t}\n"));
-    }
-    fn section(&mut self, s: &str) {
-        self.text.push_str(&format!("-- {s}\n"));
-    }
-    fn row(&mut self, label: &str, value: impl std::fmt::Display) {
-        self.text.push_str(&format!("  {label:<58} {value}\n"));
-    }
-    fn finish(self) -> String {
-        self.text
-    }
 }
