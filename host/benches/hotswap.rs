@@ -29,12 +29,14 @@ mod common;
 #[allow(dead_code)]
 #[path = "../tests/operator/objects.rs"]
 mod objects;
+#[allow(dead_code)]
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use common::{HostProcess, Metrics, Table, env_num, free_port};
 use std::ffi::OsStr;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -103,31 +105,7 @@ struct Modules {
 
 /// Builds the hostile guest with `feature` (or none) and returns its bytes.
 fn build(feature: Option<&str>) -> Vec<u8> {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut command = Command::new(cargo);
-    command.current_dir(&workspace).args([
-        "build",
-        "--quiet",
-        "--profile",
-        "guest",
-        "--target",
-        "wasm32-wasip2",
-        "-p",
-        "hostile-guest",
-    ]);
-    if let Some(f) = feature {
-        command.args(["--features", f]);
-    }
-    let status = command.status().expect("cargo runs");
-    assert!(
-        status.success(),
-        "building the hostile guest ({feature:?}) failed"
-    );
-    std::fs::read(target_dir.join("wasm32-wasip2/guest/hostile_guest.wasm")).expect("the guest")
+    std::fs::read(support::guest_wasm_with("hostile-guest", feature)).expect("the guest")
 }
 
 impl Modules {

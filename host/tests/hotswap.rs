@@ -54,33 +54,8 @@ static VARIANTS: OnceLock<Variants> = OnceLock::new();
 static CRD_INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
 
 /// Builds the hostile guest with `feature` (or none) and returns its bytes.
-/// The output path is the same for every feature set, so it is read at once.
 fn build(feature: Option<&str>) -> Vec<u8> {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut command = Command::new(cargo);
-    command.current_dir(&workspace).args([
-        "build",
-        "--quiet",
-        "--profile",
-        "guest",
-        "--target",
-        "wasm32-wasip2",
-        "-p",
-        "hostile-guest",
-    ]);
-    if let Some(f) = feature {
-        command.args(["--features", f]);
-    }
-    let status = command.status().expect("cargo runs");
-    assert!(
-        status.success(),
-        "building the hostile guest ({feature:?}) failed"
-    );
-    std::fs::read(target_dir.join("wasm32-wasip2/guest/hostile_guest.wasm")).expect("the guest")
+    std::fs::read(support::guest_wasm_with("hostile-guest", feature)).expect("the guest")
 }
 
 fn variants() -> &'static Variants {
