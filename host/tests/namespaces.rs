@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::api::{Patch, PatchParams};
-use reconciler_testsupport::TestNamespace;
+use reconciler_testsupport::{Access, TestNamespace, await_access};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -110,6 +110,19 @@ async fn grant(client: &Client, user: &str, full: &str, partial: Option<&str>) {
         )
         .await;
     }
+    // RBAC authorizes from caches: wait until both grants are in effect, so
+    // the host's permission probe sees them.
+    let list_kind = |namespace| Access {
+        verb: "list",
+        group: objects::GROUP,
+        resource: &f.spec.plural,
+        namespace: Some(namespace),
+    };
+    let mut wanted = vec![list_kind(full)];
+    wanted.extend(partial.map(list_kind));
+    await_access(client, user, &[], &wanted)
+        .await
+        .expect("the grants take effect");
 }
 
 /// The admin kubeconfig, acting as `user` (impersonation: `as` under its

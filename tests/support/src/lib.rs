@@ -112,6 +112,71 @@ pub async fn client_as(user: &str, groups: &[&str]) -> Result<Client> {
     Ok(Client::try_from(config)?)
 }
 
+/// What a request asks the authorizer: `verb` on `resource` (plural, with a
+/// `/subresource` suffix where there is one) of API `group` (`""` for core),
+/// in `namespace` (`None` for cluster scope).
+#[derive(Clone, Copy, Debug)]
+pub struct Access<'a> {
+    pub verb: &'a str,
+    pub group: &'a str,
+    pub resource: &'a str,
+    pub namespace: Option<&'a str>,
+}
+
+/// Waits (up to 30 s) until the server's authorizer allows `user` in
+/// `groups` every access in `wanted`, asked by SubjectAccessReview as
+/// admin. RBAC authorizes from informer caches, so a Role or binding just
+/// written takes effect a moment later; a test that grants and then acts
+/// calls this in between.
+pub async fn await_access(
+    client: &Client,
+    user: &str,
+    groups: &[&str],
+    wanted: &[Access<'_>],
+) -> Result<()> {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+    };
+    let reviews: Api<SubjectAccessReview> = Api::all(client.clone());
+    for access in wanted {
+        let (resource, subresource) = match access.resource.split_once('/') {
+            Some((r, s)) => (r, Some(s.to_string())),
+            None => (access.resource, None),
+        };
+        let review = SubjectAccessReview {
+            spec: SubjectAccessReviewSpec {
+                user: Some(user.to_string()),
+                groups: Some(groups.iter().map(|g| g.to_string()).collect()),
+                resource_attributes: Some(ResourceAttributes {
+                    verb: Some(access.verb.to_string()),
+                    group: Some(access.group.to_string()),
+                    resource: Some(resource.to_string()),
+                    subresource,
+                    namespace: access.namespace.map(str::to_string),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let answer = reviews
+                .create(&PostParams::default(), &review)
+                .await
+                .with_context(|| format!("asking whether {user} may {access:?}"))?;
+            if answer.status.is_some_and(|s| s.allowed) {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                bail!("{user} still may not {access:?} after 30 s");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(())
+}
+
 /// Server-side applies `crd` and waits (up to 30 s) until it is Established.
 pub async fn install_crd(client: &Client, crd: CustomResourceDefinition) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());

@@ -15,7 +15,7 @@ use kube::api::{
     ApiResource, DynamicObject, GroupVersionKind, ObjectMeta, Patch, PatchParams, PostParams,
 };
 use kube::runtime::{WatchStreamExt, watcher};
-use reconciler_testsupport::{TestNamespace, client_as, install_crd};
+use reconciler_testsupport::{Access, TestNamespace, await_access, client_as, install_crd};
 use serde_json::json;
 
 fn widget_crd() -> CustomResourceDefinition {
@@ -189,9 +189,16 @@ async fn rbac_applies_to_impersonated_user() -> Result<()> {
         .create(&PostParams::default(), &binding)
         .await?;
 
+    let list = Access {
+        verb: "list",
+        group: "",
+        resource: "configmaps",
+        namespace: Some(ns.name()),
+    };
+    await_access(&ns.client(), "alice", &["testers"], &[list]).await?;
     cms.list(&Default::default())
         .await
-        .context("alice may list after the binding")?;
+        .context("alice may list once the authorizer has the binding")?;
     let err = cms
         .create(&PostParams::default(), &ConfigMap::default())
         .await
