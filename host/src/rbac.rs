@@ -66,6 +66,61 @@ pub fn cluster_role(name: &str, specs: &[&KindSpec]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reconciler_conventions::kind::{Profile, ReadDecl};
+
+    #[test]
+    fn cluster_scoped_reads_get_list_and_watch() {
+        let kind = |group: &str, kind: &str| KindRef {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.into(),
+        };
+        let spec = KindSpec {
+            group: "example.dev".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            namespaced: true,
+            profile: Profile::Progressing,
+            aspects: vec!["Ready".into()],
+            advisory: vec![],
+            reasons: vec![],
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![],
+            reads: [
+                kind("", "Node"),
+                kind("rbac.authorization.k8s.io", "ClusterRole"),
+                kind("networking.k8s.io", "NetworkPolicy"),
+                kind("gateway.networking.k8s.io", "HTTPRoute"),
+            ]
+            .into_iter()
+            .map(|kind| ReadDecl {
+                kind,
+                optional: true,
+            })
+            .collect(),
+            pause: None,
+            spec_schema: None,
+        };
+        let role = cluster_role("host", &[&spec]);
+        let grants = |group: &str| -> Vec<Value> {
+            role["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| {
+                    r["apiGroups"] == json!([group])
+                        && r["verbs"] == json!(["get", "list", "watch"])
+                })
+                .flat_map(|r| r["resources"].as_array().unwrap().clone())
+                .collect()
+        };
+        assert_eq!(grants(""), [json!("nodes")]);
+        assert_eq!(grants("rbac.authorization.k8s.io"), [json!("clusterroles")]);
+        assert_eq!(grants("networking.k8s.io"), [json!("networkpolicies")]);
+        assert_eq!(grants("gateway.networking.k8s.io"), [json!("httproutes")]);
+    }
 
     #[test]
     fn plurals_follow_kubernetes() {

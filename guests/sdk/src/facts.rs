@@ -1,9 +1,11 @@
 //! The facts a guest reads, as a trait: served by the host's `facts`
 //! import in wasm, and by [`crate::mock::MockFacts`] in native tests.
 
-use crate::bindings::reconciler::guest::facts as host;
+use crate::bindings::reconciler::guest0_2_0::facts as host;
 use crate::{
-    Availability, ConfigMapFact, KindRef, Object, ReadError, SecretFact, Timestamp, WorkloadFact,
+    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
+    KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
+    Timestamp, WorkloadFact,
 };
 
 /// Read-only facts about the cluster. Every read becomes a dependency of
@@ -29,6 +31,28 @@ pub trait Facts {
     ) -> Result<Vec<Object>, ReadError>;
     /// Whether an optional API is usable in a namespace.
     fn api_availability(&self, kind: &KindRef, namespace: &str) -> Availability;
+    /// The NetworkPolicies of `namespace`, sorted by name.
+    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError>;
+    /// The Nodes' pod CIDRs, or why they could not be checked.
+    fn node_pod_cidrs(&self) -> NodePodCidrsFact;
+    /// The Route, Ingress or HTTPRoute `name`, with its admission.
+    fn exposure(
+        &self,
+        kind: ExposureKind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ExposureFact>, ReadError>;
+    /// The ClusterRole `name` (metadata only).
+    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError>;
+    /// The certificates under `key` of the Secret `name` (never the data).
+    fn secret_certificates(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<CertificateBundleFact>, ReadError>;
+    /// How the API server answered the host's last apply of a child.
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome>;
 }
 
 /// The facts the host serves through the component's `facts` import.
@@ -72,5 +96,39 @@ impl Facts for HostFacts {
 
     fn api_availability(&self, kind: &KindRef, namespace: &str) -> Availability {
         host::api_availability(kind, namespace)
+    }
+
+    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {
+        host::network_policies(namespace)
+    }
+
+    fn node_pod_cidrs(&self) -> NodePodCidrsFact {
+        host::node_pod_cidrs()
+    }
+
+    fn exposure(
+        &self,
+        kind: ExposureKind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ExposureFact>, ReadError> {
+        host::exposure(kind, namespace, name)
+    }
+
+    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
+        host::cluster_role(name)
+    }
+
+    fn secret_certificates(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<CertificateBundleFact>, ReadError> {
+        host::secret_certificates(namespace, name, key)
+    }
+
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
+        host::last_apply(kind, namespace, name)
     }
 }

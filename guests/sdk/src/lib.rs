@@ -18,15 +18,17 @@ pub mod mock;
 pub mod spec;
 pub mod verdict;
 
-pub use bindings::exports::reconciler::guest::reconciler::{
+pub use bindings::exports::reconciler::guest0_2_0::reconciler::{
     Condition, ConventionProfile, Evaluation, EventType, KindEvent, KindSpec, PauseAnnotation,
     ReadDecl, ReasonEntry, Stall, StallRule, Verdict,
 };
-pub use bindings::reconciler::guest::facts::{
-    Availability, ConfigMapFact, ContainerWaiting, PodFact, ReadError, SecretFact, WorkloadFact,
-    WorkloadState,
+pub use bindings::reconciler::guest0_2_0::facts::{
+    Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
+    ConfigMapFact, ContainerWaiting, ExposureFact, ExposureKind, IngressRuleFact, IpBlockFact,
+    LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact, PortFact,
+    ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
 };
-pub use bindings::reconciler::guest::types::{
+pub use bindings::reconciler::guest0_2_0::types::{
     ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,
 };
 pub use facts::{Facts, HostFacts};
@@ -56,7 +58,7 @@ macro_rules! export_guest {
         pub struct __ReconcilerGuestExport;
 
         #[cfg(target_arch = "wasm32")]
-        impl $crate::bindings::exports::reconciler::guest::reconciler::Guest
+        impl $crate::bindings::exports::reconciler::guest0_2_0::reconciler::Guest
             for __ReconcilerGuestExport
         {
             fn describe() -> $crate::KindSpec {

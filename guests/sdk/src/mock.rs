@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::Facts;
 use crate::{
-    Availability, ConfigMapFact, KindRef, Object, ObjectMeta, ReadError, SecretFact, Timestamp,
-    WorkloadFact, WorkloadState,
+    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
+    KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
+    Timestamp, WorkloadFact, WorkloadState,
 };
 
 type Key = (String, String);
@@ -22,6 +23,12 @@ pub struct MockFacts {
     config_maps: BTreeMap<Key, ConfigMapFact>,
     objects: BTreeMap<(String, String, String), Vec<Object>>,
     unavailable: BTreeMap<(String, String), Availability>,
+    network_policies: BTreeMap<String, Vec<NetworkPolicyFact>>,
+    node_pod_cidrs: Option<NodePodCidrsFact>,
+    exposures: Vec<ExposureFact>,
+    cluster_roles: BTreeMap<String, ObjectMeta>,
+    certificates: BTreeMap<(String, String, String), CertificateBundleFact>,
+    applies: BTreeMap<(String, String, String, String), ApplyOutcome>,
     reads: RefCell<BTreeSet<String>>,
 }
 
@@ -81,6 +88,62 @@ impl MockFacts {
     ) -> Self {
         self.unavailable
             .insert((kind.kind.clone(), namespace.to_owned()), availability);
+        self
+    }
+
+    /// A NetworkPolicy of its namespace.
+    pub fn with_network_policy(mut self, policy: NetworkPolicyFact) -> Self {
+        let policies = self
+            .network_policies
+            .entry(policy.meta.namespace.clone())
+            .or_default();
+        policies.push(policy);
+        policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+        self
+    }
+
+    /// What `node_pod_cidrs` answers (`known` with no Nodes unless set).
+    pub fn with_node_pod_cidrs(mut self, nodes: NodePodCidrsFact) -> Self {
+        self.node_pod_cidrs = Some(nodes);
+        self
+    }
+
+    /// A Route, Ingress or HTTPRoute.
+    pub fn with_exposure(mut self, exposure: ExposureFact) -> Self {
+        self.exposures.push(exposure);
+        self
+    }
+
+    /// A ClusterRole that exists.
+    pub fn with_cluster_role(mut self, name: &str) -> Self {
+        self.cluster_roles.insert(name.to_owned(), meta("", name));
+        self
+    }
+
+    /// What `secret_certificates(namespace, name, key)` answers.
+    pub fn with_certificates(mut self, key: &str, bundle: CertificateBundleFact) -> Self {
+        let id = (
+            bundle.meta.namespace.clone(),
+            bundle.meta.name.clone(),
+            key.to_owned(),
+        );
+        self.certificates.insert(id, bundle);
+        self
+    }
+
+    /// The outcome of the host's last apply of a child.
+    pub fn with_last_apply(
+        mut self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+        outcome: ApplyOutcome,
+    ) -> Self {
+        let (group, _, kind) = kind_key(kind);
+        self.applies.insert(
+            (group, kind, namespace.to_owned(), name.to_owned()),
+            outcome,
+        );
         self
     }
 
@@ -170,6 +233,84 @@ impl Facts for MockFacts {
             .get(&(kind.kind.clone(), namespace.to_owned()))
             .copied()
             .unwrap_or(Availability::Available)
+    }
+
+    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {
+        self.record(format!("networkpolicies {namespace}"));
+        Ok(self
+            .network_policies
+            .get(namespace)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn node_pod_cidrs(&self) -> NodePodCidrsFact {
+        self.record("nodes".to_owned());
+        self.node_pod_cidrs
+            .clone()
+            .unwrap_or(NodePodCidrsFact::Known(Vec::new()))
+    }
+
+    fn exposure(
+        &self,
+        kind: ExposureKind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ExposureFact>, ReadError> {
+        self.record(format!("exposure {kind:?} {namespace}/{name}"));
+        let api = exposure_kind_ref(kind);
+        self.refuse_unavailable(&api, namespace)?;
+        Ok(self
+            .exposures
+            .iter()
+            .find(|e| e.kind == kind && e.meta.namespace == namespace && e.meta.name == name)
+            .cloned())
+    }
+
+    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
+        self.record(format!("clusterrole {name}"));
+        Ok(self.cluster_roles.get(name).cloned())
+    }
+
+    fn secret_certificates(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<CertificateBundleFact>, ReadError> {
+        self.record(format!("certificates {namespace}/{name}[{key}]"));
+        let id = (namespace.to_owned(), name.to_owned(), key.to_owned());
+        if let Some(bundle) = self.certificates.get(&id) {
+            return Ok(Some(bundle.clone()));
+        }
+        let secret = self.secrets.get(&(namespace.to_owned(), name.to_owned()));
+        Ok(secret.map(|s| CertificateBundleFact {
+            meta: s.meta.clone(),
+            has_key: s.keys.iter().any(|k| k == key),
+            certificates: Vec::new(),
+        }))
+    }
+
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
+        self.record(format!("last-apply {} {namespace}/{name}", kind.kind));
+        let (group, _, kind) = kind_key(kind);
+        self.applies
+            .get(&(group, kind, namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+}
+
+/// The API of an exposure kind, as the host declares and probes it.
+pub fn exposure_kind_ref(kind: ExposureKind) -> KindRef {
+    let (group, kind) = match kind {
+        ExposureKind::Route => ("route.openshift.io", "Route"),
+        ExposureKind::Ingress => ("networking.k8s.io", "Ingress"),
+        ExposureKind::HttpRoute => ("gateway.networking.k8s.io", "HTTPRoute"),
+    };
+    KindRef {
+        group: group.to_owned(),
+        version: "v1".to_owned(),
+        kind: kind.to_owned(),
     }
 }
 

@@ -7,6 +7,8 @@ use reconciler_host::runtime::Runtime;
 
 pub fn describe(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     let module = runtime.load_file(guest)?;
+    // A YAML comment: the output stays the kind spec, parseable as such.
+    println!("# contract: reconciler:guest@{}", module.contract_version());
     print!("{}", serde_yaml::to_string(&**module.spec())?);
     Ok(ExitCode::SUCCESS)
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::bindings::reconciler::guest::types::{ControllerRef, ObjectMeta, Timestamp};
+use crate::bindings::v0_2::reconciler::guest0_2_0::types::{ControllerRef, ObjectMeta, Timestamp};
 
 /// Reads `metadata` from an object's JSON. Missing fields are empty.
 pub fn object_meta(object: &Value) -> ObjectMeta {

@@ -1,7 +1,11 @@
 //! Facts: what the host derives from Kubernetes objects and serves to
 //! guests through the `facts` import, with every read recorded.
 
+pub mod certificates;
+pub mod exposure;
 pub mod meta;
+pub mod network_policy;
+pub mod nodes;
 pub mod selector;
 pub mod serve;
 pub mod source;
@@ -9,4 +13,4 @@ pub mod workload;
 
 pub use selector::Selector;
 pub use serve::{Dependency, FactServer};
-pub use source::{Availability, MemorySource, ObjectSource, SourceError};
+pub use source::{ApplyOutcome, Availability, MemorySource, ObjectSource, SourceError};

@@ -12,13 +12,18 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Selector;
+use super::certificates::bundle;
+use super::exposure::{exposure_fact, exposure_kind_ref};
 use super::meta::{from_jiff, object_meta};
-use super::source::{Availability, ObjectSource, SourceError};
+use super::network_policy::network_policy_fact;
+use super::nodes::node_pod_cidrs;
+use super::source::{ApplyOutcome, Availability, ObjectSource, SourceError};
 use super::workload::{pod_fact, workload_fact};
-use crate::bindings::reconciler::guest::facts::{
-    self as wit, ConfigMapFact, ReadError, SecretFact, WorkloadFact,
+use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
+    self as wit, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
+    NetworkPolicyFact, NodePodCidrsFact, ReadError, SecretFact, WorkloadFact,
 };
-use crate::bindings::reconciler::guest::types::{self as wit_types, Object, Timestamp};
+use crate::bindings::v0_2::reconciler::guest0_2_0::types::{self as wit_types, Object, Timestamp};
 
 /// Something a pass read: a change to it re-queues the parent.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,6 +68,15 @@ pub fn secret_kind() -> KindRef {
 }
 pub fn config_map_kind() -> KindRef {
     core_kind("", "ConfigMap")
+}
+pub fn network_policy_kind() -> KindRef {
+    core_kind("networking.k8s.io", "NetworkPolicy")
+}
+pub fn node_kind() -> KindRef {
+    core_kind("", "Node")
+}
+pub fn cluster_role_kind() -> KindRef {
+    core_kind("rbac.authorization.k8s.io", "ClusterRole")
 }
 
 fn core_kind(group: &str, kind: &str) -> KindRef {
@@ -306,6 +320,99 @@ impl wit::Host for FactServer {
             Availability::Forbidden => wit::Availability::Forbidden,
         }
     }
+
+    fn network_policies(&mut self, namespace: String) -> Result<Vec<NetworkPolicyFact>, ReadError> {
+        let kind = network_policy_kind();
+        self.allow(&kind, "facts.network-policies")?;
+        let mut policies: Vec<NetworkPolicyFact> = self
+            .read_list(&kind, &namespace, Selector::default())?
+            .iter()
+            .map(|p| network_policy_fact(p))
+            .collect();
+        policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+        Ok(policies)
+    }
+
+    /// No error channel: an undeclared Node, a refused or unserved list all
+    /// answer `forbidden`, the text saying which.
+    fn node_pod_cidrs(&mut self) -> NodePodCidrsFact {
+        let kind = node_kind();
+        if self.allow(&kind, "facts.node-pod-cidrs").is_err() {
+            return NodePodCidrsFact::Forbidden(
+                "the guest did not declare core v1 Node in its kind-spec.reads, which facts.node-pod-cidrs needs".to_owned(),
+            );
+        }
+        match self.read_list(&kind, "", Selector::default()) {
+            Ok(nodes) => node_pod_cidrs(&nodes),
+            Err(ReadError::Forbidden(_)) => NodePodCidrsFact::Forbidden(
+                "the host may not list nodes: grant list and watch on nodes (cluster-scoped)"
+                    .to_owned(),
+            ),
+            Err(
+                ReadError::NotServed(text) | ReadError::Failed(text) | ReadError::NotDeclared(text),
+            ) => NodePodCidrsFact::Forbidden(text),
+        }
+    }
+
+    fn exposure(
+        &mut self,
+        kind: ExposureKind,
+        namespace: String,
+        name: String,
+    ) -> Result<Option<ExposureFact>, ReadError> {
+        let api = exposure_kind_ref(kind);
+        self.allow(&api, "facts.exposure")?;
+        Ok(self
+            .read_object(&api, &namespace, &name)?
+            .map(|o| exposure_fact(kind, &o)))
+    }
+
+    fn cluster_role(&mut self, name: String) -> Result<Option<wit_types::ObjectMeta>, ReadError> {
+        let kind = cluster_role_kind();
+        self.allow(&kind, "facts.cluster-role")?;
+        Ok(self.read_object(&kind, "", &name)?.map(|r| object_meta(&r)))
+    }
+
+    fn secret_certificates(
+        &mut self,
+        namespace: String,
+        name: String,
+        key: String,
+    ) -> Result<Option<CertificateBundleFact>, ReadError> {
+        let kind = secret_kind();
+        self.allow(&kind, "facts.secret-certificates")?;
+        Ok(self
+            .read_object(&kind, &namespace, &name)?
+            .map(|s| bundle(&s, &key)))
+    }
+
+    /// Recorded as a read of the child: a change to it re-queues the parent.
+    fn last_apply(
+        &mut self,
+        kind: wit_types::KindRef,
+        namespace: String,
+        name: String,
+    ) -> Option<wit::ApplyOutcome> {
+        let kind = to_model(&kind);
+        let outcome = self.source.last_apply(&kind, &namespace, &name);
+        self.reads.insert(Dependency::Object {
+            kind,
+            namespace,
+            name,
+        });
+        outcome.map(|o| match o {
+            ApplyOutcome::Applied => wit::ApplyOutcome::Applied,
+            ApplyOutcome::Refused {
+                code,
+                reason,
+                message,
+            } => wit::ApplyOutcome::Refused(wit::ApplyRefusal {
+                code,
+                reason,
+                message,
+            }),
+        })
+    }
 }
 
 /// A Secret's data never reaches a guest: only `facts.secret` serves
@@ -322,7 +429,7 @@ fn refuse_secret_data(kind: &KindRef) -> Result<(), ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::reconciler::guest::facts::Host as _;
+    use crate::bindings::v0_2::reconciler::guest0_2_0::facts::Host as _;
     use crate::facts::MemorySource;
     use serde_json::json;
 
@@ -351,7 +458,7 @@ mod tests {
     #[test]
     fn an_undeclared_kind_and_secret_data_are_refused() {
         let mut facts = server(MemorySource::new(), vec![secret_kind()]);
-        let kind = crate::bindings::reconciler::guest::types::KindRef {
+        let kind = crate::bindings::v0_2::reconciler::guest0_2_0::types::KindRef {
             group: String::new(),
             version: "v1".into(),
             kind: "Secret".into(),
@@ -368,5 +475,158 @@ mod tests {
             facts.into_reads().is_empty(),
             "a refused read is no dependency"
         );
+    }
+
+    fn reads(facts: FactServer) -> Vec<String> {
+        facts.into_reads().iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn network_policies_are_typed_sorted_and_recorded_as_a_list() {
+        let mut source = MemorySource::new();
+        for name in ["b", "a"] {
+            source.insert(json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                "metadata": {"name": name, "namespace": "ns"}, "spec": {"policyTypes": ["Egress"]}}));
+        }
+        source.insert(
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "c", "namespace": "other"}, "spec": {}}),
+        );
+        let mut facts = server(source, vec![network_policy_kind()]);
+        let got = facts.network_policies("ns".into()).unwrap();
+        let names: Vec<&str> = got.iter().map(|p| p.meta.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(!got[0].isolates_ingress);
+        assert_eq!(reads(facts), ["NetworkPolicy in \"ns\" matching {}"]);
+        let mut undeclared = server(MemorySource::new(), vec![]);
+        assert!(matches!(
+            undeclared.network_policies("ns".into()),
+            Err(ReadError::NotDeclared(_))
+        ));
+    }
+
+    #[test]
+    fn node_pod_cidrs_answers_forbidden_when_undeclared_refused_or_not_served() {
+        let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "spec": {"podCIDR": "10.0.0.0/24"}});
+        let mut source = MemorySource::new();
+        source.insert(node);
+        let mut facts = server(source.clone(), vec![node_kind()]);
+        assert!(
+            matches!(facts.node_pod_cidrs(), NodePodCidrsFact::Known(n) if n[0].pod_cidrs == ["10.0.0.0/24"])
+        );
+        assert_eq!(reads(facts), ["Node in \"\" matching {}"]);
+
+        let mut undeclared = server(source.clone(), vec![]);
+        assert!(
+            matches!(undeclared.node_pod_cidrs(), NodePodCidrsFact::Forbidden(t) if t.contains("did not declare core v1 Node"))
+        );
+        assert!(reads(undeclared).is_empty());
+
+        let mut refused = source.clone();
+        refused.set_availability(node_kind(), "", Availability::Forbidden);
+        let mut facts = server(refused, vec![node_kind()]);
+        assert!(
+            matches!(facts.node_pod_cidrs(), NodePodCidrsFact::Forbidden(t) if t.contains("list nodes"))
+        );
+
+        let mut gone = source;
+        gone.set_availability(node_kind(), "", Availability::NotServed);
+        let mut facts = server(gone, vec![node_kind()]);
+        assert!(
+            matches!(facts.node_pod_cidrs(), NodePodCidrsFact::Forbidden(t) if t.contains("not served"))
+        );
+    }
+
+    #[test]
+    fn exposure_reads_the_kind_it_names_where_available() {
+        let route = exposure_kind_ref(ExposureKind::Route);
+        let mut source = MemorySource::new();
+        source.insert(
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "i", "namespace": "ns"},
+            "spec": {"rules": [{"host": "a.example.com"}]},
+            "status": {"loadBalancer": {"ingress": [{"hostname": "lb"}]}}}),
+        );
+        source.set_availability(route.clone(), "", Availability::NotServed);
+        let ingress = exposure_kind_ref(ExposureKind::Ingress);
+        let mut facts = server(source, vec![ingress, route]);
+        let got = facts
+            .exposure(ExposureKind::Ingress, "ns".into(), "i".into())
+            .unwrap()
+            .unwrap();
+        assert!(matches!(got.admission, wit::Admission::Admitted));
+        assert!(matches!(
+            facts.exposure(ExposureKind::Route, "ns".into(), "r".into()),
+            Err(ReadError::NotServed(_))
+        ));
+        assert!(matches!(
+            facts.exposure(ExposureKind::HttpRoute, "ns".into(), "h".into()),
+            Err(ReadError::NotDeclared(_))
+        ));
+        assert_eq!(reads(facts), ["Ingress ns/i", "Route ns/r"]);
+    }
+
+    #[test]
+    fn cluster_roles_secret_certificates_and_last_applies() {
+        use base64::Engine as _;
+        let pem = crate::facts::certificates::tests::TWO;
+        let mut source = MemorySource::new();
+        source.insert(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "view", "labels": {"a": "b"}}, "rules": []}),
+        );
+        source.insert(json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tls", "namespace": "ns"},
+            "data": {"tls.crt": base64::engine::general_purpose::STANDARD.encode(pem)}}));
+        let deployment = deployment_kind();
+        source.set_last_apply(
+            deployment.clone(),
+            "ns",
+            "d",
+            ApplyOutcome::Refused {
+                code: 403,
+                reason: "Forbidden".into(),
+                message: "quota".into(),
+            },
+        );
+        let mut facts = server(source, vec![cluster_role_kind(), secret_kind()]);
+        let role = facts.cluster_role("view".into()).unwrap().unwrap();
+        assert_eq!((role.name.as_str(), role.namespace.as_str()), ("view", ""));
+        assert!(facts.cluster_role("edit".into()).unwrap().is_none());
+        let bundle = facts
+            .secret_certificates("ns".into(), "tls".into(), "tls.crt".into())
+            .unwrap()
+            .unwrap();
+        assert!(bundle.has_key);
+        assert_eq!(bundle.certificates.len(), 2);
+        let kind = wit_types::KindRef {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+        };
+        assert!(matches!(
+            facts.last_apply(kind.clone(), "ns".into(), "d".into()),
+            Some(wit::ApplyOutcome::Refused(r)) if r.code == 403 && r.reason == "Forbidden"
+        ));
+        assert!(facts.last_apply(kind, "ns".into(), "e".into()).is_none());
+        assert_eq!(
+            reads(facts),
+            [
+                "Secret ns/tls",
+                "Deployment ns/d",
+                "Deployment ns/e",
+                "ClusterRole /edit",
+                "ClusterRole /view"
+            ]
+        );
+        let mut undeclared = server(MemorySource::new(), vec![]);
+        assert!(matches!(
+            undeclared.cluster_role("view".into()),
+            Err(ReadError::NotDeclared(_))
+        ));
+        assert!(matches!(
+            undeclared.secret_certificates("ns".into(), "tls".into(), "tls.crt".into()),
+            Err(ReadError::NotDeclared(_))
+        ));
     }
 }

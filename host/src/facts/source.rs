@@ -63,6 +63,23 @@ impl AvailabilityTable {
     }
 }
 
+/// How the API server answered the host's last apply of a child.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub enum ApplyOutcome {
+    Applied,
+    /// The HTTP code, the Status reason (Invalid, Forbidden, ...) and the
+    /// server's message.
+    Refused {
+        code: u16,
+        reason: String,
+        message: String,
+    },
+}
+
+/// A child the host applies: its kind, namespace and name.
+pub type ChildKey = (KindRef, String, String);
+
 /// A read-only store of objects, as JSON.
 pub trait ObjectSource: Send + Sync {
     fn get(
@@ -82,6 +99,12 @@ pub trait ObjectSource: Send + Sync {
     ) -> Result<Vec<Arc<Value>>, SourceError>;
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability;
+
+    /// The outcome of the host's last apply of the child `name` of `kind`
+    /// in `namespace`, if it applied it since it started.
+    fn last_apply(&self, _kind: &KindRef, _namespace: &str, _name: &str) -> Option<ApplyOutcome> {
+        None
+    }
 }
 
 /// Objects held in memory: what a fixture serves.
@@ -89,6 +112,7 @@ pub trait ObjectSource: Send + Sync {
 pub struct MemorySource {
     objects: BTreeMap<(KindRef, String, String), Arc<Value>>,
     availability: AvailabilityTable,
+    applies: BTreeMap<ChildKey, ApplyOutcome>,
 }
 
 impl MemorySource {
@@ -113,6 +137,18 @@ impl MemorySource {
 
     pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
         self.availability.set(kind, namespace, availability);
+    }
+
+    /// Records the outcome of the host's last apply of a child.
+    pub fn set_last_apply(
+        &mut self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        outcome: ApplyOutcome,
+    ) {
+        self.applies
+            .insert((kind, namespace.to_owned(), name.to_owned()), outcome);
     }
 }
 
@@ -148,6 +184,12 @@ impl ObjectSource for MemorySource {
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
         self.availability.get(kind, namespace)
+    }
+
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
+        self.applies
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .cloned()
     }
 }
 

@@ -5,7 +5,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::meta::object_meta;
-use crate::bindings::reconciler::guest::facts::{
+use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
     ContainerWaiting, PodFact, WorkloadFact, WorkloadState,
 };
 

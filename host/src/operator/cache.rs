@@ -8,8 +8,9 @@ use std::sync::{Arc, RwLock};
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
+use crate::facts::certificates;
 use crate::facts::source::AvailabilityTable;
-use crate::facts::{Availability, ObjectSource, Selector, SourceError};
+use crate::facts::{ApplyOutcome, Availability, ObjectSource, Selector, SourceError};
 
 /// What changed in a cache, for the dependency index.
 #[derive(Debug, Clone)]
@@ -185,6 +186,9 @@ impl ObjectCache {
 
 /// Drops what no fact needs: managedFields, the last-applied annotation,
 /// and the values of Secrets and ConfigMaps (only key names are served).
+/// A Secret's certificates are summarised first (SHA-256 and PEM size per
+/// block, under [`certificates::SUMMARY_FIELD`]), so
+/// `facts.secret-certificates` is served without the data being held.
 pub fn slim(mut object: Value) -> Value {
     if let Some(md) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         md.remove("managedFields");
@@ -196,6 +200,11 @@ pub fn slim(mut object: Value) -> Value {
         (object["apiVersion"].as_str(), object["kind"].as_str()),
         (Some("v1"), Some("Secret" | "ConfigMap"))
     );
+    let secret = object["apiVersion"] == "v1" && object["kind"] == "Secret";
+    if secret && object.get(certificates::SUMMARY_FIELD).is_none() {
+        let summary = certificates::summarize(&object);
+        object[certificates::SUMMARY_FIELD] = summary;
+    }
     if keys_only {
         for field in ["data", "binaryData", "stringData"] {
             if let Some(m) = object.get_mut(field).and_then(Value::as_object_mut) {
@@ -288,6 +297,14 @@ impl ObjectSource for ClusterSource {
             a => a,
         }
     }
+
+    /// Always `None`: the host does not apply children yet, so it has no
+    /// outcome to report (guests see "not applied since the host started",
+    /// which is true). Once it applies them, each apply's outcome is kept
+    /// here.
+    fn last_apply(&self, _kind: &KindRef, _namespace: &str, _name: &str) -> Option<ApplyOutcome> {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -306,6 +323,52 @@ mod tests {
         assert!(s["metadata"].get("managedFields").is_none());
         assert_eq!(s["metadata"]["annotations"], json!({"keep": "1"}));
         assert_eq!(s["data"], json!({"password": ""}));
+    }
+
+    #[test]
+    fn a_slimmed_secret_holds_no_data_and_serves_the_same_certificates() {
+        use base64::Engine as _;
+        let pem = crate::facts::certificates::tests::TWO;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(pem);
+        let full = json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": "tls", "namespace": "ns"},
+            "data": {"tls.crt": encoded, "tls.key": "c2VjcmV0", "ca.crt": encoded},
+            "stringData": {"extra": "plain"}
+        });
+        let slimmed = slim(full.clone());
+        for field in ["data", "stringData"] {
+            for (key, value) in slimmed[field].as_object().unwrap() {
+                assert_eq!(value, "", "{field}.{key} keeps no data");
+            }
+        }
+        let text = slimmed.to_string();
+        assert!(
+            !text.contains(&encoded) && !text.contains("c2VjcmV0") && !text.contains("plain"),
+            "{text}"
+        );
+        for key in ["tls.crt", "tls.key", "ca.crt", "extra", "absent"] {
+            let (from_full, from_slim) = (
+                crate::facts::certificates::bundle(&full, key),
+                crate::facts::certificates::bundle(&slimmed, key),
+            );
+            assert_eq!(
+                serde_json::to_value(from_full).unwrap(),
+                serde_json::to_value(from_slim).unwrap(),
+                "{key}"
+            );
+        }
+        assert_eq!(
+            crate::facts::certificates::bundle(&slimmed, "tls.crt")
+                .certificates
+                .len(),
+            2
+        );
+        assert_eq!(
+            slim(slimmed.clone()),
+            slimmed,
+            "slimming twice keeps the summary"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::cache::Change;
 use super::gate::Refusal;
 use super::metrics::Metrics;
 use super::namespaces::{self, LeftOut};
+use super::probe::Resolved;
 use super::{Shared, Tasks, probe, swap};
 use crate::facts::Availability;
 use crate::runtime::GuestModule;
@@ -68,7 +69,7 @@ pub(crate) struct Grow {
 struct Planned {
     kind: KindRef,
     optional: bool,
-    resource: Option<ApiResource>,
+    resource: Option<Resolved>,
     availability: Vec<(String, Availability)>,
 }
 
@@ -86,15 +87,16 @@ impl Grow {
         self.readable.contains(kind) || shared.source.cache(kind).is_some()
     }
 
-    /// Probes where the host may list `resource`, in every scope.
+    /// Probes where the host may list `resolved`, in every scope (only
+    /// cluster-wide for a cluster-scoped kind).
     async fn availability(
         &self,
         kind: &KindRef,
-        resource: &ApiResource,
+        resolved: &Resolved,
     ) -> Result<Vec<(String, Availability)>, NotYet> {
         let mut found = Vec::new();
-        for ns in &self.scopes {
-            let a = probe::readable(&self.client, kind, resource, ns)
+        for ns in &resolved.scopes(&self.scopes) {
+            let a = probe::readable(&self.client, kind, &resolved.resource, ns)
                 .await
                 .map_err(|e| NotYet::retry("probe", e.to_string()))?;
             found.push((ns.clone(), a));
@@ -148,7 +150,7 @@ impl Grow {
                     Availability::Forbidden => format!(
                         "it reads {}, and the host may not list {} {} (403); retrying on every poll",
                         r.kind,
-                        namespaces::resource_name(&resource),
+                        namespaces::resource_name(&resource.resource),
                         if ns.is_empty() {
                             "in every namespace".to_owned()
                         } else {
@@ -172,7 +174,7 @@ impl Grow {
         let mut synced = Vec::new();
         for p in plan {
             self.readable.insert(p.kind.clone());
-            let Some(resource) = p.resource else {
+            let Some(Resolved { resource, .. }) = p.resource else {
                 tracing::warn!(kind = %p.kind, "optional API not served: the feature is off until the next start");
                 shared
                     .source
@@ -221,10 +223,10 @@ impl Grow {
     ) -> Result<usize, NotYet> {
         let spec = module.spec();
         let kind_ref = spec.kind_ref();
-        let resource = probe::resolve(&self.client, &kind_ref)
+        let resolved = probe::resolve(&self.client, &kind_ref)
             .await
             .map_err(|e| NotYet::retry("probe", e.to_string()))?;
-        let Some(resource) = resource else {
+        let Some(resolved) = resolved else {
             return Err(NotYet::retry(
                 "crd",
                 format!(
@@ -233,6 +235,7 @@ impl Grow {
                 ),
             ));
         };
+        let resource = resolved.resource.clone();
         if resource.kind != kind_ref.kind {
             return Err(NotYet::refuse(
                 "kind",
@@ -243,7 +246,7 @@ impl Grow {
         let availability = if parent_watched {
             Vec::new()
         } else {
-            self.availability(&kind_ref, &resource).await?
+            self.availability(&kind_ref, &resolved).await?
         };
         if let Some((ns, a)) = availability
             .iter()
@@ -269,7 +272,7 @@ impl Grow {
         let mut synced = self.watch_reads(shared, module).await?;
         let cache = shared.source.add_kind(kind_ref.clone());
         if !parent_watched {
-            for ns in &self.scopes {
+            for ns in &resolved.scopes(&self.scopes) {
                 synced.push(super::start_watch(
                     &self.client,
                     &self.tasks,

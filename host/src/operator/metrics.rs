@@ -25,6 +25,8 @@ pub struct ModuleLabels {
     pub kind: String,
     pub guest: String,
     pub digest: String,
+    /// The contract version the module implements (`0.2.0`).
+    pub contract: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

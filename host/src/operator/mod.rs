@@ -195,6 +195,7 @@ pub(crate) fn new_kind(
             kind: module.spec().kind.clone(),
             guest: module.name().to_owned(),
             digest: module.digest().to_owned(),
+            contract: module.contract_version().to_owned(),
         })
         .set(1);
     Kind {
@@ -288,7 +289,7 @@ pub async fn run(
 
     // The kinds the host needs wherever it watches: each guest's parent
     // kind and every read no guest has optional.
-    let mut required: BTreeMap<KindRef, ApiResource> = BTreeMap::new();
+    let mut required: BTreeMap<KindRef, probe::Resolved> = BTreeMap::new();
     for module in &modules {
         let kind_ref = module.spec().kind_ref();
         let resource = probe::resolve(&client, &kind_ref)
@@ -334,11 +335,11 @@ pub async fn run(
         };
 
     for (kind, optional) in &reads {
-        let resource = match required.get(kind) {
-            Some(resource) => Some(resource.clone()),
+        let resolved = match required.get(kind) {
+            Some(resolved) => Some(resolved.clone()),
             None => probe::resolve(&client, kind).await?,
         };
-        let Some(resource) = resource else {
+        let Some(resolved) = resolved else {
             if !optional {
                 return Err(probe::ProbeError::Required { kind: kind.clone() }.into());
             }
@@ -346,16 +347,19 @@ pub async fn run(
             source.set_availability(kind.clone(), "", Availability::NotServed);
             continue;
         };
+        let resource = &resolved.resource;
         let cache = source.add_kind(kind.clone());
         let mut refused = Vec::new();
-        for ns in &scopes {
+        // A cluster-scoped kind (Nodes, ClusterRoles) is watched
+        // cluster-wide, whatever --namespaces says.
+        for ns in &resolved.scopes(&scopes) {
             let availability = if *optional {
-                probe::readable(&client, kind, &resource, ns).await?
+                probe::readable(&client, kind, resource, ns).await?
             } else {
                 Availability::Available
             };
             if availability == Availability::Available {
-                add_watch(&resource, &cache, ns);
+                add_watch(resource, &cache, ns);
             } else {
                 source.set_availability(kind.clone(), ns, availability);
                 refused.push(ns.clone());
@@ -373,9 +377,10 @@ pub async fn run(
     let mut kinds = Vec::new();
     for (index, module) in modules.into_iter().enumerate() {
         let kind_ref = module.spec().kind_ref();
-        let resource = required[&kind_ref].clone();
+        let resolved = required[&kind_ref].clone();
+        let resource = resolved.resource.clone();
         let cache = source.add_kind(kind_ref.clone());
-        for ns in &scopes {
+        for ns in &resolved.scopes(&scopes) {
             add_watch(&resource, &cache, ns);
         }
         let settings = settings_of(&config.settings, &kind_ref.kind);

@@ -15,7 +15,7 @@ use reconciler_conventions::status::Status;
 
 use super::Kind;
 use super::metrics::Metrics;
-use super::probe::{self, ProbeError};
+use super::probe::{self, ProbeError, Resolved};
 use crate::facts::Availability;
 
 /// One kind the host may not list in a namespace: its kind and its
@@ -70,40 +70,66 @@ pub fn not_watched_message(namespace: &str, refused: &[Refused]) -> String {
 /// - Listed namespaces: a namespace where any required kind is refused is
 ///   returned, with every kind refused there; the others are watched.
 ///
-/// Any other answer (401 included) fails the start, as for optional kinds.
+/// A cluster-scoped kind (a Node, a ClusterRole) is probed cluster-wide
+/// either way, and a refusal fails the start: no namespace can be left out
+/// for it. Any other answer (401 included) fails the start, as for optional
+/// kinds.
 pub async fn check(
     client: &Client,
-    required: &BTreeMap<KindRef, ApiResource>,
+    required: &BTreeMap<KindRef, Resolved>,
     namespaces: &[String],
 ) -> Result<LeftOut, ProbeError> {
     let mut left_out = LeftOut::new();
+    for (kind, resolved) in required.iter().filter(|(_, r)| !r.namespaced) {
+        match probe::readable(client, kind, &resolved.resource, "").await? {
+            Availability::Available => {}
+            Availability::Forbidden => {
+                return Err(ProbeError::RefusedClusterScoped {
+                    kind: kind.clone(),
+                    resource: resource_name(&resolved.resource),
+                });
+            }
+            Availability::NotServed => {
+                return Err(ProbeError::Required { kind: kind.clone() });
+            }
+        }
+    }
+    let required: BTreeMap<&KindRef, &ApiResource> = required
+        .iter()
+        .filter(|(_, r)| r.namespaced)
+        .map(|(k, r)| (k, &r.resource))
+        .collect();
     if namespaces.is_empty() {
         for (kind, resource) in required {
             match probe::readable(client, kind, resource, "").await? {
                 Availability::Available => {}
                 Availability::Forbidden => {
                     return Err(ProbeError::Refused {
-                        kind: kind.clone(),
+                        kind: (*kind).clone(),
                         resource: resource_name(resource),
                     });
                 }
                 Availability::NotServed => {
-                    return Err(ProbeError::Required { kind: kind.clone() });
+                    return Err(ProbeError::Required {
+                        kind: (*kind).clone(),
+                    });
                 }
             }
         }
         return Ok(left_out);
     }
     for ns in namespaces {
-        for (kind, resource) in required {
+        for (kind, resource) in &required {
             match probe::readable(client, kind, resource, ns).await? {
                 Availability::Available => {}
                 Availability::Forbidden => left_out.entry(ns.clone()).or_default().push(Refused {
-                    kind: kind.clone(),
+                    kind: (*kind).clone(),
                     resource: resource_name(resource),
                 }),
                 Availability::NotServed => {
-                    return Err(ProbeError::Required { kind: kind.clone() });
+                    return Err(ProbeError::Required {
+                        kind: (*kind).clone(),
+                    });
                 }
             }
         }
@@ -132,6 +158,9 @@ pub(crate) async fn mark_not_watched(
                 continue;
             };
             let spec = module.spec().clone();
+            if !spec.namespaced {
+                continue;
+            }
             let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &kind.resource);
             let listed = match api.list(&ListParams::default()).await {
                 Ok(l) => l.items,

@@ -3,6 +3,7 @@
 
 use kube::api::{DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
+use kube::discovery::Scope;
 use kube::{Api, Client};
 use reconciler_conventions::kind::KindRef;
 
@@ -17,6 +18,10 @@ pub enum ProbeError {
         "the host may not list {resource} ({kind}) in every namespace (403): grant list and watch on {resource} cluster-wide, or name the namespaces to watch with --namespaces"
     )]
     Refused { kind: KindRef, resource: String },
+    #[error(
+        "the host may not list {resource} ({kind}), a cluster-scoped kind (403): grant list and watch on {resource}"
+    )]
+    RefusedClusterScoped { kind: KindRef, resource: String },
     #[error("probing {kind}{where_}: the API server refused the host's credential (401); fix the credential and restart", where_ = in_namespace(namespace))]
     Unauthorized { kind: KindRef, namespace: String },
     #[error("probing {kind}{where_}: {source}", where_ = in_namespace(namespace))]
@@ -35,11 +40,35 @@ fn in_namespace(ns: &str) -> String {
     }
 }
 
+/// A kind the cluster serves: its API resource and its scope.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub resource: ApiResource,
+    /// Its objects live in namespaces (Pods), or not (Nodes, ClusterRoles).
+    pub namespaced: bool,
+}
+
+impl Resolved {
+    /// Where the host watches and probes the kind: each of `scopes` (the
+    /// watched namespaces, or `""` for all) when it is namespaced, and
+    /// cluster-wide only (`""`) when it is not, whatever `--namespaces` says.
+    pub fn scopes(&self, scopes: &[String]) -> Vec<String> {
+        if self.namespaced {
+            scopes.to_vec()
+        } else {
+            vec![String::new()]
+        }
+    }
+}
+
 /// Resolves a kind to its API resource; `None` when it is not served.
-pub async fn resolve(client: &Client, kind: &KindRef) -> Result<Option<ApiResource>, ProbeError> {
+pub async fn resolve(client: &Client, kind: &KindRef) -> Result<Option<Resolved>, ProbeError> {
     let gvk = GroupVersionKind::gvk(&kind.group, &kind.version, &kind.kind);
     match kube::discovery::pinned_kind(client, &gvk).await {
-        Ok((resource, _)) => Ok(Some(resource)),
+        Ok((resource, caps)) => Ok(Some(Resolved {
+            resource,
+            namespaced: caps.scope == Scope::Namespaced,
+        })),
         Err(kube::Error::Discovery(_)) => Ok(None),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
         Err(kube::Error::Api(s)) if s.code == 401 => Err(ProbeError::Unauthorized {
@@ -54,7 +83,8 @@ pub async fn resolve(client: &Client, kind: &KindRef) -> Result<Option<ApiResour
     }
 }
 
-/// Whether the host may list `resource` in `namespace` ("" for all).
+/// Whether the host may list `resource` in `namespace` ("" for all, and
+/// for a cluster-scoped kind).
 pub async fn readable(
     client: &Client,
     kind: &KindRef,
@@ -79,5 +109,26 @@ pub async fn readable(
             namespace: namespace.to_owned(),
             source,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_scoped_kind_is_watched_cluster_wide_whatever_the_namespaces() {
+        let resolved = |namespaced: bool| Resolved {
+            resource: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("", "v1", "Node"),
+                "nodes",
+            ),
+            namespaced,
+        };
+        let listed = ["team-a".to_owned(), "team-b".to_owned()];
+        assert_eq!(resolved(true).scopes(&listed), listed);
+        assert_eq!(resolved(false).scopes(&listed), [""]);
+        assert_eq!(resolved(false).scopes(&[String::new()]), [""]);
+        assert_eq!(resolved(false).scopes(&[]), [""]);
     }
 }

@@ -83,6 +83,7 @@ fn module_labels(kind: &str, module: &GuestModule) -> ModuleLabels {
         kind: kind.to_owned(),
         guest: module.name().to_owned(),
         digest: module.digest().to_owned(),
+        contract: module.contract_version().to_owned(),
     }
 }
 

@@ -2,8 +2,10 @@
 //! fresh, limited store for every call into a guest.
 
 pub mod cache;
+pub mod contract;
 mod convert;
 pub mod error;
+mod legacy;
 pub mod limits;
 pub mod module;
 pub mod sandbox;
@@ -16,11 +18,12 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 pub use cache::ArtifactCache;
+pub use contract::ContractVersion;
 pub use error::{Blame, GuestError, GuestErrorClass, LoadError};
 pub use limits::Limits;
 pub use module::{EvaluateRequest, Evaluated, GuestModule, PassState};
 
-use crate::bindings::Guest;
+use crate::bindings::{v0_1, v0_2};
 use crate::facts::FactServer;
 use ticker::EpochTicker;
 
@@ -59,7 +62,12 @@ impl Runtime {
         let engine = Engine::new(&wasm)?;
         let mut linker = Linker::new(&engine);
         sandbox::add_to_linker(&mut linker)?;
-        Guest::add_to_linker::<PassState, HasSelf<FactServer>>(&mut linker, |state| {
+        // Every served contract version: a component imports the `facts`
+        // of the version it was built against.
+        v0_2::Guest::add_to_linker::<PassState, HasSelf<FactServer>>(&mut linker, |state| {
+            &mut state.facts
+        })?;
+        v0_1::Guest::add_to_linker::<PassState, HasSelf<FactServer>>(&mut linker, |state| {
             &mut state.facts
         })?;
         let epoch_tick = (config.limits.deadline / 10)

@@ -10,14 +10,17 @@ use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
+use super::contract::{self, ContractVersion};
 use super::convert;
 use super::error::{GuestError, GuestErrorClass, LoadError};
 use super::limits::{MemoryCapExceeded, MemoryLimiter};
 use super::sandbox::Sandbox;
 use super::{Runtime, cache};
-use crate::bindings::exports::reconciler::guest::reconciler::Evaluation;
-use crate::bindings::reconciler::guest::types::Object;
-use crate::bindings::{Guest, GuestPre};
+use crate::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler::{
+    Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict,
+};
+use crate::bindings::v0_2::reconciler::guest0_2_0::types::Object;
+use crate::bindings::{convert as twin, v0_1, v0_2};
 use crate::facts::meta::object_meta;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource};
 
@@ -40,12 +43,20 @@ pub struct GuestModule {
     name: String,
     digest: String,
     spec: Arc<KindSpec>,
-    pre: GuestPre<PassState>,
+    contract: ContractVersion,
+    pre: Pre,
     engine: wasmtime::Engine,
     memory_bytes: usize,
     deadline_ticks: u64,
     deadline: std::time::Duration,
     from_cache: bool,
+}
+
+/// The pre-linked instance, of the contract version the module exports.
+#[derive(Clone)]
+enum Pre {
+    V0_1(v0_1::GuestPre<PassState>),
+    V0_2(v0_2::GuestPre<PassState>),
 }
 
 /// One evaluation's input.
@@ -67,11 +78,13 @@ pub struct Evaluated {
     pub reads: BTreeSet<Dependency>,
 }
 
-/// The imports the host provides: its contract and the 13 WASI
-/// interfaces a wasip2 standard library needs.
+/// The imports the host provides: its contract, in every version it
+/// serves, and the 13 WASI interfaces a wasip2 standard library needs.
 const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
-    "reconciler:guest/types@0.1",
-    "reconciler:guest/facts@0.1",
+    "reconciler:guest/types@0.1.",
+    "reconciler:guest/facts@0.1.",
+    "reconciler:guest/types@0.2.",
+    "reconciler:guest/facts@0.2.",
     "wasi:cli/environment@0.2",
     "wasi:cli/exit@0.2",
     "wasi:cli/stdin@0.2",
@@ -110,31 +123,47 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         guest: name.to_owned(),
         detail: format!("{e:#}"),
     })?;
+    let world_mismatch = |detail: String| LoadError::WorldMismatch {
+        guest: name.to_owned(),
+        detail,
+    };
     let ty = component.component_type();
     for (import, _) in ty.imports(&rt.engine) {
-        if !PROVIDED_IMPORT_PREFIXES
+        if PROVIDED_IMPORT_PREFIXES
             .iter()
             .any(|p| import.starts_with(p))
         {
-            return Err(LoadError::UnsupportedImport {
-                guest: name.to_owned(),
-                import: import.to_owned(),
-            });
+            continue;
         }
+        // Another contract version's import: a contract mismatch, not a
+        // capability the sandbox withholds.
+        if import.starts_with("reconciler:guest/") {
+            return Err(world_mismatch(format!(
+                "it imports {import}; this host serves {}",
+                contract::served()
+            )));
+        }
+        return Err(LoadError::UnsupportedImport {
+            guest: name.to_owned(),
+            import: import.to_owned(),
+        });
     }
-    let world_mismatch = |e: wasmtime::Error| LoadError::WorldMismatch {
-        guest: name.to_owned(),
-        detail: format!("{e:#}"),
-    };
+    let contract = contract::detect(ty.exports(&rt.engine).map(|(export, _)| export))
+        .map_err(world_mismatch)?;
     let instance_pre = rt
         .linker
         .instantiate_pre(&component)
-        .map_err(world_mismatch)?;
-    let pre = GuestPre::new(instance_pre).map_err(world_mismatch)?;
+        .map_err(|e| world_mismatch(format!("{e:#}")))?;
+    let pre = match contract {
+        ContractVersion::V0_1 => v0_1::GuestPre::new(instance_pre).map(Pre::V0_1),
+        ContractVersion::V0_2 => v0_2::GuestPre::new(instance_pre).map(Pre::V0_2),
+    }
+    .map_err(|e| world_mismatch(format!("{e:#}")))?;
     let mut module = GuestModule {
         name: name.to_owned(),
         digest,
         spec: Arc::new(placeholder_spec()),
+        contract,
         pre,
         engine: rt.engine.clone(),
         memory_bytes: rt.limits.memory_bytes,
@@ -190,6 +219,15 @@ impl GuestModule {
         &self.spec
     }
 
+    /// The contract version the module implements (`0.2.0`).
+    pub fn contract_version(&self) -> &'static str {
+        self.contract.as_str()
+    }
+
+    pub fn contract(&self) -> ContractVersion {
+        self.contract
+    }
+
     /// Whether the compiled artifact came from the cache.
     pub fn from_cache(&self) -> bool {
         self.from_cache
@@ -210,12 +248,6 @@ impl GuestModule {
         store
     }
 
-    fn instantiate(&self, store: &mut Store<PassState>) -> Result<Guest, GuestError> {
-        self.pre
-            .instantiate(&mut *store)
-            .map_err(|e| self.classify(e, store))
-    }
-
     /// Calls `describe` in a fresh store.
     fn describe(&self) -> Result<KindSpec, GuestError> {
         let facts = FactServer::new(
@@ -224,12 +256,46 @@ impl GuestModule {
             jiff::Timestamp::UNIX_EPOCH,
         );
         let mut store = self.store(facts);
-        let guest = self.instantiate(&mut store)?;
-        let spec = guest
-            .reconciler_guest_reconciler()
+        let spec = self
             .call_describe(&mut store)
             .map_err(|e| self.classify(e, &store))?;
         Ok(convert::kind_spec(spec))
+    }
+
+    /// Instantiates the module and calls `describe`, in the contract
+    /// version it implements.
+    fn call_describe(&self, store: &mut Store<PassState>) -> wasmtime::Result<WitKindSpec> {
+        match &self.pre {
+            Pre::V0_2(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_2_0_reconciler()
+                .call_describe(store),
+            Pre::V0_1(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_1_0_reconciler()
+                .call_describe(store)
+                .map(twin),
+        }
+    }
+
+    /// Instantiates the module and calls `evaluate`, in the contract
+    /// version it implements.
+    fn call_evaluate(
+        &self,
+        store: &mut Store<PassState>,
+        input: &Evaluation,
+    ) -> wasmtime::Result<WitVerdict> {
+        match &self.pre {
+            Pre::V0_2(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_2_0_reconciler()
+                .call_evaluate(store, input),
+            Pre::V0_1(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_1_0_reconciler()
+                .call_evaluate(store, &twin(input))
+                .map(twin),
+        }
     }
 
     /// Evaluates one parent in a fresh store.
@@ -244,14 +310,14 @@ impl GuestModule {
             paused: req.paused,
             settings: req.settings.to_vec(),
         };
-        let outcome = self.instantiate(&mut store).and_then(|guest| {
-            let verdict = guest
-                .reconciler_guest_reconciler()
-                .call_evaluate(&mut store, &input)
-                .map_err(|e| self.classify(e, &store))?;
-            convert::verdict(verdict)
-                .map_err(|detail| GuestError::new(&self.name, GuestErrorClass::Contract, detail))
-        });
+        let outcome = self
+            .call_evaluate(&mut store, &input)
+            .map_err(|e| self.classify(e, &store))
+            .and_then(|verdict| {
+                convert::verdict(verdict).map_err(|detail| {
+                    GuestError::new(&self.name, GuestErrorClass::Contract, detail)
+                })
+            });
         let reads = store.into_data().facts.into_reads();
         Evaluated { outcome, reads }
     }

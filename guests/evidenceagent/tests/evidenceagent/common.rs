@@ -6,8 +6,10 @@ use evidenceagent_guest::EvidenceAgent;
 use evidenceagent_guest::registry::{self, CONFIGURATION_VALID};
 use reconciler_guest_sdk::mock::{MockFacts, evaluation, workload_ready};
 use reconciler_guest_sdk::{
-    Availability, ConditionStatus, ConfigMapFact, ControllerRef, Evaluation, Facts, Guest, KindRef,
-    Object, ReadError, SecretFact, Timestamp, Verdict, WorkloadFact,
+    ApplyOutcome, Availability, CertificateBundleFact, ConditionStatus, ConfigMapFact,
+    ControllerRef, Evaluation, ExposureFact, ExposureKind, Facts, Guest, KindRef,
+    NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact, Timestamp,
+    Verdict, WorkloadFact,
 };
 use serde_json::{Value, json};
 
@@ -267,6 +269,40 @@ impl Facts for WorldFacts {
 
     fn api_availability(&self, kind: &KindRef, namespace: &str) -> Availability {
         self.mock.api_availability(kind, namespace)
+    }
+
+    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {
+        self.mock.network_policies(namespace)
+    }
+
+    fn node_pod_cidrs(&self) -> NodePodCidrsFact {
+        self.mock.node_pod_cidrs()
+    }
+
+    fn exposure(
+        &self,
+        kind: ExposureKind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ExposureFact>, ReadError> {
+        self.mock.exposure(kind, namespace, name)
+    }
+
+    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
+        self.mock.cluster_role(name)
+    }
+
+    fn secret_certificates(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<CertificateBundleFact>, ReadError> {
+        self.mock.secret_certificates(namespace, name, key)
+    }
+
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
+        self.mock.last_apply(kind, namespace, name)
     }
 }
 

@@ -1,0 +1,122 @@
+//! Node facts: the Nodes' pod CIDRs, or why they cannot be known (pure, table-tested).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{NodeCidrs, NodePodCidrsFact};
+
+/// The most Nodes the host checks; above, it answers `too-many`.
+pub const MAX_NODES: usize = 10_000;
+
+/// The pod CIDRs of every Node, sorted by name: `spec.podCIDRs`, or the
+/// singular `spec.podCIDR` when the list is absent. Any Node with neither
+/// makes the answer `incomplete` (its CNI allocates Pod addresses
+/// elsewhere); more than [`MAX_NODES`] makes it `too-many`.
+pub fn node_pod_cidrs(nodes: &[Arc<Value>]) -> NodePodCidrsFact {
+    if nodes.len() > MAX_NODES {
+        return NodePodCidrsFact::TooMany(u32::try_from(nodes.len()).unwrap_or(u32::MAX));
+    }
+    let mut known: Vec<NodeCidrs> = nodes
+        .iter()
+        .map(|n| NodeCidrs {
+            node: n["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            pod_cidrs: pod_cidrs(&n["spec"]),
+        })
+        .collect();
+    known.sort_by(|a, b| a.node.cmp(&b.node));
+    let missing: Vec<String> = known
+        .iter()
+        .filter(|n| n.pod_cidrs.is_empty())
+        .map(|n| n.node.clone())
+        .collect();
+    if missing.is_empty() {
+        NodePodCidrsFact::Known(known)
+    } else {
+        NodePodCidrsFact::Incomplete(missing)
+    }
+}
+
+fn pod_cidrs(spec: &Value) -> Vec<String> {
+    match spec["podCIDRs"].as_array() {
+        Some(list) => list
+            .iter()
+            .filter_map(|c| c.as_str().map(str::to_owned))
+            .collect(),
+        None => spec["podCIDR"]
+            .as_str()
+            .filter(|c| !c.is_empty())
+            .map(|c| vec![c.to_owned()])
+            .unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(name: &str, spec: Value) -> Arc<Value> {
+        Arc::new(
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": spec}),
+        )
+    }
+
+    fn describe(f: &NodePodCidrsFact) -> String {
+        match f {
+            NodePodCidrsFact::Known(nodes) => nodes
+                .iter()
+                .map(|n| format!("{}={}", n.node, n.pod_cidrs.join("+")))
+                .collect::<Vec<_>>()
+                .join(" "),
+            NodePodCidrsFact::Incomplete(names) => format!("incomplete {}", names.join(" ")),
+            NodePodCidrsFact::TooMany(n) => format!("too-many {n}"),
+            NodePodCidrsFact::Forbidden(t) => format!("forbidden {t}"),
+        }
+    }
+
+    #[test]
+    fn pod_cidrs_table() {
+        let dual = json!({"podCIDRs": ["10.0.1.0/24", "fd00:1::/64"], "podCIDR": "10.0.1.0/24"});
+        for (name, nodes, want) in [
+            ("no nodes", vec![], ""),
+            (
+                "sorted by name, both families",
+                vec![
+                    node("b", json!({"podCIDRs": ["10.0.2.0/24"]})),
+                    node("a", dual.clone()),
+                ],
+                "a=10.0.1.0/24+fd00:1::/64 b=10.0.2.0/24",
+            ),
+            (
+                "the singular podCIDR when the list is absent",
+                vec![node("a", json!({"podCIDR": "10.0.3.0/24"}))],
+                "a=10.0.3.0/24",
+            ),
+            (
+                "nodes without any, sorted",
+                vec![
+                    node("z", json!({})),
+                    node("a", dual),
+                    node("m", json!({"podCIDRs": []})),
+                ],
+                "incomplete m z",
+            ),
+        ] {
+            assert_eq!(describe(&node_pod_cidrs(&nodes)), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn more_than_ten_thousand_nodes_are_too_many() {
+        let one = node("n", json!({"podCIDR": "10.0.0.0/24"}));
+        let nodes = vec![one; MAX_NODES];
+        assert!(matches!(node_pod_cidrs(&nodes), NodePodCidrsFact::Known(_)));
+        let mut nodes = nodes;
+        nodes.push(node("x", json!({})));
+        assert_eq!(describe(&node_pod_cidrs(&nodes)), "too-many 10001");
+    }
+}

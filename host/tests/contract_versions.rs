@@ -1,0 +1,181 @@
+//! Every contract version the host serves loads and runs: a component built
+//! against the released 0.1.0 (the legacy test guest) next to the current
+//! 0.2.0 (the EvidenceAgent), and another version is refused by name.
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use reconciler_conventions::verdict::ConditionStatus;
+use reconciler_host::facts::MemorySource;
+use reconciler_host::fixture::{Fixture, run_fixture};
+use reconciler_host::runtime::{
+    ContractVersion, EvaluateRequest, GuestModule, LoadError, Runtime, RuntimeConfig,
+};
+use serde_json::{Value, json};
+
+fn runtime() -> Runtime {
+    Runtime::new(RuntimeConfig {
+        cache_dir: None,
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime")
+}
+
+fn legacy(rt: &Runtime) -> GuestModule {
+    rt.load_file(&support::guest_wasm("legacy-v0_1-guest"))
+        .expect("the 0.1 guest loads")
+}
+
+fn widget() -> Value {
+    json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "LegacyWidget",
+        "metadata": {"name": "w", "namespace": "ns", "generation": 1},
+        "spec": {"workload": "web"}})
+}
+
+fn deployment(ready: u32) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "ns", "generation": 1},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": {}},
+        "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                   "readyReplicas": ready, "availableReplicas": ready}})
+}
+
+fn pod(waiting: Option<&str>) -> Value {
+    let (ready, state) = match waiting {
+        Some(reason) => (
+            false,
+            json!({"waiting": {"reason": reason, "message": "pull access denied"}}),
+        ),
+        None => (true, json!({"running": {}})),
+    };
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-1", "namespace": "ns", "labels": {"app": "web"}},
+        "status": {"phase": if ready { "Running" } else { "Pending" },
+            "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}],
+            "containerStatuses": [{"name": "c", "image": "x", "imageID": "", "ready": ready,
+                                   "restartCount": 0, "state": state}]}})
+}
+
+/// The WorkloadReady aspect of one pass over `objects`, and what it read.
+fn workload_ready(
+    module: &GuestModule,
+    objects: &[Value],
+) -> ((ConditionStatus, String), Vec<String>) {
+    let mut source = MemorySource::new();
+    for o in objects {
+        source.insert(o.clone());
+    }
+    let evaluated = module.evaluate(EvaluateRequest {
+        parent: &widget(),
+        paused: false,
+        settings: &[],
+        source: Arc::new(source),
+        now: "2026-11-29T12:00:00Z".parse().unwrap(),
+    });
+    let verdict = evaluated.outcome.expect("a verdict");
+    let aspect = &verdict.aspects[0];
+    assert_eq!(aspect.type_, "WorkloadReady");
+    assert_eq!(verdict.status_fields["workload"], "web");
+    (
+        (aspect.status, aspect.reason.clone()),
+        evaluated.reads.iter().map(ToString::to_string).collect(),
+    )
+}
+
+#[test]
+fn a_0_1_component_loads_describes_and_evaluates_with_facts() {
+    let rt = runtime();
+    let module = legacy(&rt);
+    assert_eq!(module.contract(), ContractVersion::V0_1);
+    assert_eq!(module.contract_version(), "0.1.0");
+    let spec = module.spec();
+    assert_eq!(spec.kind, "LegacyWidget");
+    assert_eq!(spec.aspects, ["WorkloadReady"]);
+    assert_eq!(spec.reads.len(), 3);
+    assert!(spec.is_registered("ImagePullFailed") && spec.is_registered("WorkloadMissing"));
+
+    let (ready, reads) = workload_ready(&module, &[deployment(1), pod(None)]);
+    assert_eq!(ready, (ConditionStatus::True, "AsExpected".to_owned()));
+    assert_eq!(
+        reads,
+        ["Deployment ns/web", "Pod in \"ns\" matching {app=web}"],
+        "the 0.1 guest's reads are recorded like any other"
+    );
+    let (pulling, _) = workload_ready(&module, &[deployment(0), pod(Some("ImagePullBackOff"))]);
+    assert_eq!(
+        pulling,
+        (ConditionStatus::False, "ImagePullFailed".to_owned())
+    );
+    let (missing, _) = workload_ready(&module, &[]);
+    assert_eq!(
+        missing,
+        (ConditionStatus::False, "WorkloadMissing".to_owned())
+    );
+}
+
+#[test]
+fn a_0_2_component_runs_beside_it() {
+    let rt = runtime();
+    let _legacy = legacy(&rt);
+    let agent = rt
+        .load_file(&support::guest_wasm("evidenceagent-guest"))
+        .expect("the EvidenceAgent loads");
+    assert_eq!(agent.contract(), ContractVersion::V0_2);
+    assert_eq!(agent.contract_version(), "0.2.0");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml");
+    let report = run_fixture(&agent, &Fixture::load(&fixture).expect("the fixture loads"));
+    assert!(report.passed(), "{:?}", report.steps);
+}
+
+/// A component exporting `reconciler:guest/reconciler@<version>` with one
+/// function (enough to be told from its exports).
+fn exporting(version: &str) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+            (core module $m (func (export "describe")))
+            (core instance $i (instantiate $m))
+            (func $describe (canon lift (core func $i "describe")))
+            (instance $reconciler (export "describe" (func $describe)))
+            (export "reconciler:guest/reconciler@{version}" (instance $reconciler)))"#
+    ))
+    .expect("valid component text")
+}
+
+#[test]
+fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served() {
+    let rt = runtime();
+    let e = rt
+        .load("future", &exporting("0.3.0"))
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(e, LoadError::WorldMismatch { ref guest, .. } if guest == "future"),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.3.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0"
+    );
+    // Importing another version's facts is the same mismatch, named so.
+    let importing =
+        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.3.0" (instance)))"#)
+            .unwrap();
+    let e = rt.load("future", &importing).err().expect("refused");
+    assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("it imports reconciler:guest/facts@0.3.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0"),
+        "{e}"
+    );
+    // A served version with the wrong shape is told apart: it gets past the
+    // version and fails on the world's functions.
+    let e = rt
+        .load("hollow", &exporting("0.2.0"))
+        .err()
+        .expect("refused");
+    assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
+    assert!(!e.to_string().contains("this host serves"), "{e}");
+}
