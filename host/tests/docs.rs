@@ -9,8 +9,20 @@ use reconciler_conventions::kind::KindSpec;
 use reconciler_host::docs::{conditions_page, first_difference};
 use reconciler_host::runtime::{Runtime, RuntimeConfig};
 
-/// Every guest the page documents (the Makefile's `GUESTS`).
-const GUESTS: &[&str] = &["evidenceagent-guest"];
+/// Every guest the page documents: the Makefile's `GUESTS`, which `make
+/// docs` generates the page from, as crate names.
+fn guests() -> Vec<String> {
+    let makefile = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Makefile");
+    let text = std::fs::read_to_string(&makefile).expect("the workspace Makefile");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("GUESTS"))
+        .and_then(|rest| rest.trim_start().strip_prefix(":="))
+        .expect("the Makefile sets GUESTS :=");
+    line.split_whitespace()
+        .map(|g| format!("{g}-guest"))
+        .collect()
+}
 
 fn specs() -> Vec<KindSpec> {
     let runtime = Runtime::new(RuntimeConfig {
@@ -18,7 +30,7 @@ fn specs() -> Vec<KindSpec> {
         ..RuntimeConfig::default()
     })
     .expect("runtime");
-    GUESTS
+    guests()
         .iter()
         .map(|g| {
             let module = runtime

@@ -1,0 +1,371 @@
+//! InstanceCABundleComplete: whether the server CA of every selected CloudNativePG Cluster is in the mirrored `<name>-instance-ca` ConfigMap, and `status.instanceCABundle`.
+
+use std::collections::BTreeSet;
+
+use reconciler_guest_sdk::verdict::{RECONCILING, condition, fails, ok, unknown};
+use reconciler_guest_sdk::{Condition, ConditionStatus, Facts, ReadError};
+use serde_json::{Value, json};
+
+use crate::children::{CA_KEY, foreign_controller};
+use crate::read;
+use crate::registry::*;
+
+/// The status field listing the Clusters left out of the bundle.
+pub const FIELD: &str = "instanceCABundle";
+
+/// The most PEM bytes the mirrored bundle holds. A ConfigMap is at most
+/// 1 MiB (1,048,576 bytes) as stored, metadata included; the bundle keeps
+/// 48,576 bytes of headroom for the object's metadata, the key and the
+/// operator's annotations. At about 700 bytes per EC CA and 1,200–2,000
+/// per RSA CA, that is several hundred distinct CAs.
+pub const BUNDLE_LIMIT_BYTES: u64 = 1_000_000;
+/// How many left-out Clusters the condition's message names (the status
+/// field lists them all).
+const NAMED_IN_MESSAGE: usize = 10;
+
+/// Why a Cluster's CA is not in the bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missing {
+    pub cluster: String,
+    pub secret: String,
+    /// SecretNotFound, SecretKeyMissing, InstanceCAInvalid or InstanceCABundleFull.
+    pub reason: &'static str,
+}
+
+/// The condition and the status field.
+#[derive(Debug)]
+pub struct Bundle {
+    pub condition: Condition,
+    /// `status.instanceCABundle`: `null` removes it.
+    pub field: Value,
+    pub retry: bool,
+}
+
+fn unread(message: String) -> Bundle {
+    Bundle {
+        condition: unknown(INSTANCE_CA_BUNDLE_COMPLETE, RECONCILING, message),
+        field: Value::Null,
+        retry: true,
+    }
+}
+
+/// The server CA Secret of a Cluster: `spec.certificates.serverCASecret`,
+/// or CloudNativePG's generated `<cluster>-ca`.
+pub fn server_ca_secret(cluster_name: &str, cluster: &Value) -> String {
+    cluster["spec"]["certificates"]["serverCASecret"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| format!("{cluster_name}-ca"), str::to_owned)
+}
+
+/// Decides InstanceCABundleComplete for a console that mirrors the bundle
+/// (`spec.instanceCABundleRef` omitted) into ConfigMap `bundle`.
+pub fn evaluate(
+    facts: &dyn Facts,
+    namespace: &str,
+    console: &str,
+    uid: &str,
+    bundle: &str,
+    selector: Option<&[(String, String)]>,
+) -> Bundle {
+    match facts.config_map(namespace, bundle) {
+        Ok(Some(existing)) => {
+            if let Some(c) = foreign_controller(&existing.meta, uid) {
+                return Bundle {
+                    condition: fails(
+                        INSTANCE_CA_BUNDLE_COMPLETE,
+                        RESOURCE_NOT_OWNED,
+                        format!(
+                            "ConfigMap {bundle} exists and is controlled by {} {}, not by PgToolBoxConsole {console}: the instance CA bundle is not mirrored, every Cluster reads \"not verifiable\" in the console",
+                            c.kind, c.name
+                        ),
+                    ),
+                    field: Value::Null,
+                    retry: false,
+                };
+            }
+        }
+        Ok(None) => {}
+        Err(e) => return unread(read::failure(&format!("ConfigMap {bundle}"), &e)),
+    }
+    let Some(selector) = selector else {
+        return complete(
+            bundle,
+            0,
+            0,
+            "no Cluster is selected (spec.clusterSelector is not set)",
+        );
+    };
+    let clusters = match facts.list(&cluster_kind(), namespace, selector) {
+        Ok(clusters) => clusters,
+        Err(ReadError::NotServed(_)) => {
+            return complete(
+                bundle,
+                0,
+                0,
+                "no Cluster is selected (the CloudNativePG Cluster API is not served)",
+            );
+        }
+        Err(e) => return unread(read::failure(&format!("the Clusters of {namespace}"), &e)),
+    };
+    let mut included: BTreeSet<String> = BTreeSet::new();
+    let mut bytes: u64 = 0;
+    let mut full = false;
+    let mut missing: Vec<Missing> = Vec::new();
+    for cluster in &clusters {
+        let name = &cluster.meta.name;
+        let json: Value = serde_json::from_str(&cluster.json).unwrap_or_default();
+        let secret = server_ca_secret(name, &json);
+        let left_out = |reason| Missing {
+            cluster: name.clone(),
+            secret: secret.clone(),
+            reason,
+        };
+        let found = match facts.secret_certificates(namespace, &secret, CA_KEY) {
+            Ok(found) => found,
+            Err(e) => return unread(read::failure(&format!("Secret {secret}"), &e)),
+        };
+        let Some(found) = found else {
+            missing.push(left_out(SECRET_NOT_FOUND));
+            continue;
+        };
+        if !found.has_key {
+            missing.push(left_out(SECRET_KEY_MISSING));
+            continue;
+        }
+        if found.certificates.is_empty() {
+            missing.push(left_out(INSTANCE_CA_INVALID));
+            continue;
+        }
+        // Distinct CAs only: Clusters sharing a CA add it once. Each PEM
+        // block is written followed by a newline.
+        let mut new: Vec<(&str, u64)> = Vec::new();
+        for c in &found.certificates {
+            if !included.contains(&c.sha256) && !new.iter().any(|(s, _)| *s == c.sha256) {
+                new.push((&c.sha256, u64::from(c.pem_bytes) + 1));
+            }
+        }
+        let adds: u64 = new.iter().map(|(_, b)| b).sum();
+        if !new.is_empty() && (full || bytes + adds > BUNDLE_LIMIT_BYTES) {
+            // The first Cluster that does not fit fills the bundle: it and
+            // every later one (by name) with a CA not already in are left out.
+            full = true;
+            missing.push(left_out(INSTANCE_CA_BUNDLE_FULL));
+            continue;
+        }
+        bytes += adds;
+        included.extend(new.into_iter().map(|(s, _)| s.to_owned()));
+    }
+    if missing.is_empty() {
+        let why = match clusters.len() {
+            0 => "no Cluster is selected (spec.clusterSelector matches none)".to_owned(),
+            n => format!("the server CA of every selected Cluster ({n}) is in ConfigMap {bundle}"),
+        };
+        return complete(bundle, included.len(), bytes, &why);
+    }
+    let named: Vec<String> = missing
+        .iter()
+        .take(NAMED_IN_MESSAGE)
+        .map(|m| format!("{} ({}: {})", m.cluster, m.secret, explain(m.reason)))
+        .collect();
+    let more = match missing.len().saturating_sub(NAMED_IN_MESSAGE) {
+        0 => String::new(),
+        n => format!(", and {n} more (status.instanceCABundle.missing)"),
+    };
+    Bundle {
+        condition: fails(
+            INSTANCE_CA_BUNDLE_COMPLETE,
+            INSTANCE_CA_MISSING,
+            format!(
+                "{} of {} selected Clusters have no server CA in ConfigMap {bundle} and read \"not verifiable\" in the console: {}{more}",
+                missing.len(),
+                clusters.len(),
+                named.join(", ")
+            ),
+        ),
+        field: json!({
+            "missing": missing
+                .iter()
+                .map(|m| json!({"cluster": m.cluster, "secret": m.secret, "reason": m.reason}))
+                .collect::<Vec<_>>()
+        }),
+        retry: false,
+    }
+}
+
+fn complete(bundle: &str, cas: usize, bytes: u64, why: &str) -> Bundle {
+    let held = if cas == 0 {
+        format!("; ConfigMap {bundle} is mirrored empty")
+    } else {
+        format!(" ({cas} distinct CAs, {bytes} bytes)")
+    };
+    Bundle {
+        condition: ok(INSTANCE_CA_BUNDLE_COMPLETE, format!("{why}{held}")),
+        field: Value::Null,
+        retry: false,
+    }
+}
+
+fn explain(reason: &str) -> &'static str {
+    match reason {
+        SECRET_NOT_FOUND => "SecretNotFound, the Secret does not exist",
+        SECRET_KEY_MISSING => "SecretKeyMissing, no ca.crt",
+        INSTANCE_CA_INVALID => "InstanceCAInvalid, no PEM certificate in ca.crt",
+        _ => "InstanceCABundleFull, the bundle is full",
+    }
+}
+
+/// The previous InstanceCABundleComplete (or any condition) of `status`,
+/// given again as it was: while paused or stalled the operator does not
+/// touch the bundle, so what was said of it still holds.
+pub fn previous(status: &Value, type_: &str) -> Option<Condition> {
+    let c = status["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"].as_str() == Some(type_))?;
+    let status = match c["status"].as_str()? {
+        "True" => ConditionStatus::True,
+        "False" => ConditionStatus::False,
+        _ => ConditionStatus::Unknown,
+    };
+    Some(condition(
+        type_,
+        status,
+        c["reason"].as_str()?,
+        c["message"].as_str().unwrap_or_default(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reconciler_guest_sdk::mock::{MockFacts, meta};
+    use reconciler_guest_sdk::{CertificateBundleFact, CertificateFact};
+
+    fn cluster(name: &str, labels: Value, ca_secret: Option<&str>) -> Value {
+        let mut c = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+            "metadata": {"name": name, "namespace": "ns", "labels": labels}, "spec": {"instances": 1}});
+        if let Some(s) = ca_secret {
+            c["spec"]["certificates"] = json!({"serverCASecret": s});
+        }
+        c
+    }
+
+    fn certs(secret: &str, shas: &[(&str, u32)]) -> CertificateBundleFact {
+        CertificateBundleFact {
+            meta: meta("ns", secret),
+            has_key: true,
+            certificates: shas
+                .iter()
+                .map(|(s, b)| CertificateFact {
+                    sha256: (*s).into(),
+                    pem_bytes: *b,
+                })
+                .collect(),
+        }
+    }
+
+    fn team() -> Vec<(String, String)> {
+        vec![("team".into(), "a".into())]
+    }
+
+    #[test]
+    fn every_selected_ca_in_is_complete() {
+        let facts = MockFacts::at(0)
+            .with_object(&cluster_kind(), cluster("pg1", json!({"team": "a"}), None))
+            .with_object(
+                &cluster_kind(),
+                cluster("pg2", json!({"team": "a"}), Some("shared-ca")),
+            )
+            .with_object(
+                &cluster_kind(),
+                cluster("other", json!({"team": "b"}), None),
+            )
+            .with_certificates(CA_KEY, certs("pg1-ca", &[("aa", 700)]))
+            .with_certificates(CA_KEY, certs("shared-ca", &[("aa", 700)]));
+        let b = evaluate(&facts, "ns", "c", "uid", "c-instance-ca", Some(&team()));
+        assert_eq!(
+            b.condition.status,
+            ConditionStatus::True,
+            "{:?}",
+            b.condition
+        );
+        assert!(b.condition.message.contains("(2)"));
+        assert!(b.condition.message.contains("1 distinct CAs, 701 bytes"));
+        assert_eq!(b.field, Value::Null);
+    }
+
+    #[test]
+    fn no_selector_selects_nothing() {
+        let b = evaluate(&MockFacts::at(0), "ns", "c", "uid", "c-instance-ca", None);
+        assert_eq!(b.condition.status, ConditionStatus::True);
+        assert!(b.condition.message.contains("no Cluster is selected"));
+    }
+
+    #[test]
+    fn each_missing_ca_is_named_with_its_reason() {
+        let facts = MockFacts::at(0)
+            .with_object(&cluster_kind(), cluster("a", json!({"team": "a"}), None))
+            .with_object(&cluster_kind(), cluster("b", json!({"team": "a"}), None))
+            .with_object(&cluster_kind(), cluster("c", json!({"team": "a"}), None))
+            .with_secret("ns", "b-ca", &["tls.crt"])
+            .with_certificates(CA_KEY, certs("c-ca", &[]));
+        let b = evaluate(&facts, "ns", "x", "uid", "x-instance-ca", Some(&team()));
+        assert_eq!(b.condition.reason, INSTANCE_CA_MISSING);
+        assert!(b.condition.message.contains("a (a-ca: SecretNotFound"));
+        assert_eq!(
+            b.field,
+            json!({"missing": [
+                {"cluster": "a", "secret": "a-ca", "reason": "SecretNotFound"},
+                {"cluster": "b", "secret": "b-ca", "reason": "SecretKeyMissing"},
+                {"cluster": "c", "secret": "c-ca", "reason": "InstanceCAInvalid"},
+            ]})
+        );
+    }
+
+    #[test]
+    fn a_full_bundle_leaves_out_the_clusters_after_it_by_name() {
+        let mut facts = MockFacts::at(0);
+        let big = 400_000;
+        for (i, name) in ["a", "b", "c", "d"].iter().enumerate() {
+            facts = facts
+                .with_object(&cluster_kind(), cluster(name, json!({"team": "a"}), None))
+                .with_certificates(
+                    CA_KEY,
+                    certs(&format!("{name}-ca"), &[(&format!("sha{i}"), big)]),
+                );
+        }
+        // e shares a's CA: it is in even after the bundle is full.
+        facts = facts.with_object(
+            &cluster_kind(),
+            cluster("e", json!({"team": "a"}), Some("a-ca")),
+        );
+        let b = evaluate(&facts, "ns", "x", "uid", "x-instance-ca", Some(&team()));
+        let reasons: Vec<(&str, &str)> = b.field["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["cluster"].as_str().unwrap(),
+                    m["reason"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            reasons,
+            [("c", "InstanceCABundleFull"), ("d", "InstanceCABundleFull")]
+        );
+    }
+
+    #[test]
+    fn the_previous_condition_is_read_back() {
+        let status = json!({"conditions": [{"type": "InstanceCABundleComplete", "status": "False", "reason": "InstanceCAMissing", "message": "m"}]});
+        let c = previous(&status, INSTANCE_CA_BUNDLE_COMPLETE).unwrap();
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::False, "InstanceCAMissing")
+        );
+        assert!(previous(&json!({}), INSTANCE_CA_BUNDLE_COMPLETE).is_none());
+    }
+}

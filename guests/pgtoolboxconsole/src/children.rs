@@ -1,0 +1,114 @@
+//! The objects the operator renders for a console, under their generated names, and whose they are.
+
+use reconciler_guest_sdk::{ControllerRef, ExposureKind, ObjectMeta};
+
+/// The labels of the console's Pods (with `app.kubernetes.io/instance: <name>`).
+pub const POD_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "pgtoolbox-console");
+pub const POD_INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
+/// The console container's port.
+pub const CONSOLE_PORT: u16 = 8080;
+pub const CONSOLE_PORT_NAME: &str = "http";
+/// The key of a CA bundle (the mirrored ConfigMap's, and a Cluster's CA Secret's).
+pub const CA_KEY: &str = "ca.crt";
+/// The keys of the OAuth2 client Secret the proxy reads.
+pub const OAUTH_CLIENT_KEYS: [&str; 2] = ["client-id", "client-secret"];
+
+/// The generated names of a console's children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Children {
+    /// The console's Deployment and its Service.
+    pub workload: String,
+    /// The Route, Ingress or HTTPRoute.
+    pub exposure: String,
+    /// The ingress NetworkPolicy.
+    pub network_policy: String,
+    /// The mirrored instance CA bundle ConfigMap.
+    pub ca_bundle: String,
+}
+
+impl Children {
+    pub fn of(console: &str) -> Self {
+        Children {
+            workload: format!("{console}-console"),
+            exposure: format!("{console}-console"),
+            network_policy: format!("{console}-ingress"),
+            ca_bundle: format!("{console}-instance-ca"),
+        }
+    }
+}
+
+/// The controller of `meta` when it is not the console `uid`. An object with
+/// no controller is not someone else's: the operator adopts it.
+pub fn foreign_controller<'a>(meta: &'a ObjectMeta, uid: &str) -> Option<&'a ControllerRef> {
+    meta.controller.as_ref().filter(|c| c.uid != uid)
+}
+
+/// The kind's name, as users read it.
+pub fn kind_name(kind: ExposureKind) -> &'static str {
+    match kind {
+        ExposureKind::Route => "Route",
+        ExposureKind::Ingress => "Ingress",
+        ExposureKind::HttpRoute => "HTTPRoute",
+    }
+}
+
+/// The kind's plural, as in "may not read Routes".
+pub fn kind_plural(kind: ExposureKind) -> &'static str {
+    match kind {
+        ExposureKind::Route => "Routes",
+        ExposureKind::Ingress => "Ingresses",
+        ExposureKind::HttpRoute => "HTTPRoutes",
+    }
+}
+
+/// The kind named by `name` (as `status.publishedExposureKinds` records it).
+pub fn kind_named(name: &str) -> Option<ExposureKind> {
+    [
+        ExposureKind::Route,
+        ExposureKind::Ingress,
+        ExposureKind::HttpRoute,
+    ]
+    .into_iter()
+    .find(|k| kind_name(*k) == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reconciler_guest_sdk::mock::meta;
+
+    #[test]
+    fn names_are_derived_from_the_console() {
+        let c = Children::of("orders");
+        assert_eq!(c.workload, "orders-console");
+        assert_eq!(c.exposure, "orders-console");
+        assert_eq!(c.network_policy, "orders-ingress");
+        assert_eq!(c.ca_bundle, "orders-instance-ca");
+    }
+
+    #[test]
+    fn only_another_controller_is_foreign() {
+        let mut m = meta("ns", "x");
+        assert!(foreign_controller(&m, "me").is_none());
+        m.controller = Some(ControllerRef {
+            api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
+            kind: "PgToolBoxConsole".into(),
+            name: "a".into(),
+            uid: "me".into(),
+        });
+        assert!(foreign_controller(&m, "me").is_none());
+        assert!(foreign_controller(&m, "other").is_some());
+    }
+
+    #[test]
+    fn kind_names_round_trip() {
+        for k in [
+            ExposureKind::Route,
+            ExposureKind::Ingress,
+            ExposureKind::HttpRoute,
+        ] {
+            assert_eq!(kind_named(kind_name(k)), Some(k));
+        }
+        assert_eq!(kind_named("Service"), None);
+    }
+}

@@ -1,0 +1,301 @@
+//! ConfigurationValid past the hostname: the spec, the images, the ClusterRoles, the referenced Secret and ConfigMap, the ingress policy's last apply, and the Deployment's owner.
+
+use reconciler_guest_sdk::{ApplyOutcome, Evaluation, Facts};
+use serde_json::Value;
+
+use crate::children::{Children, foreign_controller};
+use crate::image::{self, ImageProblem};
+use crate::read;
+use crate::registry::*;
+use crate::spec::{self, ConsoleSpec};
+
+/// The ClusterRole every console is bound to.
+pub const CONSOLE_ROLE: &str = "pgtoolbox-console";
+/// Bound unless `podLogs: false`.
+pub const POD_LOGS_ROLE: &str = "pgtoolbox-console-pod-logs";
+/// Bound with `restoreDrills.enabled: true`.
+pub const RESTORE_DRILLS_ROLE: &str = "pgtoolbox-console-restore-drills";
+
+/// The parent being evaluated.
+pub struct Console<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub uid: &'a str,
+}
+
+/// A configuration the console can run with.
+#[derive(Debug)]
+pub struct Valid {
+    pub spec: ConsoleSpec,
+    pub image: String,
+    pub proxy_image: Option<String>,
+    pub roles: Vec<&'static str>,
+}
+
+/// Why ConfigurationValid is not True.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotValid {
+    /// False with a stall reason: nothing is rendered until an input changes.
+    Stalled {
+        reason: &'static str,
+        message: String,
+    },
+    /// A read failed: not known yet.
+    Unread(String),
+}
+
+fn stalled(reason: &'static str, message: impl Into<String>) -> NotValid {
+    NotValid::Stalled {
+        reason,
+        message: message.into(),
+    }
+}
+
+/// The ClusterRoles the operator binds for `spec`.
+pub fn required_roles(spec: &ConsoleSpec) -> Vec<&'static str> {
+    let mut roles = vec![CONSOLE_ROLE];
+    if spec.pod_logs {
+        roles.push(POD_LOGS_ROLE);
+    }
+    if spec.restore_drills {
+        roles.push(RESTORE_DRILLS_ROLE);
+    }
+    roles
+}
+
+/// The refusal of an image, read leniently from the parent (for the
+/// HostnameNotAllowed message, which names the image's refusal too): the
+/// console image first, then the OAuth2 proxy's.
+pub fn image_refusal(input: &Evaluation, parent: &Value) -> Option<(&'static str, String)> {
+    let allowed = input.setting_list(image::ALLOWED_REPOSITORIES);
+    let spec_image = parent["spec"]["image"]
+        .as_str()
+        .filter(|i| !i.trim().is_empty());
+    let console = image::console(
+        spec_image,
+        input.setting(image::DEFAULT_CONSOLE_IMAGE),
+        &allowed,
+    )
+    .err();
+    let proxy = parent["spec"]["oauthProxy"]["image"]
+        .as_str()
+        .filter(|i| !i.trim().is_empty())
+        .and_then(|i| image::oauth_proxy(i, &allowed).err());
+    console
+        .or(proxy)
+        .map(|p| (image_reason(&p), p.message().to_owned()))
+}
+
+fn image_reason(problem: &ImageProblem) -> &'static str {
+    match problem {
+        ImageProblem::Required(_) => CONSOLE_IMAGE_REQUIRED,
+        ImageProblem::Invalid(_) => CONFIGURATION_INVALID,
+        ImageProblem::NotAllowed(_) => IMAGE_NOT_ALLOWED,
+    }
+}
+
+/// Evaluates the configuration in the documented order: spec, console
+/// image, proxy image, ClusterRoles, the OAuth2 client Secret, the
+/// instance CA ConfigMap, the ingress policy's last apply, the Deployment's
+/// owner. The first failure decides. (The hostname is checked before, by
+/// the caller.)
+pub fn evaluate(
+    input: &Evaluation,
+    facts: &dyn Facts,
+    console: &Console,
+    children: &Children,
+) -> Result<Valid, NotValid> {
+    let spec =
+        spec::parse(&input.parent_json()).map_err(|e| stalled(CONFIGURATION_INVALID, e.0))?;
+    let allowed = input.setting_list(image::ALLOWED_REPOSITORIES);
+    let image = image::console(
+        spec.image.as_deref(),
+        input.setting(image::DEFAULT_CONSOLE_IMAGE),
+        &allowed,
+    )
+    .map_err(|p| stalled(image_reason(&p), p.message()))?;
+    let proxy_image = match &spec.oauth_proxy {
+        Some(proxy) => Some(
+            image::oauth_proxy(&proxy.image, &allowed)
+                .map_err(|p| stalled(image_reason(&p), p.message()))?,
+        ),
+        None => None,
+    };
+    let roles = required_roles(&spec);
+    cluster_roles(facts, &roles)?;
+    references(facts, console.namespace, &spec)?;
+    policy_apply(facts, console.namespace, children, &spec)?;
+    ownership(facts, console, children)?;
+    Ok(Valid {
+        spec,
+        image,
+        proxy_image,
+        roles,
+    })
+}
+
+/// ConsoleRoleMissing naming every missing ClusterRole.
+fn cluster_roles(facts: &dyn Facts, roles: &[&'static str]) -> Result<(), NotValid> {
+    let mut missing = Vec::new();
+    for role in roles {
+        match facts.cluster_role(role) {
+            Ok(Some(_)) => {}
+            Ok(None) => missing.push(*role),
+            Err(e) => {
+                return Err(NotValid::Unread(read::failure(
+                    &format!("ClusterRole {role}"),
+                    &e,
+                )));
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let (noun, verb) = if missing.len() == 1 {
+        ("ClusterRole", "does")
+    } else {
+        ("ClusterRoles", "do")
+    };
+    Err(stalled(
+        CONSOLE_ROLE_MISSING,
+        format!(
+            "{noun} {} {verb} not exist: the operator installation is incomplete (looked at again every two minutes)",
+            missing.join(", ")
+        ),
+    ))
+}
+
+/// SecretNotFound for the OAuth2 client Secret, ConfigMapNotFound for the
+/// instance CA bundle the user names.
+fn references(facts: &dyn Facts, namespace: &str, spec: &ConsoleSpec) -> Result<(), NotValid> {
+    if let Some(proxy) = &spec.oauth_proxy {
+        let name = &proxy.client_secret;
+        match facts.secret(namespace, name) {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Err(stalled(
+                    SECRET_NOT_FOUND,
+                    format!(
+                        "Secret {name} (spec.oauthProxy.clientSecretRef) does not exist in {namespace}: the console Pod mounts it"
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err(NotValid::Unread(read::failure(
+                    &format!("Secret {name}"),
+                    &e,
+                )));
+            }
+        }
+    }
+    if let Some(name) = &spec.instance_ca_bundle_ref {
+        match facts.config_map(namespace, name) {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Err(stalled(
+                    CONFIG_MAP_NOT_FOUND,
+                    format!(
+                        "ConfigMap {name} (spec.instanceCABundleRef) does not exist in {namespace}: the console Pod mounts it (looked at again every two minutes)"
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err(NotValid::Unread(read::failure(
+                    &format!("ConfigMap {name}"),
+                    &e,
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ExposurePolicyInvalid when the API server (or admission) refused the
+/// last apply of the rendered `<name>-ingress` policy as Invalid or
+/// Forbidden. Only while the policy is rendered: a refusal of a policy no
+/// longer wanted says nothing about the spec.
+fn policy_apply(
+    facts: &dyn Facts,
+    namespace: &str,
+    children: &Children,
+    spec: &ConsoleSpec,
+) -> Result<(), NotValid> {
+    if !spec.exposure.renders_policy() {
+        return Ok(());
+    }
+    let name = &children.network_policy;
+    match facts.last_apply(&network_policy_kind(), namespace, name) {
+        Some(ApplyOutcome::Refused(r)) if r.reason == "Invalid" || r.reason == "Forbidden" => {
+            Err(stalled(
+                EXPOSURE_POLICY_INVALID,
+                format!(
+                    "the API server refused NetworkPolicy {name} rendered from spec.exposure.networkPolicy ({} {}): {} (applied again every five minutes and on every change of the spec)",
+                    r.code, r.reason, r.message
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// ResourceNotOwned when the Deployment under the generated name is
+/// controlled by another object.
+fn ownership(facts: &dyn Facts, console: &Console, children: &Children) -> Result<(), NotValid> {
+    let name = &children.workload;
+    match facts.workload(console.namespace, name) {
+        Ok(Some(w)) => match foreign_controller(&w.meta, console.uid) {
+            Some(c) => Err(stalled(
+                RESOURCE_NOT_OWNED,
+                format!(
+                    "Deployment {name} exists and is controlled by {} {}, not by PgToolBoxConsole {}",
+                    c.kind, c.name, console.name
+                ),
+            )),
+            None => Ok(()),
+        },
+        Ok(None) => Ok(()),
+        Err(e) => Err(NotValid::Unread(read::failure(
+            &format!("Deployment {name}"),
+            &e,
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn roles_follow_pod_logs_and_restore_drills() {
+        let spec = |s| spec::parse(&json!({ "spec": s })).unwrap();
+        assert_eq!(
+            required_roles(&spec(json!({}))),
+            [CONSOLE_ROLE, POD_LOGS_ROLE]
+        );
+        assert_eq!(
+            required_roles(&spec(json!({"podLogs": false}))),
+            [CONSOLE_ROLE]
+        );
+        assert_eq!(
+            required_roles(&spec(json!({"restoreDrills": {"enabled": true}}))),
+            [CONSOLE_ROLE, POD_LOGS_ROLE, RESTORE_DRILLS_ROLE]
+        );
+    }
+
+    #[test]
+    fn the_lenient_image_refusal_names_the_console_image_first() {
+        let input = reconciler_guest_sdk::mock::evaluation(
+            json!({}),
+            &[("allowedImageRepositories", "ghcr.io/fyannk/")],
+        );
+        let parent = json!({"spec": {"image": "docker.io/x/c:1", "oauthProxy": {"image": "docker.io/x/p:1"}}});
+        let (reason, message) = image_refusal(&input, &parent).unwrap();
+        assert_eq!(reason, IMAGE_NOT_ALLOWED);
+        assert!(message.contains("spec.image"));
+        let parent = json!({"spec": {"oauthProxy": {"image": "docker.io/x/p:1"}}});
+        let (reason, _) = image_refusal(&input, &parent).unwrap();
+        assert_eq!(reason, CONSOLE_IMAGE_REQUIRED);
+    }
+}

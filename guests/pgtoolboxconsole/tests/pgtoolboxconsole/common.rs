@@ -1,0 +1,411 @@
+//! Shared test fixtures: a healthy world of facts around one PgToolBoxConsole, and the contract every verdict keeps.
+
+use std::collections::BTreeMap;
+
+use pgtoolboxconsole_guest::PgToolBoxConsole;
+use pgtoolboxconsole_guest::registry::{
+    self, CONFIGURATION_VALID, EXPOSURE_READY, HOSTNAME_NOT_ALLOWED,
+};
+use reconciler_guest_sdk::mock::{MockFacts, evaluation, exposure_kind_ref, meta, workload_ready};
+use reconciler_guest_sdk::{
+    Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
+    ConditionStatus, ConfigMapFact, ControllerRef, Evaluation, ExposureFact, ExposureKind, Facts,
+    Guest, KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
+    Timestamp, Verdict, WorkloadFact,
+};
+use serde_json::{Value, json};
+
+pub const NS: &str = "team-b";
+pub const NAME: &str = "orders";
+/// The uid the mock gives the parent (`uid-<namespace>-<name>`).
+pub const UID: &str = "uid-team-b-orders";
+pub const NOW: i64 = 1_795_953_600;
+pub const HOST: &str = "orders.apps.example.com";
+pub const SETTINGS: &[(&str, &str)] = &[
+    (
+        "defaultConsoleImage",
+        "ghcr.io/fyannk/pgtoolbox-console:1.0",
+    ),
+    (
+        "allowedImageRepositories",
+        "ghcr.io/fyannk/,quay.io/oauth2-proxy/",
+    ),
+    ("allowedHostSuffixes", ".apps.example.com"),
+];
+
+pub fn parent_with(spec: Value) -> Value {
+    json!({
+        "apiVersion": "pgtoolbox.fyannk.dev/v1alpha1",
+        "kind": "PgToolBoxConsole",
+        "metadata": {"name": NAME, "namespace": NS, "generation": 1},
+        "spec": spec,
+    })
+}
+
+/// A console published through a Route.
+pub fn route_spec() -> Value {
+    json!({"exposure": {"type": "route", "hostname": HOST}})
+}
+
+pub fn parent() -> Value {
+    parent_with(route_spec())
+}
+
+pub fn with_status(mut parent: Value, status: Value) -> Value {
+    parent["status"] = status;
+    parent
+}
+
+pub fn condition(type_: &str, status: &str, reason: &str) -> Value {
+    json!({"type": type_, "status": status, "reason": reason, "message": "before",
+           "lastTransitionTime": "2026-11-29T11:00:00Z", "observedGeneration": 1})
+}
+
+pub fn exposure_fact(kind: ExposureKind, hostname: &str, admission: Admission) -> ExposureFact {
+    ExposureFact {
+        meta: meta(NS, "orders-console"),
+        kind,
+        hostnames: vec![hostname.into()],
+        admission,
+    }
+}
+
+pub fn cluster(name: &str, team: &str) -> Value {
+    json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+           "metadata": {"name": name, "namespace": NS, "labels": {"team": team}},
+           "spec": {"instances": 1}})
+}
+
+pub fn ca(secret: &str, sha: &str) -> CertificateBundleFact {
+    CertificateBundleFact {
+        meta: meta(NS, secret),
+        has_key: true,
+        certificates: vec![CertificateFact {
+            sha256: sha.into(),
+            pem_bytes: 700,
+        }],
+    }
+}
+
+pub fn someone_else() -> ControllerRef {
+    ControllerRef {
+        api_version: "apps/v1".into(),
+        kind: "Deployment".into(),
+        name: "legacy-console".into(),
+        uid: "uid-someone-else".into(),
+    }
+}
+
+/// Everything a healthy console reads, each piece replaceable.
+pub struct World {
+    pub workload: Option<WorkloadFact>,
+    pub secrets: Vec<(String, Vec<String>)>,
+    pub config_maps: Vec<(String, Vec<String>)>,
+    pub cluster_roles: Vec<String>,
+    pub exposures: Vec<ExposureFact>,
+    pub availability: Vec<(ExposureKind, Availability)>,
+    pub clusters: Vec<Value>,
+    pub certificates: Vec<CertificateBundleFact>,
+    pub last_apply: Option<ApplyOutcome>,
+    /// Patches the controller of a ConfigMap by name.
+    pub controllers: BTreeMap<String, ControllerRef>,
+    /// Reads (`workload`, `secret`, `configmap`, `clusterrole`, `exposure`,
+    /// `certificates`, `list`, and a name) that fail.
+    pub failing: Vec<(String, String)>,
+}
+
+impl World {
+    pub fn healthy() -> Self {
+        World {
+            workload: Some(workload_ready(NS, "orders-console", 1)),
+            secrets: Vec::new(),
+            config_maps: Vec::new(),
+            cluster_roles: vec![
+                "pgtoolbox-console".into(),
+                "pgtoolbox-console-pod-logs".into(),
+                "pgtoolbox-console-restore-drills".into(),
+            ],
+            exposures: vec![exposure_fact(
+                ExposureKind::Route,
+                HOST,
+                Admission::Admitted,
+            )],
+            availability: Vec::new(),
+            clusters: Vec::new(),
+            certificates: Vec::new(),
+            last_apply: None,
+            controllers: BTreeMap::new(),
+            failing: Vec::new(),
+        }
+    }
+
+    pub fn with_secret(mut self, name: &str, keys: &[&str]) -> Self {
+        self.secrets.retain(|(n, _)| n != name);
+        self.secrets
+            .push((name.into(), keys.iter().map(|k| (*k).to_owned()).collect()));
+        self
+    }
+
+    pub fn with_config_map(mut self, name: &str) -> Self {
+        self.config_maps.push((name.into(), vec!["ca.crt".into()]));
+        self
+    }
+
+    pub fn without_role(mut self, name: &str) -> Self {
+        self.cluster_roles.retain(|r| r != name);
+        self
+    }
+
+    pub fn kind(mut self, kind: ExposureKind, availability: Availability) -> Self {
+        self.availability.push((kind, availability));
+        self
+    }
+
+    pub fn refused_policy(mut self, code: u16, reason: &str, message: &str) -> Self {
+        self.last_apply = Some(ApplyOutcome::Refused(ApplyRefusal {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+        }));
+        self
+    }
+
+    pub fn facts(&self) -> WorldFacts {
+        let mut mock = MockFacts::at(NOW);
+        if let Some(w) = &self.workload {
+            mock = mock.with_workload(w.clone());
+        }
+        for (name, keys) in &self.secrets {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            mock = mock.with_secret(NS, name, &keys);
+        }
+        for (name, keys) in &self.config_maps {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            mock = mock.with_config_map(NS, name, &keys);
+        }
+        for role in &self.cluster_roles {
+            mock = mock.with_cluster_role(role);
+        }
+        for e in &self.exposures {
+            mock = mock.with_exposure(e.clone());
+        }
+        for (kind, availability) in &self.availability {
+            mock = mock.with_availability(&exposure_kind_ref(*kind), NS, *availability);
+        }
+        for c in &self.clusters {
+            mock = mock.with_object(&registry::cluster_kind(), c.clone());
+        }
+        for c in &self.certificates {
+            mock = mock.with_certificates("ca.crt", c.clone());
+        }
+        if let Some(outcome) = &self.last_apply {
+            mock = mock.with_last_apply(
+                &registry::network_policy_kind(),
+                NS,
+                "orders-ingress",
+                outcome.clone(),
+            );
+        }
+        WorldFacts {
+            mock,
+            controllers: self.controllers.clone(),
+            failing: self.failing.clone(),
+        }
+    }
+}
+
+/// MockFacts with ConfigMap controllers patched in, and failing reads.
+pub struct WorldFacts {
+    pub mock: MockFacts,
+    controllers: BTreeMap<String, ControllerRef>,
+    failing: Vec<(String, String)>,
+}
+
+impl WorldFacts {
+    fn fail(&self, what: &str, name: &str) -> Result<(), ReadError> {
+        if self.failing.iter().any(|(w, n)| w == what && n == name) {
+            Err(ReadError::Failed(format!(
+                "the cache of {what} is not synced"
+            )))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Facts for WorldFacts {
+    fn now(&self) -> Timestamp {
+        self.mock.now()
+    }
+
+    fn workload(&self, namespace: &str, name: &str) -> Result<Option<WorkloadFact>, ReadError> {
+        self.fail("workload", name)?;
+        self.mock.workload(namespace, name)
+    }
+
+    fn secret(&self, namespace: &str, name: &str) -> Result<Option<SecretFact>, ReadError> {
+        self.fail("secret", name)?;
+        self.mock.secret(namespace, name)
+    }
+
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMapFact>, ReadError> {
+        self.fail("configmap", name)?;
+        Ok(self.mock.config_map(namespace, name)?.map(|mut c| {
+            c.meta.controller = self.controllers.get(name).cloned();
+            c
+        }))
+    }
+
+    fn get(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Object>, ReadError> {
+        self.mock.get(kind, namespace, name)
+    }
+
+    fn list(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        selector: &[(String, String)],
+    ) -> Result<Vec<Object>, ReadError> {
+        self.fail("list", &kind.kind)?;
+        self.mock.list(kind, namespace, selector)
+    }
+
+    fn api_availability(&self, kind: &KindRef, namespace: &str) -> Availability {
+        self.mock.api_availability(kind, namespace)
+    }
+
+    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {
+        self.mock.network_policies(namespace)
+    }
+
+    fn node_pod_cidrs(&self) -> NodePodCidrsFact {
+        self.mock.node_pod_cidrs()
+    }
+
+    fn exposure(
+        &self,
+        kind: ExposureKind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ExposureFact>, ReadError> {
+        self.fail("exposure", name)?;
+        self.mock.exposure(kind, namespace, name)
+    }
+
+    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
+        self.fail("clusterrole", name)?;
+        self.mock.cluster_role(name)
+    }
+
+    fn secret_certificates(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<CertificateBundleFact>, ReadError> {
+        self.fail("certificates", name)?;
+        self.mock.secret_certificates(namespace, name, key)
+    }
+
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
+        self.mock.last_apply(kind, namespace, name)
+    }
+}
+
+pub fn input(parent: Value, settings: &[(&str, &str)]) -> Evaluation {
+    evaluation(parent, settings)
+}
+
+/// One unpaused pass, checked against the kind's contract.
+pub fn run(parent: Value, settings: &[(&str, &str)], world: &World) -> Verdict {
+    let verdict = PgToolBoxConsole::evaluate(&input(parent, settings), &world.facts());
+    keeps_contract(&verdict, false);
+    verdict
+}
+
+/// One paused pass, checked against the kind's contract.
+pub fn run_paused(parent: Value, settings: &[(&str, &str)], world: &World) -> Verdict {
+    let mut evaluation = input(parent, settings);
+    evaluation.paused = true;
+    let verdict = PgToolBoxConsole::evaluate(&evaluation, &world.facts());
+    keeps_contract(&verdict, true);
+    verdict
+}
+
+/// The default pass: the default parent and settings.
+pub fn pass(world: &World) -> Verdict {
+    run(parent(), SETTINGS, world)
+}
+
+/// What the host checks of a verdict (every aspect once in declared order
+/// when unpaused, registered reasons, declared stalls), and the kind's own
+/// rules: ConfigurationValid=False always stalls with its reason; a stall
+/// on HostnameNotAllowed has ExposureReady False with it and clears
+/// `status.url`.
+pub fn keeps_contract(verdict: &Verdict, paused: bool) {
+    let spec = PgToolBoxConsole::describe();
+    let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
+    if paused {
+        let declared: Vec<&str> = spec
+            .aspects
+            .iter()
+            .map(String::as_str)
+            .filter(|a| types.contains(a))
+            .collect();
+        assert_eq!(types, declared, "aspects in declared order");
+    } else {
+        assert_eq!(types, spec.aspects, "aspects in declared order");
+    }
+    let registered =
+        |r: &str| HOST_REASONS_USED.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
+    for c in verdict.aspects.iter().chain(&verdict.advisory) {
+        assert!(registered(&c.reason), "unregistered reason {}", c.reason);
+        assert!(!c.message.is_empty(), "{} has no message", c.type_);
+    }
+    for c in &verdict.advisory {
+        assert!(
+            spec.advisory.contains(&c.type_),
+            "{} is not advisory",
+            c.type_
+        );
+    }
+    let fields = verdict.fields();
+    for reserved in ["conditions", "observedGeneration"] {
+        assert!(fields.get(reserved).is_none());
+    }
+    if let Some(stall) = &verdict.stall {
+        assert!(spec.stalls.iter().any(|s| s.reason == stall.reason));
+    }
+    if let Some(config) = verdict.aspect(CONFIGURATION_VALID) {
+        match (&config.status, &verdict.stall) {
+            (ConditionStatus::False, Some(stall)) => assert_eq!(stall.reason, config.reason),
+            (ConditionStatus::False, None) => panic!("ConfigurationValid=False without a stall"),
+            (_, Some(stall)) => panic!("stall {} without ConfigurationValid=False", stall.reason),
+            (_, None) => {}
+        }
+    }
+    if verdict
+        .stall
+        .as_ref()
+        .is_some_and(|s| s.reason == HOSTNAME_NOT_ALLOWED)
+    {
+        let exposure = verdict.aspect(EXPOSURE_READY).expect("ExposureReady");
+        assert_eq!(
+            (exposure.status, exposure.reason.as_str()),
+            (ConditionStatus::False, HOSTNAME_NOT_ALLOWED)
+        );
+        assert_eq!(fields["url"], Value::Null);
+        assert!(
+            fields.as_object().unwrap().contains_key("url"),
+            "url cleared"
+        );
+    }
+}
+
+/// The host's reasons the guest uses itself.
+const HOST_REASONS_USED: &[&str] = &["AsExpected", "Reconciling"];
