@@ -83,7 +83,8 @@ docs: guests host
 	  && mv docs/conditions.md.tmp docs/conditions.md || { rm -f docs/conditions.md.tmp; exit 1; }
 
 ## run: the main job on a local default: a real API server on loopback,
-## the examples applied, the host reconciling them; prints their Ready.
+## the examples applied, the host reconciling them; prints each example's
+## Ready (and each console's ExposureConfined).
 run: guests host
 	examples/run
 
