@@ -1,6 +1,7 @@
-//! The harness of the operator tests: the guest and its CRDs (once per test
-//! binary), the host as a child process (stopped by SIGTERM, also when a
-//! test fails), polling with a timeout, and reading statuses and Events.
+//! The harness of the operator tests: the guests and their CRDs (once per
+//! test binary: the EvidenceAgent's, or those `fixture_of` names), the host
+//! as a child process (stopped by SIGTERM, also when a test fails), polling
+//! with a timeout, and reading statuses and Events.
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,6 @@ use reconciler_conventions::kind::KindSpec;
 use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
 use serde_json::Value;
 
-use crate::objects::{self, IMAGE};
 use crate::support;
 
 /// How long a condition may take to show.
@@ -26,12 +26,40 @@ pub const POLL: Duration = Duration::from_millis(100);
 /// How long the tests watch for something that must not happen.
 pub const SETTLE: Duration = Duration::from_secs(3);
 
-/// What every test of the binary shares: the guest, built and compiled
+/// The guests a test binary serves: their crates (the first is the kind
+/// the tests look at), the settings every host of the binary gets, the
+/// WARN lines every host of the binary logs (substrings: an optional API
+/// the test server does not serve), and the directory (under
+/// `CARGO_TARGET_TMPDIR`) holding its guests, compiled modules and logs,
+/// one per guest set: a host loads every module of its guests directory.
+pub struct Guests {
+    pub dir: &'static str,
+    pub crates: &'static [&'static str],
+    pub settings: &'static [&'static str],
+    pub expected_warnings: &'static [&'static str],
+}
+
+/// The EvidenceAgent guest, what `fixture()` serves unless the binary
+/// asked for other guests first (`fixture_of`).
+pub const EVIDENCE_AGENT: Guests = Guests {
+    dir: "operator-tests",
+    crates: &["evidenceagent-guest"],
+    settings: &[
+        // objects::IMAGE, the image the agents' Pods run
+        "EvidenceAgent.defaultImage=ghcr.io/fyannk/evidence-agent:1.0",
+        "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
+    ],
+    expected_warnings: &[],
+};
+
+/// What every test of the binary shares: the guests, built and compiled
 /// once, and the CRDs to install.
 pub struct Fixture {
+    pub guests: &'static Guests,
     pub guests_dir: PathBuf,
     pub cache_dir: PathBuf,
     pub logs_dir: PathBuf,
+    /// The kind spec of the first guest: the kind the tests look at.
     pub spec: Arc<KindSpec>,
     pub crds: Vec<CustomResourceDefinition>,
 }
@@ -39,54 +67,77 @@ pub struct Fixture {
 static FIXTURE: OnceLock<Fixture> = OnceLock::new();
 static CRDS_INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
 
-/// The fixture (built on first use; blocking).
+/// The fixture of the binary (built on first use, blocking): the
+/// EvidenceAgent's, unless `fixture_of` chose other guests first.
 pub fn fixture() -> &'static Fixture {
-    FIXTURE.get_or_init(|| {
-        let wasm = support::guest_wasm("evidenceagent-guest");
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("operator-tests");
-        let guests_dir = base.join("guests");
-        let cache_dir = base.join("modules");
-        let logs_dir = base.join("logs");
-        for d in [&guests_dir, &cache_dir, &logs_dir] {
-            std::fs::create_dir_all(d).expect("a test directory");
-        }
+    FIXTURE.get_or_init(|| build_fixture(&EVIDENCE_AGENT))
+}
+
+/// The fixture serving `guests` (built on first use, blocking). A binary
+/// serving other guests than the EvidenceAgent calls it before anything
+/// else of the harness; asking for two guest sets in one binary fails.
+#[allow(dead_code)] // not every test binary chooses its guests
+pub fn fixture_of(guests: &'static Guests) -> &'static Fixture {
+    let f = FIXTURE.get_or_init(|| build_fixture(guests));
+    assert_eq!(
+        f.guests.dir, guests.dir,
+        "the binary's fixture serves other guests: call fixture_of first"
+    );
+    f
+}
+
+fn build_fixture(guests: &'static Guests) -> Fixture {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(guests.dir);
+    let guests_dir = base.join("guests");
+    let cache_dir = base.join("modules");
+    let logs_dir = base.join("logs");
+    for d in [&guests_dir, &cache_dir, &logs_dir] {
+        std::fs::create_dir_all(d).expect("a test directory");
+    }
+    // Loading each guest here compiles it into the cache the hosts use
+    // (same limits as the host's defaults, so the same engine), and gives
+    // the kind spec the CRD is rendered from.
+    let runtime = Runtime::new(RuntimeConfig {
+        limits: Limits::default(),
+        cache_dir: Some(cache_dir.clone()),
+    })
+    .expect("a runtime");
+    let mut specs = Vec::new();
+    let mut crds: Vec<CustomResourceDefinition> = Vec::new();
+    for crate_name in guests.crates {
+        let wasm = support::guest_wasm(crate_name);
+        let file = crate_name.replace('-', "_");
         // Copied atomically: another test binary may be reading it.
         let bytes = std::fs::read(&wasm).expect("the guest");
-        let target = guests_dir.join("evidenceagent_guest.wasm");
+        let target = guests_dir.join(format!("{file}.wasm"));
         if std::fs::read(&target).ok().as_deref() != Some(&bytes[..]) {
-            let tmp = guests_dir.join(format!(".evidenceagent_guest.{}", std::process::id()));
+            let tmp = guests_dir.join(format!(".{file}.{}", std::process::id()));
             std::fs::write(&tmp, &bytes).expect("writing the guest");
             std::fs::rename(&tmp, &target).expect("placing the guest");
         }
-        // Loading it here compiles it into the cache the hosts use (same
-        // limits as the host's defaults, so the same engine), and gives
-        // the kind spec the CRD is rendered from.
-        let runtime = Runtime::new(RuntimeConfig {
-            limits: Limits::default(),
-            cache_dir: Some(cache_dir.clone()),
-        })
-        .expect("a runtime");
         let module = runtime.load_file(&target).expect("the guest loads");
         let spec = module.spec().clone();
-        let mut crds = vec![
+        crds.push(
             serde_json::from_value(reconciler_host::crd::render(&spec))
                 .expect("the rendered CRD is a CRD"),
-        ];
-        let cnpg = include_str!("../../../examples/crds/cloudnative-pg.yaml");
-        for doc in serde_yaml::Deserializer::from_str(cnpg) {
-            let value = <Value as serde::Deserialize>::deserialize(doc).expect("YAML");
-            if !value.is_null() {
-                crds.push(serde_json::from_value(value).expect("a CRD"));
-            }
+        );
+        specs.push(spec);
+    }
+    let cnpg = include_str!("../../../examples/crds/cloudnative-pg.yaml");
+    for doc in serde_yaml::Deserializer::from_str(cnpg) {
+        let value = <Value as serde::Deserialize>::deserialize(doc).expect("YAML");
+        if !value.is_null() {
+            crds.push(serde_json::from_value(value).expect("a CRD"));
         }
-        Fixture {
-            guests_dir,
-            cache_dir,
-            logs_dir,
-            spec,
-            crds,
-        }
-    })
+    }
+    Fixture {
+        guests,
+        guests_dir,
+        cache_dir,
+        logs_dir,
+        spec: specs.swap_remove(0),
+        crds,
+    }
 }
 
 /// The CRDs, installed once per test binary.
@@ -112,54 +163,20 @@ pub struct Host {
 }
 
 impl Host {
-    /// Starts the host and waits until its caches are synced.
+    /// Starts the host for one namespace with the binary's settings and
+    /// waits until its caches are synced.
     pub async fn start(namespace: &str) -> Host {
-        let f = fixture();
-        let log = f.logs_dir.join(format!("{namespace}.log"));
-        let stderr = std::fs::File::create(&log).expect("the host's log");
+        Host::start_in(namespace, &[]).await
+    }
+
+    /// The same, with `args` after the binary's own (such as more
+    /// `--setting`s).
+    #[allow(dead_code)] // not every test binary starts hosts this way
+    pub async fn start_in(namespace: &str, args: &[&str]) -> Host {
         let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-        let child = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-            .env("KUBECONFIG", kubeconfig)
-            // Info, plus one line per HTTP request (method and URL in the
-            // span): how the tests count status writes.
-            .env("RUST_LOG", "info,kube_client::client::builder=debug")
-            .env("NO_COLOR", "1")
-            .arg("--cache-dir")
-            .arg(&f.cache_dir)
-            .arg("run")
-            .arg("--guests")
-            .arg(&f.guests_dir)
-            .args(["--namespaces", namespace])
-            .args(["--setting", &format!("EvidenceAgent.defaultImage={IMAGE}")])
-            .args([
-                "--setting",
-                "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("the host starts");
-        let mut host = Host {
-            child,
-            log,
-            stopped: None,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if host.log_text().contains("caches synced; reconciling") {
-                return host;
-            }
-            assert!(host.is_alive(), "the host exited while starting");
-            assert!(
-                Instant::now() < deadline,
-                "the host did not sync its caches within 60 s"
-            );
-            tokio::time::sleep(POLL).await;
-        }
+        let mut all = vec!["--namespaces", namespace];
+        all.extend_from_slice(args);
+        Host::start_with(&kubeconfig, &all, namespace).await
     }
 
     pub fn is_alive(&mut self) -> bool {
@@ -171,9 +188,11 @@ impl Host {
         strip_ansi(&std::fs::read_to_string(&self.log).unwrap_or_default())
     }
 
-    /// Status writes (PATCH …/evidenceagents/<name>/status) requested so far.
+    /// Status writes (PATCH …/<plural>/<name>/status of the binary's kind)
+    /// requested so far.
     pub fn status_writes(&self, namespace: &str, name: &str) -> usize {
-        let url = format!("/namespaces/{namespace}/evidenceagents/{name}/status");
+        let plural = &fixture().spec.plural;
+        let url = format!("/namespaces/{namespace}/{plural}/{name}/status");
         self.log_text()
             .lines()
             .filter(|l| l.contains("http.method=PATCH") && l.contains(&url))
@@ -181,11 +200,13 @@ impl Host {
             .count()
     }
 
-    /// WARN and ERROR lines of the log.
+    /// WARN and ERROR lines of the log, but the binary's expected ones.
     pub fn problems(&self) -> Vec<String> {
+        let expected = fixture().guests.expected_warnings;
         self.log_text()
             .lines()
             .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .filter(|l| !(l.contains(" WARN ") && expected.iter().any(|e| l.contains(e))))
             .map(str::to_owned)
             .collect()
     }
@@ -391,8 +412,10 @@ pub struct Published {
     pub count: i32,
 }
 
-/// The Events about the agent `name` (events.k8s.io/v1), sorted.
+/// The Events about the object `name` of the binary's kind
+/// (events.k8s.io/v1), sorted.
 pub async fn events_about(client: &Client, namespace: &str, name: &str) -> Vec<Published> {
+    let kind = fixture().spec.kind.as_str();
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
     let mut found: Vec<Published> = api
         .list(&ListParams::default())
@@ -401,9 +424,9 @@ pub async fn events_about(client: &Client, namespace: &str, name: &str) -> Vec<P
         .items
         .into_iter()
         .filter(|e| {
-            e.regarding.as_ref().is_some_and(|r| {
-                r.kind.as_deref() == Some(objects::KIND) && r.name.as_deref() == Some(name)
-            })
+            e.regarding
+                .as_ref()
+                .is_some_and(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
         })
         .map(|e| Published {
             type_: e.type_.unwrap_or_default(),
@@ -430,10 +453,9 @@ pub async fn settle() {
     tokio::time::sleep(SETTLE).await;
 }
 
-/// `reconciler-host run` with the tests' guest and settings under the
+/// `reconciler-host run` with the binary's guests and settings under the
 /// kubeconfig `kubeconfig`, its stderr to `stderr`; the caller adds the
 /// namespaces and other options.
-#[allow(dead_code)] // not every test binary starts hosts this way
 pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
     let f = fixture();
     let mut command = Command::new(env!("CARGO_BIN_EXE_reconciler-host"));
@@ -449,14 +471,12 @@ pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
         .arg("run")
         .arg("--guests")
         .arg(&f.guests_dir)
-        .args(["--setting", &format!("EvidenceAgent.defaultImage={IMAGE}")])
-        .args([
-            "--setting",
-            "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
-        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr);
+    for setting in f.guests.settings {
+        command.args(["--setting", setting]);
+    }
     command
 }
 
@@ -464,7 +484,6 @@ impl Host {
     /// Starts the host under `kubeconfig` with `args` after the tests'
     /// own (such as `--namespaces a,b`), logging to `<log_name>.log`, and
     /// waits until its caches are synced.
-    #[allow(dead_code)] // not every test binary starts hosts this way
     pub async fn start_with(kubeconfig: &Path, args: &[&str], log_name: &str) -> Host {
         let log = fixture().logs_dir.join(format!("{log_name}.log"));
         let stderr = std::fs::File::create(&log).expect("the host's log");

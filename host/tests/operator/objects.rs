@@ -25,13 +25,17 @@ pub const CREDENTIALS: &str = "aws-creds";
 pub const IMAGE: &str = "ghcr.io/fyannk/evidence-agent:1.0";
 
 /// The API resource of an object's `apiVersion` and `kind` (every kind the
-/// tests create pluralises regularly: `-s`, or `-y` to `-ies`).
+/// tests create pluralises regularly: `-s`, `-s` to `-ses`, or `-y` to
+/// `-ies`).
 pub fn resource_of(api_version: &str, kind: &str) -> ApiResource {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let lower = kind.to_lowercase();
-    let plural = match lower.strip_suffix('y') {
-        Some(stem) => format!("{stem}ies"),
-        None => format!("{lower}s"),
+    let plural = if let Some(stem) = lower.strip_suffix('y') {
+        format!("{stem}ies")
+    } else if lower.ends_with('s') {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
 }

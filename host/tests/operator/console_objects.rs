@@ -1,0 +1,373 @@
+//! The PgToolBoxConsole tests' objects, built from JSON after the guest's
+//! fixtures (`guests/pgtoolboxconsole/fixtures`): the console, and what the
+//! operator and the cluster's controllers would have made of it (the
+//! Deployment `<name>-console` and its Pods with their status, the Ingress
+//! with its load-balancer address, the `<name>-ingress` NetworkPolicy as
+//! the operator renders it, Nodes with their podCIDRs, the ClusterRoles of
+//! the installation, CloudNativePG Clusters and their CA Secrets).
+
+use base64::Engine as _;
+use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+
+use crate::harness::Guests;
+use crate::objects::{api, resource_of};
+
+/// The PgToolBoxConsole's API.
+pub const API_VERSION: &str = "pgtoolbox.fyannk.dev/v1alpha1";
+pub const KIND: &str = "PgToolBoxConsole";
+
+/// The console image the operator's settings default to and allow.
+pub const IMAGE: &str = "ghcr.io/fyannk/pgtoolbox-console:1.0";
+/// The host suffix the operator allows (a leading dot: names below it).
+pub const HOST_SUFFIX: &str = ".apps.example.com";
+
+/// The PgToolBoxConsole guest, with the settings every host of the
+/// console tests runs with.
+pub const CONSOLE: Guests = Guests {
+    dir: "console-tests",
+    crates: &["pgtoolboxconsole-guest"],
+    settings: &[
+        "PgToolBoxConsole.defaultConsoleImage=ghcr.io/fyannk/pgtoolbox-console:1.0",
+        "PgToolBoxConsole.allowedImageRepositories=ghcr.io/fyannk/",
+        "PgToolBoxConsole.allowedHostSuffixes=.apps.example.com",
+    ],
+    // The test server serves neither OpenShift Routes nor the Gateway API.
+    expected_warnings: &[
+        "optional API not served: the feature is off until the next start kind=route.openshift.io/v1/Route",
+        "optional API not served: the feature is off until the next start kind=gateway.networking.k8s.io/v1/HTTPRoute",
+    ],
+};
+
+/// The ClusterRole every console is bound to.
+pub const CONSOLE_ROLE: &str = "pgtoolbox-console";
+/// The ClusterRole bound unless `podLogs: false`.
+pub const POD_LOGS_ROLE: &str = "pgtoolbox-console-pod-logs";
+
+/// The Pod annotation of the X-Forwarded-For grant, and the grant.
+pub const TRUST_ANNOTATION: &str = "pgtoolbox.fyannk.dev/xff-trust";
+pub const TRUST_ALL_PEERS: &str = "all-peers";
+
+/// A self-signed EC CA (openssl, P-256), as a Cluster's `<cluster>-ca`
+/// Secret holds it under `ca.crt`. The block is 663 bytes from its header
+/// to the end of its footer: 664 bytes in the mirrored bundle.
+pub const CA_PEM: &str = "-----BEGIN CERTIFICATE-----
+MIIBvTCCAWOgAwIBAgIUAXeqUJhAkCyOBBY7pk8rjlIT4d4wCgYIKoZIzj0EAwIw
+NDESMBAGA1UEAwwJb3JkZXJzLWNhMR4wHAYDVQQKDBVyZWNvbmNpbGVyLWhvc3Qg
+dGVzdHMwHhcNMjYxMTI5MjAyODUzWhcNMzYxMTI2MjAyODUzWjA0MRIwEAYDVQQD
+DAlvcmRlcnMtY2ExHjAcBgNVBAoMFXJlY29uY2lsZXItaG9zdCB0ZXN0czBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABPnAS0bsARQfBfw6Vzhy30kvdlXPbOKI+1NZ
+KIrH0AHdbBzVAXbhIBS6WFbZvTLbKbIsb7kuREO/Wsqb7SiJykKjUzBRMB0GA1Ud
+DgQWBBTAWAcOZTmwBFSskTg2OVXZUllMMzAfBgNVHSMEGDAWgBTAWAcOZTmwBFSs
+kTg2OVXZUllMMzAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQCQ
+V88fY7UOTZg9Gd/Jo8La56xu5aXCRSVSLayQXSNzhgIgKRSqUHeaWQczEeFdtL+E
+gfcue/uDsLkPaOYMihG+1vE=
+-----END CERTIFICATE-----
+";
+
+pub fn consoles(client: &Client, ns: &str) -> Api<DynamicObject> {
+    api(client, ns, API_VERSION, KIND)
+}
+
+/// A cluster-scoped kind's API.
+pub fn cluster_api(client: &Client, api_version: &str, kind: &str) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &resource_of(api_version, kind))
+}
+
+pub fn nodes(client: &Client) -> Api<DynamicObject> {
+    cluster_api(client, "v1", "Node")
+}
+
+pub fn cluster_roles(client: &Client) -> Api<DynamicObject> {
+    cluster_api(client, "rbac.authorization.k8s.io/v1", "ClusterRole")
+}
+
+/// Creates a cluster-scoped object.
+pub async fn create_cluster_scoped(client: &Client, object: Value) {
+    let api = cluster_api(
+        client,
+        object["apiVersion"].as_str().expect("apiVersion"),
+        object["kind"].as_str().expect("kind"),
+    );
+    let what = format!("{} {}", object["kind"], object["metadata"]["name"]);
+    let typed: DynamicObject = serde_json::from_value(object).expect("an object");
+    api.create(&PostParams::default(), &typed)
+        .await
+        .unwrap_or_else(|e| panic!("creating {what}: {e}"));
+}
+
+/// Creates a ClusterRole of the installation unless it exists (the
+/// roles are shared by every test of the binary).
+pub async fn ensure_cluster_role(client: &Client, name: &str) {
+    let role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+    });
+    let typed: DynamicObject = serde_json::from_value(role).expect("a ClusterRole");
+    match cluster_roles(client)
+        .create(&PostParams::default(), &typed)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => panic!("creating ClusterRole {name}: {e}"),
+    }
+}
+
+/// Deletes a cluster-scoped object, if it exists.
+pub async fn delete_cluster_scoped(api: &Api<DynamicObject>, name: &str) {
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 404 => {}
+        Err(e) => panic!("deleting {name}: {e}"),
+    }
+}
+
+/// A console with `spec`.
+pub fn console(name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name},
+        "spec": spec,
+    })
+}
+
+/// The ingress controller's Pods (ingress-nginx) as a peer.
+pub fn ingress_nginx_peer() -> Value {
+    json!({
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "ingress-nginx"}},
+    })
+}
+
+/// An `ipBlock` peer.
+pub fn ip_block_peer(cidr: &str, except: &[&str]) -> Value {
+    json!({"ipBlock": {"cidr": cidr, "except": except}})
+}
+
+/// The spec of a console exposed through an Ingress for `hostname`,
+/// confined to `from`; `podLogs: false` unless `pod_logs` (the pod-logs
+/// ClusterRole is deleted by one test: the others do not need it).
+pub fn ingress_spec(hostname: &str, from: &[Value], pod_logs: bool) -> Value {
+    json!({
+        "exposure": {
+            "type": "ingress",
+            "hostname": hostname,
+            "networkPolicy": {"from": from},
+        },
+        "podLogs": pod_logs,
+    })
+}
+
+pub fn labels(console: &str) -> Value {
+    json!({
+        "app.kubernetes.io/name": "pgtoolbox-console",
+        "app.kubernetes.io/instance": console,
+    })
+}
+
+/// The ownerReference of a child the operator made for the console `uid`.
+fn owned_by(console: &str, uid: &str) -> Value {
+    json!([{
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": console,
+        "uid": uid,
+        "controller": true,
+        "blockOwnerDeletion": true,
+    }])
+}
+
+pub fn workload_name(console: &str) -> String {
+    format!("{console}-console")
+}
+
+/// The console's Deployment, rolled out with `replicas` ready.
+pub fn deployment(console: &str, uid: &str, replicas: i32) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": workload_name(console),
+            "labels": labels(console),
+            "ownerReferences": owned_by(console, uid),
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels(console)},
+            "progressDeadlineSeconds": 600,
+            "template": {
+                "metadata": {
+                    "labels": labels(console),
+                    "annotations": {TRUST_ANNOTATION: TRUST_ALL_PEERS},
+                },
+                "spec": {"containers": [{
+                    "name": "console",
+                    "image": IMAGE,
+                    "ports": [{"name": "http", "containerPort": 8080}],
+                }]},
+            },
+        },
+        "status": {
+            "observedGeneration": 1,
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+            "readyReplicas": replicas,
+            "availableReplicas": replicas,
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+            ],
+        },
+    })
+}
+
+/// A running, ready console Pod `<name>-console-7c9d8f6b5-<suffix>` on
+/// `node` at `ip`, carrying the X-Forwarded-For grant (the template's
+/// annotation, rendered while ExposureConfined is True).
+pub fn pod(console: &str, suffix: &str, node: &str, ip: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": format!("{}-7c9d8f6b5-{suffix}", workload_name(console)),
+            "labels": labels(console),
+            "annotations": {TRUST_ANNOTATION: TRUST_ALL_PEERS},
+        },
+        "spec": {
+            "nodeName": node,
+            "containers": [{
+                "name": "console",
+                "image": IMAGE,
+                "ports": [{"name": "http", "containerPort": 8080}],
+            }],
+        },
+        "status": {
+            "phase": "Running",
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
+            "conditions": [
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "Ready", "status": "True"},
+            ],
+            "containerStatuses": [{
+                "name": "console",
+                "ready": true,
+                "restartCount": 0,
+                "image": IMAGE,
+                "imageID": "",
+                "state": {"running": {"startedAt": "2026-11-29T11:00:00Z"}},
+            }],
+        },
+    })
+}
+
+/// The console's Ingress for `hostname`, admitted: the ingress controller
+/// wrote its load-balancer address.
+pub fn ingress(console: &str, uid: &str, hostname: &str) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {
+            "name": workload_name(console),
+            "ownerReferences": owned_by(console, uid),
+        },
+        "spec": {
+            "ingressClassName": "nginx",
+            "rules": [{
+                "host": hostname,
+                "http": {"paths": [{
+                    "path": "/",
+                    "pathType": "Prefix",
+                    "backend": {"service": {
+                        "name": workload_name(console),
+                        "port": {"name": "http"},
+                    }},
+                }]},
+            }],
+        },
+        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}},
+    })
+}
+
+/// `<name>-ingress` as the operator renders it from
+/// `spec.exposure.networkPolicy.from`: the console's Pods, ingress
+/// isolated, `from` admitted to the console port (named `http`).
+pub fn ingress_policy(console: &str, uid: &str, from: &[Value]) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": format!("{console}-ingress"),
+            "ownerReferences": owned_by(console, uid),
+        },
+        "spec": {
+            "podSelector": {"matchLabels": labels(console)},
+            "policyTypes": ["Ingress"],
+            "ingress": [{
+                "ports": [{"protocol": "TCP", "port": "http"}],
+                "from": from,
+            }],
+        },
+    })
+}
+
+/// A NetworkPolicy of the namespace's own admitting every source to port
+/// 8080 of every console Pod of the namespace.
+pub fn open_policy(name: &str) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "pgtoolbox-console"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"ports": [{"protocol": "TCP", "port": 8080}]}],
+        },
+    })
+}
+
+/// A Node with `pod_cidrs` (cluster-scoped: name it per test).
+pub fn node(name: &str, pod_cidrs: &[&str]) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "spec": {"podCIDR": pod_cidrs[0], "podCIDRs": pod_cidrs},
+    })
+}
+
+/// A CloudNativePG Cluster labelled `labels`.
+pub fn pg_cluster(name: &str, labels: Value) -> Value {
+    json!({
+        "apiVersion": "postgresql.cnpg.io/v1",
+        "kind": "Cluster",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"instances": 1, "storage": {"size": "1Gi"}},
+    })
+}
+
+/// The Cluster's generated server CA Secret `<cluster>-ca`, with the PEM
+/// `ca.crt` or without it (the key only).
+pub fn ca_secret(cluster: &str, with_ca_crt: bool) -> Value {
+    let mut data = json!({"ca.key": b64("not a key: the host never reads it")});
+    if with_ca_crt {
+        data["ca.crt"] = Value::String(b64(CA_PEM));
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": format!("{cluster}-ca")},
+        "type": "Opaque",
+        "data": data,
+    })
+}
+
+/// Base64, as a Secret's `data` holds it.
+pub fn b64(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
