@@ -422,7 +422,7 @@ async fn a_node_pod_cidr_overlapping_an_ip_block_makes_the_peers_broad() {
     let m = message(&o, "ExposureConfined");
     assert!(
         m.starts_with(
-            "from[1] (ipBlock 198.51.100.0/24) admits (nearly) everyone: an ipBlock: \
+            "from[1] (ipBlock 198.51.100.0/24) admits (nearly) everyone: \
              overlaps the Node podCIDR 198.51.100.128/25"
         ),
         "{m}"
@@ -701,7 +701,7 @@ async fn instance_ca_bundle_follows_the_cluster_secrets() {
     let m = message(&o, "InstanceCABundleComplete");
     assert!(
         m.contains("every selected Cluster (2) is in ConfigMap orders-instance-ca")
-            && m.contains("1 distinct CAs, 664 bytes"),
+            && m.contains("1 distinct CA, 664 bytes"),
         "the shared CA counted once, at its PEM size: {m}"
     );
     assert!(

@@ -197,7 +197,8 @@ fn complete(bundle: &str, cas: usize, bytes: u64, why: &str) -> Bundle {
     let held = if cas == 0 {
         format!("; ConfigMap {bundle} is mirrored empty")
     } else {
-        format!(" ({cas} distinct CAs, {bytes} bytes)")
+        let plural = if cas == 1 { "" } else { "s" };
+        format!(" ({cas} distinct CA{plural}, {bytes} bytes)")
     };
     Bundle {
         condition: ok(INSTANCE_CA_BUNDLE_COMPLETE, format!("{why}{held}")),
@@ -291,7 +292,7 @@ mod tests {
             b.condition
         );
         assert!(b.condition.message.contains("(2)"));
-        assert!(b.condition.message.contains("1 distinct CAs, 701 bytes"));
+        assert!(b.condition.message.contains("1 distinct CA, 701 bytes"));
         assert_eq!(b.field, Value::Null);
     }
 

@@ -30,7 +30,7 @@ use reconciler_guest_sdk::verdict::{condition, fails, ok};
 use reconciler_guest_sdk::{
     Condition, ConditionStatus, ExposureKind, Facts, NetworkPolicyFact, PodFact,
 };
-use reconciler_netpol::peers::peer_broadness;
+use reconciler_netpol::peers::{PeerBroadness, peer_broadness};
 use reconciler_netpol::within::peer_within_any;
 use serde_json::{Value, json};
 
@@ -285,7 +285,8 @@ fn own_policy_gap(
         .collect();
     if !unselected.is_empty() {
         return Some(format!(
-            "NetworkPolicy {own_name} does not select console Pods {}",
+            "NetworkPolicy {own_name} does not select console {} {}",
+            text::agree(unselected.len(), "Pod", "Pods"),
             text::list(&unselected)
         ));
     }
@@ -495,8 +496,14 @@ impl RenderedCheck<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, peer)| {
-                peer_broadness(peer, &pod_ips, self.node_pod_cidrs)
-                    .map(|why| (i, peer, why.to_string()))
+                peer_broadness(peer, &pod_ips, self.node_pod_cidrs).map(|why| {
+                    // The peer's name already says it is an ipBlock.
+                    let why = match why {
+                        PeerBroadness::IpBlock(block) => block.to_string(),
+                        other => other.to_string(),
+                    };
+                    (i, peer, why)
+                })
             })
             .collect();
         let blocks = self.ip_blocks();

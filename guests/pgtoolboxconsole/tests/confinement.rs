@@ -397,7 +397,7 @@ fn true_says_when_the_pods_do_not_carry_the_grant_yet() {
         ConditionStatus::True,
         "AsExpected",
         &[
-            "console Pods orders-console-new trust X-Forwarded-For from the OpenShift router; the others trust no peer until the rollout gives them the grant",
+            "console Pod orders-console-new trusts X-Forwarded-For from the OpenShift router; the others trust no peer until the rollout gives them the grant",
         ],
     );
 }
@@ -535,7 +535,7 @@ fn open_says_when_pods_still_trust_every_peer() {
         &case.run(&facts),
         "ExposureOpen",
         &[
-            "the console still trusts X-Forwarded-For from every peer that reaches its port: its Pods orders-console-1 carry the grant",
+            "the console still trusts X-Forwarded-For from every peer that reaches its port: its Pod orders-console-1 carries the grant",
         ],
     );
 }
@@ -986,7 +986,7 @@ fn a_wider_from_is_held_back_while_a_pod_trusts_every_peer() {
         "ExposureTrustUnverified",
         &[
             "spec.exposure.networkPolicy.from admits from[1] (Pods app.kubernetes.io/name=ingress-nginx of namespaces kubernetes.io/metadata.name=ingress-nginx) that NetworkPolicy orders-ingress does not: the wider from is held back until no console Pod trusts every peer",
-            "console Pods orders-console-old (terminating: its deletion was asked at 2026-11-29T11:00:00Z) still trust X-Forwarded-For",
+            "console Pod orders-console-old (terminating: its deletion was asked at 2026-11-29T11:00:00Z) still trusts X-Forwarded-For",
         ],
     );
     assert_eq!(c.policy, PolicyPlan::HoldBack);
@@ -1177,9 +1177,9 @@ fn kept_while_a_pod_stuck_terminating_holds_the_grant() {
             "ExposurePolicyKept",
             &[
                 &format!(
-                    "NetworkPolicy orders-ingress is no longer rendered ({why}) and is kept while a console Pod may still trust every peer it admits; console Pods"
+                    "NetworkPolicy orders-ingress is no longer rendered ({why}) and is kept while a console Pod may still trust every peer it admits; console Pod"
                 ),
-                "console Pods orders-console-old (terminating: its deletion was asked at 2026-11-29T10:00:00Z) still trust X-Forwarded-For from every peer that reaches the port",
+                "console Pod orders-console-old (terminating: its deletion was asked at 2026-11-29T10:00:00Z) still trusts X-Forwarded-For from every peer that reaches the port",
             ],
         );
         assert_eq!(c.policy, PolicyPlan::Keep, "{m}");

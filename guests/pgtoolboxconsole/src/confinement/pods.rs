@@ -68,15 +68,18 @@ pub fn xff_untrusted(pods: &[PodFact]) -> String {
         return "the console trusts no peer with X-Forwarded-For".to_owned();
     }
     let names: Vec<String> = granted.iter().map(|p| named(p)).collect();
-    if granted.len() == pods.len() {
+    let listed = text::list_capped(&names, text::POD_ITEM_CAP);
+    let n = granted.len();
+    let noun = text::agree(n, "Pod", "Pods");
+    if n == pods.len() {
+        let carry = text::agree(n, "carries", "carry");
         format!(
-            "the console still trusts X-Forwarded-For from every peer that reaches its port: its Pods {} carry the grant until the rollout without it is through",
-            text::list_capped(&names, text::POD_ITEM_CAP)
+            "the console still trusts X-Forwarded-For from every peer that reaches its port: its {noun} {listed} {carry} the grant until the rollout without it is through"
         )
     } else {
+        let trust = text::agree(n, "trusts", "trust");
         format!(
-            "console Pods {} still trust X-Forwarded-For from every peer that reaches the port until the rollout without the grant is through; the others trust no peer",
-            text::list_capped(&names, text::POD_ITEM_CAP)
+            "console {noun} {listed} still {trust} X-Forwarded-For from every peer that reaches the port until the rollout without the grant is through; the others trust no peer"
         )
     }
 }
@@ -94,8 +97,11 @@ pub fn xff_confined(pods: &[PodFact], peers: &str) -> String {
         return format!("the console trusts X-Forwarded-For from {peers}");
     }
     let names: Vec<String> = granted.iter().map(|p| named(p)).collect();
+    let n = names.len();
     format!(
-        "console Pods {} trust X-Forwarded-For from {peers}; the others trust no peer until the rollout gives them the grant",
-        text::list_capped(&names, text::POD_ITEM_CAP)
+        "console {} {} {} X-Forwarded-For from {peers}; the others trust no peer until the rollout gives them the grant",
+        text::agree(n, "Pod", "Pods"),
+        text::list_capped(&names, text::POD_ITEM_CAP),
+        text::agree(n, "trusts", "trust")
     )
 }

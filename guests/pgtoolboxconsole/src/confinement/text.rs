@@ -98,6 +98,12 @@ pub fn message(main: &str, xff: &str, notes: &[String]) -> String {
     format!("{}{tail}", truncate(main, room))
 }
 
+/// The word agreeing with `n`: `one` for a single item, else `many`
+/// ("Pod" / "Pods", "trusts" / "trust").
+pub fn agree<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
