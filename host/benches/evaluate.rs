@@ -1,27 +1,40 @@
-//! One EvidenceAgent evaluation through wasm against the same guest logic
-//! called natively, over the same scenario: the first pass of
-//! `guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml` (a
-//! healthy agent with its Cluster, ObjectStore, credentials Secret,
-//! serving-cert Secret, CA ConfigMap, Service, Deployment and Pod).
+//! One guest evaluation through wasm against the same guest logic called
+//! natively, over the same scenario, for two guests:
 //!
-//! - wasm: `Runtime` + `GuestModule::evaluate` (a fresh store from the
-//!   `InstancePre` every call, facts derived and marshalled by the host
-//!   from a `MemorySource` holding the fixture's objects);
-//! - native: `EvidenceAgent::evaluate` through the SDK's `Guest` trait,
-//!   against facts the host's own `FactServer` derived once from the same
-//!   objects (converted to the SDK's types), so both paths see the very
-//!   same facts and the comparison is of the evaluation alone.
+//! - EvidenceAgent: the first pass of
+//!   `guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml` (a
+//!   healthy agent with its Cluster, ObjectStore, credentials Secret,
+//!   serving-cert Secret, CA ConfigMap, Service, Deployment and Pod);
+//! - PgToolBoxConsole: the first pass of
+//!   `guests/pgtoolboxconsole/fixtures/instance-ca-bundle-full.yaml` (a
+//!   healthy console published through a Route, with its NetworkPolicy,
+//!   Node, Pod, ClusterRoles, four CloudNativePG Clusters and their CA
+//!   Secrets): a guest that reads many facts.
+//!
+//! Per guest:
+//! - wasm: `Runtime` + `GuestModule::evaluate` (a pool slot, a fresh store
+//!   and instance every call, facts derived and marshalled by the host from
+//!   a `MemorySource` holding the fixture's objects, slimmed as the
+//!   operator's cache slims them). "memo warm" is the steady state of the
+//!   operator: the objects did not change since an earlier pass, so their
+//!   facts are served from the memo beside each object; "memo cold" gives
+//!   every pass objects no pass read before (a fresh copy of the source).
+//! - native: `Guest::evaluate` through the SDK's `Guest` trait, against
+//!   facts the host's own `FactServer` derived once from the same objects
+//!   (converted to the SDK's types), so both paths see the very same facts
+//!   and the comparison is of the evaluation alone.
 //!
 //! Both verdicts are asserted equal before anything is timed. Then the wasm
-//! time is taken apart: a paused evaluation (store, instantiation and the
-//! call, no read), a replica of the runtime's store setup built from the
-//! host's public pieces (store only, instantiation only), and the host's
-//! fact derivation replayed natively, call by call.
+//! time is taken apart: a paused evaluation, the runtime's slot + store +
+//! instance alone (`GuestModule::instantiate_only`), a replica of the
+//! runtime's store setup on wasmtime's default (on-demand) allocator, what
+//! the runtime did before the pool, and the host's fact derivation replayed
+//! natively, call by call, with the memo warm and cold.
 //!
 //! `make bench` (or `cargo bench -p reconciler-host --bench evaluate`).
 //! Iterations: `BENCH_NATIVE_ITERS` (default 20000), `BENCH_WASM_ITERS`
-//! (default 5000); `BENCH_POOL_KEEP_RESIDENT_KIB` (default 0) sizes the
-//! linear memory the pooling replica keeps resident between instances.
+//! (default 5000); `BENCH_PROFILE_WASM=<n>` only runs `n` wasm passes of
+//! each guest (for `perf record`).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -35,55 +48,149 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use evidenceagent_guest::EvidenceAgent;
+use pgtoolboxconsole_guest::PgToolBoxConsole;
 use reconciler_conventions::kind::KindRef;
 use reconciler_conventions::verdict::{ConditionStatus, EventType, Verdict};
 use reconciler_guest_sdk as sdk;
-use reconciler_guest_sdk::{Facts, Guest as _};
+use reconciler_guest_sdk::Facts;
 use reconciler_host::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler as wit_rec;
 use reconciler_host::bindings::v0_2::reconciler::guest0_2_0::facts::{self as hf, Host as _};
 use reconciler_host::bindings::v0_2::reconciler::guest0_2_0::types as ht;
 use reconciler_host::bindings::v0_2::{Guest as GuestWorld, GuestPre};
 use reconciler_host::facts::meta::object_meta;
 use reconciler_host::facts::{
-    Availability, FactServer, MemorySource, ObjectSource, Selector, SourceError,
+    Availability, Cached, FactServer, MemorySource, ObjectSource, Selector, SourceError,
 };
 use reconciler_host::fixture::Fixture;
 use reconciler_host::fixture::format::DEFAULT_NOW;
+use reconciler_host::operator::cache::slim;
 use reconciler_host::runtime::limits::MemoryLimiter;
 use reconciler_host::runtime::sandbox::{self, Sandbox};
 use reconciler_host::runtime::{EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig};
 use serde_json::Value;
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
-const FIXTURE: &str = "guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml";
+/// A guest of the bench: its crate, its fixture, its native logic.
+struct Case {
+    kind: &'static str,
+    crate_name: &'static str,
+    fixture: &'static str,
+    native: fn(&sdk::Evaluation, &dyn Facts) -> sdk::Verdict,
+}
+
+const CASES: [Case; 2] = [
+    Case {
+        kind: "EvidenceAgent",
+        crate_name: "evidenceagent-guest",
+        fixture: "guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml",
+        native: <EvidenceAgent as sdk::Guest>::evaluate,
+    },
+    Case {
+        kind: "PgToolBoxConsole",
+        crate_name: "pgtoolboxconsole-guest",
+        fixture: "guests/pgtoolboxconsole/fixtures/instance-ca-bundle-full.yaml",
+        native: <PgToolBoxConsole as sdk::Guest>::evaluate,
+    },
+];
+
+/// The headline figures of one guest.
+struct Headline {
+    kind: &'static str,
+    native: Stats,
+    wasm: Stats,
+    cold: Stats,
+    instantiate: Stats,
+    derivation: Stats,
+}
 
 fn main() {
     let native_iters = iterations("BENCH_NATIVE_ITERS", 20_000);
     let wasm_iters = iterations("BENCH_WASM_ITERS", 5_000);
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let fixture = Fixture::load(&workspace.join(FIXTURE)).expect("the fixture loads");
-    let scenario = Scenario::new(&fixture);
-
-    let wasm_path = support::guest_wasm("evidenceagent-guest");
+    let profile = std::env::var("BENCH_PROFILE_WASM")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok());
     let runtime = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
         cache_dir: None,
     })
     .expect("runtime");
+    println!();
+    println!(
+        "runtime: pooling allocator, {} instance slots, {} MiB memory cap, {:?} deadline",
+        runtime.instances(),
+        runtime.limits().memory_bytes >> 20,
+        runtime.limits().deadline
+    );
+    let mut headlines = Vec::new();
+    for case in &CASES {
+        if let Some(h) = bench(case, &runtime, native_iters, wasm_iters, profile) {
+            headlines.push(h);
+        }
+    }
+    if headlines.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "summary (p50; load average at the end: {}, {} CPUs)",
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|_| "unknown".into()),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "{:<18} {:>10} {:>12} {:>7} {:>12} {:>7} {:>13} {:>12}",
+        "guest",
+        "native",
+        "wasm (memo)",
+        "ratio",
+        "wasm (cold)",
+        "ratio",
+        "instantiate",
+        "host facts"
+    );
+    for h in &headlines {
+        let ratio = |s: &Stats| format!("{:.1}x", s.p50.as_secs_f64() / h.native.p50.as_secs_f64());
+        println!(
+            "{:<18} {:>10} {:>12} {:>7} {:>12} {:>7} {:>13} {:>12}",
+            h.kind,
+            micros(h.native.p50),
+            micros(h.wasm.p50),
+            ratio(&h.wasm),
+            micros(h.cold.p50),
+            ratio(&h.cold),
+            micros(h.instantiate.p50),
+            micros(h.derivation.p50),
+        );
+    }
+}
+
+fn bench(
+    case: &Case,
+    runtime: &Runtime,
+    native_iters: usize,
+    wasm_iters: usize,
+    profile: Option<usize>,
+) -> Option<Headline> {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let fixture = Fixture::load(&workspace.join(case.fixture)).expect("the fixture loads");
+    let scenario = Scenario::new(&fixture);
+    let wasm_path = support::guest_wasm(case.crate_name);
     let module = runtime.load_file(&wasm_path).expect("the guest loads");
+    let native_eval = case.native;
 
     // Both paths, once, compared before anything is timed.
-    let counting = Arc::new(Counting::new(scenario.source.clone()));
+    let counting = Arc::new(Counting::new(scenario.fresh_source()));
     let wasm_verdict = scenario
         .wasm(&module, counting.clone(), false)
         .expect("the wasm evaluation succeeds");
     let source_reads = counting.total();
     let recorder = Recorder::new(&scenario, &module);
-    let native_first = EvidenceAgent::evaluate(&scenario.input, &recorder);
+    let native_first = native_eval(&scenario.input, &recorder);
     let (derived, calls) = recorder.finish();
-    let native_verdict = EvidenceAgent::evaluate(&scenario.input, &derived);
+    let native_verdict = native_eval(&scenario.input, &derived);
     assert_eq!(
         summary_sdk(&native_first),
         summary_sdk(&native_verdict),
@@ -91,17 +198,32 @@ fn main() {
     );
     let agreed = assert_same(&wasm_verdict, &native_verdict);
 
+    // The operator's steady state: the cache's objects, memo warm.
+    let source: Arc<dyn ObjectSource> = Arc::new(scenario.source.clone());
+    if let Some(n) = profile {
+        for _ in 0..n {
+            black_box(scenario.wasm(&module, source.clone(), false).unwrap());
+        }
+        return None;
+    }
+
     // Native.
     let native = time(native_iters, native_iters / 10, || {
-        black_box(EvidenceAgent::evaluate(
-            black_box(&scenario.input),
-            black_box(&derived),
-        ));
+        black_box(native_eval(black_box(&scenario.input), black_box(&derived)));
     });
     // Through wasm, the host's way.
-    let source: Arc<dyn ObjectSource> = Arc::new(scenario.source.clone());
     let wasm = time(wasm_iters, wasm_iters / 10, || {
         black_box(scenario.wasm(&module, source.clone(), false).unwrap());
+    });
+    // Every object new to the memo: a fresh copy of the source each pass.
+    let cold_iters = (wasm_iters / 5).max(1);
+    let mut fresh = (0..cold_iters + cold_iters / 10)
+        .map(|_| -> Arc<dyn ObjectSource> { Arc::new(scenario.fresh_source()) })
+        .collect::<Vec<_>>()
+        .into_iter();
+    let cold = time(cold_iters, cold_iters / 10, || {
+        let source = fresh.next().expect("a fresh source per pass");
+        black_box(scenario.wasm(&module, source, false).unwrap());
     });
 
     // Where the wasm time goes.
@@ -109,11 +231,11 @@ fn main() {
     let paused = time(breakdown_iters, breakdown_iters / 10, || {
         black_box(scenario.wasm(&module, source.clone(), true).unwrap());
     });
-    let replica = Replica::new(&wasm_path, &module, false).expect("the replica links");
-    let store_only = time(breakdown_iters, breakdown_iters / 10, || {
-        black_box(replica.store(&scenario, source.clone()));
-    });
     let instantiate = time(breakdown_iters, breakdown_iters / 10, || {
+        module.instantiate_only().expect("instantiates");
+    });
+    let replica = Replica::new(&wasm_path, &module).expect("the replica links");
+    let replica_instantiate = time(breakdown_iters, breakdown_iters / 10, || {
         let mut store = replica.store(&scenario, source.clone());
         black_box(replica.pre.instantiate(&mut store).unwrap());
     });
@@ -125,6 +247,13 @@ fn main() {
         let guest = replica.pre.instantiate(&mut store).expect("instantiates");
         let input = scenario.wit_input();
         time(breakdown_iters, breakdown_iters / 10, || {
+            // A fresh fact server each call: the instance is reused, the
+            // facts are not remembered by the pass.
+            store.data_mut().facts = FactServer::new(
+                source.clone(),
+                replica.declared.iter().cloned(),
+                scenario.now,
+            );
             black_box(
                 guest
                     .reconciler_guest0_2_0_reconciler()
@@ -133,28 +262,26 @@ fn main() {
             );
         })
     };
-    let pooled = Replica::new(&wasm_path, &module, true).map(|pooled| {
-        let instantiate = time(breakdown_iters, breakdown_iters / 10, || {
-            let mut store = pooled.store(&scenario, source.clone());
-            black_box(pooled.pre.instantiate(&mut store).unwrap());
-        });
-        let full = time(breakdown_iters, breakdown_iters / 10, || {
-            black_box(pooled.evaluate(&scenario, source.clone()));
-        });
-        (instantiate, full)
-    });
     let parent_marshal = time(native_iters, native_iters / 10, || {
         black_box(scenario.parent_object());
     });
     let declared: Vec<KindRef> = module.spec().reads.iter().map(|r| r.kind.clone()).collect();
-    let derivation = time(native_iters, native_iters / 10, || {
-        let mut server = FactServer::new(source.clone(), declared.iter().cloned(), scenario.now);
+    let replay = |source: Arc<dyn ObjectSource>| {
+        let mut server = FactServer::new(source, declared.iter().cloned(), scenario.now);
         for call in &calls {
             call.replay(&mut server);
         }
         black_box(server.into_reads());
+    };
+    let derivation = time(native_iters, native_iters / 10, || replay(source.clone()));
+    let cold_derivation_iters = (native_iters / 10).max(1);
+    let mut fresh = (0..cold_derivation_iters + cold_derivation_iters / 10)
+        .map(|_| -> Arc<dyn ObjectSource> { Arc::new(scenario.fresh_source()) })
+        .collect::<Vec<_>>()
+        .into_iter();
+    let cold_derivation = time(cold_derivation_iters, cold_derivation_iters / 10, || {
+        replay(fresh.next().expect("a fresh source per replay"))
     });
-    let mut per_call: Vec<(String, Stats)> = Vec::new();
     let server_only = time(native_iters, native_iters / 10, || {
         black_box(FactServer::new(
             source.clone(),
@@ -162,9 +289,11 @@ fn main() {
             scenario.now,
         ));
     });
+    let mut per_call: Vec<(String, Stats)> = Vec::new();
     for call in dedup(&calls) {
-        let mut server = FactServer::new(source.clone(), declared.iter().cloned(), scenario.now);
-        let stats = time(native_iters, native_iters / 10, || {
+        let stats = time(native_iters / 4, native_iters / 40, || {
+            let mut server =
+                FactServer::new(source.clone(), declared.iter().cloned(), scenario.now);
             call.replay(&mut server);
         });
         let repeats = calls.iter().filter(|c| **c == call).count();
@@ -173,14 +302,7 @@ fn main() {
 
     // The report.
     println!();
-    println!("EvidenceAgent evaluation: {FIXTURE}, first pass");
-    println!(
-        "load average at the end: {} ({} CPUs)",
-        std::fs::read_to_string("/proc/loadavg")
-            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-            .unwrap_or_else(|_| "unknown".into()),
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
+    println!("{} evaluation: {}, first pass", case.kind, case.fixture);
     println!("verdict (both paths, asserted equal): {agreed}");
     println!(
         "facts per evaluation: {} guest calls ({}), {} object-source reads",
@@ -190,84 +312,71 @@ fn main() {
     );
     println!();
     header();
-    row("native  EvidenceAgent::evaluate", &native);
-    row("wasm    GuestModule::evaluate", &wasm);
-    println!(
-        "{:<54} {:>9} {:>10} {:>10}",
-        "ratio wasm/native",
-        format!("{:.1}x", wasm.p50.as_secs_f64() / native.p50.as_secs_f64()),
-        format!("{:.1}x", wasm.p99.as_secs_f64() / native.p99.as_secs_f64()),
-        format!(
-            "{:.1}x",
-            wasm.mean.as_secs_f64() / native.mean.as_secs_f64()
-        ),
-    );
+    row(&format!("native  {}::evaluate", case.kind), &native);
+    row("wasm    GuestModule::evaluate, memo warm", &wasm);
+    row("wasm    GuestModule::evaluate, memo cold", &cold);
+    for (name, s) in [("memo warm", &wasm), ("memo cold", &cold)] {
+        println!(
+            "{:<58} {:>9} {:>10} {:>10}",
+            format!("ratio wasm/native, {name}"),
+            format!("{:.1}x", s.p50.as_secs_f64() / native.p50.as_secs_f64()),
+            format!("{:.1}x", s.p99.as_secs_f64() / native.p99.as_secs_f64()),
+            format!("{:.1}x", s.mean.as_secs_f64() / native.mean.as_secs_f64()),
+        );
+    }
     println!();
     println!("where the wasm time goes (per evaluation)");
     header();
+    row("wasm, paused (slot + store + instantiate + call)", &paused);
     row(
-        "wasm, paused (store + instantiate + call, no read)",
-        &paused,
+        "runtime: slot + fresh store + instantiate + drop",
+        &instantiate,
     );
-    row("replica: fresh store only", &store_only);
-    row("replica: fresh store + instantiate", &instantiate);
-    row("replica: store + instantiate + evaluate", &replica_full);
-    row("replica: evaluate again, same warm instance", &warm);
-    match &pooled {
-        Ok((instantiate, full)) => {
-            row(
-                &format!(
-                    "replica, pooling ({} KiB resident): + instantiate",
-                    pool_keep_resident() >> 10
-                ),
-                instantiate,
-            );
-            row(
-                &format!(
-                    "replica, pooling ({} KiB resident): + evaluate",
-                    pool_keep_resident() >> 10
-                ),
-                full,
-            );
-        }
-        Err(e) => println!("replica, pooling allocator: unavailable ({e})"),
-    }
+    row(
+        "on-demand allocator: fresh store + instantiate",
+        &replica_instantiate,
+    );
+    row(
+        "on-demand allocator: + evaluate (the runtime before)",
+        &replica_full,
+    );
+    row("evaluate again, same warm instance, fresh facts", &warm);
     row(
         "host: parent marshalling (meta + JSON text)",
         &parent_marshal,
     );
     row(
-        &format!("host: fact derivation, {} calls replayed", calls.len()),
+        &format!("host: fact derivation, {} calls, memo warm", calls.len()),
         &derivation,
+    );
+    row(
+        &format!("host: fact derivation, {} calls, memo cold", calls.len()),
+        &cold_derivation,
     );
     row("  FactServer::new alone (once per pass)", &server_only);
     for (name, stats) in &per_call {
-        row(&format!("  {name}"), stats);
+        row(&format!("  {name}, memo warm, + FactServer::new"), stats);
     }
-    let guest_in_wasm = wasm.mean.saturating_sub(instantiate.mean + derivation.mean);
+    let guest_in_wasm = wasm
+        .mean
+        .saturating_sub(instantiate.mean + derivation.mean + parent_marshal.mean);
     println!();
     println!(
-        "mean split: instantiate {} + host facts {} + guest logic and marshalling in wasm {} (native guest logic: {})",
+        "mean split, memo warm: slot + store + instance {} + host facts {} + parent {} + guest logic, copies and teardown {} (native guest logic: {})",
         micros(instantiate.mean),
         micros(derivation.mean),
+        micros(parent_marshal.mean),
         micros(guest_in_wasm),
         micros(native.mean),
     );
-    println!(
-        "(replica = the runtime's store setup rebuilt from the host's public pieces: \
-         Sandbox, MemoryLimiter, FactServer, GuestPre; the runtime itself does not \
-         expose instantiation alone)"
-    );
-}
-
-/// Linear memory the pooling replica keeps resident between instances
-/// (`BENCH_POOL_KEEP_RESIDENT_KIB`, default 0: released with madvise).
-fn pool_keep_resident() -> usize {
-    std::env::var("BENCH_POOL_KEEP_RESIDENT_KIB")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0)
-        << 10
+    Some(Headline {
+        kind: case.kind,
+        native,
+        wasm,
+        cold,
+        instantiate,
+        derivation,
+    })
 }
 
 fn iterations(var: &str, default: usize) -> usize {
@@ -283,6 +392,8 @@ struct Scenario {
     parent: Value,
     settings: Vec<(String, String)>,
     now: jiff::Timestamp,
+    /// The fixture's objects, slimmed as the operator's cache slims them.
+    objects: Vec<Value>,
     source: MemorySource,
     /// The native path's input: what the wasm guest receives.
     input: sdk::Evaluation,
@@ -291,6 +402,10 @@ struct Scenario {
 impl Scenario {
     fn new(fixture: &Fixture) -> Self {
         assert!(fixture.unavailable.is_empty(), "the scenario has every API");
+        assert!(
+            fixture.last_applies.is_empty(),
+            "the scenario has no applies"
+        );
         let settings: Vec<(String, String)> = fixture
             .settings
             .iter()
@@ -299,15 +414,13 @@ impl Scenario {
         let now = fixture
             .now
             .unwrap_or_else(|| DEFAULT_NOW.parse().expect("the default clock"));
-        let mut source = MemorySource::new();
-        for o in &fixture.objects {
-            source.insert(o.clone());
-        }
+        let objects: Vec<Value> = fixture.objects.iter().cloned().map(slim).collect();
         let mut scenario = Scenario {
             parent: fixture.parent.clone(),
             settings: settings.clone(),
             now,
-            source,
+            source: MemorySource::new(),
+            objects,
             input: sdk::Evaluation {
                 parent: sdk::Object {
                     meta: sdk_meta(object_meta(&fixture.parent)),
@@ -317,8 +430,18 @@ impl Scenario {
                 settings,
             },
         };
+        scenario.source = scenario.fresh_source();
         scenario.input.parent.json = scenario.parent.to_string();
         scenario
+    }
+
+    /// The objects in a new source: nothing derived from them yet.
+    fn fresh_source(&self) -> MemorySource {
+        let mut source = MemorySource::new();
+        for o in &self.objects {
+            source.insert(o.clone());
+        }
+        source
     }
 
     fn wasm(
@@ -370,6 +493,12 @@ enum Call {
     Get([String; 3], String, String),
     List([String; 3], String, Vec<(String, String)>),
     Availability([String; 3], String),
+    NetworkPolicies(String),
+    NodePodCidrs,
+    Exposure(u8, String, String),
+    ClusterRole(String),
+    SecretCertificates(String, String, String),
+    LastApply([String; 3], String, String),
 }
 
 impl std::fmt::Display for Call {
@@ -382,6 +511,12 @@ impl std::fmt::Display for Call {
             Call::Get(k, ns, n) => write!(f, "get {} {ns}/{n}", k[2]),
             Call::List(k, ns, s) => write!(f, "list {} {ns} {s:?}", k[2]),
             Call::Availability(k, ns) => write!(f, "api-availability {} {ns}", k[2]),
+            Call::NetworkPolicies(ns) => write!(f, "network-policies {ns}"),
+            Call::NodePodCidrs => write!(f, "node-pod-cidrs"),
+            Call::Exposure(k, ns, n) => write!(f, "exposure {:?} {ns}/{n}", host_exposure(*k)),
+            Call::ClusterRole(n) => write!(f, "cluster-role {n}"),
+            Call::SecretCertificates(ns, n, k) => write!(f, "secret-certificates {ns}/{n} {k}"),
+            Call::LastApply(k, ns, n) => write!(f, "last-apply {} {ns}/{n}", k[2]),
         }
     }
 }
@@ -396,87 +531,19 @@ impl Call {
             Call::Get(..) => "get",
             Call::List(..) => "list",
             Call::Availability(..) => "api-availability",
+            Call::NetworkPolicies(..) => "network-policies",
+            Call::NodePodCidrs => "node-pod-cidrs",
+            Call::Exposure(..) => "exposure",
+            Call::ClusterRole(..) => "cluster-role",
+            Call::SecretCertificates(..) => "secret-certificates",
+            Call::LastApply(..) => "last-apply",
         }
     }
 
-    /// The same call against the host's fact server, natively.
-    fn replay(&self, server: &mut FactServer) {
+    /// The same call against the host's fact server, natively, converted
+    /// to the SDK's types.
+    fn answer(&self, server: &mut FactServer) -> Answer {
         match self {
-            Call::Now => {
-                black_box(server.now());
-            }
-            Call::Workload(ns, n) => {
-                black_box(server.workload(ns.clone(), n.clone())).ok();
-            }
-            Call::Secret(ns, n) => {
-                black_box(server.secret(ns.clone(), n.clone())).ok();
-            }
-            Call::ConfigMap(ns, n) => {
-                black_box(server.config_map(ns.clone(), n.clone())).ok();
-            }
-            Call::Get(k, ns, n) => {
-                black_box(server.get(host_kind(k), ns.clone(), n.clone())).ok();
-            }
-            Call::List(k, ns, s) => {
-                black_box(server.list(host_kind(k), ns.clone(), s.clone())).ok();
-            }
-            Call::Availability(k, ns) => {
-                black_box(server.api_availability(host_kind(k), ns.clone()));
-            }
-        }
-    }
-}
-
-fn key(kind: &sdk::KindRef) -> [String; 3] {
-    [kind.group.clone(), kind.version.clone(), kind.kind.clone()]
-}
-
-fn host_kind(k: &[String; 3]) -> ht::KindRef {
-    ht::KindRef {
-        group: k[0].clone(),
-        version: k[1].clone(),
-        kind: k[2].clone(),
-    }
-}
-
-/// One answer of the `facts` interface, in the SDK's types.
-#[derive(Clone)]
-enum Answer {
-    Now(sdk::Timestamp),
-    Workload(Result<Option<sdk::WorkloadFact>, sdk::ReadError>),
-    Secret(Result<Option<sdk::SecretFact>, sdk::ReadError>),
-    ConfigMap(Result<Option<sdk::ConfigMapFact>, sdk::ReadError>),
-    Get(Result<Option<sdk::Object>, sdk::ReadError>),
-    List(Result<Vec<sdk::Object>, sdk::ReadError>),
-    Availability(sdk::Availability),
-}
-
-/// Facts served by the host's `FactServer`, natively, converted to the
-/// SDK's types; every call and answer is recorded.
-struct Recorder {
-    server: RefCell<FactServer>,
-    calls: RefCell<Vec<Call>>,
-    answers: RefCell<HashMap<Call, Answer>>,
-}
-
-impl Recorder {
-    fn new(scenario: &Scenario, module: &GuestModule) -> Self {
-        let declared = module.spec().reads.iter().map(|r| r.kind.clone());
-        Recorder {
-            server: RefCell::new(FactServer::new(
-                Arc::new(scenario.source.clone()),
-                declared,
-                scenario.now,
-            )),
-            calls: RefCell::new(Vec::new()),
-            answers: RefCell::new(HashMap::new()),
-        }
-    }
-
-    fn answer(&self, call: Call) -> Answer {
-        self.calls.borrow_mut().push(call.clone());
-        let mut server = self.server.borrow_mut();
-        let answer = match &call {
             Call::Now => Answer::Now(sdk_time(server.now())),
             Call::Workload(ns, n) => Answer::Workload(
                 server
@@ -526,7 +593,211 @@ impl Recorder {
                     hf::Availability::Forbidden => sdk::Availability::Forbidden,
                 })
             }
-        };
+            Call::NetworkPolicies(ns) => Answer::NetworkPolicies(
+                server
+                    .network_policies(ns.clone())
+                    .map(|ps| ps.into_iter().map(sdk_policy).collect())
+                    .map_err(sdk_error),
+            ),
+            Call::NodePodCidrs => Answer::NodePodCidrs(match server.node_pod_cidrs() {
+                hf::NodePodCidrsFact::Known(nodes) => sdk::NodePodCidrsFact::Known(
+                    nodes
+                        .into_iter()
+                        .map(|n| sdk::NodeCidrs {
+                            node: n.node,
+                            pod_cidrs: n.pod_cidrs,
+                        })
+                        .collect(),
+                ),
+                hf::NodePodCidrsFact::Forbidden(t) => sdk::NodePodCidrsFact::Forbidden(t),
+                hf::NodePodCidrsFact::TooMany(n) => sdk::NodePodCidrsFact::TooMany(n),
+                hf::NodePodCidrsFact::Incomplete(n) => sdk::NodePodCidrsFact::Incomplete(n),
+            }),
+            Call::Exposure(k, ns, n) => Answer::Exposure(
+                server
+                    .exposure(host_exposure(*k), ns.clone(), n.clone())
+                    .map(|e| {
+                        e.map(|e| sdk::ExposureFact {
+                            meta: sdk_meta(e.meta),
+                            kind: sdk_exposure(e.kind),
+                            hostnames: e.hostnames,
+                            admission: match e.admission {
+                                hf::Admission::Admitted => sdk::Admission::Admitted,
+                                hf::Admission::Refused(t) => sdk::Admission::Refused(t),
+                                hf::Admission::Pending => sdk::Admission::Pending,
+                            },
+                        })
+                    })
+                    .map_err(sdk_error),
+            ),
+            Call::ClusterRole(n) => Answer::ClusterRole(
+                server
+                    .cluster_role(n.clone())
+                    .map(|m| m.map(sdk_meta))
+                    .map_err(sdk_error),
+            ),
+            Call::SecretCertificates(ns, n, k) => Answer::SecretCertificates(
+                server
+                    .secret_certificates(ns.clone(), n.clone(), k.clone())
+                    .map(|b| {
+                        b.map(|b| sdk::CertificateBundleFact {
+                            meta: sdk_meta(b.meta),
+                            has_key: b.has_key,
+                            certificates: b
+                                .certificates
+                                .into_iter()
+                                .map(|c| sdk::CertificateFact {
+                                    sha256: c.sha256,
+                                    pem_bytes: c.pem_bytes,
+                                })
+                                .collect(),
+                        })
+                    })
+                    .map_err(sdk_error),
+            ),
+            Call::LastApply(k, ns, n) => Answer::LastApply(
+                server
+                    .last_apply(host_kind(k), ns.clone(), n.clone())
+                    .map(|o| match o {
+                        hf::ApplyOutcome::Applied => sdk::ApplyOutcome::Applied,
+                        hf::ApplyOutcome::Refused(r) => {
+                            sdk::ApplyOutcome::Refused(sdk::ApplyRefusal {
+                                code: r.code,
+                                reason: r.reason,
+                                message: r.message,
+                            })
+                        }
+                    }),
+            ),
+        }
+    }
+
+    /// The same call against the host's fact server, natively, as the
+    /// host's types (what the runtime lowers into the guest).
+    fn replay(&self, server: &mut FactServer) {
+        match self {
+            Call::Now => {
+                black_box(server.now());
+            }
+            Call::Workload(ns, n) => {
+                black_box(server.workload(ns.clone(), n.clone())).ok();
+            }
+            Call::Secret(ns, n) => {
+                black_box(server.secret(ns.clone(), n.clone())).ok();
+            }
+            Call::ConfigMap(ns, n) => {
+                black_box(server.config_map(ns.clone(), n.clone())).ok();
+            }
+            Call::Get(k, ns, n) => {
+                black_box(server.get(host_kind(k), ns.clone(), n.clone())).ok();
+            }
+            Call::List(k, ns, s) => {
+                black_box(server.list(host_kind(k), ns.clone(), s.clone())).ok();
+            }
+            Call::Availability(k, ns) => {
+                black_box(server.api_availability(host_kind(k), ns.clone()));
+            }
+            Call::NetworkPolicies(ns) => {
+                black_box(server.network_policies(ns.clone())).ok();
+            }
+            Call::NodePodCidrs => {
+                black_box(server.node_pod_cidrs());
+            }
+            Call::Exposure(k, ns, n) => {
+                black_box(server.exposure(host_exposure(*k), ns.clone(), n.clone())).ok();
+            }
+            Call::ClusterRole(n) => {
+                black_box(server.cluster_role(n.clone())).ok();
+            }
+            Call::SecretCertificates(ns, n, k) => {
+                black_box(server.secret_certificates(ns.clone(), n.clone(), k.clone())).ok();
+            }
+            Call::LastApply(k, ns, n) => {
+                black_box(server.last_apply(host_kind(k), ns.clone(), n.clone()));
+            }
+        }
+    }
+}
+
+fn key(kind: &sdk::KindRef) -> [String; 3] {
+    [kind.group.clone(), kind.version.clone(), kind.kind.clone()]
+}
+
+fn host_kind(k: &[String; 3]) -> ht::KindRef {
+    ht::KindRef {
+        group: k[0].clone(),
+        version: k[1].clone(),
+        kind: k[2].clone(),
+    }
+}
+
+fn exposure_index(k: sdk::ExposureKind) -> u8 {
+    match k {
+        sdk::ExposureKind::Route => 0,
+        sdk::ExposureKind::Ingress => 1,
+        sdk::ExposureKind::HttpRoute => 2,
+    }
+}
+
+fn host_exposure(k: u8) -> hf::ExposureKind {
+    match k {
+        0 => hf::ExposureKind::Route,
+        1 => hf::ExposureKind::Ingress,
+        _ => hf::ExposureKind::HttpRoute,
+    }
+}
+
+fn sdk_exposure(k: hf::ExposureKind) -> sdk::ExposureKind {
+    match k {
+        hf::ExposureKind::Route => sdk::ExposureKind::Route,
+        hf::ExposureKind::Ingress => sdk::ExposureKind::Ingress,
+        hf::ExposureKind::HttpRoute => sdk::ExposureKind::HttpRoute,
+    }
+}
+
+/// One answer of the `facts` interface, in the SDK's types.
+#[derive(Clone)]
+enum Answer {
+    Now(sdk::Timestamp),
+    Workload(Result<Option<sdk::WorkloadFact>, sdk::ReadError>),
+    Secret(Result<Option<sdk::SecretFact>, sdk::ReadError>),
+    ConfigMap(Result<Option<sdk::ConfigMapFact>, sdk::ReadError>),
+    Get(Result<Option<sdk::Object>, sdk::ReadError>),
+    List(Result<Vec<sdk::Object>, sdk::ReadError>),
+    Availability(sdk::Availability),
+    NetworkPolicies(Result<Vec<sdk::NetworkPolicyFact>, sdk::ReadError>),
+    NodePodCidrs(sdk::NodePodCidrsFact),
+    Exposure(Result<Option<sdk::ExposureFact>, sdk::ReadError>),
+    ClusterRole(Result<Option<sdk::ObjectMeta>, sdk::ReadError>),
+    SecretCertificates(Result<Option<sdk::CertificateBundleFact>, sdk::ReadError>),
+    LastApply(Option<sdk::ApplyOutcome>),
+}
+
+/// Facts served by the host's `FactServer`, natively, converted to the
+/// SDK's types; every call and answer is recorded.
+struct Recorder {
+    server: RefCell<FactServer>,
+    calls: RefCell<Vec<Call>>,
+    answers: RefCell<HashMap<Call, Answer>>,
+}
+
+impl Recorder {
+    fn new(scenario: &Scenario, module: &GuestModule) -> Self {
+        let declared = module.spec().reads.iter().map(|r| r.kind.clone());
+        Recorder {
+            server: RefCell::new(FactServer::new(
+                Arc::new(scenario.fresh_source()),
+                declared,
+                scenario.now,
+            )),
+            calls: RefCell::new(Vec::new()),
+            answers: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn answer(&self, call: Call) -> Answer {
+        self.calls.borrow_mut().push(call.clone());
+        let answer = call.answer(&mut self.server.borrow_mut());
         self.answers.borrow_mut().insert(call, answer.clone());
         answer
     }
@@ -630,55 +901,75 @@ macro_rules! facts_by_answer {
                 }
             }
 
-            // The facts of contract 0.2 the EvidenceAgent does not read:
-            // a guest of the bench that reads them needs them recorded first.
             fn network_policies(
                 &self,
-                _namespace: &str,
+                namespace: &str,
             ) -> Result<Vec<sdk::NetworkPolicyFact>, sdk::ReadError> {
-                not_recorded("network-policies")
+                match self.answer(Call::NetworkPolicies(namespace.into())) {
+                    Answer::NetworkPolicies(p) => p,
+                    _ => unreachable!(),
+                }
             }
 
             fn node_pod_cidrs(&self) -> sdk::NodePodCidrsFact {
-                not_recorded("node-pod-cidrs")
+                match self.answer(Call::NodePodCidrs) {
+                    Answer::NodePodCidrs(n) => n,
+                    _ => unreachable!(),
+                }
             }
 
             fn exposure(
                 &self,
-                _kind: sdk::ExposureKind,
-                _namespace: &str,
-                _name: &str,
+                kind: sdk::ExposureKind,
+                namespace: &str,
+                name: &str,
             ) -> Result<Option<sdk::ExposureFact>, sdk::ReadError> {
-                not_recorded("exposure")
+                match self.answer(Call::Exposure(
+                    exposure_index(kind),
+                    namespace.into(),
+                    name.into(),
+                )) {
+                    Answer::Exposure(e) => e,
+                    _ => unreachable!(),
+                }
             }
 
-            fn cluster_role(&self, _name: &str) -> Result<Option<sdk::ObjectMeta>, sdk::ReadError> {
-                not_recorded("cluster-role")
+            fn cluster_role(&self, name: &str) -> Result<Option<sdk::ObjectMeta>, sdk::ReadError> {
+                match self.answer(Call::ClusterRole(name.into())) {
+                    Answer::ClusterRole(m) => m,
+                    _ => unreachable!(),
+                }
             }
 
             fn secret_certificates(
                 &self,
-                _namespace: &str,
-                _name: &str,
-                _key: &str,
+                namespace: &str,
+                name: &str,
+                key: &str,
             ) -> Result<Option<sdk::CertificateBundleFact>, sdk::ReadError> {
-                not_recorded("secret-certificates")
+                match self.answer(Call::SecretCertificates(
+                    namespace.into(),
+                    name.into(),
+                    key.into(),
+                )) {
+                    Answer::SecretCertificates(b) => b,
+                    _ => unreachable!(),
+                }
             }
 
             fn last_apply(
                 &self,
-                _kind: &sdk::KindRef,
-                _namespace: &str,
-                _name: &str,
+                kind: &sdk::KindRef,
+                namespace: &str,
+                name: &str,
             ) -> Option<sdk::ApplyOutcome> {
-                not_recorded("last-apply")
+                match self.answer(Call::LastApply(key(kind), namespace.into(), name.into())) {
+                    Answer::LastApply(o) => o,
+                    _ => unreachable!(),
+                }
             }
         }
     };
-}
-
-fn not_recorded(fact: &str) -> ! {
-    panic!("the bench records no facts.{fact}: the EvidenceAgent does not read it")
 }
 
 facts_by_answer!(Recorder);
@@ -715,7 +1006,6 @@ fn sdk_time(t: ht::Timestamp) -> sdk::Timestamp {
         nanos: t.nanos,
     }
 }
-
 fn sdk_meta(m: ht::ObjectMeta) -> sdk::ObjectMeta {
     sdk::ObjectMeta {
         name: m.name,
@@ -928,9 +1218,60 @@ fn assert_same(wasm: &Verdict, native: &sdk::Verdict) -> String {
         .join(", ")
 }
 
+fn sdk_selector(s: hf::LabelSelectorFact) -> sdk::LabelSelectorFact {
+    sdk::LabelSelectorFact {
+        match_labels: s.match_labels,
+        match_expressions: s
+            .match_expressions
+            .into_iter()
+            .map(|r| sdk::SelectorRequirement {
+                key: r.key,
+                operator: r.operator,
+                values: r.values,
+            })
+            .collect(),
+    }
+}
+
+fn sdk_policy(p: hf::NetworkPolicyFact) -> sdk::NetworkPolicyFact {
+    sdk::NetworkPolicyFact {
+        meta: sdk_meta(p.meta),
+        pod_selector: sdk_selector(p.pod_selector),
+        isolates_ingress: p.isolates_ingress,
+        ingress: p
+            .ingress
+            .into_iter()
+            .map(|r| sdk::IngressRuleFact {
+                ports: r
+                    .ports
+                    .into_iter()
+                    .map(|p| sdk::PortFact {
+                        protocol: p.protocol,
+                        port: p.port,
+                        end_port: p.end_port,
+                    })
+                    .collect(),
+                from_peers: r
+                    .from_peers
+                    .into_iter()
+                    .map(|p| sdk::PeerFact {
+                        pod_selector: p.pod_selector.map(sdk_selector),
+                        namespace_selector: p.namespace_selector.map(sdk_selector),
+                        ip_block: p.ip_block.map(|b| sdk::IpBlockFact {
+                            cidr: b.cidr,
+                            except: b.except,
+                        }),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
 // ---------------------------------------------------------------------------
-// A replica of the runtime's per-call store, from the host's public pieces,
-// to time what the runtime does not expose alone (store, instantiation).
+// A replica of the runtime's per-call store on wasmtime's default
+// (on-demand) allocator, from the host's public pieces: what the runtime
+// did before the pool, and a warm instance to call again.
 
 struct ReplicaState {
     facts: FactServer,
@@ -952,24 +1293,12 @@ struct Replica {
 }
 
 impl Replica {
-    /// The runtime's engine configuration, linker and pre-instantiation;
-    /// `pooling`: wasmtime's pooling allocator, a few slots whose linear
-    /// memory stays resident between instances (the runtime does not use it).
-    fn new(wasm: &std::path::Path, module: &GuestModule, pooling: bool) -> wasmtime::Result<Self> {
+    /// The runtime's engine configuration before the pool, its linker and
+    /// pre-instantiation.
+    fn new(wasm: &std::path::Path, module: &GuestModule) -> wasmtime::Result<Self> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
-        if pooling {
-            let mut pool = PoolingAllocationConfig::default();
-            pool.total_component_instances(4)
-                .total_core_instances(64)
-                .total_memories(16)
-                .total_tables(32)
-                .max_memory_size(Limits::default().memory_bytes)
-                .linear_memory_keep_resident(pool_keep_resident())
-                .table_keep_resident(64 << 10);
-            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        }
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         sandbox::add_to_linker(&mut linker)?;
@@ -978,27 +1307,6 @@ impl Replica {
         })?;
         let component = Component::from_file(&engine, wasm)?;
         let pre = GuestPre::new(linker.instantiate_pre(&component)?)?;
-        // One instance, to fail here rather than in a timed loop.
-        let probe = Replica {
-            engine: engine.clone(),
-            pre: pre.clone(),
-            declared: Vec::new(),
-            memory_bytes: Limits::default().memory_bytes,
-        };
-        let mut store = Store::new(
-            &probe.engine,
-            ReplicaState {
-                facts: FactServer::new(
-                    Arc::new(MemorySource::new()),
-                    [],
-                    jiff::Timestamp::UNIX_EPOCH,
-                ),
-                limiter: MemoryLimiter::new(probe.memory_bytes),
-                sandbox: Sandbox::new(),
-            },
-        );
-        store.set_epoch_deadline(1 << 40);
-        probe.pre.instantiate(&mut store)?;
         Ok(Replica {
             engine,
             pre,
@@ -1060,7 +1368,7 @@ impl ObjectSource for Counting {
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<Value>>, SourceError> {
+    ) -> Result<Option<Arc<Cached>>, SourceError> {
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.inner.get(kind, namespace, name)
     }
@@ -1070,7 +1378,7 @@ impl ObjectSource for Counting {
         kind: &KindRef,
         namespace: &str,
         selector: &Selector,
-    ) -> Result<Vec<Arc<Value>>, SourceError> {
+    ) -> Result<Vec<Arc<Cached>>, SourceError> {
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.inner.list(kind, namespace, selector)
     }
@@ -1119,14 +1427,14 @@ fn micros(d: Duration) -> String {
 
 fn header() {
     println!(
-        "{:<54} {:>9} {:>10} {:>10} {:>7}",
+        "{:<58} {:>9} {:>10} {:>10} {:>7}",
         "", "p50", "p99", "mean", "iters"
     );
 }
 
 fn row(name: &str, s: &Stats) {
     println!(
-        "{:<54} {:>9} {:>10} {:>10} {:>7}",
+        "{:<58} {:>9} {:>10} {:>10} {:>7}",
         name,
         micros(s.p50),
         micros(s.p99),

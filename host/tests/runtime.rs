@@ -167,3 +167,54 @@ fn a_component_importing_the_filesystem_is_refused_naming_the_import() {
         "{e}"
     );
 }
+
+#[test]
+fn one_pool_slot_reused_after_every_misbehaviour_serves_a_fresh_instance() {
+    // A single slot: every pass reuses the instance memory the last one
+    // left (filled to the cap, trapped, interrupted), reset in place.
+    let rt = Runtime::with_instances(
+        RuntimeConfig {
+            limits: Limits {
+                deadline: Duration::from_secs(30),
+                memory_bytes: 64 << 20,
+            },
+            cache_dir: None,
+        },
+        1,
+    )
+    .expect("runtime");
+    assert_eq!(rt.instances(), 1);
+    let module = hostile(&rt);
+    for bad in ["allocate", "panic", "allocate"] {
+        let e = evaluate(&module, bad).outcome.expect_err("misbehaves");
+        let want = if bad == "allocate" {
+            GuestErrorClass::MemoryLimit
+        } else {
+            GuestErrorClass::Trap
+        };
+        assert_eq!(e.class, want, "{e}");
+        let good = evaluate(&module, "ok").outcome.expect("a fresh instance");
+        assert_eq!(good.aspects[0].reason, "AsExpected");
+    }
+}
+
+#[test]
+fn more_passes_at_once_than_pool_slots_wait_for_one_and_all_succeed() {
+    let rt = Runtime::with_instances(
+        RuntimeConfig {
+            limits: Limits::default(),
+            cache_dir: None,
+        },
+        2,
+    )
+    .expect("runtime");
+    let module = hostile(&rt);
+    std::thread::scope(|s| {
+        let passes: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| (0..20).all(|_| evaluate(&module, "ok").outcome.is_ok())))
+            .collect();
+        for p in passes {
+            assert!(p.join().unwrap(), "every pass got a slot");
+        }
+    });
+}

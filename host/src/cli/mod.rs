@@ -74,24 +74,32 @@ struct RuntimeArgs {
 }
 
 impl RuntimeArgs {
-    fn runtime(&self) -> anyhow::Result<Runtime> {
+    /// The runtime, its instance pool holding `instances` guests at once.
+    fn runtime(&self, instances: u32) -> anyhow::Result<Runtime> {
         let defaults = RuntimeConfig::default();
-        Runtime::new(RuntimeConfig {
-            limits: Limits {
-                deadline: Duration::from_millis(self.deadline_ms),
-                memory_bytes: self.memory_mib << 20,
+        Runtime::with_instances(
+            RuntimeConfig {
+                limits: Limits {
+                    deadline: Duration::from_millis(self.deadline_ms),
+                    memory_bytes: self.memory_mib << 20,
+                },
+                cache_dir: if self.no_cache {
+                    None
+                } else {
+                    self.cache_dir.clone().or(defaults.cache_dir)
+                },
             },
-            cache_dir: if self.no_cache {
-                None
-            } else {
-                self.cache_dir.clone().or(defaults.cache_dir)
-            },
-        })
+            instances,
+        )
     }
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let runtime = cli.runtime.runtime()?;
+    let instances = match &cli.command {
+        Command::Run(args) => args.instances(),
+        _ => Runtime::DEFAULT_INSTANCES,
+    };
+    let runtime = cli.runtime.runtime(instances)?;
     match cli.command {
         Command::Describe { guest } => inspect::describe(&runtime, &guest),
         Command::Reasons { guest } => inspect::reasons(&runtime, &guest),

@@ -45,6 +45,27 @@ pub struct RunArgs {
     rollback_window: u32,
 }
 
+impl RunArgs {
+    /// Guest instances alive at once: `--concurrency` passes of each kind
+    /// in the guests directory at start, plus headroom for loads and the
+    /// hot-swap gate. Kinds added later share the pool; a pass that finds
+    /// it full waits for a slot.
+    pub fn instances(&self) -> u32 {
+        let kinds = std::fs::read_dir(&self.guests)
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "wasm"))
+                    .count()
+            })
+            .unwrap_or(0)
+            .max(1);
+        let passes = self.concurrency.max(1).saturating_mul(kinds);
+        // Capped: each slot reserves address space (not memory) for its
+        // linear memories.
+        u32::try_from(passes.saturating_add(4).min(1024)).unwrap_or(1024)
+    }
+}
+
 /// `2s`, `200ms`, `1.5s`, or plain seconds.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();

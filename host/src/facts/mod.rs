@@ -3,6 +3,7 @@
 
 pub mod certificates;
 pub mod exposure;
+pub mod memo;
 pub mod meta;
 pub mod network_policy;
 pub mod nodes;
@@ -11,6 +12,7 @@ pub mod serve;
 pub mod source;
 pub mod workload;
 
+pub use memo::Cached;
 pub use selector::Selector;
 pub use serve::{Dependency, FactServer};
 pub use source::{ApplyOutcome, Availability, MemorySource, ObjectSource, SourceError};

@@ -15,18 +15,29 @@ pub const MAX_NODES: usize = 10_000;
 /// elsewhere); more than [`MAX_NODES`] makes it `too-many`.
 pub fn node_pod_cidrs(nodes: &[Arc<Value>]) -> NodePodCidrsFact {
     if nodes.len() > MAX_NODES {
-        return NodePodCidrsFact::TooMany(u32::try_from(nodes.len()).unwrap_or(u32::MAX));
+        return too_many(nodes.len());
     }
-    let mut known: Vec<NodeCidrs> = nodes
-        .iter()
-        .map(|n| NodeCidrs {
-            node: n["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            pod_cidrs: pod_cidrs(&n["spec"]),
-        })
-        .collect();
+    from_nodes(nodes.iter().map(|n| node_cidrs(n)).collect())
+}
+
+/// The answer when there are `count` Nodes, more than [`MAX_NODES`].
+pub fn too_many(count: usize) -> NodePodCidrsFact {
+    NodePodCidrsFact::TooMany(u32::try_from(count).unwrap_or(u32::MAX))
+}
+
+/// One Node's name and pod CIDRs.
+pub fn node_cidrs(node: &Value) -> NodeCidrs {
+    NodeCidrs {
+        node: node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        pod_cidrs: pod_cidrs(&node["spec"]),
+    }
+}
+
+/// The answer from every Node's CIDRs (at most [`MAX_NODES`]).
+pub fn from_nodes(mut known: Vec<NodeCidrs>) -> NodePodCidrsFact {
     known.sort_by(|a, b| a.node.cmp(&b.node));
     let missing: Vec<String> = known
         .iter()

@@ -87,6 +87,25 @@ impl Selector {
             })
     }
 
+    /// Whether the labels of an object's JSON match, without copying them.
+    pub fn matches_object(&self, object: &serde_json::Value) -> bool {
+        let labels = object["metadata"]["labels"].as_object();
+        let get = |k: &String| {
+            labels
+                .and_then(|m| m.get(k))
+                .map(|v| v.as_str().unwrap_or_default())
+        };
+        self.match_labels
+            .iter()
+            .all(|(k, v)| get(k) == Some(v.as_str()))
+            && self.match_expressions.iter().all(|r| match r {
+                Requirement::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),
+                Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.iter().any(|x| x == v)),
+                Requirement::Exists(k) => get(k).is_some(),
+                Requirement::DoesNotExist(k) => get(k).is_none(),
+            })
+    }
+
     /// The labels of an object's JSON.
     pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
         object["metadata"]["labels"]
@@ -155,5 +174,37 @@ mod tests {
             "matchExpressions": [{"key": "x", "operator": "Near"}]
         }));
         assert!(!s.matches(&labels(&[("x", "1")])));
+    }
+
+    #[test]
+    fn matching_an_object_is_matching_its_labels() {
+        let selectors = [
+            Selector::default(),
+            Selector::from_json(&json!({
+                "matchLabels": {"app": "agent"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                    {"key": "zone", "operator": "NotIn", "values": ["x"]},
+                    {"key": "team", "operator": "Exists"},
+                    {"key": "canary", "operator": "DoesNotExist"}
+                ]
+            })),
+        ];
+        let objects = [
+            json!({}),
+            json!({"metadata": {"labels": {"app": "agent", "tier": "a", "team": "t"}}}),
+            json!({"metadata": {"labels": {"app": "agent", "tier": "a", "team": "t", "zone": "x"}}}),
+            json!({"metadata": {"labels": {"app": "agent", "tier": "b", "team": 1}}}),
+            json!({"metadata": {"labels": {"app": "agent", "tier": "a", "team": "t", "canary": ""}}}),
+        ];
+        for s in &selectors {
+            for o in &objects {
+                assert_eq!(
+                    s.matches_object(o),
+                    s.matches(&Selector::labels_of(o)),
+                    "{s} {o}"
+                );
+            }
+        }
     }
 }

@@ -11,14 +11,15 @@ use reconciler_conventions::kind::KindRef;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Selector;
 use super::certificates::bundle;
 use super::exposure::{exposure_fact, exposure_kind_ref};
+use super::memo::MemoKey;
 use super::meta::{from_jiff, object_meta};
 use super::network_policy::network_policy_fact;
-use super::nodes::node_pod_cidrs;
+use super::nodes::{MAX_NODES, from_nodes, node_cidrs, too_many};
 use super::source::{ApplyOutcome, Availability, ObjectSource, SourceError};
-use super::workload::{pod_fact, workload_fact};
+use super::workload::{DeploymentPart, deployment_part, pod_fact};
+use super::{Cached, Selector};
 use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
     self as wit, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
     NetworkPolicyFact, NodePodCidrsFact, ReadError, SecretFact, WorkloadFact,
@@ -87,10 +88,12 @@ fn core_kind(group: &str, kind: &str) -> KindRef {
     }
 }
 
-/// Serves one pass's facts.
+/// Serves one pass's facts. What it derives from an object is memoised
+/// beside the object in the source ([`Cached`]), so a later pass reading
+/// the same version of it copies the fact instead of deriving it again.
 pub struct FactServer {
     source: Arc<dyn ObjectSource>,
-    declared: BTreeSet<KindRef>,
+    declared: Arc<BTreeSet<KindRef>>,
     now: jiff::Timestamp,
     reads: BTreeSet<Dependency>,
     /// Workloads derived in this pass: the source does not change within
@@ -104,9 +107,19 @@ impl FactServer {
         declared: impl IntoIterator<Item = KindRef>,
         now: jiff::Timestamp,
     ) -> Self {
+        Self::with_declared(source, Arc::new(declared.into_iter().collect()), now)
+    }
+
+    /// The same, with the declared kinds already collected (a module
+    /// collects them once, not once a pass).
+    pub fn with_declared(
+        source: Arc<dyn ObjectSource>,
+        declared: Arc<BTreeSet<KindRef>>,
+        now: jiff::Timestamp,
+    ) -> Self {
         FactServer {
             source,
-            declared: declared.into_iter().collect(),
+            declared,
             now,
             reads: BTreeSet::new(),
             workloads: BTreeMap::new(),
@@ -133,7 +146,7 @@ impl FactServer {
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<Value>>, ReadError> {
+    ) -> Result<Option<Arc<Cached>>, ReadError> {
         self.reads.insert(Dependency::Object {
             kind: kind.clone(),
             namespace: namespace.to_owned(),
@@ -147,7 +160,7 @@ impl FactServer {
         kind: &KindRef,
         namespace: &str,
         selector: Selector,
-    ) -> Result<Vec<Arc<Value>>, ReadError> {
+    ) -> Result<Vec<Arc<Cached>>, ReadError> {
         let found = self
             .source
             .list(kind, namespace, &selector)
@@ -168,23 +181,34 @@ impl FactServer {
         namespace: &str,
         name: &str,
     ) -> Result<Option<WorkloadFact>, ReadError> {
-        let Some(json) = self.read_object(deployments, namespace, name)? else {
+        let Some(cached) = self.read_object(deployments, namespace, name)? else {
             return Ok(None);
         };
-
-        let deployment =
-            Deployment::deserialize(&*json).map_err(|e| malformed("Deployment", &json, e))?;
-        let selector = Selector::from_json(&json["spec"]["selector"]);
+        let part = cached.memo().get_or_insert(MemoKey::Deployment, || {
+            Deployment::deserialize(cached.value().as_ref())
+                .map(|d| deployment_part(&cached, &d))
+                .map_err(|e| malformed("Deployment", &cached, e))
+        });
+        let part: &DeploymentPart = match &*part {
+            Ok(part) => part,
+            Err(text) => return Err(ReadError::Failed(text.clone())),
+        };
         let pod_facts = self
-            .read_list(pods, namespace, selector)?
+            .read_list(pods, namespace, part.selector().clone())?
             .iter()
             .map(|p| {
-                Pod::deserialize(&**p)
-                    .map(|pod| pod_fact(p, &pod))
-                    .map_err(|e| malformed("Pod", p, e))
+                let fact = p.memo().get_or_insert(MemoKey::Pod, || {
+                    Pod::deserialize(p.value().as_ref())
+                        .map(|pod| pod_fact(p, &pod))
+                        .map_err(|e| malformed("Pod", p, e))
+                });
+                match &*fact {
+                    Ok(fact) => Ok(fact.clone()),
+                    Err(text) => Err(ReadError::Failed(text.clone())),
+                }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(workload_fact(&json, &deployment, pod_facts)))
+        Ok(Some(part.with_pods(pod_facts)))
     }
 }
 
@@ -196,12 +220,19 @@ fn read_error(e: SourceError) -> ReadError {
     }
 }
 
-fn malformed(kind: &str, object: &Value, e: serde_json::Error) -> ReadError {
+/// Why an object could not be read as its kind (memoised with it).
+fn malformed(kind: &str, object: &Value, e: serde_json::Error) -> String {
     let meta = object_meta(object);
-    ReadError::Failed(format!(
-        "{kind} {}/{} is malformed: {e}",
-        meta.namespace, meta.name
-    ))
+    format!("{kind} {}/{} is malformed: {e}", meta.namespace, meta.name)
+}
+
+/// The contract's `Object` of a cached object: metadata and JSON text,
+/// serialised once per version of the object.
+fn object_of(cached: &Cached) -> Object {
+    Object::clone(&cached.memo().get_or_insert(MemoKey::Object, || Object {
+        meta: object_meta(cached),
+        json: cached.to_string(),
+    }))
 }
 
 fn key_names(object: &Value, fields: &[&str]) -> Vec<String> {
@@ -250,13 +281,13 @@ impl wit::Host for FactServer {
     fn secret(&mut self, namespace: String, name: String) -> Result<Option<SecretFact>, ReadError> {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret")?;
-        Ok(self
-            .read_object(&kind, &namespace, &name)?
-            .map(|s| SecretFact {
+        Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
+            SecretFact::clone(&s.memo().get_or_insert(MemoKey::Secret, || SecretFact {
                 meta: object_meta(&s),
                 type_: s["type"].as_str().unwrap_or("Opaque").to_owned(),
                 keys: key_names(&s, &["data", "stringData"]),
             }))
+        }))
     }
 
     fn config_map(
@@ -266,12 +297,15 @@ impl wit::Host for FactServer {
     ) -> Result<Option<ConfigMapFact>, ReadError> {
         let kind = config_map_kind();
         self.allow(&kind, "facts.config-map")?;
-        Ok(self
-            .read_object(&kind, &namespace, &name)?
-            .map(|c| ConfigMapFact {
-                meta: object_meta(&c),
-                keys: key_names(&c, &["data", "binaryData"]),
-            }))
+        Ok(self.read_object(&kind, &namespace, &name)?.map(|c| {
+            ConfigMapFact::clone(
+                &c.memo()
+                    .get_or_insert(MemoKey::ConfigMap, || ConfigMapFact {
+                        meta: object_meta(&c),
+                        keys: key_names(&c, &["data", "binaryData"]),
+                    }),
+            )
+        }))
     }
 
     fn get(
@@ -283,10 +317,9 @@ impl wit::Host for FactServer {
         let kind = to_model(&kind);
         refuse_secret_data(&kind)?;
         self.allow(&kind, "facts.get")?;
-        Ok(self.read_object(&kind, &namespace, &name)?.map(|o| Object {
-            meta: object_meta(&o),
-            json: o.to_string(),
-        }))
+        Ok(self
+            .read_object(&kind, &namespace, &name)?
+            .map(|o| object_of(&o)))
     }
 
     fn list(
@@ -302,10 +335,7 @@ impl wit::Host for FactServer {
         Ok(self
             .read_list(&kind, &namespace, selector)?
             .iter()
-            .map(|o| Object {
-                meta: object_meta(o),
-                json: o.to_string(),
-            })
+            .map(|o| object_of(o))
             .collect())
     }
 
@@ -327,7 +357,12 @@ impl wit::Host for FactServer {
         let mut policies: Vec<NetworkPolicyFact> = self
             .read_list(&kind, &namespace, Selector::default())?
             .iter()
-            .map(|p| network_policy_fact(p))
+            .map(|p| {
+                NetworkPolicyFact::clone(
+                    &p.memo()
+                        .get_or_insert(MemoKey::NetworkPolicy, || network_policy_fact(p)),
+                )
+            })
             .collect();
         policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         Ok(policies)
@@ -343,7 +378,17 @@ impl wit::Host for FactServer {
             );
         }
         match self.read_list(&kind, "", Selector::default()) {
-            Ok(nodes) => node_pod_cidrs(&nodes),
+            Ok(nodes) if nodes.len() > MAX_NODES => too_many(nodes.len()),
+            Ok(nodes) => from_nodes(
+                nodes
+                    .iter()
+                    .map(|n| {
+                        wit::NodeCidrs::clone(
+                            &n.memo().get_or_insert(MemoKey::NodeCidrs, || node_cidrs(n)),
+                        )
+                    })
+                    .collect(),
+            ),
             Err(ReadError::Forbidden(_)) => NodePodCidrsFact::Forbidden(
                 "the host may not list nodes: grant list and watch on nodes (cluster-scoped)"
                     .to_owned(),
@@ -362,15 +407,20 @@ impl wit::Host for FactServer {
     ) -> Result<Option<ExposureFact>, ReadError> {
         let api = exposure_kind_ref(kind);
         self.allow(&api, "facts.exposure")?;
-        Ok(self
-            .read_object(&api, &namespace, &name)?
-            .map(|o| exposure_fact(kind, &o)))
+        Ok(self.read_object(&api, &namespace, &name)?.map(|o| {
+            ExposureFact::clone(
+                &o.memo()
+                    .get_or_insert(MemoKey::Exposure(kind as u8), || exposure_fact(kind, &o)),
+            )
+        }))
     }
 
     fn cluster_role(&mut self, name: String) -> Result<Option<wit_types::ObjectMeta>, ReadError> {
         let kind = cluster_role_kind();
         self.allow(&kind, "facts.cluster-role")?;
-        Ok(self.read_object(&kind, "", &name)?.map(|r| object_meta(&r)))
+        Ok(self.read_object(&kind, "", &name)?.map(|r| {
+            wit_types::ObjectMeta::clone(&r.memo().get_or_insert(MemoKey::Meta, || object_meta(&r)))
+        }))
     }
 
     fn secret_certificates(
@@ -381,9 +431,12 @@ impl wit::Host for FactServer {
     ) -> Result<Option<CertificateBundleFact>, ReadError> {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret-certificates")?;
-        Ok(self
-            .read_object(&kind, &namespace, &name)?
-            .map(|s| bundle(&s, &key)))
+        Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
+            CertificateBundleFact::clone(
+                &s.memo()
+                    .get_or_insert(MemoKey::Certificates(key.clone()), || bundle(&s, &key)),
+            )
+        }))
     }
 
     /// Recorded as a read of the child: a change to it re-queues the parent.
@@ -453,6 +506,57 @@ mod tests {
         assert_eq!(first.pods.len(), 1);
         let reads: Vec<String> = facts.into_reads().iter().map(ToString::to_string).collect();
         assert_eq!(reads, ["Deployment ns/d", "Pod in \"ns\" matching {app=d}"]);
+    }
+
+    #[test]
+    fn a_later_pass_serves_what_an_earlier_one_derived_from_the_same_objects() {
+        let mut source = MemorySource::new();
+        source.insert(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "ns", "generation": 1},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}}, "template": {}},
+            "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}}));
+        source.insert(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "d-1", "namespace": "ns", "labels": {"app": "d"}}}));
+        source.insert(json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "s", "namespace": "ns"}, "spec": {"ports": [{"port": 80}]}}));
+        let service = core_kind("", "Service");
+        let source = Arc::new(source);
+        let declared = vec![deployment_kind(), pod_kind(), service.clone()];
+        let wit_service = wit_types::KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Service".into(),
+        };
+        let pass = || {
+            let mut facts = FactServer::new(
+                source.clone(),
+                declared.clone(),
+                jiff::Timestamp::UNIX_EPOCH,
+            );
+            let w = facts.workload("ns".into(), "d".into()).unwrap().unwrap();
+            let s = facts
+                .get(wit_service.clone(), "ns".into(), "s".into())
+                .unwrap()
+                .unwrap();
+            (format!("{w:?}"), s.json, reads(facts))
+        };
+        let first = pass();
+        let memoised =
+            |kind: &KindRef, name: &str| source.get(kind, "ns", name).unwrap().unwrap().memoised();
+        assert_eq!(
+            (
+                memoised(&deployment_kind(), "d"),
+                memoised(&pod_kind(), "d-1"),
+                memoised(&service, "s")
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(
+            pass(),
+            first,
+            "the memo serves the same facts and records the same reads"
+        );
+        assert!(first.1.contains(r#""port":80"#));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
-use super::Selector;
+use super::{Cached, Selector};
 
 /// Whether an optional API can be used in a namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -80,14 +80,15 @@ pub enum ApplyOutcome {
 /// A child the host applies: its kind, namespace and name.
 pub type ChildKey = (KindRef, String, String);
 
-/// A read-only store of objects, as JSON.
+/// A read-only store of objects, as JSON, each with the memo of what facts
+/// derive from it ([`Cached`]).
 pub trait ObjectSource: Send + Sync {
     fn get(
         &self,
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<Value>>, SourceError>;
+    ) -> Result<Option<Arc<Cached>>, SourceError>;
 
     /// The objects of `kind` in `namespace` (every namespace when empty)
     /// that `selector` matches, sorted by namespace and name.
@@ -96,7 +97,7 @@ pub trait ObjectSource: Send + Sync {
         kind: &KindRef,
         namespace: &str,
         selector: &Selector,
-    ) -> Result<Vec<Arc<Value>>, SourceError>;
+    ) -> Result<Vec<Arc<Cached>>, SourceError>;
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability;
 
@@ -110,7 +111,7 @@ pub trait ObjectSource: Send + Sync {
 /// Objects held in memory: what a fixture serves.
 #[derive(Default, Clone)]
 pub struct MemorySource {
-    objects: BTreeMap<(KindRef, String, String), Arc<Value>>,
+    objects: BTreeMap<(KindRef, String, String), Arc<Cached>>,
     availability: AvailabilityTable,
     applies: BTreeMap<ChildKey, ApplyOutcome>,
 }
@@ -132,7 +133,7 @@ impl MemorySource {
             .unwrap_or_default()
             .to_owned();
         self.objects
-            .insert((kind, namespace, name), Arc::new(object));
+            .insert((kind, namespace, name), Cached::new(Arc::new(object)));
     }
 
     pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
@@ -158,7 +159,7 @@ impl ObjectSource for MemorySource {
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<Value>>, SourceError> {
+    ) -> Result<Option<Arc<Cached>>, SourceError> {
         self.availability.check(kind, namespace)?;
         Ok(self
             .objects
@@ -171,13 +172,13 @@ impl ObjectSource for MemorySource {
         kind: &KindRef,
         namespace: &str,
         selector: &Selector,
-    ) -> Result<Vec<Arc<Value>>, SourceError> {
+    ) -> Result<Vec<Arc<Cached>>, SourceError> {
         self.availability.check(kind, namespace)?;
         Ok(self
             .objects
             .iter()
             .filter(|((k, ns, _), _)| k == kind && (namespace.is_empty() || ns == namespace))
-            .filter(|(_, o)| selector.matches(&Selector::labels_of(o)))
+            .filter(|(_, o)| selector.matches_object(o))
             .map(|(_, o)| o.clone())
             .collect())
     }

@@ -4,6 +4,7 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
+use super::Selector;
 use super::meta::object_meta;
 use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
     ContainerWaiting, PodFact, WorkloadFact, WorkloadState,
@@ -68,6 +69,36 @@ pub fn workload_fact(
     deployment: &Deployment,
     pods: Vec<PodFact>,
 ) -> WorkloadFact {
+    deployment_part(json, deployment).with_pods(pods)
+}
+
+/// What a Deployment alone contributes to its workload fact, derived once
+/// per version of the Deployment: the fact without Pods, the replicas its
+/// status counts, and the selector that picks its Pods.
+#[derive(Clone, Debug)]
+pub struct DeploymentPart {
+    fact: WorkloadFact,
+    total_replicas: u32,
+    selector: Selector,
+}
+
+impl DeploymentPart {
+    /// The Deployment's Pod selector.
+    pub fn selector(&self) -> &Selector {
+        &self.selector
+    }
+
+    /// The workload fact with these Pods, classified.
+    pub fn with_pods(&self, pods: Vec<PodFact>) -> WorkloadFact {
+        let mut fact = self.fact.clone();
+        fact.pods = pods;
+        fact.state = classify(&fact, self.total_replicas);
+        fact
+    }
+}
+
+/// A Deployment's part of its workload fact.
+pub fn deployment_part(json: &serde_json::Value, deployment: &Deployment) -> DeploymentPart {
     let meta = object_meta(json);
     let status = deployment.status.clone().unwrap_or_default();
     let condition = |type_: &str| {
@@ -88,20 +119,22 @@ pub fn workload_fact(
     let replica_failure = condition("ReplicaFailure")
         .filter(|c| c.status.as_deref() == Some("True"))
         .map(|c| c.message.unwrap_or_default());
-    let mut fact = WorkloadFact {
-        meta,
-        generation_observed,
-        desired_replicas: desired,
-        updated_replicas: count(status.updated_replicas),
-        ready_replicas: count(status.ready_replicas),
-        available_replicas: count(status.available_replicas),
-        progress_deadline_exceeded,
-        replica_failure,
-        pods,
-        state: WorkloadState::Ready,
-    };
-    fact.state = classify(&fact, count(status.replicas));
-    fact
+    DeploymentPart {
+        fact: WorkloadFact {
+            meta,
+            generation_observed,
+            desired_replicas: desired,
+            updated_replicas: count(status.updated_replicas),
+            ready_replicas: count(status.ready_replicas),
+            available_replicas: count(status.available_replicas),
+            progress_deadline_exceeded,
+            replica_failure,
+            pods: Vec::new(),
+            state: WorkloadState::Ready,
+        },
+        total_replicas: count(status.replicas),
+        selector: Selector::from_json(&json["spec"]["selector"]),
+    }
 }
 
 /// The most specific cause first, then the symptom it produces.

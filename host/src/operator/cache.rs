@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::facts::certificates;
 use crate::facts::source::AvailabilityTable;
-use crate::facts::{ApplyOutcome, Availability, ObjectSource, Selector, SourceError};
+use crate::facts::{ApplyOutcome, Availability, Cached, ObjectSource, Selector, SourceError};
 
 /// What changed in a cache, for the dependency index.
 #[derive(Debug, Clone)]
@@ -28,10 +28,12 @@ impl Change {
     }
 }
 
-/// The objects of one kind, by namespace and name.
+/// The objects of one kind, by namespace and name, each with the memo of
+/// the facts derived from it ([`Cached`]): a changed object is stored as a
+/// new `Cached`, so its memo starts empty.
 pub struct ObjectCache {
     kind: KindRef,
-    objects: RwLock<HashMap<(String, String), Arc<Value>>>,
+    objects: RwLock<HashMap<(String, String), Arc<Cached>>>,
     /// False once a watch of the kind was answered 404 (its CRD deleted
     /// while the host runs), until a watch lists it again.
     served: AtomicBool,
@@ -75,15 +77,20 @@ impl ObjectCache {
     }
 
     /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed.
-    fn admit(&self, mut object: Value) -> Arc<Value> {
+    fn admit(&self, mut object: Value) -> Arc<Cached> {
         if let Some(o) = object.as_object_mut() {
             o.insert("apiVersion".into(), Value::String(self.kind.api_version()));
             o.insert("kind".into(), Value::String(self.kind.kind.clone()));
         }
-        Arc::new(slim(object))
+        Cached::new(Arc::new(slim(object)))
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.get_cached(namespace, name).map(|c| c.value().clone())
+    }
+
+    /// The object with the memo of its facts.
+    pub fn get_cached(&self, namespace: &str, name: &str) -> Option<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
         objects
             .get(&(namespace.to_owned(), name.to_owned()))
@@ -91,11 +98,19 @@ impl ObjectCache {
     }
 
     pub fn list(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Value>> {
+        self.list_cached(namespace, selector)
+            .into_iter()
+            .map(|c| c.value().clone())
+            .collect()
+    }
+
+    /// The objects with the memos of their facts.
+    pub fn list_cached(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
-        let mut found: Vec<(&Key, &Arc<Value>)> = objects
+        let mut found: Vec<(&Key, &Arc<Cached>)> = objects
             .iter()
             .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
-            .filter(|(_, o)| selector.matches(&Selector::labels_of(o)))
+            .filter(|(_, o)| selector.matches_object(o))
             .collect();
         found.sort_by(|a, b| a.0.cmp(b.0));
         found.into_iter().map(|(_, o)| o.clone()).collect()
@@ -109,7 +124,7 @@ impl ObjectCache {
             .write()
             .expect("cache lock")
             .insert(key_of(&object), object.clone());
-        (object, old)
+        (object.value().clone(), old.map(|o| o.value().clone()))
     }
 
     /// Stores an object the host just wrote, unless the cache already holds
@@ -125,10 +140,10 @@ impl ObjectCache {
                 .and_then(|v| v.parse::<u64>().ok())
         };
         match objects.get(&key) {
-            Some(cached) if version(cached) > version(&object) => cached.clone(),
+            Some(cached) if version(cached) > version(&object) => cached.value().clone(),
             _ => {
                 objects.insert(key, object.clone());
-                object
+                object.value().clone()
             }
         }
     }
@@ -139,13 +154,15 @@ impl ObjectCache {
             .write()
             .expect("cache lock")
             .remove(&key_of(object))
+            .map(|o| o.value().clone())
     }
 
     /// Replaces everything in `namespace` (every namespace when empty) by
-    /// a fresh listing; returns what changed.
+    /// a fresh listing; returns what changed. An object listed at the
+    /// `resourceVersion` the cache holds keeps its memo.
     pub fn replace(&self, namespace: &str, listed: Vec<Value>) -> Vec<Transition> {
         let mut objects = self.objects.write().expect("cache lock");
-        let mut fresh: HashMap<Key, Arc<Value>> = listed
+        let mut fresh: HashMap<Key, Arc<Cached>> = listed
             .into_iter()
             .map(|o| {
                 let o = self.admit(o);
@@ -161,15 +178,25 @@ impl ObjectCache {
             .collect();
         for k in stale {
             let old = objects.remove(&k);
-            changes.push((old, None));
+            changes.push((old.map(|o| o.value().clone()), None));
         }
         for (k, new) in fresh.drain() {
+            let version = |o: &Cached| {
+                o["metadata"]["resourceVersion"]
+                    .as_str()
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+            };
+            let held = objects.get(&k);
+            if held.is_some_and(|o| version(o).is_some() && version(o) == version(&new)) {
+                continue;
+            }
             let old = objects.insert(k, new.clone());
             let same = old.as_ref().is_some_and(|o| {
                 o["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]
             });
             if !same {
-                changes.push((old, Some(new)));
+                changes.push((old.map(|o| o.value().clone()), Some(new.value().clone())));
             }
         }
         changes
@@ -271,8 +298,8 @@ impl ObjectSource for ClusterSource {
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<Value>>, SourceError> {
-        Ok(self.check(kind, namespace)?.get(namespace, name))
+    ) -> Result<Option<Arc<Cached>>, SourceError> {
+        Ok(self.check(kind, namespace)?.get_cached(namespace, name))
     }
 
     fn list(
@@ -280,8 +307,10 @@ impl ObjectSource for ClusterSource {
         kind: &KindRef,
         namespace: &str,
         selector: &Selector,
-    ) -> Result<Vec<Arc<Value>>, SourceError> {
-        Ok(self.check(kind, namespace)?.list(namespace, selector))
+    ) -> Result<Vec<Arc<Cached>>, SourceError> {
+        Ok(self
+            .check(kind, namespace)?
+            .list_cached(namespace, selector))
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
@@ -399,6 +428,32 @@ mod tests {
             vec![("b".into(), true, false), ("c".into(), false, true)]
         );
         assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn a_relisted_object_keeps_its_memo_until_its_version_changes() {
+        use crate::facts::memo::MemoKey;
+        let cache = ObjectCache::new(KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+        });
+        let obj =
+            |rv: &str| json!({"metadata": {"namespace": "ns", "name": "a", "resourceVersion": rv}});
+        cache.apply(obj("1"));
+        let first = cache.get_cached("ns", "a").unwrap();
+        first.memo().get_or_insert(MemoKey::Meta, || 1u8);
+        assert!(cache.replace("ns", vec![obj("1")]).is_empty());
+        let relisted = cache.get_cached("ns", "a").unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &relisted),
+            "the same version keeps its memo"
+        );
+        assert_eq!(relisted.memoised(), 1);
+        assert_eq!(cache.replace("ns", vec![obj("2")]).len(), 1);
+        assert_eq!(cache.get_cached("ns", "a").unwrap().memoised(), 0);
+        cache.apply(obj("3"));
+        assert_eq!(cache.get_cached("ns", "a").unwrap().memoised(), 0);
     }
 
     #[test]

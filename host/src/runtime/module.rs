@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use reconciler_conventions::kind::KindSpec;
+use reconciler_conventions::kind::{KindRef, KindSpec};
 use reconciler_conventions::verdict::Verdict;
 use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
@@ -15,6 +15,7 @@ use super::convert;
 use super::error::{GuestError, GuestErrorClass, LoadError};
 use super::limits::{MemoryCapExceeded, MemoryLimiter};
 use super::sandbox::Sandbox;
+use super::slots::{Slot, Slots};
 use super::{Runtime, cache};
 use crate::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler::{
     Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict,
@@ -43,9 +44,12 @@ pub struct GuestModule {
     name: String,
     digest: String,
     spec: Arc<KindSpec>,
+    /// The kinds the spec declares it reads, built once for every pass.
+    declared: Arc<BTreeSet<KindRef>>,
     contract: ContractVersion,
     pre: Pre,
     engine: wasmtime::Engine,
+    slots: Arc<Slots>,
     memory_bytes: usize,
     deadline_ticks: u64,
     deadline: std::time::Duration,
@@ -163,9 +167,11 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         name: name.to_owned(),
         digest,
         spec: Arc::new(placeholder_spec()),
+        declared: Arc::default(),
         contract,
         pre,
         engine: rt.engine.clone(),
+        slots: rt.slots.clone(),
         memory_bytes: rt.limits.memory_bytes,
         deadline_ticks: rt.deadline_ticks(),
         deadline: rt.limits.deadline,
@@ -179,6 +185,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         guest: name.to_owned(),
         source,
     })?;
+    module.declared = Arc::new(spec.reads.iter().map(|r| r.kind.clone()).collect());
     module.spec = Arc::new(spec);
     Ok(module)
 }
@@ -233,6 +240,13 @@ impl GuestModule {
         self.from_cache
     }
 
+    /// A slot of the instance pool, for one call's store (dropped after it).
+    fn slot(&self) -> Result<Slot<'_>, GuestError> {
+        self.slots
+            .acquire()
+            .map_err(|busy| GuestError::new(&self.name, GuestErrorClass::Host, busy.to_string()))
+    }
+
     fn store(&self, facts: FactServer) -> Store<PassState> {
         let mut store = Store::new(
             &self.engine,
@@ -255,6 +269,7 @@ impl GuestModule {
             [],
             jiff::Timestamp::UNIX_EPOCH,
         );
+        let _slot = self.slot()?;
         let mut store = self.store(facts);
         let spec = self
             .call_describe(&mut store)
@@ -298,10 +313,38 @@ impl GuestModule {
         }
     }
 
+    /// What a pass costs before the guest runs, for the bench: a pool
+    /// slot, a fresh store and an instance, dropped without a call.
+    pub fn instantiate_only(&self) -> Result<(), GuestError> {
+        let facts = FactServer::with_declared(
+            Arc::new(MemorySource::new()),
+            self.declared.clone(),
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        let _slot = self.slot()?;
+        let mut store = self.store(facts);
+        let instantiated = match &self.pre {
+            Pre::V0_2(pre) => pre.instantiate(&mut store).map(drop),
+            Pre::V0_1(pre) => pre.instantiate(&mut store).map(drop),
+        };
+        instantiated.map_err(|e| self.classify(e, &store))
+    }
+
     /// Evaluates one parent in a fresh store.
     pub fn evaluate(&self, req: EvaluateRequest<'_>) -> Evaluated {
-        let declared = self.spec.reads.iter().map(|r| r.kind.clone());
-        let mut store = self.store(FactServer::new(req.source, declared, req.now));
+        let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now);
+        // Declared before the store, so dropped after it: the slot is free
+        // again only once the instance is gone.
+        let _slot = match self.slot() {
+            Ok(slot) => slot,
+            Err(e) => {
+                return Evaluated {
+                    outcome: Err(e),
+                    reads: facts.into_reads(),
+                };
+            }
+        };
+        let mut store = self.store(facts);
         let input = Evaluation {
             parent: Object {
                 meta: object_meta(req.parent),
@@ -326,6 +369,14 @@ impl GuestModule {
     fn classify(&self, e: wasmtime::Error, store: &Store<PassState>) -> GuestError {
         if let Some(cap) = e.downcast_ref::<MemoryCapExceeded>() {
             return GuestError::new(&self.name, GuestErrorClass::MemoryLimit, cap.to_string());
+        }
+        // The slots are sized to the pool, so this is a host defect.
+        if let Some(pool) = e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>() {
+            return GuestError::new(
+                &self.name,
+                GuestErrorClass::Host,
+                format!("the instance pool refused an instance: {pool}"),
+            );
         }
         let stderr = store.data().sandbox.stderr();
         match e.downcast_ref::<Trap>() {
