@@ -39,6 +39,9 @@ pub enum Dependency {
         namespace: String,
         selector: Selector,
     },
+    /// Whether the kind can be read in the namespace (`facts.api-availability`):
+    /// the answer changes when the kind stops or starts being served.
+    Availability { kind: KindRef, namespace: String },
 }
 
 impl std::fmt::Display for Dependency {
@@ -54,6 +57,9 @@ impl std::fmt::Display for Dependency {
                 namespace,
                 selector,
             } => write!(f, "{} in {namespace:?} matching {{{selector}}}", kind.kind),
+            Dependency::Availability { kind, namespace } => {
+                write!(f, "availability of {} in {namespace:?}", kind.kind)
+            }
         }
     }
 }
@@ -344,7 +350,11 @@ impl wit::Host for FactServer {
         kind: wit_types::KindRef,
         namespace: String,
     ) -> wit::Availability {
-        match self.source.availability(&to_model(&kind), &namespace) {
+        let kind = to_model(&kind);
+        let availability = self.source.availability(&kind, &namespace);
+        self.reads
+            .insert(Dependency::Availability { kind, namespace });
+        match availability {
             Availability::Available => wit::Availability::Available,
             Availability::NotServed => wit::Availability::NotServed,
             Availability::Forbidden => wit::Availability::Forbidden,
@@ -583,6 +593,27 @@ mod tests {
 
     fn reads(facts: FactServer) -> Vec<String> {
         facts.into_reads().iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn an_availability_answer_is_recorded_as_a_read_of_the_kind() {
+        let store = wit_types::KindRef {
+            group: "barmancloud.cnpg.io".into(),
+            version: "v1".into(),
+            kind: "ObjectStore".into(),
+        };
+        let mut source = MemorySource::new();
+        source.set_availability(to_model(&store), "ns", Availability::NotServed);
+        let mut facts = server(source, vec![to_model(&store)]);
+        assert!(matches!(
+            facts.api_availability(store, "ns".into()),
+            wit::Availability::NotServed
+        ));
+        assert_eq!(
+            reads(facts),
+            ["availability of ObjectStore in \"ns\""],
+            "the answer changes when the kind is served again"
+        );
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! The shared object caches: one per watched kind, fed by watches, holding
 //! only what fact derivation needs, and read as the facts' source.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use reconciler_conventions::kind::KindRef;
@@ -12,9 +11,19 @@ use crate::facts::certificates;
 use crate::facts::source::AvailabilityTable;
 use crate::facts::{ApplyOutcome, Availability, Cached, ObjectSource, Selector, SourceError};
 
-/// What changed in a cache, for the dependency index.
+/// What a watch reports to the dispatcher: what changed in a cache.
 #[derive(Debug, Clone)]
-pub struct Change {
+pub enum Change {
+    /// An object was created, changed or deleted.
+    Object(ObjectChange),
+    /// The kind stopped or started being served, as the watch of one
+    /// namespace saw it.
+    Served(ServedChange),
+}
+
+/// An object before and after a change, for the dependency index.
+#[derive(Debug, Clone)]
+pub struct ObjectChange {
     pub kind: KindRef,
     pub namespace: String,
     pub name: String,
@@ -22,10 +31,23 @@ pub struct Change {
     pub new: Option<Arc<Value>>,
 }
 
-impl Change {
+impl ObjectChange {
     pub fn labels(object: Option<&Arc<Value>>) -> Option<BTreeMap<String, String>> {
         object.map(|o| Selector::labels_of(o))
     }
+}
+
+/// A kind's served state flipped where one watch looks: its CRD was
+/// deleted (the watch answered 404) or is back (the watch listed it).
+/// Every read of the kind there now answers otherwise, whether or not an
+/// object changed with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedChange {
+    pub kind: KindRef,
+    /// The watch's namespace; "" for an all-namespaces or cluster-wide
+    /// watch.
+    pub namespace: String,
+    pub served: bool,
 }
 
 /// The objects of one kind, by namespace and name, each with the memo of
@@ -34,9 +56,10 @@ impl Change {
 pub struct ObjectCache {
     kind: KindRef,
     objects: RwLock<HashMap<(String, String), Arc<Cached>>>,
-    /// False once a watch of the kind was answered 404 (its CRD deleted
-    /// while the host runs), until a watch lists it again.
-    served: AtomicBool,
+    /// The namespaces whose watch of the kind was answered 404 (its CRD
+    /// deleted while the host runs), "" for the all-namespaces or
+    /// cluster-wide watch, each until its watch lists the kind again.
+    not_served: RwLock<BTreeSet<String>>,
 }
 
 type Key = (String, String);
@@ -57,7 +80,7 @@ impl ObjectCache {
         ObjectCache {
             kind,
             objects: RwLock::default(),
-            served: AtomicBool::new(true),
+            not_served: RwLock::default(),
         }
     }
 
@@ -65,15 +88,27 @@ impl ObjectCache {
         &self.kind
     }
 
-    /// Whether the API server still serves the kind, as its watches last
-    /// saw it.
-    pub fn is_served(&self) -> bool {
-        self.served.load(Ordering::Relaxed)
+    /// Whether the API server still serves the kind in `namespace`, as
+    /// the watches there last saw it: the all-namespaces watch, or the
+    /// namespace's own. A read of every namespace ("") needs every watch
+    /// to see it served.
+    pub fn is_served(&self, namespace: &str) -> bool {
+        let not_served = self.not_served.read().expect("served lock");
+        if namespace.is_empty() {
+            return not_served.is_empty();
+        }
+        !not_served.contains("") && !not_served.contains(namespace)
     }
 
-    /// Records whether the kind is served; returns what was recorded before.
-    pub fn set_served(&self, served: bool) -> bool {
-        self.served.swap(served, Ordering::Relaxed)
+    /// Records whether the watch of `namespace` ("" for all) sees the kind
+    /// served; returns whether that changed what it saw.
+    pub fn set_served(&self, namespace: &str, served: bool) -> bool {
+        let mut not_served = self.not_served.write().expect("served lock");
+        if served {
+            not_served.remove(namespace)
+        } else {
+            not_served.insert(namespace.to_owned())
+        }
     }
 
     /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed.
@@ -285,7 +320,7 @@ impl ClusterSource {
         let cache = self
             .cache(kind)
             .ok_or_else(|| SourceError::NotWatched(kind.clone()))?;
-        if !cache.is_served() {
+        if !cache.is_served(namespace) {
             return Err(SourceError::NotServed(kind.clone()));
         }
         Ok(cache)
@@ -320,7 +355,9 @@ impl ObjectSource for ClusterSource {
             .expect("availability lock")
             .get(kind, namespace);
         match availability {
-            Availability::Available if self.cache(kind).is_some_and(|c| !c.is_served()) => {
+            Availability::Available
+                if self.cache(kind).is_some_and(|c| !c.is_served(namespace)) =>
+            {
                 Availability::NotServed
             }
             a => a,
@@ -480,7 +517,36 @@ mod tests {
         };
         let source = ClusterSource::default();
         let cache = source.add_kind(kind.clone());
-        assert!(cache.set_served(false));
+        assert!(cache.set_served("", false), "a flip");
+        assert!(!cache.set_served("", false), "no flip");
+        for namespace in ["team-a", ""] {
+            assert!(matches!(
+                source.get(&kind, namespace, "x"),
+                Err(SourceError::NotServed(_))
+            ));
+            assert_eq!(
+                source.availability(&kind, namespace),
+                Availability::NotServed
+            );
+        }
+        assert!(cache.set_served("", true));
+        assert!(source.get(&kind, "team-a", "x").is_ok());
+        assert_eq!(
+            source.availability(&kind, "team-a"),
+            Availability::Available
+        );
+    }
+
+    #[test]
+    fn a_namespace_reads_as_its_own_watch_saw_the_kind() {
+        let kind = KindRef {
+            group: "barmancloud.cnpg.io".into(),
+            version: "v1".into(),
+            kind: "ObjectStore".into(),
+        };
+        let source = ClusterSource::default();
+        let cache = source.add_kind(kind.clone());
+        assert!(cache.set_served("team-a", false));
         assert!(matches!(
             source.get(&kind, "team-a", "x"),
             Err(SourceError::NotServed(_))
@@ -489,12 +555,21 @@ mod tests {
             source.availability(&kind, "team-a"),
             Availability::NotServed
         );
-        assert!(!cache.set_served(true));
-        assert!(source.get(&kind, "team-a", "x").is_ok());
-        assert_eq!(
-            source.availability(&kind, "team-a"),
-            Availability::Available
+        assert!(
+            source.get(&kind, "team-b", "x").is_ok(),
+            "team-b's watch still lists it"
         );
+        assert!(
+            matches!(
+                source.list(&kind, "", &Selector::default()),
+                Err(SourceError::NotServed(_))
+            ),
+            "a read of every namespace needs every watch"
+        );
+        assert!(cache.set_served("team-a", true));
+        assert!(!cache.set_served("team-a", true), "no flip");
+        assert!(source.get(&kind, "team-a", "x").is_ok());
+        assert!(source.list(&kind, "", &Selector::default()).is_ok());
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The dependency index: which parents read which objects, so a watch event
-//! re-queues exactly the parents whose last pass read the changed object.
+//! re-queues exactly the parents whose last pass read the changed object,
+//! and a kind that stops or starts being served re-queues every parent
+//! that read anything of it there.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
@@ -10,10 +12,12 @@ use crate::facts::{Dependency, Selector};
 
 /// Parents by what they read, and each parent's reads.
 ///
-/// Object reads are indexed by kind, namespace and name; list reads by kind
-/// and namespace, the empty namespace being the all-namespaces bucket. An
-/// event looks up one object bucket and at most two list buckets, and
-/// matches only the selectors in those.
+/// Object reads are indexed by kind, namespace and name; list and
+/// availability reads by kind and namespace, the empty namespace being the
+/// all-namespaces bucket. An object event looks up one object bucket and at
+/// most two list buckets, and matches only the selectors in those; a flip
+/// of a kind's served state takes every read of the kind in its namespace
+/// buckets.
 #[derive(Debug)]
 pub struct DependencyIndex<P> {
     reads: HashMap<P, BTreeSet<Dependency>>,
@@ -27,6 +31,8 @@ struct KindIndex<P> {
     objects: HashMap<String, HashMap<String, BTreeSet<P>>>,
     /// namespace ("" = all) → selector → parents that listed with it.
     lists: HashMap<String, HashMap<Selector, BTreeSet<P>>>,
+    /// namespace → parents that asked whether the kind can be read there.
+    availability: HashMap<String, BTreeSet<P>>,
 }
 
 impl<P> Default for KindIndex<P> {
@@ -34,13 +40,28 @@ impl<P> Default for KindIndex<P> {
         KindIndex {
             objects: HashMap::new(),
             lists: HashMap::new(),
+            availability: HashMap::new(),
         }
     }
 }
 
 impl<P> KindIndex<P> {
     fn is_empty(&self) -> bool {
-        self.objects.is_empty() && self.lists.is_empty()
+        self.objects.is_empty() && self.lists.is_empty() && self.availability.is_empty()
+    }
+}
+
+/// The buckets of `map` a watch of `namespace` covers: every bucket for
+/// an all-namespaces watch (""), else the namespace's own and the
+/// all-namespaces one.
+fn covered<'a, V>(
+    map: &'a HashMap<String, V>,
+    namespace: &'a str,
+) -> Box<dyn Iterator<Item = &'a V> + 'a> {
+    if namespace.is_empty() {
+        Box::new(map.values())
+    } else {
+        Box::new([namespace, ""].into_iter().filter_map(|ns| map.get(ns)))
     }
 }
 
@@ -112,6 +133,29 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         found
     }
 
+    /// Parents whose latest pass read anything of `kind` where a watch of
+    /// `namespace` ("" for all namespaces, or a cluster-scoped kind's
+    /// watch) looks: an object, a list or the kind's availability, in that
+    /// namespace or across every namespace. What a flip of the kind's
+    /// served state there concerns: every such read now answers otherwise
+    /// (`not-served`, or served again), though no object may have changed.
+    pub fn reading_kind(&self, kind: &KindRef, namespace: &str) -> BTreeSet<P> {
+        let mut found = BTreeSet::new();
+        let Some(index) = self.by_kind.get(kind) else {
+            return found;
+        };
+        for by_name in covered(&index.objects, namespace) {
+            found.extend(by_name.values().flatten().cloned());
+        }
+        for by_selector in covered(&index.lists, namespace) {
+            found.extend(by_selector.values().flatten().cloned());
+        }
+        for parents in covered(&index.availability, namespace) {
+            found.extend(parents.iter().cloned());
+        }
+        found
+    }
+
     /// Parents with at least one read.
     pub fn parents(&self) -> usize {
         self.reads.len()
@@ -134,7 +178,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                     .flat_map(|n| n.values())
                     .map(BTreeSet::len)
                     .sum();
-                objects + lists
+                let availability: usize = index.availability.values().map(BTreeSet::len).sum();
+                objects + lists + availability
             })
             .sum()
     }
@@ -174,12 +219,22 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 .entry(selector.clone())
                 .or_default()
                 .insert(parent.clone()),
+            Dependency::Availability { kind, namespace } => self
+                .by_kind
+                .entry(kind.clone())
+                .or_default()
+                .availability
+                .entry(namespace.clone())
+                .or_default()
+                .insert(parent.clone()),
         };
     }
 
     /// Removes one entry, and every bucket it leaves empty.
     fn unindex(&mut self, parent: &P, read: &Dependency) {
-        let (Dependency::Object { kind, .. } | Dependency::List { kind, .. }) = read;
+        let (Dependency::Object { kind, .. }
+        | Dependency::List { kind, .. }
+        | Dependency::Availability { kind, .. }) = read;
         let Some(index) = self.by_kind.get_mut(kind) else {
             return;
         };
@@ -192,6 +247,14 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 selector,
                 ..
             } => remove_nested(&mut index.lists, namespace, selector, parent),
+            Dependency::Availability { namespace, .. } => {
+                if let Some(parents) = index.availability.get_mut(namespace) {
+                    parents.remove(parent);
+                    if parents.is_empty() {
+                        index.availability.remove(namespace);
+                    }
+                }
+            }
         }
         if index.is_empty() {
             self.by_kind.remove(kind);
@@ -247,6 +310,13 @@ mod tests {
             kind,
             namespace: namespace.to_owned(),
             selector: Selector::from_pairs(pairs.iter().copied()),
+        }
+    }
+
+    fn availability(kind: KindRef, namespace: &str) -> Dependency {
+        Dependency::Availability {
+            kind,
+            namespace: namespace.to_owned(),
         }
     }
 
@@ -365,6 +435,66 @@ mod tests {
         assert_eq!(found, set(&["a", "b"]));
     }
 
+    #[test]
+    fn a_served_flip_takes_every_read_of_the_kind_in_its_namespace() {
+        let store = object_store_kind();
+        let mut index = DependencyIndex::new();
+        // The agent that found its ObjectStore missing, the one told the
+        // API is not served, one listing, one across every namespace.
+        index.replace(&"missing", reads([object(store.clone(), "a", "backups")]));
+        index.replace(&"not-served", reads([availability(store.clone(), "a")]));
+        index.replace(&"listed", reads([list(store.clone(), "a", &[("x", "1")])]));
+        index.replace(&"everywhere", reads([list(store.clone(), "", &[])]));
+        index.replace(&"elsewhere", reads([object(store.clone(), "b", "backups")]));
+        index.replace(&"other-kind", reads([object(pod_kind(), "a", "backups")]));
+
+        let in_a = index.reading_kind(&store, "a");
+        let in_b = index.reading_kind(&store, "b");
+        let in_c = index.reading_kind(&store, "c");
+        let all = index.reading_kind(&store, "");
+
+        assert_eq!(
+            in_a,
+            set(&["missing", "not-served", "listed", "everywhere"])
+        );
+        assert_eq!(in_b, set(&["elsewhere", "everywhere"]));
+        assert_eq!(in_c, set(&["everywhere"]));
+        assert_eq!(
+            all,
+            set(&["missing", "not-served", "listed", "everywhere", "elsewhere"])
+        );
+        assert_eq!(index.reading_kind(&config_map_kind(), ""), set(&[]));
+    }
+
+    #[test]
+    fn an_availability_read_is_no_object_read_and_is_dropped_with_the_parent() {
+        let store = object_store_kind();
+        let mut index = DependencyIndex::new();
+        index.replace(&"a", reads([availability(store.clone(), "ns")]));
+        let any = labels(&[]);
+
+        assert_eq!(
+            index.affected(&store, "ns", "backups", Some(&any), Some(&any)),
+            set(&[]),
+            "an object event does not change what availability answers"
+        );
+        assert_eq!((index.parents(), index.entries()), (1, 1));
+
+        index.replace(&"a", reads([object(store.clone(), "ns", "backups")]));
+        assert_eq!(index.reading_kind(&store, "ns"), set(&["a"]));
+        assert_eq!(index.entries(), 1);
+        index.remove(&"a");
+        assert!(index.by_kind.is_empty(), "empty buckets are pruned");
+    }
+
+    fn object_store_kind() -> KindRef {
+        KindRef {
+            group: "barmancloud.cnpg.io".into(),
+            version: "v1".into(),
+            kind: "ObjectStore".into(),
+        }
+    }
+
     /// Whether one read covers the event, read literally.
     fn covers(
         read: &Dependency,
@@ -390,7 +520,28 @@ mod tests {
                     && (old.is_some_and(|l| selector.matches(l))
                         || new.is_some_and(|l| selector.matches(l)))
             }
+            Dependency::Availability { .. } => false,
         }
+    }
+
+    /// Whether a flip of `kind`'s served state where the watch of
+    /// `namespace` looks concerns one read, read literally.
+    fn flip_covers(read: &Dependency, kind: &KindRef, namespace: &str) -> bool {
+        let (Dependency::Object {
+            kind: k,
+            namespace: n,
+            ..
+        }
+        | Dependency::List {
+            kind: k,
+            namespace: n,
+            ..
+        }
+        | Dependency::Availability {
+            kind: k,
+            namespace: n,
+        }) = read;
+        k == kind && (namespace.is_empty() || n.is_empty() || n == namespace)
     }
 
     fn kind_strategy() -> impl Strategy<Value = KindRef> {
@@ -432,6 +583,8 @@ mod tests {
                     },
                 }
             ),
+            (kind_strategy(), namespace_strategy())
+                .prop_map(|(kind, namespace)| Dependency::Availability { kind, namespace }),
         ]
     }
 
@@ -486,6 +639,36 @@ mod tests {
             for (parent, reads) in &model {
                 prop_assert_eq!(index.reads_of(parent), Some(reads));
             }
+        }
+
+        #[test]
+        fn reading_kind_equals_a_scan_of_every_parents_reads(
+            updates in prop::collection::vec(update_strategy(), 0..12),
+            kind in kind_strategy(),
+            namespace in namespace_strategy(),
+        ) {
+            let mut index = DependencyIndex::new();
+            let mut model: BTreeMap<u8, BTreeSet<Dependency>> = BTreeMap::new();
+            for (parent, update) in updates {
+                match update {
+                    Some(reads) => {
+                        index.replace(&parent, reads.clone());
+                        model.insert(parent, reads);
+                    }
+                    None => {
+                        index.remove(&parent);
+                        model.remove(&parent);
+                    }
+                }
+            }
+
+            let expected: BTreeSet<u8> = model
+                .iter()
+                .filter(|(_, reads)| reads.iter().any(|r| flip_covers(r, &kind, &namespace)))
+                .map(|(parent, _)| *parent)
+                .collect();
+
+            prop_assert_eq!(index.reading_kind(&kind, &namespace), expected);
         }
     }
 }

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::facts::Availability;
 use crate::runtime::{GuestModule, Runtime};
-use cache::{Change, ClusterSource};
+use cache::{Change, ClusterSource, ObjectChange, ServedChange};
 use deps::DependencyIndex;
 use guests_dir::{DirEvent, GuestsDir};
 use queue::{QueueConfig, WorkQueue};
@@ -467,9 +467,17 @@ pub async fn run(
     Ok(())
 }
 
-/// Re-queues the parents a change concerns: the parent itself when its
-/// own object changed (not just its status), and every parent that read it.
+/// Re-queues the parents a change concerns.
 fn dispatch(shared: &Shared, change: &Change) {
+    match change {
+        Change::Object(change) => object_changed(shared, change),
+        Change::Served(change) => served_changed(shared, change),
+    }
+}
+
+/// An object changed: the parent itself when its own object changed (not
+/// just its status), and every parent that read it.
+fn object_changed(shared: &Shared, change: &ObjectChange) {
     let kinds = shared.kinds.read().expect("kinds lock");
     for (index, kind) in kinds.iter().enumerate() {
         if kind.cache.kind() == &change.kind && parent_changed(change) {
@@ -485,9 +493,24 @@ fn dispatch(shared: &Shared, change: &Change) {
         &change.kind,
         &change.namespace,
         &change.name,
-        Change::labels(change.old.as_ref()).as_ref(),
-        Change::labels(change.new.as_ref()).as_ref(),
+        ObjectChange::labels(change.old.as_ref()).as_ref(),
+        ObjectChange::labels(change.new.as_ref()).as_ref(),
     );
+    for key in affected {
+        kinds[key.kind].queue.add(key);
+    }
+}
+
+/// A kind stopped or started being served where one watch looks: every
+/// parent that read anything of it there, found or not.
+fn served_changed(shared: &Shared, change: &ServedChange) {
+    let kinds = shared.kinds.read().expect("kinds lock");
+    let affected = shared
+        .deps
+        .lock()
+        .expect("deps lock")
+        .reading_kind(&change.kind, &change.namespace);
+    tracing::debug!(kind = %change.kind, namespace = change.namespace, served = change.served, parents = affected.len(), "re-queueing the readers of a kind whose served state flipped");
     for key in affected {
         kinds[key.kind].queue.add(key);
     }
@@ -495,7 +518,7 @@ fn dispatch(shared: &Shared, change: &Change) {
 
 /// A parent's change that needs a pass: created, deleted, or a change of
 /// spec (generation), labels, annotations or deletion; not its status.
-fn parent_changed(change: &Change) -> bool {
+fn parent_changed(change: &ObjectChange) -> bool {
     let (Some(old), Some(new)) = (&change.old, &change.new) else {
         return true;
     };
