@@ -1,11 +1,10 @@
 //! ServingCertificateReady: the OpenShift service CA issued the serving certificate and injected its CA bundle; CertificateIssued once per certificate.
 
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
-use reconciler_guest_sdk::{Evaluation, EventType, Facts, SecretFact, VerdictBuilder};
+use reconciler_guest_sdk::{Evaluation, EventType, Facts, SecretFact, VerdictBuilder, read};
 use serde_json::{Value, json};
 
 use crate::children::{CA_BUNDLE_KEY, Children, EXPIRY_ANNOTATION, TLS_KEYS};
-use crate::read;
 use crate::registry::{CERTIFICATE_ISSUED, SERVICE_CA_PENDING, SERVING_CERTIFICATE_READY};
 
 /// `.status.servingCertificate`: the certificate last seen issued

@@ -1,6 +1,4 @@
-//! The objects the operator renders for an agent, under their generated names, and whose they are.
-
-use reconciler_guest_sdk::{ControllerRef, ObjectMeta};
+//! The objects the operator renders for an agent, under their generated names.
 
 /// The key the service CA writes the CA bundle under.
 pub const CA_BUNDLE_KEY: &str = "service-ca.crt";
@@ -33,16 +31,9 @@ impl Children {
     }
 }
 
-/// The controller of `meta` when it is not the agent `uid`. An object with
-/// no controller is not someone else's: the operator adopts it.
-pub fn foreign_controller<'a>(meta: &'a ObjectMeta, uid: &str) -> Option<&'a ControllerRef> {
-    meta.controller.as_ref().filter(|c| c.uid != uid)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler_guest_sdk::mock::meta;
 
     #[test]
     fn names_are_derived_from_the_agent() {
@@ -50,19 +41,5 @@ mod tests {
         assert_eq!(c.workload, "a-evidence-agent");
         assert_eq!(c.serving_secret, "a-serving-cert");
         assert_eq!(c.ca_bundle, "a-service-ca");
-    }
-
-    #[test]
-    fn only_another_controller_is_foreign() {
-        let mut m = meta("ns", "x");
-        assert!(foreign_controller(&m, "me").is_none());
-        m.controller = Some(ControllerRef {
-            api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
-            kind: "EvidenceAgent".into(),
-            name: "a".into(),
-            uid: "me".into(),
-        });
-        assert!(foreign_controller(&m, "me").is_none());
-        assert!(foreign_controller(&m, "someone-else").is_some());
     }
 }

@@ -1,24 +1,20 @@
 //! ConfigurationValid: the image is chosen and allowed, the Cluster archives to a supported ObjectStore, and the generated names are free.
 
-use reconciler_guest_sdk::{Availability, Evaluation, Facts, ReadError};
+use reconciler_guest_sdk::configuration::{owned, stalled};
+use reconciler_guest_sdk::ownership::Parent;
+use reconciler_guest_sdk::{Availability, Evaluation, Facts, ReadError, read};
 use serde_json::Value;
 
-use crate::children::{Children, foreign_controller};
+pub use reconciler_guest_sdk::configuration::NotValid;
+
+use crate::children::Children;
 use crate::image::{self, ImageProblem};
 use crate::objectstore::{self, Problem, Store};
-use crate::read;
 use crate::registry::*;
 use crate::spec::{self, AgentSpec};
 
 /// The name of the Barman Cloud plugin in a Cluster's `spec.plugins`.
 pub const BARMAN_PLUGIN: &str = "barman-cloud.cloudnative-pg.io";
-
-/// The parent being evaluated.
-pub struct Agent<'a> {
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub uid: &'a str,
-}
 
 /// A configuration the agent can run with.
 #[derive(Debug)]
@@ -29,32 +25,13 @@ pub struct Valid {
     pub store: Store,
 }
 
-/// Why ConfigurationValid is not True.
-#[derive(Debug)]
-pub enum NotValid {
-    /// False with a stall reason: nothing is rendered until an input changes.
-    Stalled {
-        reason: &'static str,
-        message: String,
-    },
-    /// A read failed: not known yet.
-    Unread(String),
-}
-
-fn stalled(reason: &'static str, message: impl Into<String>) -> NotValid {
-    NotValid::Stalled {
-        reason,
-        message: message.into(),
-    }
-}
-
 /// Evaluates the configuration in the order the checks are documented:
 /// spec, image, Cluster, plugin, ObjectStore API, ObjectStore, profile,
 /// ownership of the generated names. The first failure decides.
 pub fn evaluate(
     input: &Evaluation,
     facts: &dyn Facts,
-    agent: &Agent,
+    agent: &Parent,
     children: &Children,
 ) -> Result<Valid, NotValid> {
     let spec = match spec::parse(&input.parent_json()) {
@@ -74,13 +51,12 @@ pub fn evaluate(
                 "spec.image is not set and the operator has no defaultImage",
             ));
         }
-        Err(ImageProblem::Invalid(message)) => return Err(stalled(CONFIGURATION_INVALID, message)),
-        Err(ImageProblem::NotAllowed(message)) => return Err(stalled(IMAGE_NOT_ALLOWED, message)),
+        Err(ImageProblem::Refused(refusal)) => {
+            return Err(stalled(refusal.reason(), refusal.message()));
+        }
     };
     let (object_store, store) = backup_target(facts, agent.namespace, &spec.cluster)?;
-    if let Some(refused) = ownership(facts, agent, children) {
-        return Err(refused);
-    }
+    ownership(facts, agent, children)?;
     Ok(Valid {
         spec,
         image,
@@ -200,35 +176,29 @@ fn barman_object_name(cluster_name: &str, cluster: &Value) -> Result<String, Str
 
 /// ResourceNotOwned when an object under a generated name is controlled by
 /// another object: the Deployment, the Service, the CA bundle ConfigMap.
-fn ownership(facts: &dyn Facts, agent: &Agent, children: &Children) -> Option<NotValid> {
+fn ownership(facts: &dyn Facts, agent: &Parent, children: &Children) -> Result<(), NotValid> {
     let ns = agent.namespace;
-    let refused = |kind: &str, name: &str, meta: &reconciler_guest_sdk::ObjectMeta| {
-        foreign_controller(meta, agent.uid).map(|c| {
-            stalled(
-                RESOURCE_NOT_OWNED,
-                format!(
-                    "{kind} {name} exists and is controlled by {} {}, not by EvidenceAgent {}",
-                    c.kind, c.name, agent.name
-                ),
-            )
-        })
-    };
-    let unread = |what: &str, error: ReadError| Some(NotValid::Unread(read::failure(what, &error)));
-    match facts.workload(ns, &children.workload) {
-        Ok(Some(w)) => refused("Deployment", &children.workload, &w.meta),
-        Ok(None) => None,
-        Err(error) => unread(&format!("Deployment {}", children.workload), error),
-    }
-    .or_else(
-        || match facts.get(&service_kind(), ns, &children.workload) {
-            Ok(Some(s)) => refused("Service", &children.workload, &s.meta),
-            Ok(None) => None,
-            Err(error) => unread(&format!("Service {}", children.workload), error),
-        },
+    let workload = &children.workload;
+    owned(
+        agent,
+        "Deployment",
+        workload,
+        facts.workload(ns, workload).map(|w| w.map(|w| w.meta)),
+    )?;
+    owned(
+        agent,
+        "Service",
+        workload,
+        facts
+            .get(&service_kind(), ns, workload)
+            .map(|s| s.map(|s| s.meta)),
+    )?;
+    owned(
+        agent,
+        "ConfigMap",
+        &children.ca_bundle,
+        facts
+            .config_map(ns, &children.ca_bundle)
+            .map(|c| c.map(|c| c.meta)),
     )
-    .or_else(|| match facts.config_map(ns, &children.ca_bundle) {
-        Ok(Some(c)) => refused("ConfigMap", &children.ca_bundle, &c.meta),
-        Ok(None) => None,
-        Err(error) => unread(&format!("ConfigMap {}", children.ca_bundle), error),
-    })
 }

@@ -5,17 +5,17 @@ pub mod children;
 pub mod configuration;
 pub mod image;
 pub mod objectstore;
-pub mod read;
 pub mod registry;
 pub mod spec;
 pub mod workload;
 
+use reconciler_guest_sdk::configuration::NotValid;
+use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
-use reconciler_guest_sdk::{Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder};
+use reconciler_guest_sdk::{Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, read};
 
 use children::Children;
-use configuration::{Agent, NotValid};
-use registry::{CONFIGURATION_VALID, SERVING_CERTIFICATE_READY, WORKLOAD_READY};
+use registry::{CONFIGURATION_VALID, KIND, SERVING_CERTIFICATE_READY, WORKLOAD_READY};
 
 pub struct EvidenceAgent;
 
@@ -33,12 +33,7 @@ impl Guest for EvidenceAgent {
         if input.paused {
             return verdict.build();
         }
-        let meta = &input.parent.meta;
-        let agent = Agent {
-            namespace: &meta.namespace,
-            name: &meta.name,
-            uid: &meta.uid,
-        };
+        let agent = Parent::of(KIND, &input.parent.meta);
         let children = Children::of(agent.name);
         match configuration::evaluate(input, facts, &agent, &children) {
             Ok(valid) => {

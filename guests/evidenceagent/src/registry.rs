@@ -1,7 +1,7 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls and reads.
 
-use reconciler_guest_sdk::spec::{common, kind_ref, owned, reads, reads_optional, stalls};
-use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec, PauseAnnotation};
+use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stalls};
+use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -148,15 +148,6 @@ const SPEC_SCHEMA: &str = r#"{
 }"#;
 
 pub fn describe() -> KindSpec {
-    let reasons = COMMON_USED
-        .iter()
-        .map(|name| common(name))
-        .chain(
-            OWNED
-                .iter()
-                .map(|(name, meaning)| owned(OWNER, name, meaning)),
-        )
-        .collect();
     KindSpec {
         group: GROUP.into(),
         version: VERSION.into(),
@@ -170,7 +161,7 @@ pub fn describe() -> KindSpec {
             WORKLOAD_READY.into(),
         ],
         advisory: vec![],
-        reasons,
+        reasons: registry(OWNER, COMMON_USED, OWNED),
         negative_polarity: vec![],
         quiet_reasons: vec![SERVICE_CA_PENDING.into()],
         stalls: CONFIGURATION_REASONS.iter().map(|r| stalls(r)).collect(),
@@ -183,10 +174,7 @@ pub fn describe() -> KindSpec {
             reads(kind_ref("", "v1", "ConfigMap")),
             reads(service_kind()),
         ],
-        pause: Some(PauseAnnotation {
-            key: PAUSE_KEY.into(),
-            value: PAUSE_VALUE.into(),
-        }),
+        pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(SPEC_SCHEMA.into()),
     }
 }

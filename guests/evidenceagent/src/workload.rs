@@ -2,13 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
-use reconciler_guest_sdk::{
-    Condition, Facts, SecretFact, VerdictBuilder, WorkloadFact, WorkloadState,
-};
+use reconciler_guest_sdk::verdict::{RECONCILING, fails, unknown};
+use reconciler_guest_sdk::{Condition, Facts, SecretFact, VerdictBuilder, read, workload};
 
 use crate::objectstore::SecretRef;
-use crate::read;
 use crate::registry::*;
 
 /// Decides WorkloadReady for the Deployment `deployment`, whose container
@@ -27,22 +24,13 @@ pub fn evaluate(
             unknown(WORKLOAD_READY, RECONCILING, message)
         }
         Ok(Some(condition)) => condition,
-        Ok(None) => match facts.workload(namespace, deployment) {
-            Ok(Some(workload)) => from_state(deployment, &workload),
-            Ok(None) => unknown(
-                WORKLOAD_READY,
-                RECONCILING,
-                format!("Deployment {deployment} is not observed yet"),
-            ),
-            Err(error) => {
+        Ok(None) => {
+            let observed = facts.workload(namespace, deployment);
+            if observed.is_err() {
                 verdict.requeue_after(read::RETRY_SECONDS);
-                unknown(
-                    WORKLOAD_READY,
-                    RECONCILING,
-                    read::failure(&format!("Deployment {deployment}"), &error),
-                )
             }
-        },
+            workload::condition(WORKLOAD_READY, deployment, &observed)
+        }
     };
     verdict.aspect(condition);
 }
@@ -101,43 +89,4 @@ fn referenced_secrets(
             format!("ObjectStore {object_store}: {}", keyless.join("; ")),
         )
     }))
-}
-
-/// The host's classification of the Deployment, as WorkloadReady; the
-/// fact's message starts with the Deployment (prefixed when it does not already).
-fn from_state(deployment: &str, workload: &WorkloadFact) -> Condition {
-    if workload.meta.deletion.is_some() {
-        return unknown(
-            WORKLOAD_READY,
-            RECONCILING,
-            format!("Deployment {deployment} is being deleted"),
-        );
-    }
-    let (reason, fact) = match &workload.state {
-        WorkloadState::Ready => {
-            return ok(
-                WORKLOAD_READY,
-                format!(
-                    "Deployment {deployment}: {}/{} replicas Ready on the current template",
-                    workload.ready_replicas, workload.desired_replicas
-                ),
-            );
-        }
-        WorkloadState::ReplicaFailure(m) => (REPLICA_FAILURE, m),
-        WorkloadState::RolloutStuck(m) => (ROLLOUT_STUCK, m),
-        WorkloadState::SecretNotFound(m) => (SECRET_NOT_FOUND, m),
-        WorkloadState::SecretKeyMissing(m) => (SECRET_KEY_MISSING, m),
-        WorkloadState::ConfigMapNotFound(m) => (CONFIG_MAP_NOT_FOUND, m),
-        WorkloadState::PodUnschedulable(m) => (POD_UNSCHEDULABLE, m),
-        WorkloadState::ImagePullFailed(m) => (IMAGE_PULL_FAILED, m),
-        WorkloadState::CrashLoopBackOff(m) => (CRASH_LOOP_BACK_OFF, m),
-        WorkloadState::RolloutInProgress(m) => (ROLLOUT_IN_PROGRESS, m),
-        WorkloadState::PodNotReady(m) => (POD_NOT_READY, m),
-    };
-    let message = if fact.starts_with(&format!("Deployment {deployment}")) {
-        fact.clone()
-    } else {
-        format!("Deployment {deployment}: {fact}")
-    };
-    fails(WORKLOAD_READY, reason, message)
 }

@@ -2,12 +2,12 @@
 
 use std::collections::BTreeSet;
 
+use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::verdict::{RECONCILING, condition, fails, ok, unknown};
-use reconciler_guest_sdk::{Condition, ConditionStatus, Facts, ReadError};
+use reconciler_guest_sdk::{Condition, ConditionStatus, Facts, ReadError, read};
 use serde_json::{Value, json};
 
-use crate::children::{CA_KEY, foreign_controller};
-use crate::read;
+use crate::children::CA_KEY;
 use crate::registry::*;
 
 /// The status field listing the Clusters left out of the bundle.
@@ -62,22 +62,20 @@ pub fn server_ca_secret(cluster_name: &str, cluster: &Value) -> String {
 /// (`spec.instanceCABundleRef` omitted) into ConfigMap `bundle`.
 pub fn evaluate(
     facts: &dyn Facts,
-    namespace: &str,
-    console: &str,
-    uid: &str,
+    console: &Parent,
     bundle: &str,
     selector: Option<&[(String, String)]>,
 ) -> Bundle {
+    let namespace = console.namespace;
     match facts.config_map(namespace, bundle) {
         Ok(Some(existing)) => {
-            if let Some(c) = foreign_controller(&existing.meta, uid) {
+            if let Some(refusal) = console.refusal("ConfigMap", bundle, &existing.meta) {
                 return Bundle {
                     condition: fails(
                         INSTANCE_CA_BUNDLE_COMPLETE,
                         RESOURCE_NOT_OWNED,
                         format!(
-                            "ConfigMap {bundle} exists and is controlled by {} {}, not by PgToolBoxConsole {console}: the instance CA bundle is not mirrored, every Cluster reads \"not verifiable\" in the console",
-                            c.kind, c.name
+                            "{refusal}: the instance CA bundle is not mirrored, every Cluster reads \"not verifiable\" in the console"
                         ),
                     ),
                     field: Value::Null,
@@ -243,6 +241,16 @@ mod tests {
     use reconciler_guest_sdk::mock::{MockFacts, meta};
     use reconciler_guest_sdk::{CertificateBundleFact, CertificateFact};
 
+    /// The console `name` of namespace `ns`, uid `uid`.
+    fn parent(name: &'static str) -> Parent<'static> {
+        Parent {
+            kind: KIND,
+            namespace: "ns",
+            name,
+            uid: "uid",
+        }
+    }
+
     fn cluster(name: &str, labels: Value, ca_secret: Option<&str>) -> Value {
         let mut c = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
             "metadata": {"name": name, "namespace": "ns", "labels": labels}, "spec": {"instances": 1}});
@@ -284,7 +292,7 @@ mod tests {
             )
             .with_certificates(CA_KEY, certs("pg1-ca", &[("aa", 700)]))
             .with_certificates(CA_KEY, certs("shared-ca", &[("aa", 700)]));
-        let b = evaluate(&facts, "ns", "c", "uid", "c-instance-ca", Some(&team()));
+        let b = evaluate(&facts, &parent("c"), "c-instance-ca", Some(&team()));
         assert_eq!(
             b.condition.status,
             ConditionStatus::True,
@@ -298,7 +306,7 @@ mod tests {
 
     #[test]
     fn no_selector_selects_nothing() {
-        let b = evaluate(&MockFacts::at(0), "ns", "c", "uid", "c-instance-ca", None);
+        let b = evaluate(&MockFacts::at(0), &parent("c"), "c-instance-ca", None);
         assert_eq!(b.condition.status, ConditionStatus::True);
         assert!(b.condition.message.contains("no Cluster is selected"));
     }
@@ -311,7 +319,7 @@ mod tests {
             .with_object(&cluster_kind(), cluster("c", json!({"team": "a"}), None))
             .with_secret("ns", "b-ca", &["tls.crt"])
             .with_certificates(CA_KEY, certs("c-ca", &[]));
-        let b = evaluate(&facts, "ns", "x", "uid", "x-instance-ca", Some(&team()));
+        let b = evaluate(&facts, &parent("x"), "x-instance-ca", Some(&team()));
         assert_eq!(b.condition.reason, INSTANCE_CA_MISSING);
         assert!(b.condition.message.contains("a (a-ca: SecretNotFound"));
         assert_eq!(
@@ -341,7 +349,7 @@ mod tests {
             &cluster_kind(),
             cluster("e", json!({"team": "a"}), Some("a-ca")),
         );
-        let b = evaluate(&facts, "ns", "x", "uid", "x-instance-ca", Some(&team()));
+        let b = evaluate(&facts, &parent("x"), "x-instance-ca", Some(&team()));
         let reasons: Vec<(&str, &str)> = b.field["missing"]
             .as_array()
             .unwrap()

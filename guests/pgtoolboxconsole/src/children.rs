@@ -1,6 +1,6 @@
-//! The objects the operator renders for a console, under their generated names, and whose they are.
+//! The objects the operator renders for a console, under their generated names.
 
-use reconciler_guest_sdk::{ControllerRef, ExposureKind, ObjectMeta};
+use reconciler_guest_sdk::ExposureKind;
 
 /// The labels of the console's Pods (with `app.kubernetes.io/instance: <name>`).
 pub const POD_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "pgtoolbox-console");
@@ -37,12 +37,6 @@ impl Children {
     }
 }
 
-/// The controller of `meta` when it is not the console `uid`. An object with
-/// no controller is not someone else's: the operator adopts it.
-pub fn foreign_controller<'a>(meta: &'a ObjectMeta, uid: &str) -> Option<&'a ControllerRef> {
-    meta.controller.as_ref().filter(|c| c.uid != uid)
-}
-
 /// The kind's name, as users read it.
 pub fn kind_name(kind: ExposureKind) -> &'static str {
     match kind {
@@ -75,7 +69,6 @@ pub fn kind_named(name: &str) -> Option<ExposureKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler_guest_sdk::mock::meta;
 
     #[test]
     fn names_are_derived_from_the_console() {
@@ -84,20 +77,6 @@ mod tests {
         assert_eq!(c.exposure, "orders-console");
         assert_eq!(c.network_policy, "orders-ingress");
         assert_eq!(c.ca_bundle, "orders-instance-ca");
-    }
-
-    #[test]
-    fn only_another_controller_is_foreign() {
-        let mut m = meta("ns", "x");
-        assert!(foreign_controller(&m, "me").is_none());
-        m.controller = Some(ControllerRef {
-            api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
-            kind: "PgToolBoxConsole".into(),
-            name: "a".into(),
-            uid: "me".into(),
-        });
-        assert!(foreign_controller(&m, "me").is_none());
-        assert!(foreign_controller(&m, "other").is_some());
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! ConfigurationValid past the hostname: the spec, the images, the ClusterRoles, the referenced Secret and ConfigMap, the ingress policy's last apply, and the Deployment's owner.
 
-use reconciler_guest_sdk::{ApplyOutcome, Evaluation, Facts};
+use reconciler_guest_sdk::configuration::{owned, stalled};
+use reconciler_guest_sdk::ownership::Parent;
+use reconciler_guest_sdk::{ApplyOutcome, Evaluation, Facts, read};
 use serde_json::Value;
 
-use crate::children::{Children, foreign_controller};
+pub use reconciler_guest_sdk::configuration::NotValid;
+
+use crate::children::Children;
 use crate::image::{self, ImageProblem};
-use crate::read;
 use crate::registry::*;
 use crate::spec::{self, ConsoleSpec};
 
@@ -16,13 +19,6 @@ pub const POD_LOGS_ROLE: &str = "pgtoolbox-console-pod-logs";
 /// Bound with `restoreDrills.enabled: true`.
 pub const RESTORE_DRILLS_ROLE: &str = "pgtoolbox-console-restore-drills";
 
-/// The parent being evaluated.
-pub struct Console<'a> {
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub uid: &'a str,
-}
-
 /// A configuration the console can run with.
 #[derive(Debug)]
 pub struct Valid {
@@ -30,25 +26,6 @@ pub struct Valid {
     pub image: String,
     pub proxy_image: Option<String>,
     pub roles: Vec<&'static str>,
-}
-
-/// Why ConfigurationValid is not True.
-#[derive(Debug, PartialEq, Eq)]
-pub enum NotValid {
-    /// False with a stall reason: nothing is rendered until an input changes.
-    Stalled {
-        reason: &'static str,
-        message: String,
-    },
-    /// A read failed: not known yet.
-    Unread(String),
-}
-
-fn stalled(reason: &'static str, message: impl Into<String>) -> NotValid {
-    NotValid::Stalled {
-        reason,
-        message: message.into(),
-    }
 }
 
 /// The ClusterRoles the operator binds for `spec`.
@@ -89,8 +66,7 @@ pub fn image_refusal(input: &Evaluation, parent: &Value) -> Option<(&'static str
 fn image_reason(problem: &ImageProblem) -> &'static str {
     match problem {
         ImageProblem::Required(_) => CONSOLE_IMAGE_REQUIRED,
-        ImageProblem::Invalid(_) => CONFIGURATION_INVALID,
-        ImageProblem::NotAllowed(_) => IMAGE_NOT_ALLOWED,
+        ImageProblem::Refused(refusal) => refusal.reason(),
     }
 }
 
@@ -102,7 +78,7 @@ fn image_reason(problem: &ImageProblem) -> &'static str {
 pub fn evaluate(
     input: &Evaluation,
     facts: &dyn Facts,
-    console: &Console,
+    console: &Parent,
     children: &Children,
 ) -> Result<Valid, NotValid> {
     let spec =
@@ -241,25 +217,16 @@ fn policy_apply(
 
 /// ResourceNotOwned when the Deployment under the generated name is
 /// controlled by another object.
-fn ownership(facts: &dyn Facts, console: &Console, children: &Children) -> Result<(), NotValid> {
+fn ownership(facts: &dyn Facts, console: &Parent, children: &Children) -> Result<(), NotValid> {
     let name = &children.workload;
-    match facts.workload(console.namespace, name) {
-        Ok(Some(w)) => match foreign_controller(&w.meta, console.uid) {
-            Some(c) => Err(stalled(
-                RESOURCE_NOT_OWNED,
-                format!(
-                    "Deployment {name} exists and is controlled by {} {}, not by PgToolBoxConsole {}",
-                    c.kind, c.name, console.name
-                ),
-            )),
-            None => Ok(()),
-        },
-        Ok(None) => Ok(()),
-        Err(e) => Err(NotValid::Unread(read::failure(
-            &format!("Deployment {name}"),
-            &e,
-        ))),
-    }
+    owned(
+        console,
+        "Deployment",
+        name,
+        facts
+            .workload(console.namespace, name)
+            .map(|w| w.map(|w| w.meta)),
+    )
 }
 
 #[cfg(test)]

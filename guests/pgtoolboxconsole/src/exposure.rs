@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::children::{kind_name, kind_named, kind_plural};
 use crate::confinement::Published;
-use crate::read;
 use crate::registry::*;
+use reconciler_guest_sdk::read;
 
 /// The status field recording the kinds published, so a later refusal of
 /// the kind still knows one may remain.

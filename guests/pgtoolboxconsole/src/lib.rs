@@ -7,12 +7,13 @@ pub mod confinement;
 pub mod exposure;
 pub mod hostname;
 pub mod image;
-pub mod read;
 pub mod recovery;
 pub mod registry;
 pub mod spec;
 pub mod workload;
 
+use reconciler_guest_sdk::ownership::Parent;
+use reconciler_guest_sdk::read;
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
 use reconciler_guest_sdk::{
     Condition, Evaluation, Facts, Guest, KindSpec, PodFact, Verdict, VerdictBuilder,
@@ -20,7 +21,7 @@ use reconciler_guest_sdk::{
 use serde_json::Value;
 
 use children::Children;
-use configuration::{Console, NotValid, Valid};
+use configuration::{NotValid, Valid};
 use confinement::ConfinementContext;
 use exposure::{Observation, Url};
 use registry::*;
@@ -47,12 +48,7 @@ impl Guest for PgToolBoxConsole {
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
         let parent = input.parent_json();
         let status = &parent["status"];
-        let meta = &input.parent.meta;
-        let console = Console {
-            namespace: &meta.namespace,
-            name: &meta.name,
-            uid: &meta.uid,
-        };
+        let console = Parent::of(KIND, &input.parent.meta);
         let children = Children::of(console.name);
         let hostname = hostname::requested(&parent);
         let refusal = hostname.and_then(|h| {
@@ -219,7 +215,7 @@ impl Pass {
         &mut self,
         input: &Evaluation,
         facts: &dyn Facts,
-        console: &Console,
+        console: &Parent,
         children: &Children,
         observation: &Observation,
         deployment: &Result<
@@ -352,7 +348,7 @@ fn valid_message(valid: &Valid, children: &Children) -> String {
 /// `status.instanceCABundle` is left as it is.
 fn instance_ca_bundle(
     facts: &dyn Facts,
-    console: &Console,
+    console: &Parent,
     children: &Children,
     parent: &Value,
     valid: Option<&Valid>,
@@ -371,9 +367,7 @@ fn instance_ca_bundle(
     };
     let bundle = cabundle::evaluate(
         facts,
-        console.namespace,
-        console.name,
-        console.uid,
+        console,
         &children.ca_bundle,
         valid.spec.cluster_selector.as_deref(),
     );

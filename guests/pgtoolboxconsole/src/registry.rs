@@ -1,9 +1,7 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads and the spec schema.
 
-use reconciler_guest_sdk::spec::{
-    common, kind_ref, owned, reads, reads_optional, stalls, stalls_rechecked,
-};
-use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec, PauseAnnotation};
+use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stall};
+use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -176,15 +174,6 @@ pub fn http_route_kind() -> KindRef {
 pub const SPEC_SCHEMA: &str = include_str!("spec-schema.json");
 
 pub fn describe() -> KindSpec {
-    let reasons = COMMON_USED
-        .iter()
-        .map(|name| common(name))
-        .chain(
-            OWNED
-                .iter()
-                .map(|(name, meaning)| owned(OWNER, name, meaning)),
-        )
-        .collect();
     KindSpec {
         group: GROUP.into(),
         version: VERSION.into(),
@@ -198,15 +187,12 @@ pub fn describe() -> KindSpec {
             EXPOSURE_READY.into(),
         ],
         advisory: vec![INSTANCE_CA_BUNDLE_COMPLETE.into(), EXPOSURE_CONFINED.into()],
-        reasons,
+        reasons: registry(OWNER, COMMON_USED, OWNED),
         negative_polarity: vec![],
         quiet_reasons: vec![ROLLOUT_IN_PROGRESS.into(), POD_NOT_READY.into()],
         stalls: CONFIGURATION_REASONS
             .iter()
-            .map(|(reason, recheck)| match recheck {
-                Some(seconds) => stalls_rechecked(reason, *seconds),
-                None => stalls(reason),
-            })
+            .map(|(reason, recheck)| stall(reason, *recheck))
             .collect(),
         reads: vec![
             reads(kind_ref("apps", "v1", "Deployment")),
@@ -221,10 +207,7 @@ pub fn describe() -> KindSpec {
             reads_optional(http_route_kind()),
             reads(kind_ref("rbac.authorization.k8s.io", "v1", "ClusterRole")),
         ],
-        pause: Some(PauseAnnotation {
-            key: PAUSE_KEY.into(),
-            value: PAUSE_VALUE.into(),
-        }),
+        pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(SPEC_SCHEMA.into()),
     }
 }

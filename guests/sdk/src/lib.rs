@@ -12,11 +12,17 @@ pub use serde_json;
 pub use wit_bindgen;
 
 pub mod bindings;
+pub mod configuration;
 pub mod facts;
+pub mod image;
 mod input;
 pub mod mock;
+pub mod ownership;
+pub mod read;
 pub mod spec;
+pub mod testing;
 pub mod verdict;
+pub mod workload;
 
 pub use bindings::exports::reconciler::guest0_2_0::reconciler::{
     Condition, ConventionProfile, Evaluation, EventType, KindEvent, KindSpec, PauseAnnotation,

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::Facts;
 use crate::{
-    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
-    KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
-    Timestamp, WorkloadFact, WorkloadState,
+    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ControllerRef, ExposureFact,
+    ExposureKind, KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError,
+    SecretFact, Timestamp, WorkloadFact, WorkloadState,
 };
 
 type Key = (String, String);
@@ -29,6 +29,8 @@ pub struct MockFacts {
     cluster_roles: BTreeMap<String, ObjectMeta>,
     certificates: BTreeMap<(String, String, String), CertificateBundleFact>,
     applies: BTreeMap<(String, String, String, String), ApplyOutcome>,
+    controllers: BTreeMap<String, ControllerRef>,
+    failing: BTreeSet<(String, String)>,
     reads: RefCell<BTreeSet<String>>,
 }
 
@@ -57,6 +59,13 @@ impl MockFacts {
                 keys: keys.iter().map(|k| (*k).to_owned()).collect(),
             },
         );
+        self
+    }
+
+    /// A Secret as the host reads it (its metadata as given).
+    pub fn with_secret_fact(mut self, secret: SecretFact) -> Self {
+        let key = (secret.meta.namespace.clone(), secret.meta.name.clone());
+        self.secrets.insert(key, secret);
         self
     }
 
@@ -147,6 +156,23 @@ impl MockFacts {
         self
     }
 
+    /// The workloads, ConfigMaps and objects (of `get` and `list`) named
+    /// `name` that have no controller of their own are controlled by
+    /// `controller`.
+    pub fn with_controller(mut self, name: &str, controller: ControllerRef) -> Self {
+        self.controllers.insert(name.to_owned(), controller);
+        self
+    }
+
+    /// The read of `name` by `what` fails (`ReadError::Failed`, "the cache
+    /// of `what` is not synced"). `what` is `workload`, `secret`,
+    /// `configmap`, `clusterrole`, `exposure` or `certificates`; a kind
+    /// (`Cluster`) for `get`; `list` with the kind as `name` for a list.
+    pub fn failing(mut self, what: &str, name: &str) -> Self {
+        self.failing.insert((what.to_owned(), name.to_owned()));
+        self
+    }
+
     /// What the pass read, one line per read (`workload ns/name`, ...).
     pub fn reads(&self) -> Vec<String> {
         self.reads.borrow().iter().cloned().collect()
@@ -154,6 +180,23 @@ impl MockFacts {
 
     fn record(&self, what: String) {
         self.reads.borrow_mut().insert(what);
+    }
+
+    fn fail(&self, what: &str, name: &str) -> Result<(), ReadError> {
+        if self.failing.contains(&(what.to_owned(), name.to_owned())) {
+            Err(ReadError::Failed(format!(
+                "the cache of {what} is not synced"
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn controlled(&self, mut meta: ObjectMeta) -> ObjectMeta {
+        if meta.controller.is_none() {
+            meta.controller = self.controllers.get(&meta.name).cloned();
+        }
+        meta
     }
 }
 
@@ -167,14 +210,20 @@ impl Facts for MockFacts {
 
     fn workload(&self, namespace: &str, name: &str) -> Result<Option<WorkloadFact>, ReadError> {
         self.record(format!("workload {namespace}/{name}"));
+        self.fail("workload", name)?;
         Ok(self
             .workloads
             .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned())
+            .cloned()
+            .map(|mut w| {
+                w.meta = self.controlled(w.meta);
+                w
+            }))
     }
 
     fn secret(&self, namespace: &str, name: &str) -> Result<Option<SecretFact>, ReadError> {
         self.record(format!("secret {namespace}/{name}"));
+        self.fail("secret", name)?;
         Ok(self
             .secrets
             .get(&(namespace.to_owned(), name.to_owned()))
@@ -183,10 +232,15 @@ impl Facts for MockFacts {
 
     fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMapFact>, ReadError> {
         self.record(format!("configmap {namespace}/{name}"));
+        self.fail("configmap", name)?;
         Ok(self
             .config_maps
             .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned())
+            .cloned()
+            .map(|mut c| {
+                c.meta = self.controlled(c.meta);
+                c
+            }))
     }
 
     fn get(
@@ -196,6 +250,7 @@ impl Facts for MockFacts {
         name: &str,
     ) -> Result<Option<Object>, ReadError> {
         self.record(format!("get {} {namespace}/{name}", kind.kind));
+        self.fail(&kind.kind, name)?;
         self.refuse_unavailable(kind, namespace)?;
         Ok(self
             .objects
@@ -204,7 +259,11 @@ impl Facts for MockFacts {
                 all.iter()
                     .find(|o| o.meta.namespace == namespace && o.meta.name == name)
             })
-            .cloned())
+            .cloned()
+            .map(|mut o| {
+                o.meta = self.controlled(o.meta);
+                o
+            }))
     }
 
     fn list(
@@ -214,6 +273,7 @@ impl Facts for MockFacts {
         selector: &[(String, String)],
     ) -> Result<Vec<Object>, ReadError> {
         self.record(format!("list {} {namespace} {selector:?}", kind.kind));
+        self.fail("list", &kind.kind)?;
         self.refuse_unavailable(kind, namespace)?;
         let mut found: Vec<Object> = self
             .objects
@@ -223,6 +283,10 @@ impl Facts for MockFacts {
             .filter(|o| o.meta.namespace == namespace)
             .filter(|o| selector.iter().all(|pair| o.meta.labels.contains(pair)))
             .cloned()
+            .map(|mut o| {
+                o.meta = self.controlled(o.meta);
+                o
+            })
             .collect();
         found.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         Ok(found)
@@ -258,6 +322,7 @@ impl Facts for MockFacts {
         name: &str,
     ) -> Result<Option<ExposureFact>, ReadError> {
         self.record(format!("exposure {kind:?} {namespace}/{name}"));
+        self.fail("exposure", name)?;
         let api = exposure_kind_ref(kind);
         self.refuse_unavailable(&api, namespace)?;
         Ok(self
@@ -269,6 +334,7 @@ impl Facts for MockFacts {
 
     fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
         self.record(format!("clusterrole {name}"));
+        self.fail("clusterrole", name)?;
         Ok(self.cluster_roles.get(name).cloned())
     }
 
@@ -279,6 +345,7 @@ impl Facts for MockFacts {
         key: &str,
     ) -> Result<Option<CertificateBundleFact>, ReadError> {
         self.record(format!("certificates {namespace}/{name}[{key}]"));
+        self.fail("certificates", name)?;
         let id = (namespace.to_owned(), name.to_owned(), key.to_owned());
         if let Some(bundle) = self.certificates.get(&id) {
             return Ok(Some(bundle.clone()));
@@ -468,5 +535,81 @@ mod tests {
         assert_eq!(m.uid, "u1");
         assert_eq!(m.controller.unwrap().uid, "u0");
         assert_eq!(m.creation.unwrap().seconds, 1_795_953_600);
+    }
+
+    fn someone() -> ControllerRef {
+        ControllerRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "legacy".into(),
+            uid: "uid-legacy".into(),
+        }
+    }
+
+    #[test]
+    fn a_failing_read_fails_and_is_still_recorded() {
+        let facts = MockFacts::at(0)
+            .with_secret("ns", "s", &["k"])
+            .failing("secret", "s")
+            .failing("Cluster", "pg");
+        assert_eq!(
+            facts.secret("ns", "s"),
+            Err(ReadError::Failed(
+                "the cache of secret is not synced".into()
+            ))
+        );
+        let cluster = crate::spec::kind_ref("postgresql.cnpg.io", "v1", "Cluster");
+        assert!(facts.get(&cluster, "ns", "pg").is_err());
+        assert!(facts.config_map("ns", "s").is_ok());
+        assert_eq!(
+            facts.reads(),
+            ["configmap ns/s", "get Cluster ns/pg", "secret ns/s"]
+        );
+    }
+
+    #[test]
+    fn a_controller_is_patched_only_where_there_is_none() {
+        let service = crate::spec::kind_ref("", "v1", "Service");
+        let mut own = workload_ready("ns", "a", 1);
+        own.meta.controller = Some(ControllerRef {
+            uid: "uid-mine".into(),
+            ..someone()
+        });
+        let facts = MockFacts::at(0)
+            .with_workload(own)
+            .with_config_map("ns", "a", &[])
+            .with_object(
+                &service,
+                serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}}),
+            )
+            .with_controller("a", someone());
+        let uid = |meta: ObjectMeta| meta.controller.map(|c| c.uid);
+        assert_eq!(
+            uid(facts.workload("ns", "a").unwrap().unwrap().meta).as_deref(),
+            Some("uid-mine")
+        );
+        assert_eq!(
+            uid(facts.config_map("ns", "a").unwrap().unwrap().meta).as_deref(),
+            Some("uid-legacy")
+        );
+        assert_eq!(
+            uid(facts.get(&service, "ns", "a").unwrap().unwrap().meta).as_deref(),
+            Some("uid-legacy")
+        );
+    }
+
+    #[test]
+    fn a_secret_fact_keeps_its_metadata() {
+        let mut meta = meta("ns", "s");
+        meta.uid = "reissued".into();
+        let facts = MockFacts::at(0).with_secret_fact(SecretFact {
+            meta,
+            type_: "kubernetes.io/tls".into(),
+            keys: vec!["tls.crt".into()],
+        });
+        assert_eq!(
+            facts.secret("ns", "s").unwrap().unwrap().meta.uid,
+            "reissued"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! vocabulary (seed "Conditions and reasons") so every kind registers the
 //! same meaning for the same reason.
 
-use crate::{KindRef, ReadDecl, ReasonEntry, StallRule};
+use crate::{KindRef, PauseAnnotation, ReadDecl, ReasonEntry, StallRule};
 
 /// The owner of the shared vocabulary.
 pub const COMMON: &str = "common";
@@ -136,6 +136,24 @@ pub fn owned(owner: &str, name: &str, meaning: &str) -> ReasonEntry {
     }
 }
 
+/// A kind's reason registry: the common reasons it sets (`common_used`),
+/// then the reasons `owner` owns, with their meanings.
+pub fn registry(
+    owner: &str,
+    common_used: &[&str],
+    owned_reasons: &[(&str, &str)],
+) -> Vec<ReasonEntry> {
+    common_used
+        .iter()
+        .map(|name| common(name))
+        .chain(
+            owned_reasons
+                .iter()
+                .map(|(name, meaning)| owned(owner, name, meaning)),
+        )
+        .collect()
+}
+
 pub fn kind_ref(group: &str, version: &str, kind: &str) -> KindRef {
     KindRef {
         group: group.to_owned(),
@@ -176,6 +194,22 @@ pub fn stalls_rechecked(reason: &str, seconds: u32) -> StallRule {
     }
 }
 
+/// A stall, looked at again every `recheck_seconds` when set.
+pub fn stall(reason: &str, recheck_seconds: Option<u32>) -> StallRule {
+    StallRule {
+        reason: reason.to_owned(),
+        recheck_seconds,
+    }
+}
+
+/// The annotation `key: value` that pauses the kind's reconciliation.
+pub fn pause(key: &str, value: &str) -> Option<PauseAnnotation> {
+    Some(PauseAnnotation {
+        key: key.to_owned(),
+        value: value.to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +226,27 @@ mod tests {
     #[should_panic(expected = "NotAReason is not a common reason")]
     fn unknown_common_reason_fails_loudly() {
         common("NotAReason");
+    }
+
+    #[test]
+    fn a_registry_lists_the_common_reasons_then_the_owned_ones() {
+        let reasons = registry("me", &["SecretNotFound"], &[("Mine", "Only mine.")]);
+        let listed: Vec<(&str, &str)> = reasons
+            .iter()
+            .map(|r| (r.name.as_str(), r.owner.as_str()))
+            .collect();
+        assert_eq!(listed, [("SecretNotFound", COMMON), ("Mine", "me")]);
+        assert_eq!(reasons[1].meaning, "Only mine.");
+    }
+
+    #[test]
+    fn stalls_and_pause_are_spelled_out() {
+        assert_eq!(stall("A", None), stalls("A"));
+        assert_eq!(stall("A", Some(120)), stalls_rechecked("A", 120));
+        let pause = pause("example.dev/reconcile", "skip").unwrap();
+        assert_eq!(
+            (pause.key.as_str(), pause.value.as_str()),
+            ("example.dev/reconcile", "skip")
+        );
     }
 }

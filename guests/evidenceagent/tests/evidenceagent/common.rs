@@ -3,13 +3,10 @@
 use std::collections::BTreeMap;
 
 use evidenceagent_guest::EvidenceAgent;
-use evidenceagent_guest::registry::{self, CONFIGURATION_VALID};
-use reconciler_guest_sdk::mock::{MockFacts, evaluation, workload_ready};
+use evidenceagent_guest::registry;
+use reconciler_guest_sdk::mock::{MockFacts, evaluation, meta, workload_ready};
 use reconciler_guest_sdk::{
-    ApplyOutcome, Availability, CertificateBundleFact, ConditionStatus, ConfigMapFact,
-    ControllerRef, Evaluation, ExposureFact, ExposureKind, Facts, Guest, KindRef,
-    NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact, Timestamp,
-    Verdict, WorkloadFact,
+    Availability, ControllerRef, Evaluation, Guest, SecretFact, Verdict, WorkloadFact, testing,
 };
 use serde_json::{Value, json};
 
@@ -145,7 +142,7 @@ impl World {
         self
     }
 
-    pub fn facts(&self) -> WorldFacts {
+    pub fn facts(&self) -> MockFacts {
         let mut mock = MockFacts::at(NOW);
         let store_kind = registry::object_store_kind();
         if let Some(cluster) = &self.cluster {
@@ -158,8 +155,18 @@ impl World {
             mock = mock.with_availability(&store_kind, NS, self.object_store_availability);
         }
         for (name, keys) in &self.secrets {
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            mock = mock.with_secret(NS, name, &keys);
+            let mut secret_meta = meta(NS, name);
+            if let Some(a) = self.secret_annotations.get(name) {
+                secret_meta.annotations = a.clone();
+            }
+            if let Some(uid) = self.secret_uids.get(name) {
+                secret_meta.uid = uid.clone();
+            }
+            mock = mock.with_secret_fact(SecretFact {
+                meta: secret_meta,
+                type_: "Opaque".into(),
+                keys: keys.clone(),
+            });
         }
         for (name, keys) in &self.config_maps {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
@@ -171,139 +178,18 @@ impl World {
         for service in &self.services {
             mock = mock.with_object(&registry::service_kind(), service.clone());
         }
-        WorldFacts {
-            mock,
-            controllers: self.controllers.clone(),
-            secret_annotations: self.secret_annotations.clone(),
-            secret_uids: self.secret_uids.clone(),
-            failing: self.failing.clone(),
+        for (name, controller) in &self.controllers {
+            mock = mock.with_controller(name, controller.clone());
         }
+        for (what, name) in &self.failing {
+            mock = mock.failing(what, name);
+        }
+        mock
     }
 }
 
 fn secret(name: &str, keys: &[&str]) -> (String, Vec<String>) {
     (name.into(), keys.iter().map(|k| (*k).to_owned()).collect())
-}
-
-/// MockFacts with the metadata the mock cannot express patched in
-/// (controllers, Secret annotations and uids), and failing reads.
-pub struct WorldFacts {
-    pub mock: MockFacts,
-    controllers: BTreeMap<String, ControllerRef>,
-    secret_annotations: BTreeMap<String, Vec<(String, String)>>,
-    secret_uids: BTreeMap<String, String>,
-    failing: Vec<(String, String)>,
-}
-
-impl WorldFacts {
-    fn fail(&self, what: &str, name: &str) -> Result<(), ReadError> {
-        if self.failing.iter().any(|(w, n)| w == what && n == name) {
-            Err(ReadError::Failed(format!(
-                "the cache of {what} is not synced"
-            )))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn controller(&self, name: &str) -> Option<ControllerRef> {
-        self.controllers.get(name).cloned()
-    }
-}
-
-impl Facts for WorldFacts {
-    fn now(&self) -> Timestamp {
-        self.mock.now()
-    }
-
-    fn workload(&self, namespace: &str, name: &str) -> Result<Option<WorkloadFact>, ReadError> {
-        self.fail("workload", name)?;
-        Ok(self.mock.workload(namespace, name)?.map(|mut w| {
-            w.meta.controller = w.meta.controller.or_else(|| self.controller(name));
-            w
-        }))
-    }
-
-    fn secret(&self, namespace: &str, name: &str) -> Result<Option<SecretFact>, ReadError> {
-        self.fail("secret", name)?;
-        Ok(self.mock.secret(namespace, name)?.map(|mut s| {
-            if let Some(a) = self.secret_annotations.get(name) {
-                s.meta.annotations = a.clone();
-            }
-            if let Some(uid) = self.secret_uids.get(name) {
-                s.meta.uid = uid.clone();
-            }
-            s
-        }))
-    }
-
-    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMapFact>, ReadError> {
-        self.fail("configmap", name)?;
-        Ok(self.mock.config_map(namespace, name)?.map(|mut c| {
-            c.meta.controller = self.controller(name);
-            c
-        }))
-    }
-
-    fn get(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Object>, ReadError> {
-        self.fail(&kind.kind, name)?;
-        Ok(self.mock.get(kind, namespace, name)?.map(|mut o| {
-            o.meta.controller = self.controller(name);
-            o
-        }))
-    }
-
-    fn list(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        selector: &[(String, String)],
-    ) -> Result<Vec<Object>, ReadError> {
-        self.mock.list(kind, namespace, selector)
-    }
-
-    fn api_availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        self.mock.api_availability(kind, namespace)
-    }
-
-    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {
-        self.mock.network_policies(namespace)
-    }
-
-    fn node_pod_cidrs(&self) -> NodePodCidrsFact {
-        self.mock.node_pod_cidrs()
-    }
-
-    fn exposure(
-        &self,
-        kind: ExposureKind,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<ExposureFact>, ReadError> {
-        self.mock.exposure(kind, namespace, name)
-    }
-
-    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
-        self.mock.cluster_role(name)
-    }
-
-    fn secret_certificates(
-        &self,
-        namespace: &str,
-        name: &str,
-        key: &str,
-    ) -> Result<Option<CertificateBundleFact>, ReadError> {
-        self.mock.secret_certificates(namespace, name, key)
-    }
-
-    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
-        self.mock.last_apply(kind, namespace, name)
-    }
 }
 
 pub fn input(parent: Value, settings: &[(&str, &str)]) -> Evaluation {
@@ -322,33 +208,15 @@ pub fn pass(world: &World) -> Verdict {
     run(parent(), SETTINGS, world)
 }
 
-/// What the host checks of an unpaused verdict: every aspect once, in
-/// declared order, registered reasons, declared stalls; and the kind's own
-/// rule that ConfigurationValid=False always stalls with its reason.
+/// What the host checks of an unpaused verdict, and the kind's own rule
+/// that ConfigurationValid=False always stalls with its reason.
 pub fn keeps_contract(verdict: &Verdict) {
-    let spec = EvidenceAgent::describe();
-    let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
-    assert_eq!(types, spec.aspects, "aspects in declared order");
-    let registered =
-        |r: &str| HOST_REASONS_USED.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
-    for c in &verdict.aspects {
-        assert!(registered(&c.reason), "unregistered reason {}", c.reason);
-        assert!(!c.message.is_empty(), "{} has no message", c.type_);
-    }
-    for e in &verdict.events {
-        assert!(registered(&e.reason), "unregistered event {}", e.reason);
-    }
-    let config = &verdict.aspects[0];
-    assert_eq!(config.type_, CONFIGURATION_VALID);
-    match (&config.status, &verdict.stall) {
-        (ConditionStatus::False, Some(stall)) => {
-            assert_eq!(stall.reason, config.reason);
-            assert!(spec.stalls.iter().any(|s| s.reason == stall.reason));
-        }
-        (ConditionStatus::False, None) => panic!("ConfigurationValid=False without a stall"),
-        (_, Some(stall)) => panic!("stall {} without ConfigurationValid=False", stall.reason),
-        (_, None) => {}
-    }
+    testing::keeps_contract(
+        &EvidenceAgent::describe(),
+        verdict,
+        false,
+        HOST_REASONS_USED,
+    );
 }
 
 /// The host's reasons the guest uses itself.

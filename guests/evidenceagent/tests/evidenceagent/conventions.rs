@@ -2,6 +2,10 @@
 
 use evidenceagent_guest::EvidenceAgent;
 use evidenceagent_guest::registry::*;
+use reconciler_guest_sdk::testing::{
+    assert_deterministic, assert_kind, assert_pause, assert_reads, assert_registry, assert_retried,
+    owner,
+};
 use reconciler_guest_sdk::{ConditionStatus, ConventionProfile, Guest};
 use serde_json::json;
 
@@ -10,19 +14,14 @@ use crate::common::*;
 #[test]
 fn describe_declares_the_kind() {
     let spec = EvidenceAgent::describe();
-    assert_eq!(
-        (
-            spec.group.as_str(),
-            spec.version.as_str(),
-            spec.kind.as_str(),
-            spec.plural.as_str()
-        ),
-        (
+    assert_kind(
+        &spec,
+        [
             "pgtoolbox.fyannk.dev",
             "v1alpha1",
             "EvidenceAgent",
-            "evidenceagents"
-        )
+            "evidenceagents",
+        ],
     );
     assert!(spec.namespaced);
     assert_eq!(spec.profile, ConventionProfile::Progressing);
@@ -36,11 +35,7 @@ fn describe_declares_the_kind() {
     );
     assert!(spec.advisory.is_empty());
     assert_eq!(spec.quiet_reasons, ["ServiceCAPending"]);
-    let pause = spec.pause.expect("pause annotation");
-    assert_eq!(
-        (pause.key.as_str(), pause.value.as_str()),
-        ("pgtoolbox.fyannk.dev/reconcile", "skip")
-    );
+    assert_pause(&spec, "pgtoolbox.fyannk.dev/reconcile", "skip");
 }
 
 #[test]
@@ -64,19 +59,7 @@ fn every_configuration_reason_is_registered_and_a_stall_without_recheck() {
 #[test]
 fn the_registry_has_unique_reasons_with_owners_and_no_host_reason() {
     let spec = EvidenceAgent::describe();
-    let mut names: Vec<&str> = spec.reasons.iter().map(|r| r.name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), spec.reasons.len());
-    for r in &spec.reasons {
-        assert!(
-            !crate::golden::HOST_REASONS.contains(&r.name.as_str()),
-            "{} is the host's",
-            r.name
-        );
-        assert!(r.owner == "common" || r.owner == "evidenceagent", "{r:?}");
-        assert!(!r.meaning.is_empty());
-    }
+    assert_registry(&spec, &["evidenceagent"]);
     for owned in [
         "BarmanPluginNotConfigured",
         "ObjectStoreNotFound",
@@ -88,38 +71,24 @@ fn the_registry_has_unique_reasons_with_owners_and_no_host_reason() {
         "ServiceCAPending",
         "CertificateIssued",
     ] {
-        let r = spec.reasons.iter().find(|r| r.name == owned).expect(owned);
-        assert_eq!(r.owner, "evidenceagent");
+        assert_eq!(owner(&spec, owned), "evidenceagent", "{owned}");
     }
 }
 
 #[test]
 fn reads_declare_every_kind_the_guest_reads() {
-    let spec = EvidenceAgent::describe();
-    let declared: Vec<(String, bool)> = spec
-        .reads
-        .iter()
-        .map(|r| {
-            (
-                format!("{}/{}/{}", r.kind.group, r.kind.version, r.kind.kind),
-                r.optional,
-            )
-        })
-        .collect();
-    for (kind, optional) in [
-        ("postgresql.cnpg.io/v1/Cluster", false),
-        ("barmancloud.cnpg.io/v1/ObjectStore", true),
-        ("apps/v1/Deployment", false),
-        ("/v1/Pod", false),
-        ("/v1/Secret", false),
-        ("/v1/ConfigMap", false),
-        ("/v1/Service", false),
-    ] {
-        assert!(
-            declared.contains(&(kind.to_owned(), optional)),
-            "{kind} in {declared:?}"
-        );
-    }
+    assert_reads(
+        &EvidenceAgent::describe(),
+        &[
+            ("postgresql.cnpg.io/v1/Cluster", false),
+            ("barmancloud.cnpg.io/v1/ObjectStore", true),
+            ("apps/v1/Deployment", false),
+            ("/v1/Pod", false),
+            ("/v1/Secret", false),
+            ("/v1/ConfigMap", false),
+            ("/v1/Service", false),
+        ],
+    );
 }
 
 #[test]
@@ -142,7 +111,7 @@ fn a_paused_pass_is_empty_and_reads_nothing() {
     assert!(v.aspects.is_empty() && v.advisory.is_empty() && v.events.is_empty());
     assert!(v.stall.is_none());
     assert_eq!(v.fields(), json!({}));
-    assert!(facts.mock.reads().is_empty());
+    assert!(facts.reads().is_empty());
 }
 
 #[test]
@@ -176,7 +145,7 @@ fn a_stall_leaves_the_children_unread() {
     let facts = world.facts();
     let v = EvidenceAgent::evaluate(&input(parent(), SETTINGS), &facts);
     assert_eq!(v.stall.expect("stall").reason, CLUSTER_NOT_FOUND);
-    assert_eq!(facts.mock.reads(), ["get Cluster team-a/pg"]);
+    assert_eq!(facts.reads(), ["get Cluster team-a/pg"]);
 }
 
 #[test]
@@ -184,7 +153,7 @@ fn a_healthy_pass_depends_on_everything_it_checked() {
     let facts = World::healthy().facts();
     EvidenceAgent::evaluate(&input(parent(), SETTINGS), &facts);
     assert_eq!(
-        facts.mock.reads(),
+        facts.reads(),
         [
             "configmap team-a/a-service-ca",
             "get Cluster team-a/pg",
@@ -219,14 +188,7 @@ fn a_failed_read_is_unknown_and_retried_never_a_stall() {
     ] {
         let mut world = World::healthy();
         world.failing.push((what.into(), name.into()));
-        let v = pass(&world);
-        let c = v.aspect(aspect).expect("aspect");
-        assert_eq!(
-            (c.status, c.reason.as_str()),
-            (ConditionStatus::Unknown, "Reconciling"),
-            "{what} {name}"
-        );
-        assert_eq!(v.requeue_after_seconds, Some(30));
+        assert_retried(&pass(&world), aspect, &format!("{what} {name}"));
     }
 }
 
@@ -238,9 +200,6 @@ fn the_pass_is_deterministic() {
         World::healthy().controlled_by_another("a-service-ca"),
     ];
     for world in &worlds {
-        let first = format!("{:?}", pass(world));
-        for _ in 0..3 {
-            assert_eq!(format!("{:?}", pass(world)), first);
-        }
+        assert_deterministic(|| pass(world));
     }
 }

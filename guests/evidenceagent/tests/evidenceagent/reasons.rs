@@ -2,61 +2,26 @@
 
 use evidenceagent_guest::registry::*;
 use reconciler_guest_sdk::mock::workload_in;
-use reconciler_guest_sdk::verdict::AS_EXPECTED;
-use reconciler_guest_sdk::{
-    Availability, Condition, ConditionStatus, EventType, Verdict, WorkloadState,
-};
+use reconciler_guest_sdk::testing::{aspect, assert_as_expected, assert_condition, assert_stall};
+use reconciler_guest_sdk::{Availability, ConditionStatus, EventType, Verdict, WorkloadState};
 use serde_json::json;
 
 use crate::common::*;
 
-fn aspect<'a>(verdict: &'a Verdict, type_: &str) -> &'a Condition {
-    verdict.aspect(type_).expect("every aspect is given")
-}
-
 /// `type_` is False with `reason`, and its message mentions `needle`.
 fn assert_false(verdict: &Verdict, type_: &str, reason: &str, needle: &str) {
-    let c = aspect(verdict, type_);
-    assert_eq!(
-        (c.status, c.reason.as_str()),
-        (ConditionStatus::False, reason),
-        "{c:?}"
+    assert_condition(
+        aspect(verdict, type_),
+        ConditionStatus::False,
+        reason,
+        needle,
     );
-    assert!(
-        c.message.contains(needle),
-        "{:?} does not mention {needle:?}",
-        c.message
-    );
-}
-
-/// ConfigurationValid stalls with `reason`; the later aspects wait.
-fn assert_stall(verdict: &Verdict, reason: &str, needle: &str) {
-    assert_false(verdict, CONFIGURATION_VALID, reason, needle);
-    assert_eq!(
-        verdict.stall.as_ref().map(|s| s.reason.as_str()),
-        Some(reason)
-    );
-    for later in [SERVING_CERTIFICATE_READY, WORKLOAD_READY] {
-        let c = aspect(verdict, later);
-        assert_eq!(
-            (c.status, c.reason.as_str()),
-            (ConditionStatus::Unknown, "Reconciling")
-        );
-        assert!(c.message.contains(reason), "{c:?}");
-    }
 }
 
 #[test]
 fn a_healthy_agent_is_true_everywhere() {
     let v = pass(&World::healthy());
-    for c in &v.aspects {
-        assert_eq!(
-            (c.status, c.reason.as_str()),
-            (ConditionStatus::True, AS_EXPECTED),
-            "{c:?}"
-        );
-    }
-    assert!(v.stall.is_none());
+    assert_as_expected(&v);
     assert!(
         aspect(&v, CONFIGURATION_VALID)
             .message

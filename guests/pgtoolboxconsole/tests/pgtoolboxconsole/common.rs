@@ -3,15 +3,12 @@
 use std::collections::BTreeMap;
 
 use pgtoolboxconsole_guest::PgToolBoxConsole;
-use pgtoolboxconsole_guest::registry::{
-    self, CONFIGURATION_VALID, EXPOSURE_READY, HOSTNAME_NOT_ALLOWED,
-};
+use pgtoolboxconsole_guest::registry::{self, EXPOSURE_READY, HOSTNAME_NOT_ALLOWED};
 use reconciler_guest_sdk::mock::{MockFacts, evaluation, exposure_kind_ref, meta, workload_ready};
 use reconciler_guest_sdk::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
-    ConditionStatus, ConfigMapFact, ControllerRef, Evaluation, ExposureFact, ExposureKind, Facts,
-    Guest, KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
-    Timestamp, Verdict, WorkloadFact,
+    ConditionStatus, ControllerRef, Evaluation, ExposureFact, ExposureKind, Guest, Verdict,
+    WorkloadFact, testing,
 };
 use serde_json::{Value, json};
 
@@ -107,7 +104,7 @@ pub struct World {
     pub clusters: Vec<Value>,
     pub certificates: Vec<CertificateBundleFact>,
     pub last_apply: Option<ApplyOutcome>,
-    /// Patches the controller of a ConfigMap by name.
+    /// Patches the controller of an object by name (any kind).
     pub controllers: BTreeMap<String, ControllerRef>,
     /// Reads (`workload`, `secret`, `configmap`, `clusterrole`, `exposure`,
     /// `certificates`, `list`, and a name) that fail.
@@ -170,7 +167,7 @@ impl World {
         self
     }
 
-    pub fn facts(&self) -> WorldFacts {
+    pub fn facts(&self) -> MockFacts {
         let mut mock = MockFacts::at(NOW);
         if let Some(w) = &self.workload {
             mock = mock.with_workload(w.clone());
@@ -206,114 +203,13 @@ impl World {
                 outcome.clone(),
             );
         }
-        WorldFacts {
-            mock,
-            controllers: self.controllers.clone(),
-            failing: self.failing.clone(),
+        for (name, controller) in &self.controllers {
+            mock = mock.with_controller(name, controller.clone());
         }
-    }
-}
-
-/// MockFacts with ConfigMap controllers patched in, and failing reads.
-pub struct WorldFacts {
-    pub mock: MockFacts,
-    controllers: BTreeMap<String, ControllerRef>,
-    failing: Vec<(String, String)>,
-}
-
-impl WorldFacts {
-    fn fail(&self, what: &str, name: &str) -> Result<(), ReadError> {
-        if self.failing.iter().any(|(w, n)| w == what && n == name) {
-            Err(ReadError::Failed(format!(
-                "the cache of {what} is not synced"
-            )))
-        } else {
-            Ok(())
+        for (what, name) in &self.failing {
+            mock = mock.failing(what, name);
         }
-    }
-}
-
-impl Facts for WorldFacts {
-    fn now(&self) -> Timestamp {
-        self.mock.now()
-    }
-
-    fn workload(&self, namespace: &str, name: &str) -> Result<Option<WorkloadFact>, ReadError> {
-        self.fail("workload", name)?;
-        self.mock.workload(namespace, name)
-    }
-
-    fn secret(&self, namespace: &str, name: &str) -> Result<Option<SecretFact>, ReadError> {
-        self.fail("secret", name)?;
-        self.mock.secret(namespace, name)
-    }
-
-    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMapFact>, ReadError> {
-        self.fail("configmap", name)?;
-        Ok(self.mock.config_map(namespace, name)?.map(|mut c| {
-            c.meta.controller = self.controllers.get(name).cloned();
-            c
-        }))
-    }
-
-    fn get(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Object>, ReadError> {
-        self.mock.get(kind, namespace, name)
-    }
-
-    fn list(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        selector: &[(String, String)],
-    ) -> Result<Vec<Object>, ReadError> {
-        self.fail("list", &kind.kind)?;
-        self.mock.list(kind, namespace, selector)
-    }
-
-    fn api_availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        self.mock.api_availability(kind, namespace)
-    }
-
-    fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {
-        self.mock.network_policies(namespace)
-    }
-
-    fn node_pod_cidrs(&self) -> NodePodCidrsFact {
-        self.mock.node_pod_cidrs()
-    }
-
-    fn exposure(
-        &self,
-        kind: ExposureKind,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<ExposureFact>, ReadError> {
-        self.fail("exposure", name)?;
-        self.mock.exposure(kind, namespace, name)
-    }
-
-    fn cluster_role(&self, name: &str) -> Result<Option<ObjectMeta>, ReadError> {
-        self.fail("clusterrole", name)?;
-        self.mock.cluster_role(name)
-    }
-
-    fn secret_certificates(
-        &self,
-        namespace: &str,
-        name: &str,
-        key: &str,
-    ) -> Result<Option<CertificateBundleFact>, ReadError> {
-        self.fail("certificates", name)?;
-        self.mock.secret_certificates(namespace, name, key)
-    }
-
-    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
-        self.mock.last_apply(kind, namespace, name)
+        mock
     }
 }
 
@@ -349,46 +245,8 @@ pub fn pass(world: &World) -> Verdict {
 /// `status.url`.
 pub fn keeps_contract(verdict: &Verdict, paused: bool) {
     let spec = PgToolBoxConsole::describe();
-    let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
-    if paused {
-        let declared: Vec<&str> = spec
-            .aspects
-            .iter()
-            .map(String::as_str)
-            .filter(|a| types.contains(a))
-            .collect();
-        assert_eq!(types, declared, "aspects in declared order");
-    } else {
-        assert_eq!(types, spec.aspects, "aspects in declared order");
-    }
-    let registered =
-        |r: &str| HOST_REASONS_USED.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
-    for c in verdict.aspects.iter().chain(&verdict.advisory) {
-        assert!(registered(&c.reason), "unregistered reason {}", c.reason);
-        assert!(!c.message.is_empty(), "{} has no message", c.type_);
-    }
-    for c in &verdict.advisory {
-        assert!(
-            spec.advisory.contains(&c.type_),
-            "{} is not advisory",
-            c.type_
-        );
-    }
+    testing::keeps_contract(&spec, verdict, paused, HOST_REASONS_USED);
     let fields = verdict.fields();
-    for reserved in ["conditions", "observedGeneration"] {
-        assert!(fields.get(reserved).is_none());
-    }
-    if let Some(stall) = &verdict.stall {
-        assert!(spec.stalls.iter().any(|s| s.reason == stall.reason));
-    }
-    if let Some(config) = verdict.aspect(CONFIGURATION_VALID) {
-        match (&config.status, &verdict.stall) {
-            (ConditionStatus::False, Some(stall)) => assert_eq!(stall.reason, config.reason),
-            (ConditionStatus::False, None) => panic!("ConfigurationValid=False without a stall"),
-            (_, Some(stall)) => panic!("stall {} without ConfigurationValid=False", stall.reason),
-            (_, None) => {}
-        }
-    }
     if verdict
         .stall
         .as_ref()

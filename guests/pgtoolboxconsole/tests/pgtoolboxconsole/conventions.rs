@@ -2,6 +2,10 @@
 
 use pgtoolboxconsole_guest::PgToolBoxConsole;
 use pgtoolboxconsole_guest::registry::*;
+use reconciler_guest_sdk::testing::{
+    assert_deterministic, assert_kind, assert_pause, assert_reads, assert_registry, assert_retried,
+    owner,
+};
 use reconciler_guest_sdk::{ConditionStatus, ConventionProfile, Guest};
 use serde_json::json;
 
@@ -10,19 +14,14 @@ use crate::common::*;
 #[test]
 fn describe_declares_the_kind() {
     let spec = PgToolBoxConsole::describe();
-    assert_eq!(
-        (
-            spec.group.as_str(),
-            spec.version.as_str(),
-            spec.kind.as_str(),
-            spec.plural.as_str()
-        ),
-        (
+    assert_kind(
+        &spec,
+        [
             "pgtoolbox.fyannk.dev",
             "v1alpha1",
             "PgToolBoxConsole",
-            "pgtoolboxconsoles"
-        )
+            "pgtoolboxconsoles",
+        ],
     );
     assert!(spec.namespaced);
     assert_eq!(spec.profile, ConventionProfile::Progressing);
@@ -36,11 +35,7 @@ fn describe_declares_the_kind() {
     );
     assert_eq!(spec.quiet_reasons, ["RolloutInProgress", "PodNotReady"]);
     assert!(spec.negative_polarity.is_empty());
-    let pause = spec.pause.expect("pause annotation");
-    assert_eq!(
-        (pause.key.as_str(), pause.value.as_str()),
-        ("pgtoolbox.fyannk.dev/reconcile", "skip")
-    );
+    assert_pause(&spec, "pgtoolbox.fyannk.dev/reconcile", "skip");
 }
 
 #[test]
@@ -70,26 +65,8 @@ fn every_configuration_reason_stalls_with_the_seed_rechecks() {
 #[test]
 fn the_registry_has_every_seed_reason_with_its_owner() {
     let spec = PgToolBoxConsole::describe();
-    let mut names: Vec<&str> = spec.reasons.iter().map(|r| r.name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), spec.reasons.len(), "unique");
-    for r in &spec.reasons {
-        assert!(
-            !crate::golden::HOST_REASONS.contains(&r.name.as_str()),
-            "{} is the host's",
-            r.name
-        );
-        assert!(!r.meaning.is_empty());
-    }
-    let owner = |name: &str| {
-        spec.reasons
-            .iter()
-            .find(|r| r.name == name)
-            .unwrap_or_else(|| panic!("{name} registered"))
-            .owner
-            .clone()
-    };
+    assert_registry(&spec, &["console"]);
+    let owner = |name: &str| owner(&spec, name);
     for console in [
         "ConsoleImageRequired",
         "ConsoleRoleMissing",
@@ -133,35 +110,23 @@ fn the_registry_has_every_seed_reason_with_its_owner() {
 #[test]
 fn reads_declare_every_kind_the_guest_reads() {
     let spec = PgToolBoxConsole::describe();
-    let declared: Vec<(String, bool)> = spec
-        .reads
-        .iter()
-        .map(|r| {
-            (
-                format!("{}/{}/{}", r.kind.group, r.kind.version, r.kind.kind),
-                r.optional,
-            )
-        })
-        .collect();
-    for (kind, optional) in [
-        ("apps/v1/Deployment", false),
-        ("/v1/Pod", false),
-        ("/v1/Secret", false),
-        ("/v1/ConfigMap", false),
-        ("postgresql.cnpg.io/v1/Cluster", true),
-        ("networking.k8s.io/v1/NetworkPolicy", false),
-        ("/v1/Node", true),
-        ("route.openshift.io/v1/Route", true),
-        ("networking.k8s.io/v1/Ingress", false),
-        ("gateway.networking.k8s.io/v1/HTTPRoute", true),
-        ("rbac.authorization.k8s.io/v1/ClusterRole", false),
-    ] {
-        assert!(
-            declared.contains(&(kind.to_owned(), optional)),
-            "{kind} in {declared:?}"
-        );
-    }
-    assert_eq!(declared.len(), 11);
+    assert_reads(
+        &spec,
+        &[
+            ("apps/v1/Deployment", false),
+            ("/v1/Pod", false),
+            ("/v1/Secret", false),
+            ("/v1/ConfigMap", false),
+            ("postgresql.cnpg.io/v1/Cluster", true),
+            ("networking.k8s.io/v1/NetworkPolicy", false),
+            ("/v1/Node", true),
+            ("route.openshift.io/v1/Route", true),
+            ("networking.k8s.io/v1/Ingress", false),
+            ("gateway.networking.k8s.io/v1/HTTPRoute", true),
+            ("rbac.authorization.k8s.io/v1/ClusterRole", false),
+        ],
+    );
+    assert_eq!(spec.reads.len(), 11);
 }
 
 #[test]
@@ -203,7 +168,7 @@ fn a_healthy_pass_depends_on_everything_it_checked() {
     let facts = world.facts();
     let spec = json!({"exposure": {"type": "route", "hostname": HOST}, "clusterSelector": {"matchLabels": {"team": "b"}}});
     PgToolBoxConsole::evaluate(&input(parent_with(spec), SETTINGS), &facts);
-    let reads = facts.mock.reads();
+    let reads = facts.reads();
     for expected in [
         "clusterrole pgtoolbox-console",
         "clusterrole pgtoolbox-console-pod-logs",
@@ -258,16 +223,7 @@ fn a_failed_read_is_unknown_and_retried_never_a_stall() {
     ] {
         let mut world = World::healthy();
         world.failing.push((what.into(), name.into()));
-        let v = pass(&world);
-        let c = v.aspect(aspect).expect("aspect");
-        assert_eq!(
-            (c.status, c.reason.as_str()),
-            (ConditionStatus::Unknown, "Reconciling"),
-            "{what} {name}"
-        );
-        assert!(c.message.contains("could not read"), "{c:?}");
-        assert!(v.stall.is_none());
-        assert_eq!(v.requeue_after_seconds, Some(30));
+        assert_retried(&pass(&world), aspect, &format!("{what} {name}"));
     }
 }
 
@@ -295,9 +251,6 @@ fn the_pass_is_deterministic() {
         ),
     ];
     for world in &worlds {
-        let first = format!("{:?}", pass(world));
-        for _ in 0..3 {
-            assert_eq!(format!("{:?}", pass(world)), first);
-        }
+        assert_deterministic(|| pass(world));
     }
 }

@@ -2,59 +2,18 @@
 
 use pgtoolboxconsole_guest::registry::*;
 use reconciler_guest_sdk::mock::workload_in;
-use reconciler_guest_sdk::verdict::AS_EXPECTED;
-use reconciler_guest_sdk::{Condition, ConditionStatus, Verdict, WorkloadState};
+use reconciler_guest_sdk::testing::{assert_as_expected, assert_stall};
+use reconciler_guest_sdk::{ConditionStatus, WorkloadState};
 use serde_json::json;
 
 use crate::common::*;
 
-pub fn aspect<'a>(verdict: &'a Verdict, type_: &str) -> &'a Condition {
-    verdict.aspect(type_).expect("every aspect is given")
-}
-
-/// `type_` is `status` with `reason`, and its message mentions `needle`.
-pub fn assert_condition(c: &Condition, status: ConditionStatus, reason: &str, needle: &str) {
-    assert_eq!((c.status, c.reason.as_str()), (status, reason), "{c:?}");
-    assert!(
-        c.message.contains(needle),
-        "{:?} does not mention {needle:?}",
-        c.message
-    );
-}
-
-/// ConfigurationValid stalls with `reason`; the later aspects wait.
-pub fn assert_stall(verdict: &Verdict, reason: &str, needle: &str) {
-    assert_condition(
-        aspect(verdict, CONFIGURATION_VALID),
-        ConditionStatus::False,
-        reason,
-        needle,
-    );
-    assert_eq!(
-        verdict.stall.as_ref().map(|s| s.reason.as_str()),
-        Some(reason)
-    );
-    for later in [WORKLOAD_READY, EXPOSURE_READY] {
-        assert_condition(
-            aspect(verdict, later),
-            ConditionStatus::Unknown,
-            "Reconciling",
-            reason,
-        );
-    }
-}
+pub use reconciler_guest_sdk::testing::{aspect, assert_condition};
 
 #[test]
 fn a_healthy_route_console_is_true_everywhere_with_its_url() {
     let v = pass(&World::healthy());
-    for c in &v.aspects {
-        assert_eq!(
-            (c.status, c.reason.as_str()),
-            (ConditionStatus::True, AS_EXPECTED),
-            "{c:?}"
-        );
-    }
-    assert!(v.stall.is_none());
+    assert_as_expected(&v);
     let config = &aspect(&v, CONFIGURATION_VALID).message;
     assert!(
         config.contains("ghcr.io/fyannk/pgtoolbox-console:1.0"),

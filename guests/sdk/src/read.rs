@@ -1,6 +1,6 @@
 //! A read that failed: said as such (Unknown, Reconciling) and looked at again soon, never guessed.
 
-use reconciler_guest_sdk::ReadError;
+use crate::ReadError;
 
 /// How soon a pass whose read failed is tried again.
 pub const RETRY_SECONDS: u32 = 30;
@@ -18,4 +18,19 @@ pub fn text(error: &ReadError) -> &str {
 /// The message for a failed read of `what`.
 pub fn failure(what: &str, error: &ReadError) -> String {
     format!("could not read {what}: {}", text(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_names_what_was_read_and_why() {
+        let error = ReadError::Forbidden("no list on secrets".into());
+        assert_eq!(text(&error), "no list on secrets");
+        assert_eq!(
+            failure("Secret s", &error),
+            "could not read Secret s: no list on secrets"
+        );
+    }
 }

@@ -1,0 +1,86 @@
+//! Whose a generated child is: the parent being evaluated, and the ResourceNotOwned refusal of an object under a generated name that another object controls.
+
+use crate::{ControllerRef, ObjectMeta};
+
+/// The common reason of a child controlled by someone else.
+pub const RESOURCE_NOT_OWNED: &str = "ResourceNotOwned";
+
+/// The parent being evaluated, as its children's messages name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parent<'a> {
+    /// The parent's kind (`EvidenceAgent`).
+    pub kind: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub uid: &'a str,
+}
+
+impl<'a> Parent<'a> {
+    /// The parent of kind `kind` with the metadata `meta`.
+    pub fn of(kind: &'a str, meta: &'a ObjectMeta) -> Self {
+        Parent {
+            kind,
+            namespace: &meta.namespace,
+            name: &meta.name,
+            uid: &meta.uid,
+        }
+    }
+
+    /// Why the `kind` `name` (its metadata `meta`) is not the parent's:
+    /// `<kind> <name> exists and is controlled by <Kind> <name>, not by
+    /// <ParentKind> <parent>`. None when the parent or nobody controls it.
+    pub fn refusal(&self, kind: &str, name: &str, meta: &ObjectMeta) -> Option<String> {
+        foreign_controller(meta, self.uid).map(|c| {
+            format!(
+                "{kind} {name} exists and is controlled by {} {}, not by {} {}",
+                c.kind, c.name, self.kind, self.name
+            )
+        })
+    }
+}
+
+/// The controller of `meta` when it is not the parent `uid`. An object with
+/// no controller is not someone else's: the operator adopts it.
+pub fn foreign_controller<'a>(meta: &'a ObjectMeta, uid: &str) -> Option<&'a ControllerRef> {
+    meta.controller.as_ref().filter(|c| c.uid != uid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::meta;
+
+    fn controlled_by(uid: &str) -> ControllerRef {
+        ControllerRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "legacy".into(),
+            uid: uid.into(),
+        }
+    }
+
+    #[test]
+    fn only_another_controller_is_foreign() {
+        let mut m = meta("ns", "x");
+        assert!(foreign_controller(&m, "me").is_none());
+        m.controller = Some(controlled_by("me"));
+        assert!(foreign_controller(&m, "me").is_none());
+        assert!(foreign_controller(&m, "someone-else").is_some());
+    }
+
+    #[test]
+    fn the_refusal_names_both_controllers() {
+        let parent_meta = meta("ns", "a");
+        let parent = Parent::of("EvidenceAgent", &parent_meta);
+        assert_eq!((parent.namespace, parent.uid), ("ns", "uid-ns-a"));
+        let mut child = meta("ns", "a-agent");
+        assert_eq!(parent.refusal("Service", "a-agent", &child), None);
+        child.controller = Some(controlled_by("uid-other"));
+        assert_eq!(
+            parent.refusal("Service", "a-agent", &child).as_deref(),
+            Some(
+                "Service a-agent exists and is controlled by Deployment legacy, not by EvidenceAgent a"
+            )
+        );
+    }
+}

@@ -1,0 +1,391 @@
+//! Test support for a kind's guest (std only): the contract every verdict keeps, the `reasons.golden` check, and assertions on a kind's spec and conditions.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::read::RETRY_SECONDS;
+use crate::spec::{COMMON, HOST_REASONS};
+use crate::verdict::{AS_EXPECTED, RECONCILING};
+use crate::{Condition, ConditionStatus, KindSpec, Verdict};
+
+/// The aspect every ConfigurationValid=False stalls with.
+const CONFIGURATION_VALID: &str = "ConfigurationValid";
+
+/// What the host checks of a verdict: every aspect once in declared order
+/// (when `paused`, the ones given, in that order), registered reasons (the
+/// kind's, or `host_reasons_used`) with a message, declared advisory
+/// conditions and stalls, no reserved status field; and the rule the kinds
+/// keep that ConfigurationValid=False always stalls with its reason.
+pub fn keeps_contract(
+    spec: &KindSpec,
+    verdict: &Verdict,
+    paused: bool,
+    host_reasons_used: &[&str],
+) {
+    let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
+    if paused {
+        let declared: Vec<&str> = spec
+            .aspects
+            .iter()
+            .map(String::as_str)
+            .filter(|a| types.contains(a))
+            .collect();
+        assert_eq!(types, declared, "aspects in declared order");
+    } else {
+        assert_eq!(types, spec.aspects, "aspects in declared order");
+    }
+    let registered =
+        |r: &str| host_reasons_used.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
+    for c in verdict.aspects.iter().chain(&verdict.advisory) {
+        assert!(registered(&c.reason), "unregistered reason {}", c.reason);
+        assert!(!c.message.is_empty(), "{} has no message", c.type_);
+    }
+    for c in &verdict.advisory {
+        assert!(
+            spec.advisory.contains(&c.type_),
+            "{} is not advisory",
+            c.type_
+        );
+    }
+    for e in &verdict.events {
+        assert!(registered(&e.reason), "unregistered event {}", e.reason);
+    }
+    let fields = verdict.fields();
+    for reserved in ["conditions", "observedGeneration"] {
+        assert!(fields.get(reserved).is_none(), "{reserved} is the host's");
+    }
+    if let Some(stall) = &verdict.stall {
+        assert!(
+            spec.stalls.iter().any(|s| s.reason == stall.reason),
+            "stall {} not declared",
+            stall.reason
+        );
+    }
+    if let Some(config) = verdict.aspect(CONFIGURATION_VALID) {
+        match (&config.status, &verdict.stall) {
+            (ConditionStatus::False, Some(stall)) => assert_eq!(stall.reason, config.reason),
+            (ConditionStatus::False, None) => panic!("ConfigurationValid=False without a stall"),
+            (_, Some(stall)) => panic!("stall {} without ConfigurationValid=False", stall.reason),
+            (_, None) => {}
+        }
+    }
+}
+
+/// The registry held against the file `golden`: reasons are only ever
+/// added. A golden reason missing from the registry (a removal or a rename)
+/// fails; a registered reason missing from the file fails too, until the
+/// developer runs `BLESS=1 cargo test -p <package>` to append it (the file
+/// is rewritten sorted).
+pub fn reasons_golden(spec: &KindSpec, golden: &Path, package: &str) {
+    let registered: BTreeSet<String> = spec
+        .reasons
+        .iter()
+        .map(|r| r.name.clone())
+        .chain(HOST_REASONS.iter().map(|r| (*r).to_owned()))
+        .collect();
+    let text = std::fs::read_to_string(golden).unwrap_or_default();
+    let frozen: BTreeSet<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect();
+
+    let removed: Vec<&String> = frozen.difference(&registered).collect();
+    assert!(
+        removed.is_empty(),
+        "reasons are frozen API, never removed or renamed: {removed:?} are in reasons.golden but not registered"
+    );
+    let added: Vec<&String> = registered.difference(&frozen).collect();
+    if added.is_empty() {
+        return;
+    }
+    if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
+        let all: Vec<&str> = frozen.union(&registered).map(String::as_str).collect();
+        std::fs::write(golden, all.join("\n") + "\n").expect("write reasons.golden");
+    } else {
+        panic!(
+            "registered reasons missing from reasons.golden: {added:?}; run `BLESS=1 cargo test -p {package}` to append them"
+        );
+    }
+}
+
+/// The kind's group, version, kind and plural are these.
+pub fn assert_kind(spec: &KindSpec, [group, version, kind, plural]: [&str; 4]) {
+    assert_eq!(
+        (
+            spec.group.as_str(),
+            spec.version.as_str(),
+            spec.kind.as_str(),
+            spec.plural.as_str()
+        ),
+        (group, version, kind, plural)
+    );
+}
+
+/// The kind pauses on the annotation `key: value`.
+pub fn assert_pause(spec: &KindSpec, key: &str, value: &str) {
+    let pause = spec.pause.as_ref().expect("pause annotation");
+    assert_eq!((pause.key.as_str(), pause.value.as_str()), (key, value));
+}
+
+/// Every registered reason is unique, not one the host registers itself,
+/// has a meaning, and is owned by `common` or one of `owners`.
+pub fn assert_registry(spec: &KindSpec, owners: &[&str]) {
+    let mut names: Vec<&str> = spec.reasons.iter().map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), spec.reasons.len(), "unique");
+    for r in &spec.reasons {
+        assert!(
+            !HOST_REASONS.contains(&r.name.as_str()),
+            "{} is the host's",
+            r.name
+        );
+        assert!(
+            r.owner == COMMON || owners.contains(&r.owner.as_str()),
+            "{r:?}"
+        );
+        assert!(!r.meaning.is_empty(), "{} has no meaning", r.name);
+    }
+}
+
+/// The owner of the registered reason `name`.
+pub fn owner<'a>(spec: &'a KindSpec, name: &str) -> &'a str {
+    spec.reasons
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("{name} registered"))
+        .owner
+        .as_str()
+}
+
+/// The kinds the spec declares it reads, `group/version/kind` with
+/// whether each is optional.
+pub fn declared_reads(spec: &KindSpec) -> Vec<(String, bool)> {
+    spec.reads
+        .iter()
+        .map(|r| {
+            (
+                format!("{}/{}/{}", r.kind.group, r.kind.version, r.kind.kind),
+                r.optional,
+            )
+        })
+        .collect()
+}
+
+/// Each of `expected` (`group/version/kind`, optional) is declared.
+pub fn assert_reads(spec: &KindSpec, expected: &[(&str, bool)]) {
+    let declared = declared_reads(spec);
+    for (kind, optional) in expected {
+        assert!(
+            declared.contains(&((*kind).to_owned(), *optional)),
+            "{kind} in {declared:?}"
+        );
+    }
+}
+
+/// The aspect `type_`, which the verdict must give.
+pub fn aspect<'a>(verdict: &'a Verdict, type_: &str) -> &'a Condition {
+    verdict.aspect(type_).expect("every aspect is given")
+}
+
+/// `c` is `status` with `reason`, and its message mentions `needle`.
+pub fn assert_condition(c: &Condition, status: ConditionStatus, reason: &str, needle: &str) {
+    assert_eq!((c.status, c.reason.as_str()), (status, reason), "{c:?}");
+    assert!(
+        c.message.contains(needle),
+        "{:?} does not mention {needle:?}",
+        c.message
+    );
+}
+
+/// Every aspect is True with AsExpected, and nothing stalls.
+pub fn assert_as_expected(verdict: &Verdict) {
+    for c in &verdict.aspects {
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::True, AS_EXPECTED),
+            "{c:?}"
+        );
+    }
+    assert!(verdict.stall.is_none(), "{:?}", verdict.stall);
+}
+
+/// ConfigurationValid is False with `reason` (its message mentions
+/// `needle`) and the pass stalls on it; every later aspect waits, Unknown
+/// (Reconciling) naming the reason.
+pub fn assert_stall(verdict: &Verdict, reason: &str, needle: &str) {
+    assert_condition(
+        aspect(verdict, CONFIGURATION_VALID),
+        ConditionStatus::False,
+        reason,
+        needle,
+    );
+    assert_eq!(
+        verdict.stall.as_ref().map(|s| s.reason.as_str()),
+        Some(reason)
+    );
+    for later in verdict
+        .aspects
+        .iter()
+        .filter(|c| c.type_ != CONFIGURATION_VALID)
+    {
+        assert_condition(later, ConditionStatus::Unknown, RECONCILING, reason);
+    }
+}
+
+/// A read failed for `type_`: Unknown (Reconciling) saying so, no stall,
+/// the pass retried after [`RETRY_SECONDS`]. `what` names the case in the
+/// failure's message.
+pub fn assert_retried(verdict: &Verdict, type_: &str, what: &str) {
+    let c = verdict.aspect(type_).expect("aspect");
+    assert_eq!(
+        (c.status, c.reason.as_str()),
+        (ConditionStatus::Unknown, RECONCILING),
+        "{what}"
+    );
+    assert!(c.message.contains("could not read"), "{what}: {c:?}");
+    assert!(verdict.stall.is_none(), "{what}");
+    assert_eq!(verdict.requeue_after_seconds, Some(RETRY_SECONDS), "{what}");
+}
+
+/// The same pass gives the same verdict, every time.
+pub fn assert_deterministic(pass: impl Fn() -> Verdict) {
+    let first = format!("{:?}", pass());
+    for _ in 0..3 {
+        assert_eq!(format!("{:?}", pass()), first);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{common, kind_ref, owned, reads, reads_optional, stalls};
+    use crate::verdict::{fails, ok, unknown};
+    use crate::{ConventionProfile, VerdictBuilder};
+
+    fn spec() -> KindSpec {
+        KindSpec {
+            group: "example.dev".into(),
+            version: "v1".into(),
+            kind: "Thing".into(),
+            plural: "things".into(),
+            namespaced: true,
+            profile: ConventionProfile::Progressing,
+            aspects: vec![CONFIGURATION_VALID.into(), "WorkloadReady".into()],
+            advisory: vec!["Extra".into()],
+            reasons: vec![
+                common("SecretNotFound"),
+                owned("thing", "Broken", "It is broken."),
+            ],
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![stalls("SecretNotFound")],
+            reads: vec![
+                reads(kind_ref("", "v1", "Secret")),
+                reads_optional(kind_ref("x.dev", "v1", "Y")),
+            ],
+            pause: crate::spec::pause("example.dev/reconcile", "skip"),
+            spec_schema: None,
+        }
+    }
+
+    fn healthy() -> VerdictBuilder {
+        let mut b = VerdictBuilder::new();
+        b.aspect(ok(CONFIGURATION_VALID, "fine"))
+            .aspect(ok("WorkloadReady", "fine"));
+        b
+    }
+
+    #[test]
+    fn a_healthy_verdict_keeps_the_contract() {
+        let v = healthy().build();
+        keeps_contract(&spec(), &v, false, &[AS_EXPECTED]);
+        assert_as_expected(&v);
+        assert_deterministic(|| healthy().build());
+        let mut paused = VerdictBuilder::new();
+        paused.aspect(ok("WorkloadReady", "fine"));
+        keeps_contract(&spec(), &paused.build(), true, &[AS_EXPECTED]);
+    }
+
+    #[test]
+    #[should_panic(expected = "ConfigurationValid=False without a stall")]
+    fn configuration_valid_false_stalls() {
+        let mut b = healthy();
+        b.aspect(fails(CONFIGURATION_VALID, "SecretNotFound", "gone"));
+        keeps_contract(&spec(), &b.build(), false, &[AS_EXPECTED]);
+    }
+
+    #[test]
+    #[should_panic(expected = "unregistered reason Reconciling")]
+    fn a_host_reason_not_listed_is_unregistered() {
+        let mut b = healthy();
+        b.aspect(unknown("WorkloadReady", RECONCILING, "later"));
+        keeps_contract(&spec(), &b.build(), false, &[AS_EXPECTED]);
+    }
+
+    #[test]
+    fn a_stall_leaves_the_later_aspects_waiting() {
+        let mut b = VerdictBuilder::new();
+        b.aspect(fails(
+            CONFIGURATION_VALID,
+            "SecretNotFound",
+            "Secret s is gone",
+        ))
+        .aspect(unknown(
+            "WorkloadReady",
+            RECONCILING,
+            "not evaluated while ConfigurationValid is False (SecretNotFound)",
+        ))
+        .stall("SecretNotFound", "Secret s is gone");
+        let v = b.build();
+        keeps_contract(&spec(), &v, false, &[RECONCILING]);
+        assert_stall(&v, "SecretNotFound", "Secret s");
+    }
+
+    #[test]
+    fn a_failed_read_is_retried() {
+        let mut b = healthy();
+        b.aspect(unknown(
+            "WorkloadReady",
+            RECONCILING,
+            "could not read Secret s: x",
+        ))
+        .requeue_after(RETRY_SECONDS);
+        assert_retried(&b.build(), "WorkloadReady", "secret s");
+        assert_condition(
+            aspect(&b.build(), "WorkloadReady"),
+            ConditionStatus::Unknown,
+            RECONCILING,
+            "Secret s",
+        );
+    }
+
+    #[test]
+    fn the_spec_helpers_read_the_spec() {
+        let spec = spec();
+        assert_kind(&spec, ["example.dev", "v1", "Thing", "things"]);
+        assert_registry(&spec, &["thing"]);
+        assert_pause(&spec, "example.dev/reconcile", "skip");
+        assert_eq!(owner(&spec, "Broken"), "thing");
+        assert_eq!(owner(&spec, "SecretNotFound"), COMMON);
+        assert_reads(&spec, &[("/v1/Secret", false), ("x.dev/v1/Y", true)]);
+    }
+
+    #[test]
+    fn the_golden_file_only_grows() {
+        let dir = std::env::temp_dir().join(format!("sdk-golden-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let golden = dir.join("reasons.golden");
+        let mut all: Vec<String> = HOST_REASONS.iter().map(|r| (*r).to_owned()).collect();
+        all.extend(["Broken".to_owned(), "SecretNotFound".to_owned()]);
+        all.sort();
+        std::fs::write(&golden, all.join("\n") + "\n").unwrap();
+        reasons_golden(&spec(), &golden, "thing-guest");
+        std::fs::write(&golden, all.join("\n") + "\nRemoved\n").unwrap();
+        let removed = std::panic::catch_unwind(|| reasons_golden(&spec(), &golden, "thing-guest"));
+        assert!(removed.is_err(), "a removed reason fails");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
