@@ -4,30 +4,15 @@
 //! as a `reason` somewhere in the fixtures' goldens — a condition, an
 //! Event, or a reason the kind reports inside a status field.
 
+#[path = "support/makefile.rs"]
+mod makefile;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use reconciler_conventions::kind::HOST_REASONS;
 use serde_yaml::Value;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the host crate is in the workspace")
-        .to_path_buf()
-}
-
-/// The guests with fixtures: the Makefile's `GUESTS`.
-fn guests() -> Vec<String> {
-    let text = std::fs::read_to_string(workspace().join("Makefile")).expect("the Makefile");
-    text.lines()
-        .find_map(|l| l.strip_prefix("GUESTS"))
-        .and_then(|rest| rest.trim_start().strip_prefix(":="))
-        .expect("the Makefile sets GUESTS :=")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
-}
+use makefile::{guests, workspace};
 
 /// Every value of a `reason` key, at any depth.
 fn reasons_in(value: &Value, found: &mut BTreeSet<String>) {

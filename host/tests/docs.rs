@@ -1,6 +1,8 @@
 //! `docs/conditions.md` is generated from the guests' registries: it must
 //! be what the guests describe today, and it must name every reason.
 
+#[path = "support/makefile.rs"]
+mod makefile;
 mod support;
 
 use std::path::PathBuf;
@@ -9,32 +11,18 @@ use reconciler_conventions::kind::KindSpec;
 use reconciler_host::docs::{conditions_page, first_difference};
 use reconciler_host::runtime::{Runtime, RuntimeConfig};
 
-/// Every guest the page documents: the Makefile's `GUESTS`, which `make
-/// docs` generates the page from, as crate names.
-fn guests() -> Vec<String> {
-    let makefile = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Makefile");
-    let text = std::fs::read_to_string(&makefile).expect("the workspace Makefile");
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix("GUESTS"))
-        .and_then(|rest| rest.trim_start().strip_prefix(":="))
-        .expect("the Makefile sets GUESTS :=");
-    line.split_whitespace()
-        .map(|g| format!("{g}-guest"))
-        .collect()
-}
-
 fn specs() -> Vec<KindSpec> {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: None,
         ..RuntimeConfig::default()
     })
     .expect("runtime");
-    guests()
+    makefile::guests()
         .iter()
+        .map(|g| format!("{g}-guest"))
         .map(|g| {
             let module = runtime
-                .load_file(&support::guest_wasm(g))
+                .load_file(&support::guest_wasm(&g))
                 .unwrap_or_else(|e| panic!("{g} loads: {e}"));
             (**module.spec()).clone()
         })

@@ -1,0 +1,24 @@
+//! The guests the workspace bundles: the Makefile's `GUESTS`, the one list
+//! `make docs`, `make deploy` and `make fixtures` work from.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the host crate is in the workspace")
+        .to_path_buf()
+}
+
+/// The bundled guests by directory name (`evidenceagent`, ...).
+pub fn guests() -> Vec<String> {
+    let text = std::fs::read_to_string(workspace().join("Makefile")).expect("the Makefile");
+    text.lines()
+        .find_map(|l| l.strip_prefix("GUESTS"))
+        .and_then(|rest| rest.trim_start().strip_prefix(":="))
+        .expect("the Makefile sets GUESTS :=")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
