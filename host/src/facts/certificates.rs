@@ -105,7 +105,10 @@ pub fn summarize(secret: &Value) -> Value {
 }
 
 /// The certificates under `key` of a Secret: from its summary when the
-/// cache slimmed it, else from its data.
+/// cache slimmed it, else from its data. Never an error: `data`/`stringData`
+/// that is not an object holds no key; a value that is not a string (or
+/// not base64) is a key without certificates; a summary entry of the wrong
+/// shape reads its hash as "" and its size as 0.
 pub fn bundle(secret: &Value, key: &str) -> CertificateBundleFact {
     let certificates = match secret.get(SUMMARY_FIELD) {
         Some(summary) => summary[key]
@@ -219,5 +222,67 @@ pub(crate) mod tests {
                 "{key}"
             );
         }
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_read_as_absent() {
+        let one = STANDARD.encode(TWO);
+        for (name, secret, key, has_key, count) in [
+            (
+                "data as a string",
+                json!({"data": one}),
+                "tls.crt",
+                false,
+                0,
+            ),
+            ("data as a list", json!({"data": [one]}), "0", false, 0),
+            (
+                "a value that is a number",
+                json!({"data": {"k": 5}}),
+                "k",
+                true,
+                0,
+            ),
+            (
+                "a value that is null",
+                json!({"data": {"k": null}, "stringData": {"k": TWO}}),
+                "k",
+                true,
+                2,
+            ),
+            (
+                "base64 with padding in the middle",
+                json!({"data": {"k": "AQ==AQ=="}}),
+                "k",
+                true,
+                0,
+            ),
+            (
+                "stringData of multibyte text",
+                json!({"stringData": {"k": format!("é{TWO}🦀")}}),
+                "k",
+                true,
+                2,
+            ),
+            ("not an object at all", json!("secret"), "k", false, 0),
+        ] {
+            let got = bundle(&secret, key);
+            assert_eq!(
+                (got.has_key, got.certificates.len()),
+                (has_key, count),
+                "{name}"
+            );
+            let _ = summarize(&secret);
+        }
+        let slimmed = json!({"data": {"k": ""}, SUMMARY_FIELD: {"k": [null, {"sha256": 1, "pemBytes": 1u64 << 40}, {"sha256": "ab", "pemBytes": -1}], "j": "x"}});
+        let got: Vec<(String, u32)> = bundle(&slimmed, "k")
+            .certificates
+            .into_iter()
+            .map(|c| (c.sha256, c.pem_bytes))
+            .collect();
+        assert_eq!(got, [("".into(), 0), ("".into(), 0), ("ab".into(), 0)]);
+        assert!(bundle(&slimmed, "j").certificates.is_empty());
+        let odd = json!({SUMMARY_FIELD: "not a summary"});
+        assert!(bundle(&odd, "k").certificates.is_empty());
     }
 }

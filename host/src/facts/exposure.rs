@@ -29,7 +29,14 @@ pub fn exposure_kind_ref(kind: ExposureKind) -> KindRef {
 ///   refused when one has Accepted=False and none True; host names:
 ///   `spec.hostnames`.
 ///
-/// Anything else is pending.
+/// Anything else is pending. These kinds come from CRDs whose schemas may
+/// be permissive, so a field of the wrong type reads as absent, never as an
+/// error: a `status.ingress`/`parents` or `conditions` that is not a list
+/// (or holds nulls), a condition `status` that is not the string "True" or
+/// "False" (`true` is no answer), `loadBalancer.ingress` that is not a
+/// non-empty list all leave the exposure pending; a host name that is not a
+/// string is left out; a refusal's reason or message that is not a string
+/// reads as "".
 pub fn exposure_fact(kind: ExposureKind, object: &Value) -> ExposureFact {
     let spec = &object["spec"];
     let status = &object["status"];
@@ -228,5 +235,104 @@ mod tests {
         );
         assert_eq!(http.hostnames, ["*.example.com"]);
         assert_eq!(http.meta.name, "h");
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_read_as_absent() {
+        let route = |status: Value| json!({"spec": {"host": "a"}, "status": status});
+        let http = |status: Value| json!({"spec": {"hostnames": ["a"]}, "status": status});
+        for (name, kind, object, want) in [
+            (
+                "route conditions as an object",
+                ExposureKind::Route,
+                route(json!({"ingress": [{"conditions": {"type": "Admitted", "status": "True"}}]})),
+                "pending",
+            ),
+            (
+                "route ingress as a string",
+                ExposureKind::Route,
+                route(json!({"ingress": "yes"})),
+                "pending",
+            ),
+            (
+                "route status as a list",
+                ExposureKind::Route,
+                route(json!([1, 2])),
+                "pending",
+            ),
+            (
+                "route ingress of nulls",
+                ExposureKind::Route,
+                route(json!({"ingress": [null, {"conditions": [null, 3]}]})),
+                "pending",
+            ),
+            (
+                "a boolean status is no answer",
+                ExposureKind::Route,
+                route(json!({"ingress": [{"conditions": [{"type": "Admitted", "status": true}]}]})),
+                "pending",
+            ),
+            (
+                "a refusal whose reason and message are not strings",
+                ExposureKind::Route,
+                route(
+                    json!({"ingress": [{"conditions": [{"type": "Admitted", "status": "False", "reason": 1, "message": {}}]}]}),
+                ),
+                "refused ",
+            ),
+            (
+                "httproute parents as an object",
+                ExposureKind::HttpRoute,
+                http(json!({"parents": {"conditions": [{"type": "Accepted", "status": "True"}]}})),
+                "pending",
+            ),
+            (
+                "ingress loadBalancer.ingress as an object",
+                ExposureKind::Ingress,
+                json!({"status": {"loadBalancer": {"ingress": {"ip": "192.0.2.1"}}}}),
+                "pending",
+            ),
+            (
+                "ingress status as a string",
+                ExposureKind::Ingress,
+                json!({"status": "ok"}),
+                "pending",
+            ),
+            (
+                "not an object at all",
+                ExposureKind::Route,
+                json!("route"),
+                "pending",
+            ),
+        ] {
+            let got = exposure_fact(kind, &object);
+            assert_eq!(admission(&got.admission), want, "{name}");
+        }
+        for (kind, object) in [
+            (ExposureKind::Route, json!({"spec": {"host": 5}})),
+            (ExposureKind::Route, json!({"spec": "a.example.com"})),
+            (
+                ExposureKind::Ingress,
+                json!({"spec": {"rules": [null, 3, {"host": 4}]}}),
+            ),
+            (
+                ExposureKind::Ingress,
+                json!({"spec": {"rules": {"host": "a"}}}),
+            ),
+            (
+                ExposureKind::HttpRoute,
+                json!({"spec": {"hostnames": "a.example.com"}}),
+            ),
+        ] {
+            assert!(
+                exposure_fact(kind, &object).hostnames.is_empty(),
+                "{object}"
+            );
+        }
+        let mixed = exposure_fact(
+            ExposureKind::HttpRoute,
+            &json!({"spec": {"hostnames": [null, "a.example.com", 1, ["b"]]}}),
+        );
+        assert_eq!(mixed.hostnames, ["a.example.com"]);
     }
 }

@@ -4,7 +4,13 @@ use serde_json::Value;
 
 use crate::bindings::v0_2::reconciler::guest0_2_0::types::{ControllerRef, ObjectMeta, Timestamp};
 
-/// Reads `metadata` from an object's JSON. Missing fields are empty.
+/// Reads `metadata` from an object's JSON. Missing fields are empty, and
+/// so are fields of the wrong type (metadata the API server would refuse):
+/// a name that is not a string reads as "", a generation that is not an
+/// i64 (a string, 2^63) as 0, labels or annotations that are not an object
+/// as none and a label value that is not a string as "", owner references
+/// that are not a list as no controller, a time that is not RFC 3339 as
+/// none.
 pub fn object_meta(object: &Value) -> ObjectMeta {
     let md = &object["metadata"];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
@@ -48,10 +54,24 @@ pub fn timestamp(value: &Value) -> Option<Timestamp> {
     Some(from_jiff(t))
 }
 
+/// A jiff timestamp as the contract's: whole seconds since the epoch
+/// rounded down and the nanoseconds after them, so `nanos` is always in
+/// `0..1_000_000_000` and a time before the epoch keeps its sign
+/// (1969-12-31T23:59:59.25Z is -1 s + 250 000 000 ns, not 0 s + 750 000 000
+/// ns: jiff counts both parts towards zero).
 pub fn from_jiff(t: jiff::Timestamp) -> Timestamp {
-    Timestamp {
-        seconds: t.as_second(),
-        nanos: t.subsec_nanosecond().unsigned_abs(),
+    let (seconds, nanos) = (t.as_second(), t.subsec_nanosecond());
+    if nanos < 0 {
+        // jiff's earliest second is far from i64::MIN: no overflow.
+        Timestamp {
+            seconds: seconds - 1,
+            nanos: (nanos + 1_000_000_000).unsigned_abs(),
+        }
+    } else {
+        Timestamp {
+            seconds,
+            nanos: nanos.unsigned_abs(),
+        }
     }
 }
 
@@ -82,5 +102,57 @@ mod tests {
         let m = object_meta(&json!({}));
         assert_eq!(m.name, "");
         assert!(m.controller.is_none() && m.creation.is_none());
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_read_as_absent() {
+        let m = object_meta(&json!({"metadata": {
+            "name": 7, "namespace": ["ns"], "generation": 1u64 << 63,
+            "labels": ["app", "x"], "annotations": {"a": 1, "b": null, "c": "d"},
+            "ownerReferences": {"controller": true, "uid": "u"},
+            "creationTimestamp": 1_795_953_600, "deletionTimestamp": "yesterday"
+        }}));
+        assert_eq!(
+            (m.name.as_str(), m.namespace.as_str(), m.generation),
+            ("", "", 0)
+        );
+        assert!(m.labels.is_empty());
+        assert_eq!(
+            m.annotations,
+            [
+                ("a".into(), "".into()),
+                ("b".into(), "".into()),
+                ("c".into(), "d".into())
+            ]
+        );
+        assert!(m.controller.is_none() && m.creation.is_none() && m.deletion.is_none());
+        for metadata in [json!("x"), json!([null]), json!(null), json!(1.5)] {
+            let m = object_meta(&json!({ "metadata": metadata }));
+            assert!(m.name.is_empty() && m.labels.is_empty(), "{metadata}");
+        }
+        let m = object_meta(
+            &json!({"metadata": {"ownerReferences": [null, 3, {"controller": "true"}]}}),
+        );
+        assert!(
+            m.controller.is_none(),
+            "controller must be the boolean true"
+        );
+    }
+
+    #[test]
+    fn a_time_before_the_epoch_rounds_its_seconds_down() {
+        for (text, seconds, nanos) in [
+            ("1970-01-01T00:00:00Z", 0, 0),
+            ("1970-01-01T00:00:00.25Z", 0, 250_000_000),
+            ("1969-12-31T23:59:59.25Z", -1, 250_000_000),
+            ("1969-12-31T23:59:59Z", -1, 0),
+            ("0001-01-01T00:00:00.5Z", -62_135_596_800, 500_000_000),
+        ] {
+            let t = timestamp(&json!(text)).unwrap();
+            assert_eq!((t.seconds, t.nanos), (seconds, nanos), "{text}");
+        }
+        for text in ["-009999-01-01T00:00:00Z", "", "2026-13-01T00:00:00Z", "é🦀"] {
+            assert!(timestamp(&json!(text)).is_none(), "{text}");
+        }
     }
 }

@@ -7,6 +7,8 @@ pub mod memo;
 pub mod meta;
 pub mod network_policy;
 pub mod nodes;
+#[cfg(test)]
+mod robustness;
 pub mod selector;
 pub mod serve;
 pub mod source;

@@ -11,6 +11,15 @@ use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
 /// A networking.k8s.io/v1 NetworkPolicy's ingress side. Ingress isolates
 /// when `policyTypes` names it, or leaves the list out (or empty): then
 /// Ingress is implied. A port's protocol defaults to TCP.
+///
+/// A field of the wrong type (which the API server would refuse) reads as
+/// absent: `policyTypes` that is not a list implies Ingress, `ingress`,
+/// `ports`, `from` or `except` that is not a list is empty, a selector that
+/// is not an object selects as `{}` (and a peer's is left out), a label
+/// value or requirement field that is not a string reads as "". A port is
+/// kept as written (a number's JSON text, so `-1` or `1.5` pass through for
+/// the guest to judge), and absent when neither a number nor a string; an
+/// `endPort` outside i32 is absent.
 pub fn network_policy_fact(policy: &Value) -> NetworkPolicyFact {
     let spec = &policy["spec"];
     let isolates_ingress = match spec["policyTypes"].as_array() {
@@ -180,5 +189,63 @@ mod tests {
         let got = network_policy_fact(&json!({"metadata": {"name": "bare"}}));
         assert!(got.isolates_ingress && got.ingress.is_empty());
         assert!(got.pod_selector.match_labels.is_empty());
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_read_as_absent() {
+        let got = network_policy_fact(&policy(json!({
+            "podSelector": "app=x",
+            "policyTypes": "Egress",
+            "ingress": [
+                null,
+                {"ports": {"port": 80}, "from": "everyone"},
+                {"ports": [{"port": -1, "endPort": 1u64 << 63, "protocol": 6}, {"port": 1.5, "endPort": -2},
+                           {"port": true, "endPort": "90"}, null],
+                 "from": [null, {"podSelector": [], "namespaceSelector": "x", "ipBlock": {"cidr": 10, "except": "y"}},
+                          {"podSelector": {"matchLabels": {"a": 1}, "matchExpressions": [null, {"key": 2, "values": [3, "v"]}]}}]}
+            ]
+        })));
+        assert!(
+            got.isolates_ingress,
+            "policyTypes not a list: Ingress implied"
+        );
+        assert!(
+            got.pod_selector.match_labels.is_empty()
+                && got.pod_selector.match_expressions.is_empty()
+        );
+        assert_eq!(got.ingress.len(), 3);
+        assert!(got.ingress[0].ports.is_empty() && got.ingress[0].from_peers.is_empty());
+        assert!(got.ingress[1].ports.is_empty() && got.ingress[1].from_peers.is_empty());
+        let ports: Vec<(String, Option<String>, Option<i32>)> = got.ingress[2]
+            .ports
+            .iter()
+            .map(|p| (p.protocol.clone(), p.port.clone(), p.end_port))
+            .collect();
+        assert_eq!(
+            ports,
+            [
+                ("TCP".into(), Some("-1".into()), None),
+                ("TCP".into(), Some("1.5".into()), Some(-2)),
+                ("TCP".into(), None, None),
+                ("TCP".into(), None, None),
+            ]
+        );
+        let peers = &got.ingress[2].from_peers;
+        assert!(peers[0].pod_selector.is_none() && peers[0].ip_block.is_none());
+        assert!(peers[1].pod_selector.is_none() && peers[1].namespace_selector.is_none());
+        let block = peers[1].ip_block.as_ref().unwrap();
+        assert!(block.cidr.is_empty() && block.except.is_empty());
+        let s = peers[2].pod_selector.as_ref().unwrap();
+        assert_eq!(s.match_labels, [("a".into(), "".into())]);
+        assert_eq!(s.match_expressions.len(), 2);
+        assert_eq!(
+            (
+                s.match_expressions[1].key.as_str(),
+                s.match_expressions[1].values.clone()
+            ),
+            ("", vec!["v".to_owned()])
+        );
+        let bare = network_policy_fact(&json!(["not", "an", "object"]));
+        assert!(bare.isolates_ingress && bare.ingress.is_empty());
     }
 }

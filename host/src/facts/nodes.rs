@@ -12,7 +12,10 @@ pub const MAX_NODES: usize = 10_000;
 /// The pod CIDRs of every Node, sorted by name: `spec.podCIDRs`, or the
 /// singular `spec.podCIDR` when the list is absent. Any Node with neither
 /// makes the answer `incomplete` (its CNI allocates Pod addresses
-/// elsewhere); more than [`MAX_NODES`] makes it `too-many`.
+/// elsewhere); more than [`MAX_NODES`] makes it `too-many`. A
+/// `spec.podCIDRs` that is not a list reads as absent (the singular field
+/// is read instead); entries that are not strings are left out, so a list
+/// of none counts as no CIDR.
 pub fn node_pod_cidrs(nodes: &[Arc<Value>]) -> NodePodCidrsFact {
     if nodes.len() > MAX_NODES {
         return too_many(nodes.len());
@@ -129,5 +132,44 @@ mod tests {
         let mut nodes = nodes;
         nodes.push(node("x", json!({})));
         assert_eq!(describe(&node_pod_cidrs(&nodes)), "too-many 10001");
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_read_as_absent() {
+        for (name, nodes, want) in [
+            (
+                "podCIDRs as a string: the singular field",
+                vec![node(
+                    "a",
+                    json!({"podCIDRs": "10.0.0.0/8", "podCIDR": "10.0.1.0/24"}),
+                )],
+                "a=10.0.1.0/24",
+            ),
+            (
+                "podCIDRs of nulls and numbers",
+                vec![
+                    node("a", json!({"podCIDRs": [null, 10, "10.0.2.0/24"]})),
+                    node("b", json!({"podCIDRs": [null]})),
+                ],
+                "incomplete b",
+            ),
+            (
+                "spec as a string",
+                vec![node("a", json!("podCIDR"))],
+                "incomplete a",
+            ),
+            (
+                "a name that is not a string",
+                vec![Arc::new(json!({"metadata": {"name": 3}, "spec": {}}))],
+                "incomplete ",
+            ),
+            (
+                "not an object at all",
+                vec![Arc::new(json!(null))],
+                "incomplete ",
+            ),
+        ] {
+            assert_eq!(describe(&node_pod_cidrs(&nodes)), want, "{name}");
+        }
     }
 }

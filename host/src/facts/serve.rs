@@ -8,7 +8,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use reconciler_conventions::kind::KindRef;
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::certificates::bundle;
@@ -191,9 +191,7 @@ impl FactServer {
             return Ok(None);
         };
         let part = cached.memo().get_or_insert(MemoKey::Deployment, || {
-            Deployment::deserialize(cached.value().as_ref())
-                .map(|d| deployment_part(&cached, &d))
-                .map_err(|e| malformed("Deployment", &cached, e))
+            typed::<Deployment>("Deployment", &cached).map(|d| deployment_part(&cached, &d))
         });
         let part: &DeploymentPart = match &*part {
             Ok(part) => part,
@@ -204,9 +202,7 @@ impl FactServer {
             .iter()
             .map(|p| {
                 let fact = p.memo().get_or_insert(MemoKey::Pod, || {
-                    Pod::deserialize(p.value().as_ref())
-                        .map(|pod| pod_fact(p, &pod))
-                        .map_err(|e| malformed("Pod", p, e))
+                    typed::<Pod>("Pod", p).map(|pod| pod_fact(p, &pod))
                 });
                 match &*fact {
                     Ok(fact) => Ok(fact.clone()),
@@ -226,10 +222,88 @@ fn read_error(e: SourceError) -> ReadError {
     }
 }
 
-/// Why an object could not be read as its kind (memoised with it).
-fn malformed(kind: &str, object: &Value, e: serde_json::Error) -> String {
-    let meta = object_meta(object);
-    format!("{kind} {}/{} is malformed: {e}", meta.namespace, meta.name)
+/// An object read as its built-in type `T` (a Deployment, a Pod), or why
+/// it is malformed (memoised with it): the object, the field and what is
+/// wrong with it, e.g. `Pod ns/p is malformed at status.containerStatuses:
+/// invalid type: string "x", expected a sequence`. The API server validates
+/// these kinds, so only a fixture can hold a malformed one; a guest reading
+/// it gets `read-error.failed` with this text, never a guess at what the
+/// object meant.
+fn typed<T: DeserializeOwned>(kind: &str, object: &Value) -> Result<T, String> {
+    T::deserialize(object).map_err(|e| {
+        let meta = object_meta(object);
+        let at = culprit(object, |v| T::deserialize(v).is_ok())
+            .map(|field| format!(" at {field}"))
+            .unwrap_or_default();
+        format!(
+            "{kind} {}/{} is malformed{at}: {e}",
+            meta.namespace, meta.name
+        )
+    })
+}
+
+/// The most trials [`culprit`] makes: each copies and reads the object.
+const CULPRIT_TRIALS: usize = 256;
+
+/// Where in `object` a typed read fails, as a path
+/// (`spec.template.spec.containers[0].ports`): the deepest field whose
+/// removal lets `reads` accept the object, found by descending into the one
+/// child whose removal does. None when no single field is to blame (two
+/// are malformed, or the object itself is not one); the path stops where
+/// no child alone is, or after [`CULPRIT_TRIALS`] trials.
+fn culprit(object: &Value, reads: impl Fn(&Value) -> bool) -> Option<String> {
+    let mut path: Vec<(String, Option<usize>)> = Vec::new();
+    let mut at = object;
+    let mut trials = 0;
+    loop {
+        let children: Vec<(String, Option<usize>)> = match at {
+            Value::Object(m) => m.keys().map(|k| (k.clone(), None)).collect(),
+            Value::Array(a) => (0..a.len()).map(|i| (String::new(), Some(i))).collect(),
+            _ => break,
+        };
+        let mut found = None;
+        for child in children {
+            if trials == CULPRIT_TRIALS {
+                break;
+            }
+            trials += 1;
+            let mut trial = object.clone();
+            let parent = path.iter().try_fold(&mut trial, |v, step| match step {
+                (_, Some(i)) => v.get_mut(*i),
+                (key, None) => v.get_mut(key.as_str()),
+            });
+            match (&child, parent) {
+                ((_, Some(i)), Some(Value::Array(a))) if *i < a.len() => drop(a.remove(*i)),
+                ((key, None), Some(Value::Object(m))) => drop(m.remove(key)),
+                _ => continue,
+            }
+            if reads(&trial) {
+                found = Some(child);
+                break;
+            }
+        }
+        let Some(child) = found else { break };
+        at = match &child {
+            (_, Some(i)) => &at[*i],
+            (key, None) => &at[key.as_str()],
+        };
+        path.push(child);
+    }
+    if path.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    for (key, index) in path {
+        match index {
+            Some(i) => text.push_str(&format!("[{i}]")),
+            None if text.is_empty() => text.push_str(&key),
+            None => {
+                text.push('.');
+                text.push_str(&key);
+            }
+        }
+    }
+    Some(text)
 }
 
 /// The contract's `Object` of a cached object: metadata and JSON text,
@@ -763,5 +837,148 @@ mod tests {
             undeclared.secret_certificates("ns".into(), "tls".into(), "tls.crt".into()),
             Err(ReadError::NotDeclared(_))
         ));
+    }
+
+    /// A Deployment whose Pods are `pods`, read through `facts.workload`.
+    fn workload_with(
+        deployment: Value,
+        pods: Vec<Value>,
+    ) -> Result<Option<WorkloadFact>, ReadError> {
+        let mut source = MemorySource::new();
+        source.insert(deployment);
+        for p in pods {
+            source.insert(p);
+        }
+        let mut facts = server(source, vec![deployment_kind(), pod_kind()]);
+        facts.workload("ns".into(), "d".into())
+    }
+
+    fn deployment(spec: Value, status: Value) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "ns", "generation": 1},
+            "spec": spec, "status": status})
+    }
+
+    fn pod(status: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "d-1", "namespace": "ns", "labels": {"app": "d"}},
+            "spec": {"containers": [{"name": "a", "image": "i"}]}, "status": status})
+    }
+
+    /// Deployments and Pods are read as their built-in types: one of the
+    /// wrong shape is no guess but a read error naming the object, the
+    /// field and what is wrong with it (the API server validates these
+    /// kinds, so only a fixture can hold one).
+    #[test]
+    fn a_malformed_deployment_or_pod_is_an_error_naming_the_field() {
+        let spec = json!({"replicas": 1, "selector": {"matchLabels": {"app": "d"}}});
+        let failed = |got: Result<Option<WorkloadFact>, ReadError>| match got {
+            Err(ReadError::Failed(text)) => text,
+            other => panic!("{other:?}"),
+        };
+        for (name, dep, pods, want) in [
+            (
+                "containerStatuses is a string",
+                deployment(spec.clone(), json!({})),
+                vec![pod(json!({"containerStatuses": "x"}))],
+                "Pod ns/d-1 is malformed at status.containerStatuses: invalid type: string \"x\", expected a sequence",
+            ),
+            (
+                "an array of nulls where statuses belong",
+                deployment(spec.clone(), json!({})),
+                vec![pod(json!({"containerStatuses": [null]}))],
+                "Pod ns/d-1 is malformed at status.containerStatuses[0]: invalid type: null, expected ContainerStatus",
+            ),
+            (
+                "a restart count beyond i32",
+                deployment(spec.clone(), json!({})),
+                vec![pod(
+                    json!({"containerStatuses": [{"name": "a", "restartCount": 1u64 << 63}]}),
+                )],
+                "Pod ns/d-1 is malformed at status.containerStatuses[0].restartCount: invalid value: integer `9223372036854775808`, expected i32",
+            ),
+            (
+                "replicas as 2^63",
+                deployment(json!({"replicas": 1u64 << 63}), json!({})),
+                vec![],
+                "Deployment ns/d is malformed at spec.replicas: invalid value: integer `9223372036854775808`, expected i32",
+            ),
+            (
+                "a count as a string (the negative one beside it is no error)",
+                deployment(
+                    spec.clone(),
+                    json!({"readyReplicas": -1, "replicas": "two"}),
+                ),
+                vec![],
+                "Deployment ns/d is malformed at status.replicas: invalid type: string \"two\", expected i32",
+            ),
+            (
+                "two malformed fields: the path stops where both are",
+                deployment(
+                    spec.clone(),
+                    json!({"replicas": "two", "readyReplicas": "one"}),
+                ),
+                vec![],
+                "Deployment ns/d is malformed at status: invalid type: string",
+            ),
+            (
+                "a container deep in the template",
+                deployment(
+                    json!({"template": {"spec": {"containers": [{"name": "a", "ports": {"containerPort": 80}}]}}}),
+                    json!({}),
+                ),
+                vec![],
+                "Deployment ns/d is malformed at spec.template.spec.containers[0].ports: invalid type: map",
+            ),
+        ] {
+            let got = failed(workload_with(dep, pods));
+            assert!(got.starts_with(want), "{name}: {got}");
+        }
+    }
+
+    #[test]
+    fn a_negative_count_reads_as_zero() {
+        let got = workload_with(
+            deployment(
+                json!({"replicas": -3, "selector": {"matchLabels": {"app": "d"}}}),
+                json!({"readyReplicas": -1, "replicas": i32::MIN}),
+            ),
+            vec![pod(
+                json!({"containerStatuses": [{"name": "a", "restartCount": -5}]}),
+            )],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((got.desired_replicas, got.ready_replicas), (0, 0));
+        assert_eq!(got.pods[0].restart_count, 0);
+    }
+
+    #[test]
+    fn the_culprit_is_the_deepest_field_whose_removal_lets_the_object_read() {
+        let reads = |v: &Value| serde_json::from_value::<Pod>(v.clone()).is_ok();
+        for (object, want) in [
+            (json!({"status": {"phase": 3}}), Some("status.phase")),
+            (
+                json!({"spec": {"containers": [{"name": "a"}, {"name": 1}]}}),
+                Some("spec.containers[1].name"),
+            ),
+            (json!("a string"), None),
+            (json!({"status": {"phase": 3, "podIP": 4}}), Some("status")),
+        ] {
+            assert_eq!(culprit(&object, reads).as_deref(), want, "{object}");
+        }
+        let mut wide = json!({"spec": {"containers": []}});
+        for i in 0..1000 {
+            wide["spec"]["containers"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": format!("c{i}")}));
+        }
+        wide["spec"]["containers"][999]["name"] = json!(1);
+        assert_eq!(
+            culprit(&wide, reads).as_deref(),
+            Some("spec.containers"),
+            "the search stops after {CULPRIT_TRIALS} trials"
+        );
     }
 }

@@ -20,7 +20,9 @@ const IMAGE_PULL_REASONS: &[&str] = &[
     "SignatureValidationFailed",
 ];
 
-/// Derives the Pod fact from a Pod.
+/// Derives the Pod fact from a Pod. Never panics: a negative restart count
+/// reads as 0, and the sum of all containers' counts stops at `u32::MAX`
+/// (three containers at `i32::MAX` restarts would overflow it).
 pub fn pod_fact(json: &serde_json::Value, pod: &Pod) -> PodFact {
     let status = pod.status.clone().unwrap_or_default();
     let condition = |type_: &str| {
@@ -56,7 +58,7 @@ pub fn pod_fact(json: &serde_json::Value, pod: &Pod) -> PodFact {
         restart_count: statuses
             .iter()
             .map(|cs| cs.restart_count.max(0).unsigned_abs())
-            .sum(),
+            .fold(0, u32::saturating_add),
         pod_ip: status.pod_ip.clone(),
         node_name: pod.spec.as_ref().and_then(|s| s.node_name.clone()),
     }
@@ -391,5 +393,58 @@ mod tests {
         assert_eq!(f.pod_ip.as_deref(), Some("10.0.0.5"));
         assert_eq!(f.node_name.as_deref(), Some("n1"));
         assert_eq!(f.phase, "Running");
+    }
+
+    #[test]
+    fn restart_counts_at_the_limit_saturate() {
+        let status = json!({"name": "a", "image": "x", "imageID": "", "ready": false, "restartCount": i32::MAX});
+        let p = pod(json!({
+            "initContainerStatuses": [status.clone()],
+            "containerStatuses": [status.clone(), status]}));
+        let f = pod_fact(&p, &Pod::deserialize(&p).unwrap());
+        assert_eq!(
+            f.restart_count,
+            u32::MAX,
+            "three at i32::MAX overflowed u32"
+        );
+    }
+
+    /// What the typed Pod leaves open reads as absent: no status is phase
+    /// Unknown, not ready, nothing waiting; a waiting state without a
+    /// reason waits for ""; an Unschedulable condition without a message
+    /// says "".
+    #[test]
+    fn sparse_pods_read_as_absent() {
+        for (name, status, check) in [
+            (
+                "no status",
+                Value::Null,
+                (|f: &PodFact| f.phase == "Unknown" && !f.ready && f.waiting.is_none())
+                    as fn(&PodFact) -> bool,
+            ),
+            (
+                "empty lists",
+                json!({"containerStatuses": [], "conditions": []}),
+                |f| f.restart_count == 0 && f.unschedulable.is_none(),
+            ),
+            (
+                "waiting without a reason",
+                json!({"containerStatuses": [{"name": "a", "state": {"waiting": {}}}]}),
+                |f| {
+                    f.waiting
+                        .as_ref()
+                        .is_some_and(|w| w.reason.is_empty() && w.container == "a")
+                },
+            ),
+            (
+                "an unschedulable condition without a message",
+                json!({"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}),
+                |f| f.unschedulable.as_deref() == Some(""),
+            ),
+        ] {
+            let p = pod(status);
+            let f = pod_fact(&p, &Pod::deserialize(&p).unwrap());
+            assert!(check(&f), "{name}: {f:?}");
+        }
     }
 }
