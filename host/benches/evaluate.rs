@@ -53,6 +53,7 @@ use reconciler_conventions::kind::KindRef;
 use reconciler_conventions::verdict::{ConditionStatus, EventType, Verdict};
 use reconciler_guest_sdk as sdk;
 use reconciler_guest_sdk::Facts;
+use reconciler_host::bindings::convert;
 use reconciler_host::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler as wit_rec;
 use reconciler_host::bindings::v0_2::reconciler::guest0_2_0::facts::{self as hf, Host as _};
 use reconciler_host::bindings::v0_2::reconciler::guest0_2_0::types as ht;
@@ -423,7 +424,7 @@ impl Scenario {
             objects,
             input: sdk::Evaluation {
                 parent: sdk::Object {
-                    meta: sdk_meta(object_meta(&fixture.parent)),
+                    meta: convert(object_meta(&fixture.parent)),
                     json: String::new(),
                 },
                 paused: false,
@@ -541,134 +542,44 @@ impl Call {
     }
 
     /// The same call against the host's fact server, natively, converted
-    /// to the SDK's types.
+    /// to the SDK's types (the same WIT types on both sides: `convert`).
     fn answer(&self, server: &mut FactServer) -> Answer {
         match self {
-            Call::Now => Answer::Now(sdk_time(server.now())),
-            Call::Workload(ns, n) => Answer::Workload(
-                server
-                    .workload(ns.clone(), n.clone())
-                    .map(|w| w.map(sdk_workload))
-                    .map_err(sdk_error),
-            ),
-            Call::Secret(ns, n) => Answer::Secret(
-                server
-                    .secret(ns.clone(), n.clone())
-                    .map(|s| {
-                        s.map(|s| sdk::SecretFact {
-                            meta: sdk_meta(s.meta),
-                            type_: s.type_,
-                            keys: s.keys,
-                        })
-                    })
-                    .map_err(sdk_error),
-            ),
-            Call::ConfigMap(ns, n) => Answer::ConfigMap(
-                server
-                    .config_map(ns.clone(), n.clone())
-                    .map(|c| {
-                        c.map(|c| sdk::ConfigMapFact {
-                            meta: sdk_meta(c.meta),
-                            keys: c.keys,
-                        })
-                    })
-                    .map_err(sdk_error),
-            ),
-            Call::Get(k, ns, n) => Answer::Get(
-                server
-                    .get(host_kind(k), ns.clone(), n.clone())
-                    .map(|o| o.map(sdk_object))
-                    .map_err(sdk_error),
-            ),
-            Call::List(k, ns, s) => Answer::List(
-                server
-                    .list(host_kind(k), ns.clone(), s.clone())
-                    .map(|os| os.into_iter().map(sdk_object).collect())
-                    .map_err(sdk_error),
-            ),
-            Call::Availability(k, ns) => {
-                Answer::Availability(match server.api_availability(host_kind(k), ns.clone()) {
-                    hf::Availability::Available => sdk::Availability::Available,
-                    hf::Availability::NotServed => sdk::Availability::NotServed,
-                    hf::Availability::Forbidden => sdk::Availability::Forbidden,
-                })
+            Call::Now => Answer::Now(convert(server.now())),
+            Call::Workload(ns, n) => {
+                Answer::Workload(convert(server.workload(ns.clone(), n.clone())))
             }
-            Call::NetworkPolicies(ns) => Answer::NetworkPolicies(
-                server
-                    .network_policies(ns.clone())
-                    .map(|ps| ps.into_iter().map(sdk_policy).collect())
-                    .map_err(sdk_error),
-            ),
-            Call::NodePodCidrs => Answer::NodePodCidrs(match server.node_pod_cidrs() {
-                hf::NodePodCidrsFact::Known(nodes) => sdk::NodePodCidrsFact::Known(
-                    nodes
-                        .into_iter()
-                        .map(|n| sdk::NodeCidrs {
-                            node: n.node,
-                            pod_cidrs: n.pod_cidrs,
-                        })
-                        .collect(),
-                ),
-                hf::NodePodCidrsFact::Forbidden(t) => sdk::NodePodCidrsFact::Forbidden(t),
-                hf::NodePodCidrsFact::TooMany(n) => sdk::NodePodCidrsFact::TooMany(n),
-                hf::NodePodCidrsFact::Incomplete(n) => sdk::NodePodCidrsFact::Incomplete(n),
-            }),
-            Call::Exposure(k, ns, n) => Answer::Exposure(
-                server
-                    .exposure(host_exposure(*k), ns.clone(), n.clone())
-                    .map(|e| {
-                        e.map(|e| sdk::ExposureFact {
-                            meta: sdk_meta(e.meta),
-                            kind: sdk_exposure(e.kind),
-                            hostnames: e.hostnames,
-                            admission: match e.admission {
-                                hf::Admission::Admitted => sdk::Admission::Admitted,
-                                hf::Admission::Refused(t) => sdk::Admission::Refused(t),
-                                hf::Admission::Pending => sdk::Admission::Pending,
-                            },
-                        })
-                    })
-                    .map_err(sdk_error),
-            ),
-            Call::ClusterRole(n) => Answer::ClusterRole(
-                server
-                    .cluster_role(n.clone())
-                    .map(|m| m.map(sdk_meta))
-                    .map_err(sdk_error),
-            ),
-            Call::SecretCertificates(ns, n, k) => Answer::SecretCertificates(
-                server
-                    .secret_certificates(ns.clone(), n.clone(), k.clone())
-                    .map(|b| {
-                        b.map(|b| sdk::CertificateBundleFact {
-                            meta: sdk_meta(b.meta),
-                            has_key: b.has_key,
-                            certificates: b
-                                .certificates
-                                .into_iter()
-                                .map(|c| sdk::CertificateFact {
-                                    sha256: c.sha256,
-                                    pem_bytes: c.pem_bytes,
-                                })
-                                .collect(),
-                        })
-                    })
-                    .map_err(sdk_error),
-            ),
-            Call::LastApply(k, ns, n) => Answer::LastApply(
-                server
-                    .last_apply(host_kind(k), ns.clone(), n.clone())
-                    .map(|o| match o {
-                        hf::ApplyOutcome::Applied => sdk::ApplyOutcome::Applied,
-                        hf::ApplyOutcome::Refused(r) => {
-                            sdk::ApplyOutcome::Refused(sdk::ApplyRefusal {
-                                code: r.code,
-                                reason: r.reason,
-                                message: r.message,
-                            })
-                        }
-                    }),
-            ),
+            Call::Secret(ns, n) => Answer::Secret(convert(server.secret(ns.clone(), n.clone()))),
+            Call::ConfigMap(ns, n) => {
+                Answer::ConfigMap(convert(server.config_map(ns.clone(), n.clone())))
+            }
+            Call::Get(k, ns, n) => {
+                Answer::Get(convert(server.get(host_kind(k), ns.clone(), n.clone())))
+            }
+            Call::List(k, ns, s) => {
+                Answer::List(convert(server.list(host_kind(k), ns.clone(), s.clone())))
+            }
+            Call::Availability(k, ns) => {
+                Answer::Availability(convert(server.api_availability(host_kind(k), ns.clone())))
+            }
+            Call::NetworkPolicies(ns) => {
+                Answer::NetworkPolicies(convert(server.network_policies(ns.clone())))
+            }
+            Call::NodePodCidrs => Answer::NodePodCidrs(convert(server.node_pod_cidrs())),
+            Call::Exposure(k, ns, n) => Answer::Exposure(convert(server.exposure(
+                host_exposure(*k),
+                ns.clone(),
+                n.clone(),
+            ))),
+            Call::ClusterRole(n) => Answer::ClusterRole(convert(server.cluster_role(n.clone()))),
+            Call::SecretCertificates(ns, n, k) => Answer::SecretCertificates(convert(
+                server.secret_certificates(ns.clone(), n.clone(), k.clone()),
+            )),
+            Call::LastApply(k, ns, n) => Answer::LastApply(convert(server.last_apply(
+                host_kind(k),
+                ns.clone(),
+                n.clone(),
+            ))),
         }
     }
 
@@ -744,14 +655,6 @@ fn host_exposure(k: u8) -> hf::ExposureKind {
         0 => hf::ExposureKind::Route,
         1 => hf::ExposureKind::Ingress,
         _ => hf::ExposureKind::HttpRoute,
-    }
-}
-
-fn sdk_exposure(k: hf::ExposureKind) -> sdk::ExposureKind {
-    match k {
-        hf::ExposureKind::Route => sdk::ExposureKind::Route,
-        hf::ExposureKind::Ingress => sdk::ExposureKind::Ingress,
-        hf::ExposureKind::HttpRoute => sdk::ExposureKind::HttpRoute,
     }
 }
 
@@ -1000,93 +903,6 @@ fn call_counts(calls: &[Call]) -> String {
 // ---------------------------------------------------------------------------
 // The host's contract types to the SDK's (both generated from `wit/`).
 
-fn sdk_time(t: ht::Timestamp) -> sdk::Timestamp {
-    sdk::Timestamp {
-        seconds: t.seconds,
-        nanos: t.nanos,
-    }
-}
-fn sdk_meta(m: ht::ObjectMeta) -> sdk::ObjectMeta {
-    sdk::ObjectMeta {
-        name: m.name,
-        namespace: m.namespace,
-        uid: m.uid,
-        generation: m.generation,
-        labels: m.labels,
-        annotations: m.annotations,
-        controller: m.controller.map(|c| sdk::ControllerRef {
-            api_version: c.api_version,
-            kind: c.kind,
-            name: c.name,
-            uid: c.uid,
-        }),
-        creation: m.creation.map(sdk_time),
-        deletion: m.deletion.map(sdk_time),
-    }
-}
-
-fn sdk_object(o: ht::Object) -> sdk::Object {
-    sdk::Object {
-        meta: sdk_meta(o.meta),
-        json: o.json,
-    }
-}
-
-fn sdk_error(e: hf::ReadError) -> sdk::ReadError {
-    match e {
-        hf::ReadError::NotDeclared(t) => sdk::ReadError::NotDeclared(t),
-        hf::ReadError::NotServed(t) => sdk::ReadError::NotServed(t),
-        hf::ReadError::Forbidden(t) => sdk::ReadError::Forbidden(t),
-        hf::ReadError::Failed(t) => sdk::ReadError::Failed(t),
-    }
-}
-
-fn sdk_workload(w: hf::WorkloadFact) -> sdk::WorkloadFact {
-    use hf::WorkloadState as H;
-    use sdk::WorkloadState as S;
-    sdk::WorkloadFact {
-        meta: sdk_meta(w.meta),
-        generation_observed: w.generation_observed,
-        desired_replicas: w.desired_replicas,
-        updated_replicas: w.updated_replicas,
-        ready_replicas: w.ready_replicas,
-        available_replicas: w.available_replicas,
-        progress_deadline_exceeded: w.progress_deadline_exceeded,
-        replica_failure: w.replica_failure,
-        pods: w
-            .pods
-            .into_iter()
-            .map(|p| sdk::PodFact {
-                meta: sdk_meta(p.meta),
-                phase: p.phase,
-                ready: p.ready,
-                waiting: p.waiting.map(|c| sdk::ContainerWaiting {
-                    container: c.container,
-                    reason: c.reason,
-                    message: c.message,
-                }),
-                unschedulable: p.unschedulable,
-                restart_count: p.restart_count,
-                pod_ip: p.pod_ip,
-                node_name: p.node_name,
-            })
-            .collect(),
-        state: match w.state {
-            H::Ready => S::Ready,
-            H::ReplicaFailure(m) => S::ReplicaFailure(m),
-            H::SecretNotFound(m) => S::SecretNotFound(m),
-            H::SecretKeyMissing(m) => S::SecretKeyMissing(m),
-            H::ConfigMapNotFound(m) => S::ConfigMapNotFound(m),
-            H::PodUnschedulable(m) => S::PodUnschedulable(m),
-            H::ImagePullFailed(m) => S::ImagePullFailed(m),
-            H::CrashLoopBackOff(m) => S::CrashLoopBackOff(m),
-            H::RolloutStuck(m) => S::RolloutStuck(m),
-            H::RolloutInProgress(m) => S::RolloutInProgress(m),
-            H::PodNotReady(m) => S::PodNotReady(m),
-        },
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Both verdicts, compared.
 
@@ -1216,56 +1032,6 @@ fn assert_same(wasm: &Verdict, native: &sdk::Verdict) -> String {
         .map(|(t, s, r)| format!("{t}={s}/{r}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn sdk_selector(s: hf::LabelSelectorFact) -> sdk::LabelSelectorFact {
-    sdk::LabelSelectorFact {
-        match_labels: s.match_labels,
-        match_expressions: s
-            .match_expressions
-            .into_iter()
-            .map(|r| sdk::SelectorRequirement {
-                key: r.key,
-                operator: r.operator,
-                values: r.values,
-            })
-            .collect(),
-    }
-}
-
-fn sdk_policy(p: hf::NetworkPolicyFact) -> sdk::NetworkPolicyFact {
-    sdk::NetworkPolicyFact {
-        meta: sdk_meta(p.meta),
-        pod_selector: sdk_selector(p.pod_selector),
-        isolates_ingress: p.isolates_ingress,
-        ingress: p
-            .ingress
-            .into_iter()
-            .map(|r| sdk::IngressRuleFact {
-                ports: r
-                    .ports
-                    .into_iter()
-                    .map(|p| sdk::PortFact {
-                        protocol: p.protocol,
-                        port: p.port,
-                        end_port: p.end_port,
-                    })
-                    .collect(),
-                from_peers: r
-                    .from_peers
-                    .into_iter()
-                    .map(|p| sdk::PeerFact {
-                        pod_selector: p.pod_selector.map(sdk_selector),
-                        namespace_selector: p.namespace_selector.map(sdk_selector),
-                        ip_block: p.ip_block.map(|b| sdk::IpBlockFact {
-                            cidr: b.cidr,
-                            except: b.except,
-                        }),
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -7,6 +7,6 @@ wit_bindgen::generate!({
     pub_export_macro: true,
     default_bindings_module: "reconciler_guest_sdk::bindings",
     runtime_path: "reconciler_guest_sdk::wit_bindgen::rt",
-    additional_derives: [PartialEq, Eq],
+    additional_derives: [PartialEq, Eq, serde::Serialize, serde::Deserialize],
     generate_all,
 });
