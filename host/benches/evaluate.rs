@@ -36,8 +36,7 @@
 //! (default 5000); `BENCH_PROFILE_WASM=<n>` only runs `n` wasm passes of
 //! each guest (for `perf record`).
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use reconciler_host_harness::guests as support;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -53,18 +52,18 @@ use reconciler_conventions::kind::KindRef;
 use reconciler_conventions::verdict::{ConditionStatus, EventType, Verdict};
 use reconciler_guest_sdk as sdk;
 use reconciler_guest_sdk::Facts;
-use reconciler_host::bindings::convert;
-use reconciler_host::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler as wit_rec;
-use reconciler_host::bindings::v0_2::reconciler::guest0_2_0::facts::{self as hf, Host as _};
-use reconciler_host::bindings::v0_2::reconciler::guest0_2_0::types as ht;
-use reconciler_host::bindings::v0_2::{Guest as GuestWorld, GuestPre};
+use reconciler_host::contract::convert;
+use reconciler_host::contract::current::{Guest as GuestWorld, GuestPre};
+use reconciler_host::contract::exports as wit_rec;
+use reconciler_host::contract::facts::{self as hf, Host as _};
+use reconciler_host::contract::types as ht;
 use reconciler_host::facts::meta::object_meta;
 use reconciler_host::facts::{
     Availability, Cached, FactServer, MemorySource, ObjectSource, Selector, SourceError,
 };
 use reconciler_host::fixture::Fixture;
 use reconciler_host::fixture::format::DEFAULT_NOW;
-use reconciler_host::operator::cache::slim;
+use reconciler_host::operator::cluster::cache::slim;
 use reconciler_host::runtime::limits::MemoryLimiter;
 use reconciler_host::runtime::sandbox::{self, Sandbox};
 use reconciler_host::runtime::{EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig};

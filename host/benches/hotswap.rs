@@ -24,14 +24,9 @@
 //! (spec changes a second, default 200), `RECONCILER_TEST_KUBECONFIG`
 //! (reuse a running test apiserver).
 
-#[allow(dead_code)]
-mod common;
-#[allow(dead_code)]
-#[path = "../tests/operator/objects.rs"]
-mod objects;
-#[allow(dead_code)]
-#[path = "../tests/support/mod.rs"]
-mod support;
+use reconciler_host_harness::bench as common;
+use reconciler_host_harness::guests as support;
+use reconciler_host_harness::objects;
 
 use common::{HostProcess, Metrics, Table, env_num, free_port};
 use std::ffi::OsStr;
@@ -46,7 +41,7 @@ use futures::{StreamExt, stream};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{DynamicObject, ListParams, Patch, PatchParams};
-use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, cache::digest};
+use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, artifacts::digest};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 

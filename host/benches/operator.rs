@@ -29,17 +29,10 @@
 //! a running test apiserver instead of starting one; its service IP range
 //! must hold N Services: a server the bench starts gets a /16).
 
-#[path = "../tests/support/mod.rs"]
-mod support;
 
-#[allow(dead_code)]
-mod common;
-#[allow(dead_code)]
-#[path = "../tests/operator/harness.rs"]
-mod harness;
-#[allow(dead_code)]
-#[path = "../tests/operator/objects.rs"]
-mod objects;
+use reconciler_host_harness::bench as common;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator as harness;
 
 use common::{HostProcess, Metrics, Table, cpu_of, env_num, free_port, mib, ms};
 use std::ffi::OsStr;

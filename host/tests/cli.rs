@@ -1,7 +1,7 @@
 //! The CLI's output and error messages, held against golden files in
 //! `tests/ui/` (`BLESS=1` rewrites them).
 
-mod support;
+use reconciler_host_harness::guests as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! ClusterRole, read by the 0.1 legacy guest) is watched cluster-wide, and
 //! its changes re-queue the parents that read it.
 
-mod support;
+use reconciler_host_harness::guests as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -20,15 +20,9 @@
 //! (`harness::TIMEOUT`), and what must not happen is watched for a settle
 //! interval (`harness::SETTLE`).
 
-mod support;
-
-#[path = "operator/console_objects.rs"]
-mod console_objects;
-#[path = "operator/harness.rs"]
-mod harness;
-#[allow(dead_code)] // the EvidenceAgent's builders; the generic helpers are used
-#[path = "operator/objects.rs"]
-mod objects;
+use reconciler_host_harness::console_objects;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator as harness;
 
 use kube::Api;
 use kube::api::DynamicObject;

@@ -2,7 +2,7 @@
 //! against the released 0.1.0 (the legacy test guest) next to the current
 //! 0.2.0 (the EvidenceAgent), and another version is refused by name.
 
-mod support;
+use reconciler_host_harness::guests as support;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -4,8 +4,7 @@
 //! as a `reason` somewhere in the fixtures' goldens — a condition, an
 //! Event, or a reason the kind reports inside a status field.
 
-#[path = "support/makefile.rs"]
-mod makefile;
+use reconciler_host_harness::makefile;
 
 use std::collections::BTreeSet;
 

@@ -14,14 +14,8 @@
 //!
 //! Nothing here asserts timing: every expectation is polled with a timeout.
 
-mod support;
-
-#[allow(dead_code)]
-#[path = "operator/harness.rs"]
-mod harness;
-#[allow(dead_code)]
-#[path = "operator/objects.rs"]
-mod objects;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator as harness;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;

@@ -3,9 +3,8 @@
 //! deploy` rewrites them), the Deployment mounts a ConfigMap for every
 //! bundled guest, and a real API server accepts every manifest.
 
-#[path = "support/makefile.rs"]
-mod makefile;
-mod support;
+use reconciler_host_harness::guests as support;
+use reconciler_host_harness::makefile;
 
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;

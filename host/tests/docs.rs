@@ -1,9 +1,8 @@
 //! `docs/conditions.md` is generated from the guests' registries: it must
 //! be what the guests describe today, and it must name every reason.
 
-#[path = "support/makefile.rs"]
-mod makefile;
-mod support;
+use reconciler_host_harness::guests as support;
+use reconciler_host_harness::makefile;
 
 use std::path::PathBuf;
 

@@ -7,14 +7,10 @@
 //!
 //! Every expectation is polled with a timeout (`harness::TIMEOUT`).
 
-mod support;
+use reconciler_host_harness::guests as support;
 
-#[allow(dead_code)]
-#[path = "operator/harness.rs"]
-mod harness;
-#[allow(dead_code)]
-#[path = "operator/objects.rs"]
-mod objects;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator as harness;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::symlink;
@@ -26,7 +22,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::DynamicObject;
-use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, cache::digest};
+use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, artifacts::digest};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 

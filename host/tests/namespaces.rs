@@ -3,14 +3,8 @@
 //! impersonation, `as:` under its user), allowed everything it needs in one
 //! namespace and only its own kind (and Events) in another.
 
-mod support;
-
-#[allow(dead_code)]
-#[path = "operator/harness.rs"]
-mod harness;
-#[allow(dead_code)]
-#[path = "operator/objects.rs"]
-mod objects;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator as harness;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -9,12 +9,8 @@
 //! (`harness::TIMEOUT`), and what must not happen is watched for a settle
 //! interval (`harness::SETTLE`).
 
-mod support;
-
-#[path = "operator/harness.rs"]
-mod harness;
-#[path = "operator/objects.rs"]
-mod objects;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator as harness;
 
 use std::sync::{Arc, Mutex};
 

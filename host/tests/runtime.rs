@@ -1,7 +1,7 @@
 //! The runtime against hostile guests: every misbehaviour is a typed error
 //! naming the guest and the class, and the same runtime goes on serving.
 
-mod support;
+use reconciler_host_harness::guests as support;
 
 use std::sync::Arc;
 use std::time::Duration;

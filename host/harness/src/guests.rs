@@ -1,4 +1,4 @@
-//! Test support: builds the guest components the tests load.
+//! The guest components the tests load, built on demand.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,7 +12,7 @@ pub fn guest_wasm(crate_name: &str) -> PathBuf {
 /// The same, with a cargo `feature` of the guest enabled. Every feature set
 /// builds to the same path: read the file before building another.
 pub fn guest_wasm_with(crate_name: &str, feature: Option<&str>) -> PathBuf {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let workspace = crate::paths::workspace();
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"));

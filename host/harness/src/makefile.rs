@@ -1,15 +1,7 @@
 //! The guests the workspace bundles: the Makefile's `GUESTS`, the one list
 //! `make docs`, `make deploy` and `make fixtures` work from.
 
-use std::path::{Path, PathBuf};
-
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the host crate is in the workspace")
-        .to_path_buf()
-}
+pub use crate::paths::workspace;
 
 /// The bundled guests by directory name (`evidenceagent`, ...).
 pub fn guests() -> Vec<String> {

@@ -17,7 +17,8 @@ use reconciler_conventions::kind::KindSpec;
 use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
 use serde_json::Value;
 
-use crate::support;
+use crate::guests as support;
+use crate::paths;
 
 /// How long a condition may take to show.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -76,7 +77,6 @@ pub fn fixture() -> &'static Fixture {
 /// The fixture serving `guests` (built on first use, blocking). A binary
 /// serving other guests than the EvidenceAgent calls it before anything
 /// else of the harness; asking for two guest sets in one binary fails.
-#[allow(dead_code)] // not every test binary chooses its guests
 pub fn fixture_of(guests: &'static Guests) -> &'static Fixture {
     let f = FIXTURE.get_or_init(|| build_fixture(guests));
     assert_eq!(
@@ -87,7 +87,7 @@ pub fn fixture_of(guests: &'static Guests) -> &'static Fixture {
 }
 
 fn build_fixture(guests: &'static Guests) -> Fixture {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(guests.dir);
+    let base = paths::target_tmpdir().join(guests.dir);
     let guests_dir = base.join("guests");
     let cache_dir = base.join("modules");
     let logs_dir = base.join("logs");
@@ -171,7 +171,6 @@ impl Host {
 
     /// The same, with `args` after the binary's own (such as more
     /// `--setting`s).
-    #[allow(dead_code)] // not every test binary starts hosts this way
     pub async fn start_in(namespace: &str, args: &[&str]) -> Host {
         let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
         let mut all = vec!["--namespaces", namespace];
@@ -458,7 +457,7 @@ pub async fn settle() {
 /// namespaces and other options.
 pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
     let f = fixture();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_reconciler-host"));
+    let mut command = Command::new(paths::host_binary());
     command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())

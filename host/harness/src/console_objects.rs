@@ -11,8 +11,8 @@ use kube::api::{DeleteParams, DynamicObject, PostParams};
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
-use crate::harness::Guests;
 use crate::objects::{api, resource_of};
+use crate::operator::Guests;
 
 /// The PgToolBoxConsole's API.
 pub const API_VERSION: &str = "pgtoolbox.fyannk.dev/v1alpha1";

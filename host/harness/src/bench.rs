@@ -85,7 +85,7 @@ impl HostProcess {
         args: &[&OsStr],
     ) -> Result<HostProcess> {
         let stderr = std::fs::File::create(&log).context("the host's log")?;
-        let child = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+        let child = Command::new(crate::paths::host_binary())
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())

@@ -1,0 +1,19 @@
+//! What the host's integration tests and benchmarks share, as one crate
+//! (a dev-dependency of `reconciler-host`), compiled once for every test
+//! binary:
+//!
+//! - [`paths`]: the workspace, the target directory, the host binary;
+//! - [`guests`]: guest components built for the tests;
+//! - [`makefile`]: the bundled guests, as the Makefile lists them;
+//! - [`operator`]: the host as a child process against the test API
+//!   server, polling, statuses and Events;
+//! - [`objects`] and [`console_objects`]: the objects the tests create;
+//! - [`bench`]: the benches' host process, metrics and printed table.
+
+pub mod bench;
+pub mod console_objects;
+pub mod guests;
+pub mod makefile;
+pub mod objects;
+pub mod operator;
+pub mod paths;
