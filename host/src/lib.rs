@@ -1,7 +1,7 @@
 //! The reconciler host: loads kinds' WebAssembly guests and runs them as a
 //! Kubernetes operator.
 
-pub mod bindings;
+pub mod contract;
 pub mod crd;
 pub mod docs;
 pub mod facts;

@@ -22,7 +22,7 @@ use crate::message::bound;
 use crate::status::{Condition, Status};
 use crate::verdict::{EventType, Verdict};
 
-use condition::{Fact, Writer};
+use condition::{ConditionWriter, Fact};
 pub use contract::{ContractError, check_verdict};
 pub use fields::RESERVED_STATUS_FIELDS;
 pub use rollup::convergence_type;
@@ -123,9 +123,10 @@ pub struct Event {
     pub note: String,
 }
 
-/// What the engine decided.
+/// What the engine derived for a pass: the status, whether it changed, the
+/// Events, and when to look again.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Decision {
+pub struct Output {
     /// The status to write.
     pub status: Status,
     /// False when `status` equals the previous status: nothing to write.
@@ -145,7 +146,7 @@ pub struct Decision {
 /// are present only while a fact holds, so none is written here.
 pub fn first_touch(spec: &KindSpec, generation: i64, now: jiff::Timestamp) -> Status {
     let empty = Status::default();
-    let writer = Writer::new(&empty, generation, now);
+    let writer = ConditionWriter::new(&empty, generation, now);
     Status {
         observed_generation: Some(generation),
         conditions: spec
@@ -179,7 +180,7 @@ pub fn first_touch(spec: &KindSpec, generation: i64, now: jiff::Timestamp) -> St
 ///   previous condition of a type the kind does not declare (a type a
 ///   replaced module dropped) is not carried over: the host owns
 ///   `.status.conditions`.
-pub fn decide(input: Input<'_>) -> Decision {
+pub fn decide(input: Input<'_>) -> Output {
     let Input {
         spec,
         generation,
@@ -188,7 +189,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         now,
         outcome,
     } = input;
-    let writer = Writer::new(previous, generation, now);
+    let writer = ConditionWriter::new(previous, generation, now);
     match outcome {
         Outcome::Verdict(verdict) => match check_verdict(spec, &verdict, paused) {
             Ok(()) => from_verdict(spec, &writer, previous, paused, &verdict),
@@ -226,8 +227,8 @@ pub fn not_watched(
     previous: &Status,
     now: jiff::Timestamp,
     message: &str,
-) -> Decision {
-    let writer = Writer::new(previous, generation, now);
+) -> Output {
+    let writer = ConditionWriter::new(previous, generation, now);
     let ready = writer.write(
         READY,
         Fact::new(
@@ -273,7 +274,7 @@ pub fn not_watched(
     } else {
         Vec::new()
     };
-    Decision {
+    Output {
         status,
         changed,
         events,
@@ -284,11 +285,11 @@ pub fn not_watched(
 
 fn from_verdict(
     spec: &KindSpec,
-    writer: &Writer<'_>,
+    writer: &ConditionWriter<'_>,
     previous: &Status,
     paused: bool,
     verdict: &Verdict,
-) -> Decision {
+) -> Output {
     let aspects: Vec<Condition> = spec
         .aspects
         .iter()
@@ -331,7 +332,7 @@ fn from_verdict(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    Decision {
+    Output {
         status,
         changed,
         events,
@@ -342,12 +343,12 @@ fn from_verdict(
 
 fn from_error(
     spec: &KindSpec,
-    writer: &Writer<'_>,
+    writer: &ConditionWriter<'_>,
     previous: &Status,
     paused: bool,
     class: ErrorClass,
     text: &str,
-) -> Decision {
+) -> Output {
     let message = class.ready_message(text);
     let newly_reported = !previous
         .condition(READY)
@@ -375,7 +376,7 @@ fn from_error(
     };
     let changed = status != *previous;
     let events = events::collect(spec, previous, &status, error_event, &[], changed);
-    Decision {
+    Output {
         status,
         changed,
         events,
@@ -389,7 +390,7 @@ fn from_error(
 /// [`KindSpec::host_conditions`] lists them), the aspects, the advisory ones.
 fn assemble(
     spec: &KindSpec,
-    writer: &Writer<'_>,
+    writer: &ConditionWriter<'_>,
     host: rollup::HostFacts,
     aspects: Vec<Condition>,
     advisory: Vec<Condition>,

@@ -5,7 +5,7 @@ use crate::kind::{KindSpec, PauseAnnotation, Profile, ReasonEntry, StallRule};
 use crate::status::Status;
 use crate::verdict::{ConditionStatus, Decision as Fact, EventType, KindEvent, Stall, Verdict};
 
-use crate::engine::{Decision, ErrorClass, Input, Outcome, decide};
+use crate::engine::{ErrorClass, Input, Outcome, Output, decide};
 
 fn reasons(owner: &str, names: &[&str]) -> Vec<ReasonEntry> {
     names
@@ -219,7 +219,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    pub fn outcome(&self, previous: &Status, outcome: Outcome) -> Decision {
+    pub fn outcome(&self, previous: &Status, outcome: Outcome) -> Output {
         decide(Input {
             spec: self.spec,
             generation: self.generation,
@@ -230,11 +230,11 @@ impl<'a> Pass<'a> {
         })
     }
 
-    pub fn verdict(&self, previous: &Status, verdict: Verdict) -> Decision {
+    pub fn verdict(&self, previous: &Status, verdict: Verdict) -> Output {
         self.outcome(previous, Outcome::Verdict(verdict))
     }
 
-    pub fn error(&self, previous: &Status, class: ErrorClass, text: &str) -> Decision {
+    pub fn error(&self, previous: &Status, class: ErrorClass, text: &str) -> Output {
         self.outcome(
             previous,
             Outcome::Error {

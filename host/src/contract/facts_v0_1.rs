@@ -2,9 +2,9 @@
 //! 0.1 `facts` function is its 0.2 namesake, and every value crosses as its
 //! same-shaped twin ([`convert`]).
 
-use crate::bindings::convert;
-use crate::bindings::v0_1::reconciler::guest0_1_0::{facts as v1, types as v1_types};
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::Host as V2;
+use crate::contract::convert;
+use crate::contract::facts::Host as V2;
+use crate::contract::v0_1::reconciler::guest0_1_0::{facts as v1, types as v1_types};
 use crate::facts::FactServer;
 
 impl v1_types::Host for FactServer {}
@@ -68,11 +68,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::bindings::v0_1::exports::reconciler::guest0_1_0::reconciler as v1_rec;
-    use crate::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler as v2_rec;
-    use crate::bindings::v0_2::reconciler::guest0_2_0::facts as v2;
+    use crate::contract::exports as v2_rec;
+    use crate::contract::facts as v2;
+    use crate::contract::v0_1::exports::reconciler::guest0_1_0::reconciler as v1_rec;
     use crate::facts::MemorySource;
-    use crate::facts::serve::{deployment_kind, pod_kind};
+    use crate::facts::known_kinds::{deployment_kind, pod_kind};
 
     /// Every 0.1 value the host hands a guest or takes from one converts
     /// losslessly: a round trip through the other version gives it back.

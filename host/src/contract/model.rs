@@ -5,8 +5,8 @@ use reconciler_conventions::verdict::{
     ConditionStatus, Decision, EventType, KindEvent, Stall, Verdict,
 };
 
-use crate::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler as wit;
-use crate::bindings::v0_2::reconciler::guest0_2_0::types as wit_types;
+use crate::contract::exports as wit;
+use crate::contract::types as wit_types;
 
 pub fn kind_ref(k: &wit_types::KindRef) -> model::KindRef {
     model::KindRef {

@@ -16,9 +16,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::meta::object_meta;
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
-    CertificateBundleFact, CertificateFact,
-};
+use crate::contract::facts::{CertificateBundleFact, CertificateFact};
 
 /// Where a slimmed Secret keeps its certificates' summary:
 /// `{key: [{sha256, pemBytes}]}`, only keys holding a certificate.

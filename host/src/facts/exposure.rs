@@ -4,7 +4,7 @@ use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
 use super::meta::object_meta;
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{Admission, ExposureFact, ExposureKind};
+use crate::contract::facts::{Admission, ExposureFact, ExposureKind};
 
 /// The API of an exposure kind.
 pub fn exposure_kind_ref(kind: ExposureKind) -> KindRef {

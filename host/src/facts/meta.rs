@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::bindings::v0_2::reconciler::guest0_2_0::types::{ControllerRef, ObjectMeta, Timestamp};
+use crate::contract::types::{ControllerRef, ObjectMeta, Timestamp};
 
 /// Reads `metadata` from an object's JSON. Missing fields are empty, and
 /// so are fields of the wrong type (metadata the API server would refuse):

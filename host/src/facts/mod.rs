@@ -1,8 +1,11 @@
 //! Facts: what the host derives from Kubernetes objects and serves to
-//! guests through the `facts` import, with every read recorded.
+//! guests, through a reader that records every read.
 
 pub mod certificates;
+pub mod dependency;
+pub mod diagnose;
 pub mod exposure;
+pub mod known_kinds;
 pub mod memo;
 pub mod meta;
 pub mod network_policy;
@@ -10,11 +13,12 @@ pub mod nodes;
 #[cfg(test)]
 mod robustness;
 pub mod selector;
-pub mod serve;
+pub mod server;
 pub mod source;
 pub mod workload;
 
+pub use dependency::Dependency;
 pub use memo::Cached;
 pub use selector::Selector;
-pub use serve::{Dependency, FactServer};
+pub use server::FactServer;
 pub use source::{ApplyOutcome, Availability, MemorySource, ObjectSource, SourceError};

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::meta::object_meta;
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
+use crate::contract::facts::{
     IngressRuleFact, IpBlockFact, LabelSelectorFact, NetworkPolicyFact, PeerFact, PortFact,
     SelectorRequirement,
 };

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{NodeCidrs, NodePodCidrsFact};
+use crate::contract::facts::{NodeCidrs, NodePodCidrsFact};
 
 /// The most Nodes the host checks; above, it answers `too-many`.
 pub const MAX_NODES: usize = 10_000;

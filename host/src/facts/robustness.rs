@@ -24,14 +24,14 @@ use super::exposure::exposure_fact;
 use super::meta::{object_meta, timestamp};
 use super::network_policy::network_policy_fact;
 use super::nodes::{node_cidrs, node_pod_cidrs};
-use super::serve::{
+use super::workload::{deployment_part, pod_fact};
+use super::{Availability, Cached, FactServer, ObjectSource, Selector, SourceError};
+use crate::contract::facts::{ExposureKind, Host as _};
+use crate::contract::types::KindRef as WitKindRef;
+use crate::facts::known_kinds::{
     cluster_role_kind, config_map_kind, deployment_kind, network_policy_kind, node_kind, pod_kind,
     secret_kind,
 };
-use super::workload::{deployment_part, pod_fact};
-use super::{Availability, Cached, FactServer, ObjectSource, Selector, SourceError};
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{ExposureKind, Host as _};
-use crate::bindings::v0_2::reconciler::guest0_2_0::types::KindRef as WitKindRef;
 
 const EXPOSURES: [ExposureKind; 3] = [
     ExposureKind::Route,

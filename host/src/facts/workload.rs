@@ -6,9 +6,7 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::Selector;
 use super::meta::object_meta;
-use crate::bindings::v0_2::reconciler::guest0_2_0::facts::{
-    ContainerWaiting, PodFact, WorkloadFact, WorkloadState,
-};
+use crate::contract::facts::{ContainerWaiting, PodFact, WorkloadFact, WorkloadState};
 
 /// Kubelet waiting reasons that mean an image cannot be pulled.
 const IMAGE_PULL_REASONS: &[&str] = &[

@@ -29,6 +29,18 @@ pub struct ModuleLabels {
     pub contract: String,
 }
 
+impl ModuleLabels {
+    /// The series of `module` serving `kind`.
+    pub fn of(kind: &str, module: &crate::runtime::GuestModule) -> Self {
+        ModuleLabels {
+            kind: kind.to_owned(),
+            guest: module.name().to_owned(),
+            digest: module.digest().to_owned(),
+            contract: module.contract_version().to_owned(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RefusalLabels {
     pub kind: String,

@@ -1,6 +1,8 @@
 //! One pass over one parent: evaluate its guest on the cached facts, derive
 //! the status through the conventions engine, write it once if it changed,
-//! then emit the Events.
+//! then emit the Events. A pass knows nothing of hot swap: it says which
+//! module evaluated and whether the guest was to blame, and its caller
+//! counts that against the module's probation.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,15 +13,35 @@ use reconciler_conventions::status::Status;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::api_error::{self, ApiErrorClass};
-use super::metrics::{ErrorLabels, Metrics};
-use super::queue::Done;
-use super::{Kind, ParentKey, Shared};
 use crate::facts::ObjectSource;
+use crate::operator::kinds::{Kind, Registry};
+use crate::operator::metrics::{ErrorLabels, Metrics};
+use crate::operator::schedule::ParentKey;
+use crate::operator::schedule::queue::{Done, WorkQueue};
+use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::runtime::{Blame, EvaluateRequest, GuestModule};
 
-pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
-    let kind = shared.kind(key.kind);
+/// How a pass ended, for the queue and for the module's probation.
+pub struct Pass {
+    pub done: Done,
+    /// The module that evaluated the parent, and whether the guest was to
+    /// blame for a failure; `None` when no guest ran.
+    pub evaluated: Option<(GuestModule, bool)>,
+}
+
+impl Pass {
+    fn without_guest(done: Done) -> Self {
+        Pass {
+            done,
+            evaluated: None,
+        }
+    }
+}
+
+/// One pass of `key`.
+pub async fn run(registry: &Registry, key: &ParentKey) -> Pass {
+    let kind = registry.kind(key.kind);
+    let queue = registry.scheduler.queue(key.kind);
     let kind = &*kind;
     let span = tracing::info_span!(
         "reconcile",
@@ -30,23 +52,36 @@ pub async fn run(shared: &Shared, key: &ParentKey) -> Done {
     // The module is taken once: a swap during the pass leaves it on this one.
     let Some(module) = kind.module() else {
         // The kind's module was removed: nothing runs, nothing is written.
-        kind.queue.forget(key);
-        return Done::Converged {
+        queue.forget(key);
+        return Pass::without_guest(Done::Converged {
             requeue_after: None,
-        };
+        });
     };
-    reconcile(shared, kind, &module, key).instrument(span).await
+    reconcile(registry, kind, &queue, &module, key)
+        .instrument(span)
+        .await
 }
 
-async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &ParentKey) -> Done {
+async fn reconcile(
+    registry: &Registry,
+    kind: &Kind,
+    queue: &WorkQueue<ParentKey>,
+    module: &GuestModule,
+    key: &ParentKey,
+) -> Pass {
     let label = Metrics::kind(&kind.resource.kind);
-    shared.metrics.passes.get_or_create(&label).inc();
+    registry.metrics.passes.get_or_create(&label).inc();
     let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
-        shared.deps.lock().expect("deps lock").remove(key);
-        kind.queue.forget(key);
-        return Done::Converged {
+        registry
+            .scheduler
+            .deps
+            .lock()
+            .expect("deps lock")
+            .remove(key);
+        queue.forget(key);
+        return Pass::without_guest(Done::Converged {
             requeue_after: None,
-        };
+        });
     };
     let spec = module.spec().clone();
     let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
@@ -62,12 +97,12 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
     let mut previous = previous;
     if previous.conditions.is_empty() {
         let initial = engine::first_touch(&spec, generation, jiff::Timestamp::now());
-        match write(shared, kind, &spec, &parent, &previous, &initial).await {
+        match write(registry, kind, &spec, &parent, &previous, &initial).await {
             Ok(stored) => {
                 previous = initial;
                 parent = stored;
             }
-            Err(done) => return done,
+            Err(done) => return Pass::without_guest(done),
         }
     }
 
@@ -76,7 +111,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
     let started = std::time::Instant::now();
     let evaluated = {
         let module = module.clone();
-        let source: Arc<dyn ObjectSource> = shared.source.clone();
+        let source: Arc<dyn ObjectSource> = registry.source.clone();
         let settings = kind.settings.clone();
         let parent = parent.clone();
         tokio::task::spawn_blocking(move || {
@@ -94,24 +129,23 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
         .expect("an evaluation never panics")
     };
     let (evaluated, guest_time) = evaluated;
-    shared
+    registry
         .metrics
         .guest_seconds
         .get_or_create(&label)
         .observe(guest_time.as_secs_f64());
-    super::swap::record(
-        shared,
-        key.kind,
-        module,
-        evaluated
-            .outcome
-            .as_ref()
-            .is_err_and(|e| e.blame() == Blame::Guest),
-    );
+    let blamed = evaluated
+        .outcome
+        .as_ref()
+        .is_err_and(|e| e.blame() == Blame::Guest);
+    let ended = |done| Pass {
+        done,
+        evaluated: Some((module.clone(), blamed)),
+    };
     {
-        let mut deps = shared.deps.lock().expect("deps lock");
+        let mut deps = registry.scheduler.deps.lock().expect("deps lock");
         deps.replace(key, evaluated.reads);
-        shared
+        registry
             .metrics
             .dependency_entries
             .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
@@ -121,7 +155,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
         Ok(verdict) => Outcome::Verdict(verdict),
         Err(e) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
-            shared
+            registry
                 .metrics
                 .guest_errors
                 .get_or_create(&ErrorLabels {
@@ -135,7 +169,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
             }
         }
     };
-    let decision = engine::decide(Input {
+    let output = engine::decide(Input {
         spec: &spec,
         generation,
         paused,
@@ -143,28 +177,28 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
         now,
         outcome,
     });
-    shared
+    registry
         .metrics
         .pass_seconds
         .get_or_create(&label)
         .observe(started.elapsed().as_secs_f64());
-    if decision.changed {
-        if let Err(done) = write(shared, kind, &spec, &parent, &previous, &decision.status).await {
-            return done;
+    if output.changed {
+        if let Err(done) = write(registry, kind, &spec, &parent, &previous, &output.status).await {
+            return ended(done);
         }
-        kind.writer.publish(&parent, &decision.events).await;
-        shared
+        kind.writer.publish(&parent, &output.events).await;
+        registry
             .metrics
             .events
             .get_or_create(&label)
-            .inc_by(decision.events.len() as u64);
+            .inc_by(output.events.len() as u64);
     }
-    let after = decision
+    let after = output
         .requeue_after_seconds
         .map(|s| Duration::from_secs(u64::from(s)));
-    if guest_failed {
+    ended(if guest_failed {
         Done::Failed
-    } else if decision.stalled {
+    } else if output.stalled {
         Done::Stalled {
             recheck_after: after,
         }
@@ -172,7 +206,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
         Done::Converged {
             requeue_after: after,
         }
-    }
+    })
 }
 
 /// Writes a status and puts the stored object in the cache, so the next
@@ -181,7 +215,7 @@ async fn reconcile(shared: &Shared, kind: &Kind, module: &GuestModule, key: &Par
 /// class is written as Ready=False (ReconcileError) over the `stored`
 /// status when possible, and reported once.
 async fn write(
-    shared: &Shared,
+    registry: &Registry,
     kind: &Kind,
     spec: &KindSpec,
     parent: &Value,
@@ -190,7 +224,7 @@ async fn write(
 ) -> Result<Arc<Value>, Done> {
     match kind.writer.write_status(parent, status).await {
         Ok(written) => {
-            shared
+            registry
                 .metrics
                 .status_writes
                 .get_or_create(&Metrics::kind(&kind.resource.kind))
@@ -221,7 +255,7 @@ async fn report_error(
     text: &str,
 ) {
     let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
-    let decision = engine::decide(Input {
+    let output = engine::decide(Input {
         spec,
         generation,
         paused: spec.is_paused(parent),
@@ -232,13 +266,13 @@ async fn report_error(
             text: text.to_owned(),
         },
     });
-    if decision.changed
+    if output.changed
         && kind
             .writer
-            .write_status(parent, &decision.status)
+            .write_status(parent, &output.status)
             .await
             .is_ok()
     {
-        kind.writer.publish(parent, &decision.events).await;
+        kind.writer.publish(parent, &output.events).await;
     }
 }

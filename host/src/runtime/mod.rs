@@ -2,11 +2,8 @@
 //! fresh, limited store for every call into a guest, its instance taken
 //! from a pool of slots whose linear memory stays mapped between calls.
 
-pub mod cache;
-pub mod contract;
-mod convert;
+pub mod artifacts;
 pub mod error;
-mod legacy;
 pub mod limits;
 pub mod module;
 pub mod sandbox;
@@ -20,13 +17,13 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-pub use cache::ArtifactCache;
-pub use contract::ContractVersion;
+pub use crate::contract::ContractVersion;
+pub use artifacts::ArtifactCache;
 pub use error::{Blame, GuestError, GuestErrorClass, LoadError};
 pub use limits::Limits;
 pub use module::{EvaluateRequest, Evaluated, GuestModule, PassState};
 
-use crate::bindings::{v0_1, v0_2};
+use crate::contract::{v0_1, v0_2};
 use crate::facts::FactServer;
 use slots::Slots;
 use ticker::EpochTicker;

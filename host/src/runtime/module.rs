@@ -10,18 +10,16 @@ use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
-use super::contract::{self, ContractVersion};
-use super::convert;
 use super::error::{GuestError, GuestErrorClass, LoadError};
 use super::limits::{MemoryCapExceeded, MemoryLimiter};
 use super::sandbox::Sandbox;
 use super::slots::{Slot, Slots};
-use super::{Runtime, cache};
-use crate::bindings::v0_2::exports::reconciler::guest0_2_0::reconciler::{
-    Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict,
-};
-use crate::bindings::v0_2::reconciler::guest0_2_0::types::Object;
-use crate::bindings::{convert as twin, v0_1, v0_2};
+use super::{Runtime, artifacts};
+use crate::contract::exports::{Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict};
+use crate::contract::model;
+use crate::contract::types::Object;
+use crate::contract::version::{self, ContractVersion};
+use crate::contract::{convert as twin, v0_1, v0_2};
 use crate::facts::meta::object_meta;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource};
 
@@ -105,7 +103,7 @@ const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
 ];
 
 pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule, LoadError> {
-    let digest = cache::digest(bytes);
+    let digest = artifacts::digest(bytes);
     if !bytes.starts_with(b"\0asm") {
         return Err(LoadError::NotAComponent {
             guest: name.to_owned(),
@@ -144,7 +142,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         if import.starts_with("reconciler:guest/") {
             return Err(world_mismatch(format!(
                 "it imports {import}; this host serves {}",
-                contract::served()
+                version::served()
             )));
         }
         return Err(LoadError::UnsupportedImport {
@@ -152,7 +150,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
             import: import.to_owned(),
         });
     }
-    let contract = contract::detect(ty.exports(&rt.engine).map(|(export, _)| export))
+    let contract = version::detect(ty.exports(&rt.engine).map(|(export, _)| export))
         .map_err(world_mismatch)?;
     let instance_pre = rt
         .linker
@@ -274,7 +272,7 @@ impl GuestModule {
         let spec = self
             .call_describe(&mut store)
             .map_err(|e| self.classify(e, &store))?;
-        Ok(convert::kind_spec(spec))
+        Ok(model::kind_spec(spec))
     }
 
     /// Instantiates the module and calls `describe`, in the contract
@@ -357,7 +355,7 @@ impl GuestModule {
             .call_evaluate(&mut store, &input)
             .map_err(|e| self.classify(e, &store))
             .and_then(|verdict| {
-                convert::verdict(verdict).map_err(|detail| {
+                model::verdict(verdict).map_err(|detail| {
                     GuestError::new(&self.name, GuestErrorClass::Contract, detail)
                 })
             });

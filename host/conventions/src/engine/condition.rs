@@ -8,7 +8,7 @@ use crate::verdict::{self, ConditionStatus};
 use super::INITIALIZING;
 
 /// What a pass says about one condition: status, reason and message, with
-/// no time and no generation (the [`Writer`] adds those).
+/// no time and no generation (the [`ConditionWriter`] adds those).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Fact {
     pub status: ConditionStatus,
@@ -38,15 +38,15 @@ impl From<&verdict::Decision> for Fact {
 }
 
 /// Writes conditions for one pass over the previous status.
-pub(super) struct Writer<'a> {
+pub(super) struct ConditionWriter<'a> {
     previous: &'a Status,
     generation: i64,
     now: jiff::Timestamp,
 }
 
-impl<'a> Writer<'a> {
-    pub fn new(previous: &'a Status, generation: i64, now: jiff::Timestamp) -> Writer<'a> {
-        Writer {
+impl<'a> ConditionWriter<'a> {
+    pub fn new(previous: &'a Status, generation: i64, now: jiff::Timestamp) -> ConditionWriter<'a> {
+        ConditionWriter {
             previous,
             generation,
             now,

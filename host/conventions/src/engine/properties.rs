@@ -206,7 +206,7 @@ struct Step {
     now: jiff::Timestamp,
     outcome: Outcome,
     previous: Status,
-    decision: Decision,
+    decision: Output,
 }
 
 fn run(spec: &KindSpec, passes: &[RawPass]) -> Vec<Step> {
@@ -242,7 +242,7 @@ fn run(spec: &KindSpec, passes: &[RawPass]) -> Vec<Step> {
     steps
 }
 
-fn again(spec: &KindSpec, step: &Step, previous: &Status, now: jiff::Timestamp) -> Decision {
+fn again(spec: &KindSpec, step: &Step, previous: &Status, now: jiff::Timestamp) -> Output {
     decide(Input {
         spec,
         generation: step.generation,

@@ -29,7 +29,7 @@ fn types(status: &Status) -> Vec<&str> {
     status.conditions.iter().map(|c| c.type_.as_str()).collect()
 }
 
-fn warnings(d: &Decision) -> Vec<&str> {
+fn warnings(d: &Output) -> Vec<&str> {
     d.events
         .iter()
         .filter(|e| e.type_ == EventType::Warning)
@@ -37,7 +37,7 @@ fn warnings(d: &Decision) -> Vec<&str> {
         .collect()
 }
 
-fn event_reasons(d: &Decision) -> Vec<(EventType, &str)> {
+fn event_reasons(d: &Output) -> Vec<(EventType, &str)> {
     d.events
         .iter()
         .map(|e| (e.type_, e.reason.as_str()))

@@ -2,21 +2,16 @@
 //! `--namespaces` where the host may not list a kind it needs (a guest's
 //! parent kind or a read no guest has optional) is left out of the watch,
 //! and the objects it may still list there are told so, once
-//! (Ready=Unknown, NamespaceNotWatched).
+//! (Ready=Unknown, NamespaceNotWatched: `crate::operator::kinds::not_watched`).
 
 use std::collections::BTreeMap;
 
-use kube::api::{DynamicObject, ListParams};
+use kube::Client;
 use kube::core::ApiResource;
-use kube::{Api, Client};
-use reconciler_conventions::engine;
 use reconciler_conventions::kind::KindRef;
-use reconciler_conventions::status::Status;
 
-use super::Kind;
-use super::metrics::Metrics;
-use super::probe::{self, ProbeError, Resolved};
 use crate::facts::Availability;
+use crate::operator::cluster::probe::{self, ProbeError, Resolved};
 
 /// One kind the host may not list in a namespace: its kind and its
 /// resource name as RBAC spells it (`pods`, `clusters.postgresql.cnpg.io`).
@@ -135,84 +130,6 @@ pub async fn check(
         }
     }
     Ok(left_out)
-}
-
-/// Once at start: on every object of a served kind in a namespace left out
-/// of the watch, where the host may still list that kind, writes
-/// Ready=Unknown (NamespaceNotWatched) and publishes its Warning. A refused
-/// list or write is logged and skipped; nothing here fails the start.
-pub(crate) async fn mark_not_watched(
-    client: &Client,
-    kinds: &[std::sync::Arc<Kind>],
-    metrics: &Metrics,
-    left_out: &LeftOut,
-) {
-    for (ns, refused) in left_out {
-        let message = not_watched_message(ns, refused);
-        for kind in kinds {
-            let kind_ref = kind.cache.kind();
-            if refused.iter().any(|r| &r.kind == kind_ref) {
-                continue;
-            }
-            let Some(module) = kind.module() else {
-                continue;
-            };
-            let spec = module.spec().clone();
-            if !spec.namespaced {
-                continue;
-            }
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &kind.resource);
-            let listed = match api.list(&ListParams::default()).await {
-                Ok(l) => l.items,
-                Err(e) => {
-                    tracing::warn!(namespace = %ns, kind = %kind_ref, error = %e, "cannot list the objects of a namespace left out of the watch; their status is not marked");
-                    continue;
-                }
-            };
-            let label = Metrics::kind(&kind.resource.kind);
-            for object in listed {
-                let mut parent = serde_json::to_value(object).unwrap_or_default();
-                if let Some(o) = parent.as_object_mut() {
-                    o.insert(
-                        "apiVersion".into(),
-                        kind.resource.api_version.clone().into(),
-                    );
-                    o.insert("kind".into(), kind.resource.kind.clone().into());
-                }
-                let name = parent["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
-                let previous = Status::from_json(&parent["status"]).unwrap_or_default();
-                let decision = engine::not_watched(
-                    &spec,
-                    generation,
-                    &previous,
-                    jiff::Timestamp::now(),
-                    &message,
-                );
-                if !decision.changed {
-                    continue;
-                }
-                match kind.writer.write_status(&parent, &decision.status).await {
-                    Ok(_) => {
-                        metrics.status_writes.get_or_create(&label).inc();
-                        tracing::info!(namespace = %ns, %name, kind = %kind_ref, "marked NamespaceNotWatched");
-                    }
-                    Err(e) => {
-                        tracing::warn!(namespace = %ns, %name, kind = %kind_ref, error = %e, "cannot write NamespaceNotWatched; skipped");
-                        continue;
-                    }
-                }
-                kind.writer.publish(&parent, &decision.events).await;
-                metrics
-                    .events
-                    .get_or_create(&label)
-                    .inc_by(decision.events.len() as u64);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

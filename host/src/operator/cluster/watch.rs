@@ -12,7 +12,7 @@ use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::cache::{Change, ObjectCache, ObjectChange, ServedChange};
+use crate::operator::cluster::cache::{Change, ObjectCache, ObjectChange, ServedChange};
 
 /// Runs until the stream ends (it retries with backoff on errors).
 /// `synced` fires after the first complete listing.

@@ -8,16 +8,79 @@ use crate::fixture::format::Fixture;
 use crate::fixture::runner::run_fixture;
 use crate::runtime::{GuestModule, LoadError};
 
+/// The check a module failed; its `Display` is the `check` label of
+/// `reconciler_swap_refusals_total` and of the refusal's log line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Check {
+    /// The module file cannot be read inside the guests directory.
+    Read,
+    /// The module cannot be compiled or its artifact cached.
+    Load,
+    /// Not a component of the contract: an import the host does not
+    /// provide, or a world the host does not serve.
+    Contract,
+    /// Its `describe` failed.
+    Describe,
+    /// Its kind spec is inconsistent.
+    Spec,
+    /// Another kind, plural, scope or profile than the running module.
+    Kind,
+    /// A reason of the running module is missing.
+    Reasons,
+    /// An aspect removed, renamed or moved.
+    Aspects,
+    /// An advisory condition type removed or renamed.
+    Advisory,
+    /// A fixture beside the module does not pass through it.
+    Fixtures,
+    /// A second file claims a kind another file serves.
+    Claimed,
+    /// The kind's CustomResourceDefinition is not installed or served.
+    Crd,
+    /// It reads a kind the host cannot watch.
+    Reads,
+    /// Probing the API server failed.
+    Probe,
+}
+
+impl Check {
+    /// The label, as metrics and log lines spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Read => "read",
+            Check::Load => "load",
+            Check::Contract => "contract",
+            Check::Describe => "describe",
+            Check::Spec => "spec",
+            Check::Kind => "kind",
+            Check::Reasons => "reasons",
+            Check::Aspects => "aspects",
+            Check::Advisory => "advisory",
+            Check::Fixtures => "fixtures",
+            Check::Claimed => "claimed",
+            Check::Crd => "crd",
+            Check::Reads => "reads",
+            Check::Probe => "probe",
+        }
+    }
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why a module was refused: the check that failed (a metric label) and
 /// what it found (one log line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
-    pub check: &'static str,
+    pub check: Check,
     pub detail: String,
 }
 
 impl Refusal {
-    fn new(check: &'static str, detail: impl Into<String>) -> Self {
+    pub fn new(check: Check, detail: impl Into<String>) -> Self {
         Refusal {
             check,
             detail: detail.into(),
@@ -29,12 +92,12 @@ impl Refusal {
     /// `describe`, or an inconsistent kind spec.
     pub fn from_load(e: &LoadError) -> Self {
         let check = match e {
-            LoadError::Read { .. } | LoadError::Cache { .. } => "load",
+            LoadError::Read { .. } | LoadError::Cache { .. } => Check::Load,
             LoadError::NotAComponent { .. }
             | LoadError::UnsupportedImport { .. }
-            | LoadError::WorldMismatch { .. } => "contract",
-            LoadError::Describe { .. } => "describe",
-            LoadError::Spec { .. } => "spec",
+            | LoadError::WorldMismatch { .. } => Check::Contract,
+            LoadError::Describe { .. } => Check::Describe,
+            LoadError::Spec { .. } => Check::Spec,
         };
         Refusal::new(check, e.to_string())
     }
@@ -51,7 +114,7 @@ impl Refusal {
 pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
     if old.kind_ref() != new.kind_ref() {
         return Err(Refusal::new(
-            "kind",
+            Check::Kind,
             format!(
                 "it declares kind {}; the running module serves {}",
                 new.kind_ref(),
@@ -61,7 +124,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
     }
     if old.plural != new.plural || old.namespaced != new.namespaced {
         return Err(Refusal::new(
-            "kind",
+            Check::Kind,
             format!(
                 "it declares resource {:?} (namespaced: {}); the running module has {:?} (namespaced: {})",
                 new.plural, new.namespaced, old.plural, old.namespaced
@@ -70,7 +133,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
     }
     if old.profile != new.profile {
         return Err(Refusal::new(
-            "kind",
+            Check::Kind,
             format!(
                 "it declares profile {:?}; the running module has {:?}",
                 new.profile, old.profile
@@ -80,7 +143,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
     for r in &old.reasons {
         if !new.reasons.iter().any(|n| n.name == r.name) {
             return Err(Refusal::new(
-                "reasons",
+                Check::Reasons,
                 format!(
                     "reason {:?} was registered by the running module and is missing",
                     r.name
@@ -93,7 +156,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
             Some(n) if n == a => {}
             _ if new.aspects.contains(a) => {
                 return Err(Refusal::new(
-                    "aspects",
+                    Check::Aspects,
                     format!(
                         "aspect {a:?} moved from position {} to {}; aspects may only be appended",
                         i + 1,
@@ -103,7 +166,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
             }
             _ => {
                 return Err(Refusal::new(
-                    "aspects",
+                    Check::Aspects,
                     format!("aspect {a:?} was declared by the running module and is missing"),
                 ));
             }
@@ -112,7 +175,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
     for a in &old.advisory {
         if !new.advisory.contains(a) {
             return Err(Refusal::new(
-                "advisory",
+                Check::Advisory,
                 format!(
                     "advisory condition {a:?} was declared by the running module and is missing"
                 ),
@@ -129,17 +192,17 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
 pub fn fixtures(module: &GuestModule, fixtures: &[(String, String)]) -> Result<(), Refusal> {
     for (name, text) in fixtures {
         let fixture: Fixture = serde_yaml::from_str(text)
-            .map_err(|e| Refusal::new("fixtures", format!("fixture {name}: {e}")))?;
+            .map_err(|e| Refusal::new(Check::Fixtures, format!("fixture {name}: {e}")))?;
         if fixture.expect.is_none() && fixture.steps.is_empty() {
             return Err(Refusal::new(
-                "fixtures",
+                Check::Fixtures,
                 format!("fixture {name}: missing field `expect` (or `steps`)"),
             ));
         }
         let report = run_fixture(module, &fixture);
         if let Some((step, mismatches)) = report.steps.iter().find(|(_, m)| !m.is_empty()) {
             return Err(Refusal::new(
-                "fixtures",
+                Check::Fixtures,
                 format!(
                     "fixture {name}, {step}: {}",
                     mismatches.first().map(String::as_str).unwrap_or_default()
@@ -183,7 +246,7 @@ mod tests {
         }
     }
 
-    fn check(new: KindSpec) -> Result<(), &'static str> {
+    fn check(new: KindSpec) -> Result<(), Check> {
         compatible(&spec(), &new).map_err(|r| r.check)
     }
 
@@ -207,54 +270,54 @@ mod tests {
         let mut dropped = spec();
         dropped.reasons.retain(|r| r.name != "ClusterNotFound");
         let refusal = compatible(&spec(), &dropped).unwrap_err();
-        assert_eq!(refusal.check, "reasons");
+        assert_eq!(refusal.check, Check::Reasons);
         assert_eq!(
             refusal.detail,
             "reason \"ClusterNotFound\" was registered by the running module and is missing"
         );
         let mut renamed = spec();
         renamed.reasons[1].name = "ImageRejected".into();
-        assert_eq!(check(renamed), Err("reasons"));
+        assert_eq!(check(renamed), Err(Check::Reasons));
     }
 
     #[test]
     fn aspects_may_only_be_appended() {
         let mut removed = spec();
         removed.aspects.pop();
-        assert_eq!(check(removed), Err("aspects"));
+        assert_eq!(check(removed), Err(Check::Aspects));
         let mut renamed = spec();
         renamed.aspects[0] = "Configuration".into();
-        assert_eq!(check(renamed), Err("aspects"));
+        assert_eq!(check(renamed), Err(Check::Aspects));
         let mut reordered = spec();
         reordered.aspects.reverse();
         let refusal = compatible(&spec(), &reordered).unwrap_err();
-        assert_eq!(refusal.check, "aspects");
+        assert_eq!(refusal.check, Check::Aspects);
         assert!(refusal.detail.contains("moved"), "{}", refusal.detail);
         let mut inserted = spec();
         inserted.aspects.insert(0, "First".into());
-        assert_eq!(check(inserted), Err("aspects"));
+        assert_eq!(check(inserted), Err(Check::Aspects));
     }
 
     #[test]
     fn a_dropped_advisory_condition_is_refused() {
         let mut dropped = spec();
         dropped.advisory.clear();
-        assert_eq!(check(dropped), Err("advisory"));
+        assert_eq!(check(dropped), Err(Check::Advisory));
     }
 
     #[test]
     fn another_kind_resource_or_profile_is_refused() {
         let mut kind = spec();
         kind.kind = "Gadget".into();
-        assert_eq!(check(kind), Err("kind"));
+        assert_eq!(check(kind), Err(Check::Kind));
         let mut version = spec();
         version.version = "v2".into();
-        assert_eq!(check(version), Err("kind"));
+        assert_eq!(check(version), Err(Check::Kind));
         let mut plural = spec();
         plural.plural = "widgetz".into();
-        assert_eq!(check(plural), Err("kind"));
+        assert_eq!(check(plural), Err(Check::Kind));
         let mut profile = spec();
         profile.profile = Profile::Kstatus;
-        assert_eq!(check(profile), Err("kind"));
+        assert_eq!(check(profile), Err(Check::Kind));
     }
 }

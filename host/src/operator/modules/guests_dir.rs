@@ -21,7 +21,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt};
 
-use crate::runtime::cache::digest;
+use crate::runtime::artifacts::digest;
 
 /// A module file's content, and the fixtures shipped beside it.
 #[derive(Clone, Debug, PartialEq, Eq)]

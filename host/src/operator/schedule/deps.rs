@@ -288,7 +288,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::facts::serve::{config_map_kind, pod_kind};
+    use crate::facts::known_kinds::{config_map_kind, pod_kind};
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -16,13 +16,13 @@ pub const FIELD_MANAGER: &str = "reconciler-host";
 
 /// Writes statuses and Events for one kind.
 #[derive(Clone)]
-pub struct Writer {
+pub struct StatusWriter {
     client: Client,
     resource: ApiResource,
     recorder: Recorder,
 }
 
-impl Writer {
+impl StatusWriter {
     pub fn new(client: Client, resource: ApiResource) -> Self {
         let recorder = Recorder::new(
             client.clone(),
@@ -31,7 +31,7 @@ impl Writer {
                 instance: std::env::var("POD_NAME").ok(),
             },
         );
-        Writer {
+        StatusWriter {
             client,
             resource,
             recorder,

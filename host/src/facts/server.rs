@@ -1,0 +1,200 @@
+//! The recording reader: serves one pass's reads from an [`ObjectSource`],
+//! refuses kinds the guest did not declare, and records every read as a
+//! dependency of the parent. The contract's `facts` import is served from
+//! it (`crate::contract`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use reconciler_conventions::kind::KindRef;
+
+use crate::contract::facts::{ReadError, WorkloadFact};
+use crate::facts::diagnose::typed;
+use crate::facts::known_kinds::{deployment_kind, pod_kind};
+use crate::facts::memo::MemoKey;
+use crate::facts::source::{ApplyOutcome, Availability, ObjectSource, SourceError};
+use crate::facts::workload::{DeploymentPart, deployment_part, pod_fact};
+use crate::facts::{Cached, Dependency, Selector};
+
+/// Serves one pass's facts. What it derives from an object is memoised
+/// beside the object in the source ([`Cached`]), so a later pass reading
+/// the same version of it copies the fact instead of deriving it again.
+pub struct FactServer {
+    source: Arc<dyn ObjectSource>,
+    declared: Arc<BTreeSet<KindRef>>,
+    now: jiff::Timestamp,
+    reads: BTreeSet<Dependency>,
+    /// Workloads derived in this pass: the source does not change within
+    /// a pass, and deriving one parses the Deployment and all its Pods.
+    workloads: BTreeMap<(String, String), Option<WorkloadFact>>,
+}
+
+impl FactServer {
+    pub fn new(
+        source: Arc<dyn ObjectSource>,
+        declared: impl IntoIterator<Item = KindRef>,
+        now: jiff::Timestamp,
+    ) -> Self {
+        Self::with_declared(source, Arc::new(declared.into_iter().collect()), now)
+    }
+
+    /// The same, with the declared kinds already collected (a module
+    /// collects them once, not once a pass).
+    pub fn with_declared(
+        source: Arc<dyn ObjectSource>,
+        declared: Arc<BTreeSet<KindRef>>,
+        now: jiff::Timestamp,
+    ) -> Self {
+        FactServer {
+            source,
+            declared,
+            now,
+            reads: BTreeSet::new(),
+            workloads: BTreeMap::new(),
+        }
+    }
+
+    /// What the pass read so far.
+    pub fn into_reads(self) -> BTreeSet<Dependency> {
+        self.reads
+    }
+
+    /// Refuses a kind the guest did not declare, naming the call.
+    pub(crate) fn allow(&self, kind: &KindRef, via: &str) -> Result<(), ReadError> {
+        if self.declared.contains(kind) {
+            Ok(())
+        } else {
+            Err(ReadError::NotDeclared(format!(
+                "{via} needs {kind}, which the guest's kind-spec.reads does not declare"
+            )))
+        }
+    }
+
+    /// Reads an object, recorded as a dependency.
+    pub(crate) fn read_object(
+        &mut self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Cached>>, ReadError> {
+        self.reads.insert(Dependency::Object {
+            kind: kind.clone(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        });
+        self.source.get(kind, namespace, name).map_err(read_error)
+    }
+
+    /// Lists objects, recorded as a dependency.
+    pub(crate) fn read_list(
+        &mut self,
+        kind: &KindRef,
+        namespace: &str,
+        selector: Selector,
+    ) -> Result<Vec<Arc<Cached>>, ReadError> {
+        let found = self
+            .source
+            .list(kind, namespace, &selector)
+            .map_err(read_error);
+        self.reads.insert(Dependency::List {
+            kind: kind.clone(),
+            namespace: namespace.to_owned(),
+            selector,
+        });
+        found
+    }
+
+    /// The pass's clock.
+    pub(crate) fn clock(&self) -> jiff::Timestamp {
+        self.now
+    }
+
+    /// The workload fact of Deployment `name` (its Pods included), derived
+    /// once a pass.
+    pub(crate) fn read_workload(
+        &mut self,
+        namespace: String,
+        name: String,
+    ) -> Result<Option<WorkloadFact>, ReadError> {
+        let (deployments, pods) = (deployment_kind(), pod_kind());
+        self.allow(&deployments, "facts.workload")?;
+        self.allow(&pods, "facts.workload")?;
+        let key = (namespace, name);
+        if let Some(derived) = self.workloads.get(&key) {
+            return Ok(derived.clone());
+        }
+        let derived = self.derive_workload(&deployments, &pods, &key.0, &key.1)?;
+        self.workloads.insert(key, derived.clone());
+        Ok(derived)
+    }
+
+    /// Whether `kind` can be read in `namespace`, recorded as a read of the
+    /// kind there (the answer changes when it stops or starts being served).
+    pub(crate) fn read_availability(&mut self, kind: KindRef, namespace: String) -> Availability {
+        let availability = self.source.availability(&kind, &namespace);
+        self.reads
+            .insert(Dependency::Availability { kind, namespace });
+        availability
+    }
+
+    /// What the host did with the child, recorded as a read of the child: a
+    /// change to it re-queues the parent.
+    pub(crate) fn read_last_apply(
+        &mut self,
+        kind: KindRef,
+        namespace: String,
+        name: String,
+    ) -> Option<ApplyOutcome> {
+        let outcome = self.source.last_apply(&kind, &namespace, &name);
+        self.reads.insert(Dependency::Object {
+            kind,
+            namespace,
+            name,
+        });
+        outcome
+    }
+
+    /// The Deployment `name` and the Pods its selector matches, as a fact.
+    fn derive_workload(
+        &mut self,
+        deployments: &KindRef,
+        pods: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<WorkloadFact>, ReadError> {
+        let Some(cached) = self.read_object(deployments, namespace, name)? else {
+            return Ok(None);
+        };
+        let part = cached.memo().get_or_insert(MemoKey::Deployment, || {
+            typed::<Deployment>("Deployment", &cached).map(|d| deployment_part(&cached, &d))
+        });
+        let part: &DeploymentPart = match &*part {
+            Ok(part) => part,
+            Err(text) => return Err(ReadError::Failed(text.clone())),
+        };
+        let pod_facts = self
+            .read_list(pods, namespace, part.selector().clone())?
+            .iter()
+            .map(|p| {
+                let fact = p.memo().get_or_insert(MemoKey::Pod, || {
+                    typed::<Pod>("Pod", p).map(|pod| pod_fact(p, &pod))
+                });
+                match &*fact {
+                    Ok(fact) => Ok(fact.clone()),
+                    Err(text) => Err(ReadError::Failed(text.clone())),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(part.with_pods(pod_facts)))
+    }
+}
+
+fn read_error(e: SourceError) -> ReadError {
+    match e {
+        SourceError::NotServed(_) => ReadError::NotServed(e.to_string()),
+        SourceError::Forbidden { .. } => ReadError::Forbidden(e.to_string()),
+        SourceError::NotWatched(_) => ReadError::Failed(e.to_string()),
+    }
+}

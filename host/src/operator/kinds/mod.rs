@@ -1,0 +1,124 @@
+//! The registry of served kinds: for each, the module serving it, its
+//! cache, its status writer and settings; and what every pass shares (the
+//! cluster source, the scheduler, the metrics). Startup and hot swap serve
+//! kinds through it alike.
+
+pub mod not_watched;
+pub mod watches;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use kube::Client;
+use kube::core::ApiResource;
+
+use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
+use crate::operator::metrics::{Metrics, ModuleLabels};
+use crate::operator::modules::served::ServedModule;
+use crate::operator::schedule::{KindId, ParentKey, Scheduler};
+use crate::operator::write::StatusWriter;
+use crate::runtime::GuestModule;
+
+/// One served kind.
+pub struct Kind {
+    /// The module serving the kind, swapped while running; a pass takes it
+    /// once, at its start.
+    pub served: RwLock<ServedModule>,
+    pub resource: ApiResource,
+    pub cache: Arc<ObjectCache>,
+    pub writer: StatusWriter,
+    pub settings: Vec<(String, String)>,
+}
+
+impl Kind {
+    /// The module serving the kind now, if any.
+    pub fn module(&self) -> Option<GuestModule> {
+        self.served.read().expect("served lock").serving()
+    }
+}
+
+/// The served kinds, append-only (a [`KindId`] indexes them, so a kind is
+/// never removed or moved; a kind served from a guest dropped in while the
+/// host runs is appended), and what every pass shares.
+pub struct Registry {
+    kinds: RwLock<Vec<Arc<Kind>>>,
+    pub source: Arc<ClusterSource>,
+    pub scheduler: Scheduler,
+    pub metrics: Arc<Metrics>,
+}
+
+impl Registry {
+    pub fn new(source: Arc<ClusterSource>, metrics: Arc<Metrics>) -> Self {
+        Registry {
+            kinds: RwLock::new(Vec::new()),
+            source,
+            scheduler: Scheduler::default(),
+            metrics,
+        }
+    }
+
+    /// The kind `id` (one Arc clone: what a pass takes once).
+    pub fn kind(&self, id: KindId) -> Arc<Kind> {
+        self.kinds.read().expect("kinds lock")[id.0].clone()
+    }
+
+    /// Every served kind now, by id.
+    pub fn kinds(&self) -> Vec<(KindId, Arc<Kind>)> {
+        let kinds = self.kinds.read().expect("kinds lock");
+        kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (KindId(i), k.clone()))
+            .collect()
+    }
+
+    /// Serves a kind from `module`, its watches started: its module series
+    /// set, its queue added. Returns its id.
+    pub fn add(
+        &self,
+        client: &Client,
+        module: GuestModule,
+        resource: ApiResource,
+        cache: Arc<ObjectCache>,
+        settings: Vec<(String, String)>,
+    ) -> KindId {
+        self.metrics
+            .modules
+            .get_or_create(&ModuleLabels::of(&resource.kind, &module))
+            .set(1);
+        let kind = Arc::new(Kind {
+            writer: StatusWriter::new(client.clone(), resource.clone()),
+            served: RwLock::new(ServedModule::new(module)),
+            resource,
+            cache,
+            settings,
+        });
+        let mut kinds = self.kinds.write().expect("kinds lock");
+        let id = self.scheduler.add_kind(kind.cache.kind().clone());
+        debug_assert_eq!(id.0, kinds.len(), "the scheduler and the registry agree");
+        kinds.push(kind);
+        id
+    }
+
+    /// Asks for a pass of every cached object of kind `id`; returns how
+    /// many.
+    pub fn requeue_all(&self, id: KindId) -> usize {
+        let objects = self.kind(id).cache.list("", &Default::default());
+        for object in &objects {
+            self.scheduler.add(ParentKey::of(id, object));
+        }
+        objects.len()
+    }
+}
+
+/// The settings of a kind, from `--setting Kind.key=value`.
+pub fn settings_of(
+    settings: &BTreeMap<String, Vec<(String, String)>>,
+    kind: &str,
+) -> Vec<(String, String)> {
+    settings
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(kind))
+        .flat_map(|(_, v)| v.clone())
+        .collect()
+}

@@ -1,0 +1,268 @@
+//! Probe and watch: the one path by which the host starts watching a kind,
+//! a served kind's own objects or a kind its guest reads, at start and
+//! while running. An optional read not served, or refused (403) in a
+//! namespace, is turned off there; a required one must be listable
+//! wherever the host watches.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use kube::api::DynamicObject;
+use kube::core::ApiResource;
+use kube::{Api, Client};
+use reconciler_conventions::kind::KindRef;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::facts::Availability;
+use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
+use crate::operator::cluster::namespaces::resource_name;
+use crate::operator::cluster::probe::{self, ProbeError, Resolved};
+use crate::operator::cluster::watch;
+use crate::operator::metrics::Metrics;
+
+/// A read the host cannot watch, so the module reading it is not served
+/// (yet). Retried on every poll while running: a CRD may be installed, a
+/// permission granted.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadRefused {
+    #[error(
+        "it reads {kind}, which this cluster does not serve (is its CustomResourceDefinition installed?)"
+    )]
+    NotInstalled { kind: KindRef },
+    #[error("it reads {kind}, which this cluster does not serve")]
+    NotServed { kind: KindRef },
+    #[error(
+        "it reads {kind}, and the host may not list {resource} {}",
+        where_(namespace)
+    )]
+    Forbidden {
+        kind: KindRef,
+        resource: String,
+        namespace: String,
+    },
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+}
+
+fn where_(namespace: &str) -> String {
+    if namespace.is_empty() {
+        "in every namespace".to_owned()
+    } else {
+        format!("in namespace {namespace}")
+    }
+}
+
+/// A read to start: its resource (`None`: optional and not served) and
+/// where it may be read.
+struct Planned {
+    kind: KindRef,
+    optional: bool,
+    resource: Option<ApiResource>,
+    availability: Vec<(String, Availability)>,
+}
+
+/// Starts and keeps the operator's watches.
+pub struct Watches {
+    client: Client,
+    changes: mpsc::UnboundedSender<Change>,
+    /// The namespaces watched ("" for all): `--namespaces` without the
+    /// ones left out at start.
+    scopes: Vec<String>,
+    /// The kinds read by some module, watched or probed (optional, not
+    /// served); a kind with a cache is watched as well.
+    readable: Mutex<BTreeSet<KindRef>>,
+    handles: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Watches {
+    pub fn new(
+        client: Client,
+        changes: mpsc::UnboundedSender<Change>,
+        scopes: Vec<String>,
+    ) -> Self {
+        Watches {
+            client,
+            changes,
+            scopes,
+            readable: Mutex::new(BTreeSet::new()),
+            handles: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The namespaces watched ("" for all).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// Starts a watch of `resource` in `namespace` ("" for all) feeding
+    /// `cache`; returns the receiver fired once it listed everything.
+    pub fn start(
+        &self,
+        resource: &ApiResource,
+        cache: &Arc<ObjectCache>,
+        namespace: &str,
+    ) -> oneshot::Receiver<()> {
+        let api: Api<DynamicObject> = if namespace.is_empty() {
+            Api::all_with(self.client.clone(), resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, resource)
+        };
+        let (done, wait) = oneshot::channel();
+        let handle = tokio::spawn(watch::run(
+            api,
+            cache.clone(),
+            namespace.to_owned(),
+            self.changes.clone(),
+            done,
+        ));
+        self.handles.lock().expect("watches lock").push(handle);
+        wait
+    }
+
+    /// Starts the watches of a served kind's own objects, wherever the
+    /// host watches; returns the receivers of their first listings.
+    pub fn watch_parent(
+        &self,
+        resolved: &Resolved,
+        cache: &Arc<ObjectCache>,
+    ) -> Vec<oneshot::Receiver<()>> {
+        resolved
+            .scopes(&self.scopes)
+            .iter()
+            .map(|ns| self.start(&resolved.resource, cache, ns))
+            .collect()
+    }
+
+    /// Where the host may list `resolved`, in every scope (only
+    /// cluster-wide for a cluster-scoped kind).
+    pub async fn availability(
+        &self,
+        kind: &KindRef,
+        resolved: &Resolved,
+    ) -> Result<Vec<(String, Availability)>, ProbeError> {
+        let mut found = Vec::new();
+        for ns in &resolved.scopes(&self.scopes) {
+            let a = probe::readable(&self.client, kind, &resolved.resource, ns).await?;
+            found.push((ns.clone(), a));
+        }
+        Ok(found)
+    }
+
+    /// Starts the watches of every kind in `reads` (kind, optional) that
+    /// the host does not watch yet: an optional one is off where it is not
+    /// served or refused; a required one must be listable wherever the
+    /// host watches, unless `checked` holds it (resolved and found
+    /// listable in every scope already, as at start). Nothing is started
+    /// when a read is refused. Returns the receivers of the watches' first
+    /// listings.
+    pub async fn watch_reads(
+        &self,
+        source: &ClusterSource,
+        metrics: &Metrics,
+        reads: &[(KindRef, bool)],
+        checked: &BTreeMap<KindRef, Resolved>,
+    ) -> Result<Vec<oneshot::Receiver<()>>, ReadRefused> {
+        let mut plan: Vec<Planned> = Vec::new();
+        for (kind, optional) in reads {
+            let watched = self.readable.lock().expect("readable lock").contains(kind)
+                || source.cache(kind).is_some();
+            if watched || plan.iter().any(|p| &p.kind == kind) {
+                continue;
+            }
+            plan.push(self.plan(kind, *optional, checked).await?);
+        }
+        let mut synced = Vec::new();
+        for p in plan {
+            self.readable
+                .lock()
+                .expect("readable lock")
+                .insert(p.kind.clone());
+            let Some(resource) = p.resource else {
+                tracing::warn!(kind = %p.kind, "optional API not served: the feature is off until the next start");
+                source.set_availability(p.kind.clone(), "", Availability::NotServed);
+                continue;
+            };
+            let cache = source.add_kind(p.kind.clone());
+            let mut refused = Vec::new();
+            for (ns, a) in &p.availability {
+                if *a == Availability::Available {
+                    synced.push(self.start(&resource, &cache, ns));
+                } else {
+                    source.set_availability(p.kind.clone(), ns, *a);
+                    refused.push(ns.clone());
+                }
+            }
+            tracing::debug!(kind = %p.kind, optional = p.optional, "watching a kind a guest reads");
+            if !refused.is_empty() {
+                tracing::warn!(kind = %p.kind, namespaces = ?refused, "optional API refused (403): off in these namespaces");
+                metrics
+                    .refused_namespaces
+                    .get_or_create(&Metrics::kind(&p.kind.kind))
+                    .set(i64::try_from(refused.len()).unwrap_or(i64::MAX));
+            }
+        }
+        Ok(synced)
+    }
+
+    /// Resolves and probes one read.
+    async fn plan(
+        &self,
+        kind: &KindRef,
+        optional: bool,
+        checked: &BTreeMap<KindRef, Resolved>,
+    ) -> Result<Planned, ReadRefused> {
+        if let Some(resolved) = checked.get(kind) {
+            let availability = resolved
+                .scopes(&self.scopes)
+                .into_iter()
+                .map(|ns| (ns, Availability::Available))
+                .collect();
+            return Ok(Planned {
+                kind: kind.clone(),
+                optional,
+                resource: Some(resolved.resource.clone()),
+                availability,
+            });
+        }
+        let Some(resolved) = probe::resolve(&self.client, kind).await? else {
+            if optional {
+                return Ok(Planned {
+                    kind: kind.clone(),
+                    optional,
+                    resource: None,
+                    availability: Vec::new(),
+                });
+            }
+            return Err(ReadRefused::NotInstalled { kind: kind.clone() });
+        };
+        let availability = self.availability(kind, &resolved).await?;
+        if !optional
+            && let Some((ns, a)) = availability
+                .iter()
+                .find(|(_, a)| *a != Availability::Available)
+        {
+            return Err(match a {
+                Availability::Forbidden => ReadRefused::Forbidden {
+                    kind: kind.clone(),
+                    resource: resource_name(&resolved.resource),
+                    namespace: ns.clone(),
+                },
+                _ => ReadRefused::NotServed { kind: kind.clone() },
+            });
+        }
+        Ok(Planned {
+            kind: kind.clone(),
+            optional,
+            resource: Some(resolved.resource),
+            availability,
+        })
+    }
+
+    /// Stops every watch.
+    pub fn abort(&self) {
+        for handle in self.handles.lock().expect("watches lock").drain(..) {
+            handle.abort();
+        }
+    }
+}

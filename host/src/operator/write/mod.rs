@@ -1,0 +1,8 @@
+//! What the host writes: a parent's `.status` by server-side apply under
+//! its field manager, then the pass's Events; and how the API server's
+//! refusals are classified.
+
+pub mod api_error;
+pub mod status;
+
+pub use status::{FIELD_MANAGER, StatusWriter};
