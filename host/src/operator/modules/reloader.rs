@@ -111,7 +111,7 @@ impl<'r> Reloader<'r> {
                     refused_count(registry, &kind, Check::Read);
                     tracing::warn!(
                         kind = %kind,
-                        check = %Check::Read,
+                        check = Check::Read.as_str(),
                         "refused guest file {file}: cannot read it inside the guests directory: {error}"
                     );
                 }
@@ -317,7 +317,7 @@ fn refuse(registry: &Registry, file: &GuestFile, kind: &str, refusal: Refusal) {
     refused_count(registry, kind, refusal.check);
     tracing::warn!(
         kind = %kind,
-        check = %refusal.check,
+        check = refusal.check.as_str(),
         "refused guest {} (digest {}…): {}",
         file.stem,
         short(&file.digest),
