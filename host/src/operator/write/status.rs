@@ -1,15 +1,17 @@
 //! Status writes and Events: one server-side apply of `.status` under the
 //! host's field manager, then the pass's Events, only once it succeeded.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::core::ApiResource;
-use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder, Reporter};
 use kube::{Api, Client};
 use reconciler_conventions::engine::Event;
 use reconciler_conventions::status::Status;
-use reconciler_conventions::verdict::EventType;
 use serde_json::{Value, json};
+
+use crate::operator::write::events::EventPublisher;
 
 /// The field manager of every write the host makes.
 pub const FIELD_MANAGER: &str = "reconciler-host";
@@ -19,22 +21,15 @@ pub const FIELD_MANAGER: &str = "reconciler-host";
 pub struct StatusWriter {
     client: Client,
     resource: ApiResource,
-    recorder: Recorder,
+    events: Arc<EventPublisher>,
 }
 
 impl StatusWriter {
     pub fn new(client: Client, resource: ApiResource) -> Self {
-        let recorder = Recorder::new(
-            client.clone(),
-            Reporter {
-                controller: FIELD_MANAGER.to_owned(),
-                instance: std::env::var("POD_NAME").ok(),
-            },
-        );
         StatusWriter {
+            events: Arc::new(EventPublisher::new(client.clone())),
             client,
             resource,
-            recorder,
         }
     }
 
@@ -83,17 +78,7 @@ impl StatusWriter {
             field_path: None,
         };
         for e in events {
-            let event = KubeEvent {
-                type_: match e.type_ {
-                    EventType::Normal => KubeEventType::Normal,
-                    EventType::Warning => KubeEventType::Warning,
-                },
-                reason: e.reason.clone(),
-                note: Some(e.note.clone()),
-                action: "Reconcile".to_owned(),
-                secondary: None,
-            };
-            if let Err(err) = self.recorder.publish(&event, &reference).await {
+            if let Err(err) = self.events.publish(&reference, e).await {
                 tracing::warn!(reason = %e.reason, error = %err, "cannot publish an Event");
             }
         }
