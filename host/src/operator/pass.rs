@@ -17,8 +17,10 @@ use crate::facts::ObjectSource;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
 use crate::operator::schedule::ParentKey;
+use crate::operator::schedule::dispatch::needs_pass;
 use crate::operator::schedule::queue::{Done, WorkQueue};
 use crate::operator::write::api_error::{self, ApiErrorClass};
+use crate::operator::write::owned::owned_part;
 use crate::runtime::{Blame, EvaluateRequest, GuestModule};
 
 /// How a pass ended, for the queue and for the module's probation.
@@ -72,12 +74,13 @@ async fn reconcile(
     let label = Metrics::kind(&kind.resource.kind);
     registry.metrics.passes.get_or_create(&label).inc();
     let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
+        let mut deps = registry.scheduler.deps.lock().expect("deps lock");
+        deps.remove(key);
         registry
-            .scheduler
-            .deps
-            .lock()
-            .expect("deps lock")
-            .remove(key);
+            .metrics
+            .dependency_entries
+            .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
+        drop(deps);
         queue.forget(key);
         return Pass::without_guest(Done::Converged {
             requeue_after: None,
@@ -85,8 +88,10 @@ async fn reconcile(
     };
     let spec = module.spec().clone();
     let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
+    // Only what the host owns of the status: other writers' fields and
+    // conditions are neither rewritten nor a reason to write.
     let previous = match Status::from_json(&parent["status"]) {
-        Ok(s) => s,
+        Ok(s) => owned_part(&s, &spec, &parent),
         Err(e) => {
             tracing::warn!(error = %e, "the object's status is not a status; starting afresh");
             Status::default()
@@ -183,8 +188,14 @@ async fn reconcile(
         .get_or_create(&label)
         .observe(started.elapsed().as_secs_f64());
     if output.changed {
-        if let Err(done) = write(registry, kind, &spec, &parent, &previous, &output.status).await {
-            return ended(done);
+        match write(registry, kind, &spec, &parent, &previous, &output.status).await {
+            // The stored object carries a change the pass did not see (its
+            // spec changed between the pass's read and its write): the
+            // watch event of that change will compare equal to the cache,
+            // so the pass asks for the next pass itself.
+            Ok(stored) if needs_pass(&parent, &stored) => registry.scheduler.add(key.clone()),
+            Ok(_) => {}
+            Err(done) => return ended(done),
         }
         kind.writer.publish(&parent, &output.events).await;
         registry

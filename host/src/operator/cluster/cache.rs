@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::facts::certificates;
 use crate::facts::source::AvailabilityTable;
 use crate::facts::{ApplyOutcome, Availability, Cached, ObjectSource, Selector, SourceError};
+use crate::operator::write::owned::slim_managed_fields;
 
 /// What a watch reports to the dispatcher: what changed in a cache.
 #[derive(Debug, Clone)]
@@ -19,6 +20,18 @@ pub enum Change {
     /// The kind stopped or started being served, as the watch of one
     /// namespace saw it.
     Served(ServedChange),
+    /// A watch is back after it failed.
+    Recovered(RecoveredChange),
+}
+
+/// A watch back after a failure (the API server restarted, or was out of
+/// reach): every object its cache holds, by namespace and name. Passes
+/// that failed while the API server was away wait for their backoff; each
+/// parent is passed at once instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveredChange {
+    pub kind: KindRef,
+    pub objects: Vec<(String, String)>,
 }
 
 /// An object before and after a change, for the dependency index.
@@ -66,6 +79,14 @@ type Key = (String, String);
 
 /// An object before and after a change (`None`: absent).
 pub type Transition = (Option<Arc<Value>>, Option<Arc<Value>>);
+
+/// An object's `resourceVersion` as a number (etcd's revision), to tell
+/// which of two versions of an object is the later one.
+fn resource_version(object: &Value) -> Option<u64> {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse::<u64>().ok())
+}
 
 fn key_of(object: &Value) -> Key {
     let md = &object["metadata"];
@@ -151,15 +172,22 @@ impl ObjectCache {
         found.into_iter().map(|(_, o)| o.clone()).collect()
     }
 
-    /// Stores an object; returns the one it replaced.
-    pub fn apply(&self, object: Value) -> (Arc<Value>, Option<Arc<Value>>) {
+    /// Stores an object from a watch event; returns what the cache holds
+    /// now and what it held before, or `None` for an event older than the
+    /// version the cache holds (the host's own write, stored when it
+    /// returned, may overtake the watch): the cache never goes back.
+    pub fn apply(&self, object: Value) -> Option<(Arc<Value>, Option<Arc<Value>>)> {
         let object = self.admit(object);
-        let old = self
-            .objects
-            .write()
-            .expect("cache lock")
-            .insert(key_of(&object), object.clone());
-        (object.value().clone(), old.map(|o| o.value().clone()))
+        let mut objects = self.objects.write().expect("cache lock");
+        let key = key_of(&object);
+        if objects
+            .get(&key)
+            .is_some_and(|cached| resource_version(cached) > resource_version(&object))
+        {
+            return None;
+        }
+        let old = objects.insert(key, object.clone());
+        Some((object.value().clone(), old.map(|o| o.value().clone())))
     }
 
     /// Stores an object the host just wrote, unless the cache already holds
@@ -169,13 +197,10 @@ impl ObjectCache {
         let object = self.admit(object);
         let mut objects = self.objects.write().expect("cache lock");
         let key = key_of(&object);
-        let version = |o: &Value| {
-            o["metadata"]["resourceVersion"]
-                .as_str()
-                .and_then(|v| v.parse::<u64>().ok())
-        };
         match objects.get(&key) {
-            Some(cached) if version(cached) > version(&object) => cached.value().clone(),
+            Some(cached) if resource_version(cached) > resource_version(&object) => {
+                cached.value().clone()
+            }
             _ => {
                 objects.insert(key, object.clone());
                 object.value().clone()
@@ -246,14 +271,18 @@ impl ObjectCache {
     }
 }
 
-/// Drops what no fact needs: managedFields, the last-applied annotation,
-/// and the values of Secrets and ConfigMaps (only key names are served).
+/// Drops what no fact needs: managedFields (but for the host's own entry on
+/// the status subresource, reduced to the names of what it owns: see
+/// [`slim_managed_fields`]), the last-applied annotation, the values of
+/// Secrets and ConfigMaps (only key names are served), and the values of a
+/// Pod's environment variables (a fact never needs them, and they may
+/// hold credentials).
 /// A Secret's certificates are summarised first (SHA-256 and PEM size per
 /// block, under [`certificates::SUMMARY_FIELD`]), so
 /// `facts.secret-certificates` is served without the data being held.
 pub fn slim(mut object: Value) -> Value {
     if let Some(md) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        md.remove("managedFields");
+        slim_managed_fields(md);
         if let Some(a) = md.get_mut("annotations").and_then(Value::as_object_mut) {
             a.remove("kubectl.kubernetes.io/last-applied-configuration");
         }
@@ -272,6 +301,20 @@ pub fn slim(mut object: Value) -> Value {
             if let Some(m) = object.get_mut(field).and_then(Value::as_object_mut) {
                 for v in m.values_mut() {
                     *v = Value::String(String::new());
+                }
+            }
+        }
+    }
+    if object["apiVersion"] == "v1" && object["kind"] == "Pod" {
+        for list in ["containers", "initContainers", "ephemeralContainers"] {
+            let containers = object["spec"]
+                .get_mut(list)
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten();
+            for env in containers.filter_map(|c| c.get_mut("env").and_then(Value::as_array_mut)) {
+                for var in env.iter_mut().filter_map(Value::as_object_mut) {
+                    var.remove("value");
                 }
             }
         }
@@ -389,6 +432,37 @@ mod tests {
         assert!(s["metadata"].get("managedFields").is_none());
         assert_eq!(s["metadata"]["annotations"], json!({"keep": "1"}));
         assert_eq!(s["data"], json!({"password": ""}));
+    }
+
+    #[test]
+    fn slim_drops_the_values_of_a_pods_environment_and_keeps_their_names() {
+        let pod = slim(json!({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {
+                "containers": [{"name": "c", "env": [
+                    {"name": "PASSWORD", "value": "hunter2"},
+                    {"name": "FROM", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+                ]}],
+                "initContainers": [{"name": "i", "env": [{"name": "TOKEN", "value": "t"}]}]
+            }
+        }));
+        let text = pod.to_string();
+        assert!(
+            !text.contains("hunter2") && !text.contains("\"t\""),
+            "{text}"
+        );
+        assert_eq!(
+            pod["spec"]["containers"][0]["env"][0],
+            json!({"name": "PASSWORD"})
+        );
+        assert_eq!(
+            pod["spec"]["containers"][0]["env"][1]["valueFrom"]["secretKeyRef"]["key"],
+            "k"
+        );
+        assert_eq!(
+            pod["spec"]["initContainers"][0]["env"][0],
+            json!({"name": "TOKEN"})
+        );
     }
 
     #[test]

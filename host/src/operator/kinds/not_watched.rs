@@ -12,6 +12,7 @@ use reconciler_conventions::status::Status;
 use crate::operator::cluster::namespaces::{LeftOut, not_watched_message};
 use crate::operator::kinds::Kind;
 use crate::operator::metrics::Metrics;
+use crate::operator::write::owned::owned_part;
 
 /// Once at start: on every object of a served kind in a namespace left out
 /// of the watch, where the host may still list that kind, writes
@@ -60,7 +61,9 @@ pub async fn mark_not_watched(
                     .unwrap_or_default()
                     .to_owned();
                 let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
-                let previous = Status::from_json(&parent["status"]).unwrap_or_default();
+                let previous = Status::from_json(&parent["status"])
+                    .map(|s| owned_part(&s, &spec, &parent))
+                    .unwrap_or_default();
                 let decision = engine::not_watched(
                     &spec,
                     generation,

@@ -2,7 +2,9 @@
 //! concerns: the parent itself when its own object changed (not only its
 //! status), and every parent whose last pass read what changed.
 
-use crate::operator::cluster::cache::{Change, ObjectChange, ServedChange};
+use serde_json::Value;
+
+use crate::operator::cluster::cache::{Change, ObjectChange, RecoveredChange, ServedChange};
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 
 impl Scheduler {
@@ -11,13 +13,32 @@ impl Scheduler {
         match change {
             Change::Object(change) => self.object_changed(change),
             Change::Served(change) => self.served_changed(change),
+            Change::Recovered(change) => self.recovered(change),
+        }
+    }
+
+    /// A watch of a parent kind is back after it failed: every parent it
+    /// holds is passed now, not after its failure backoff.
+    fn recovered(&self, change: &RecoveredChange) {
+        let queues = self.queues.read().expect("queues lock");
+        for (index, q) in queues.iter().enumerate() {
+            if q.kind != change.kind {
+                continue;
+            }
+            for (namespace, name) in &change.objects {
+                q.queue.add(ParentKey {
+                    kind: KindId(index),
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                });
+            }
         }
     }
 
     /// An object changed: the parent itself when its own object changed
     /// (not just its status), and every parent that read it.
     fn object_changed(&self, change: &ObjectChange) {
-        if parent_changed(change) {
+        if parent_changed(change) || status_changed(change) {
             let queues = self.queues.read().expect("queues lock");
             for (index, q) in queues.iter().enumerate() {
                 if q.kind == change.kind {
@@ -56,12 +77,31 @@ impl Scheduler {
     }
 }
 
-/// A parent's change that needs a pass: created, deleted, or a change of
-/// spec (generation), labels, annotations or deletion; not its status.
+/// A parent's change that needs a pass: created, deleted, or
+/// [`needs_pass`].
 fn parent_changed(change: &ObjectChange) -> bool {
     let (Some(old), Some(new)) = (&change.old, &change.new) else {
         return true;
     };
+    needs_pass(old, new)
+}
+
+/// A change of its status that the host did not make: the host's own
+/// writes enter the cache before their watch events, which then compare
+/// equal. A status changed by another writer (or a second host) is put
+/// back by the pass it triggers, if the host owns what changed; a pass
+/// that finds its own part unchanged writes nothing.
+fn status_changed(change: &ObjectChange) -> bool {
+    match (&change.old, &change.new) {
+        (Some(old), Some(new)) => old["status"] != new["status"],
+        _ => false,
+    }
+}
+
+/// Whether `new`, a later version of the parent `old`, needs a pass: a
+/// change of spec (generation), labels, annotations, deletion or identity;
+/// not of its status.
+pub fn needs_pass(old: &Value, new: &Value) -> bool {
     let (o, n) = (&old["metadata"], &new["metadata"]);
     [
         "generation",

@@ -3,6 +3,8 @@
 //! refusals are classified.
 
 pub mod api_error;
+pub mod events;
+pub mod owned;
 pub mod status;
 
 pub use status::{FIELD_MANAGER, StatusWriter};
