@@ -27,9 +27,10 @@ pub struct RunArgs {
     #[arg(long = "setting", value_name = "KIND.NAME=VALUE")]
     settings: Vec<String>,
     /// Passes of one kind at once.
-    #[arg(long, default_value_t = 4)]
-    concurrency: usize,
-    /// Serve Prometheus metrics at http://<addr>/metrics.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    concurrency: u16,
+    /// Serve Prometheus metrics at http://<addr>/metrics, and readiness at
+    /// /readyz.
     #[arg(long, env = "METRICS_ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
     /// How often the guests directory is checked for new, changed or removed
@@ -41,8 +42,15 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0.5)]
     rollback_threshold: f64,
     /// How many passes of a swapped-in module the rollback watches.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     rollback_window: u32,
+    /// How often every parent is passed again, whatever changed (`10m`,
+    /// `30s`); `0` turns it off. A pass that changes nothing writes nothing.
+    #[arg(long, env = "RESYNC", default_value = "10m", value_parser = parse_duration)]
+    resync: Duration,
+    /// How long a required watch may be down before /readyz fails.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    watch_down_bound: Duration,
 }
 
 impl RunArgs {
@@ -59,18 +67,20 @@ impl RunArgs {
             })
             .unwrap_or(0)
             .max(1);
-        let passes = self.concurrency.max(1).saturating_mul(kinds);
+        let passes = usize::from(self.concurrency).saturating_mul(kinds);
         // Capped: each slot reserves address space (not memory) for its
         // linear memories.
         u32::try_from(passes.saturating_add(4).min(1024)).unwrap_or(1024)
     }
 }
 
-/// `2s`, `200ms`, `1.5s`, or plain seconds.
+/// `10m`, `2s`, `200ms`, `1.5s`, or plain seconds.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (number, scale) = if let Some(ms) = s.strip_suffix("ms") {
         (ms, 0.001)
+    } else if let Some(mins) = s.strip_suffix('m') {
+        (mins, 60.0)
     } else if let Some(secs) = s.strip_suffix('s') {
         (secs, 1.0)
     } else {
@@ -79,7 +89,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     let value: f64 = number
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?}: expected a duration such as 2s or 200ms"))?;
+        .map_err(|_| format!("{s:?}: expected a duration such as 10m, 2s or 200ms"))?;
     Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{s:?}: {e}"))
 }
 
@@ -110,13 +120,15 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             .filter(|n| !n.is_empty())
             .collect(),
         settings,
-        concurrency: args.concurrency,
+        concurrency: usize::from(args.concurrency),
         metrics_addr: args.metrics_addr,
         guests_poll: Some(args.guests_poll).filter(|p| !p.is_zero()),
         rollback: operator::RollbackPolicy {
             threshold: args.rollback_threshold,
-            window: args.rollback_window.max(1),
+            window: args.rollback_window,
         },
+        resync: Some(args.resync).filter(|r| !r.is_zero()),
+        watch_down_bound: args.watch_down_bound,
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
@@ -145,6 +157,7 @@ mod tests {
     fn durations_parse_in_seconds_or_milliseconds() {
         assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("200ms"), Ok(Duration::from_millis(200)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert!(parse_duration("soon").is_err());

@@ -1,10 +1,8 @@
-//! The operator's metrics, served in the Prometheus text format at
-//! `/metrics`: which module serves each kind, passes, status writes, Events,
-//! guest errors by class, evaluation time, hot swaps (swaps, refusals,
-//! rollbacks), refused and unwatched namespaces, and the size of the dependency index.
-
-use std::net::SocketAddr;
-use std::sync::Arc;
+//! The operator's metrics, in the Prometheus text format (served by
+//! [`crate::operator::http`]): which module serves each kind, passes,
+//! status writes, Events, guest errors by class, evaluation time, hot
+//! swaps (swaps, refusals, rollbacks), refused and unwatched namespaces,
+//! the size of the dependency index, queue depths and watch health.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -12,8 +10,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
@@ -47,6 +43,13 @@ pub struct RefusalLabels {
     pub check: String,
 }
 
+/// One watch: its kind (`group/version/Kind`) and namespace ("" for all).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+pub struct WatchLabels {
+    pub kind: String,
+    pub namespace: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ErrorLabels {
     pub kind: String,
@@ -76,6 +79,13 @@ pub struct Metrics {
     /// Namespaces of `--namespaces` left out of the watch at start.
     pub unwatched_namespaces: Gauge,
     pub dependency_entries: Gauge,
+    /// Keys waiting for a pass, per kind.
+    pub queue_depth: Family<KindLabel, Gauge>,
+    /// Per watch: connected (1) or failing (0), the Unix time of its last
+    /// event, and how often it failed and restarted.
+    pub watch_connected: Family<WatchLabels, Gauge>,
+    pub watch_last_event: Family<WatchLabels, Gauge>,
+    pub watch_restarts: Family<WatchLabels, Counter>,
 }
 
 fn pass_histogram() -> Histogram {
@@ -105,6 +115,10 @@ impl Metrics {
             refused_namespaces: Family::default(),
             unwatched_namespaces: Gauge::default(),
             dependency_entries: Gauge::default(),
+            queue_depth: Family::default(),
+            watch_connected: Family::default(),
+            watch_last_event: Family::default(),
+            watch_restarts: Family::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -164,6 +178,26 @@ impl Metrics {
             "(read, parent) pairs in the dependency index",
             m.dependency_entries.clone(),
         );
+        r.register(
+            "queue_depth",
+            "Parents waiting for a pass (due or backing off), per kind",
+            m.queue_depth.clone(),
+        );
+        r.register(
+            "watch_connected",
+            "Whether a watch is connected (1) or failing and retrying (0)",
+            m.watch_connected.clone(),
+        );
+        r.register(
+            "watch_last_event_timestamp_seconds",
+            "Unix time of a watch's last event (its age: time() minus this)",
+            m.watch_last_event.clone(),
+        );
+        r.register(
+            "watch_restarts",
+            "Times a watch failed and restarted",
+            m.watch_restarts.clone(),
+        );
         m
     }
 
@@ -179,31 +213,6 @@ impl Metrics {
         prometheus_client::encoding::text::encode(&mut out, &self.registry)
             .expect("encoding into a String cannot fail");
         out
-    }
-}
-
-/// Serves `/metrics` on `addr` until the task is dropped.
-pub async fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<()> {
-    let listener = TcpListener::bind(addr).await?;
-    tracing::info!(%addr, "serving /metrics");
-    loop {
-        let (mut stream, _) = listener.accept().await?;
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let mut request = [0u8; 1024];
-            let n = stream.read(&mut request).await.unwrap_or(0);
-            let line = String::from_utf8_lossy(&request[..n]);
-            let (status, body) = if line.starts_with("GET /metrics ") {
-                ("200 OK", metrics.encode())
-            } else {
-                ("404 Not Found", "only /metrics is served\n".to_owned())
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes()).await;
-        });
     }
 }
 

@@ -10,10 +10,12 @@
 //!
 //! Beside them: [`kinds`], the registry of served kinds that startup and
 //! hot swap share, with the one probe-and-watch path; [`modules`], the
-//! guest modules loaded at start and hot swapped while running; and
-//! [`metrics`]. This file starts it all ([`run`]).
+//! guest modules loaded at start and hot swapped while running;
+//! [`metrics`] and the [`http`] endpoints. This file starts it all
+//! ([`run`]).
 
 pub mod cluster;
+pub mod http;
 pub mod kinds;
 pub mod metrics;
 pub mod modules;
@@ -35,6 +37,7 @@ use tokio::sync::mpsc;
 
 use crate::runtime::{GuestModule, Runtime};
 use cluster::cache::{Change, ClusterSource};
+use cluster::health::WatchHealth;
 use cluster::{namespaces, probe};
 use kinds::not_watched::mark_not_watched;
 use kinds::watches::{ReadRefused, Watches};
@@ -62,6 +65,12 @@ pub struct OperatorConfig {
     pub guests_poll: Option<Duration>,
     /// When a swapped-in module is rolled back.
     pub rollback: RollbackPolicy,
+    /// How often every parent is passed again, whatever changed (the
+    /// safety net against a missed event; a pass that changes nothing
+    /// writes nothing); `None`: never.
+    pub resync: Option<Duration>,
+    /// How long a required watch may be down before `/readyz` fails.
+    pub watch_down_bound: Duration,
 }
 
 /// Runs the operator until `shutdown` resolves; in-flight passes finish.
@@ -82,9 +91,19 @@ pub async fn run(
             .into_iter()
             .unzip();
     let metrics = Arc::new(metrics::Metrics::new());
-    let metrics_server = config
-        .metrics_addr
-        .map(|addr| tokio::spawn(metrics::serve(addr, metrics.clone())));
+    let health = Arc::new(WatchHealth::new(metrics.clone()));
+    let http_server = match config.metrics_addr {
+        Some(addr) => {
+            let listener = http::bind(addr).await?;
+            let endpoints = Arc::new(http::Endpoints {
+                metrics: metrics.clone(),
+                health: health.clone(),
+                watch_down_bound: config.watch_down_bound,
+            });
+            Some(tokio::spawn(http::serve(listener, endpoints)))
+        }
+        None => None,
+    };
     // Every kind read by some guest, optional unless one needs it.
     let mut reads: BTreeMap<KindRef, bool> = BTreeMap::new();
     for m in &modules {
@@ -131,7 +150,7 @@ pub async fn run(
             .collect()
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
-    let watches = Arc::new(Watches::new(client.clone(), tx, scopes));
+    let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
     let registry = Arc::new(Registry::new(Arc::new(ClusterSource::default()), metrics));
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches
@@ -181,6 +200,10 @@ pub async fn run(
     for (id, _) in registry.kinds() {
         workers.spawn(&registry, id, config.concurrency);
     }
+    let background = [
+        tokio::spawn(queue_depths(registry.clone())),
+        tokio::spawn(resync(registry.clone(), config.resync)),
+    ];
 
     match config.guests_poll.filter(|p| !p.is_zero()) {
         Some(poll) => {
@@ -215,9 +238,48 @@ pub async fn run(
     workers.join().await;
     watches.abort();
     dispatcher.abort();
-    if let Some(server) = metrics_server {
+    for task in background {
+        task.abort();
+    }
+    if let Some(server) = http_server {
         server.abort();
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Keeps `reconciler_queue_depth` current, every second.
+async fn queue_depths(registry: Arc<Registry>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        for (id, kind) in registry.kinds() {
+            let depth = registry.scheduler.queue(id).pending();
+            registry
+                .metrics
+                .queue_depth
+                .get_or_create(&metrics::Metrics::kind(&kind.resource.kind))
+                .set(i64::try_from(depth).unwrap_or(i64::MAX));
+        }
+    }
+}
+
+/// Passes every parent again every `every`: a missed event (of any cause)
+/// is caught within it, at the cost of passes that write nothing when
+/// nothing changed.
+async fn resync(registry: Arc<Registry>, every: Option<Duration>) {
+    let Some(every) = every.filter(|e| !e.is_zero()) else {
+        return;
+    };
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let mut parents = 0;
+        for (id, _) in registry.kinds() {
+            parents += registry.requeue_all(id);
+        }
+        tracing::debug!(parents, "resync: every parent queued");
+    }
 }

@@ -1,8 +1,9 @@
 //! What the host sees of the cluster: the kinds it serves (probing), the
-//! namespaces it may watch, and the caches that watches keep in step with
-//! the API server.
+//! namespaces it may watch, the caches that watches keep in step with the
+//! API server, and the watches' health.
 
 pub mod cache;
+pub mod health;
 pub mod namespaces;
 pub mod probe;
 pub mod watch;

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::facts::Availability;
 use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
+use crate::operator::cluster::health::WatchHealth;
 use crate::operator::cluster::namespaces::resource_name;
 use crate::operator::cluster::probe::{self, ProbeError, Resolved};
 use crate::operator::cluster::watch;
@@ -73,6 +74,7 @@ pub struct Watches {
     /// served); a kind with a cache is watched as well.
     readable: Mutex<BTreeSet<KindRef>>,
     handles: Mutex<Vec<JoinHandle<()>>>,
+    health: Arc<WatchHealth>,
 }
 
 impl Watches {
@@ -80,11 +82,13 @@ impl Watches {
         client: Client,
         changes: mpsc::UnboundedSender<Change>,
         scopes: Vec<String>,
+        health: Arc<WatchHealth>,
     ) -> Self {
         Watches {
             client,
             changes,
             scopes,
+            health,
             readable: Mutex::new(BTreeSet::new()),
             handles: Mutex::new(Vec::new()),
         }
@@ -97,11 +101,14 @@ impl Watches {
 
     /// Starts a watch of `resource` in `namespace` ("" for all) feeding
     /// `cache`; returns the receiver fired once it listed everything.
+    /// `required`: the host is not ready while it is down (a parent kind,
+    /// or a read no guest has optional).
     pub fn start(
         &self,
         resource: &ApiResource,
         cache: &Arc<ObjectCache>,
         namespace: &str,
+        required: bool,
     ) -> oneshot::Receiver<()> {
         let api: Api<DynamicObject> = if namespace.is_empty() {
             Api::all_with(self.client.clone(), resource)
@@ -115,6 +122,7 @@ impl Watches {
             namespace.to_owned(),
             self.changes.clone(),
             done,
+            self.health.register(cache.kind(), namespace, required),
         ));
         self.handles.lock().expect("watches lock").push(handle);
         wait
@@ -130,7 +138,7 @@ impl Watches {
         resolved
             .scopes(&self.scopes)
             .iter()
-            .map(|ns| self.start(&resolved.resource, cache, ns))
+            .map(|ns| self.start(&resolved.resource, cache, ns, true))
             .collect()
     }
 
@@ -187,7 +195,7 @@ impl Watches {
             let mut refused = Vec::new();
             for (ns, a) in &p.availability {
                 if *a == Availability::Available {
-                    synced.push(self.start(&resource, &cache, ns));
+                    synced.push(self.start(&resource, &cache, ns, !p.optional));
                 } else {
                     source.set_availability(p.kind.clone(), ns, *a);
                     refused.push(ns.clone());

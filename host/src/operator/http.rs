@@ -1,0 +1,65 @@
+//! The host's HTTP endpoints, on `--metrics-addr`: `/metrics` (Prometheus
+//! text format) and `/readyz` (200 while every required watch has listed
+//! its kind and none has been down for longer than its bound; 503 naming
+//! the watches that are not).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::operator::cluster::health::WatchHealth;
+use crate::operator::metrics::Metrics;
+
+/// Binds `addr` (at start, so that a port in use fails the start).
+pub async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot serve metrics on --metrics-addr {addr}: {e}"))
+}
+
+/// What the endpoints answer from.
+pub struct Endpoints {
+    pub metrics: Arc<Metrics>,
+    pub health: Arc<WatchHealth>,
+    /// How long a required watch may be down before `/readyz` fails.
+    pub watch_down_bound: Duration,
+}
+
+impl Endpoints {
+    /// The status line and body for a request line's path.
+    fn answer(&self, request: &str) -> (&'static str, String) {
+        let path = request.split_whitespace().nth(1).unwrap_or_default();
+        match (request.split_whitespace().next(), path) {
+            (Some("GET"), "/metrics") => ("200 OK", self.metrics.encode()),
+            (Some("GET"), "/readyz") => match self.health.readiness(self.watch_down_bound) {
+                Ok(()) => ("200 OK", "ok\n".to_owned()),
+                Err(why) => ("503 Service Unavailable", why.join("\n") + "\n"),
+            },
+            _ => ("404 Not Found", "served: /metrics, /readyz\n".to_owned()),
+        }
+    }
+}
+
+/// Serves the endpoints until the task is dropped.
+pub async fn serve(listener: TcpListener, endpoints: Arc<Endpoints>) {
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "serving /metrics and /readyz");
+    }
+    while let Ok((mut stream, _)) = listener.accept().await {
+        let endpoints = endpoints.clone();
+        tokio::spawn(async move {
+            let mut request = [0u8; 1024];
+            let n = stream.read(&mut request).await.unwrap_or(0);
+            let line = String::from_utf8_lossy(&request[..n]);
+            let (status, body) = endpoints.answer(line.lines().next().unwrap_or_default());
+            let response = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+        });
+    }
+}
