@@ -18,8 +18,51 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", report(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// The error and its causes, each said once: a cause whose text an outer
+/// message already carries (an error that formats its source into its own
+/// message, and also returns it as its source) is not repeated.
+fn report(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("probing Widget: {source}")]
+    struct Probe {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let e = anyhow::Error::new(Probe {
+            source: std::io::Error::other("connection refused"),
+        })
+        .context("starting the operator");
+        assert_eq!(
+            report(&e),
+            "starting the operator: probing Widget: connection refused"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(report(&plain), "outer: inner");
     }
 }

@@ -1,5 +1,7 @@
 //! The RBAC a set of guests needs: what the host watches and writes for
-//! them, as one ClusterRole.
+//! them, as one ClusterRole, or as a Role per namespace (with a
+//! ClusterRole for the cluster-scoped kinds) for an install that watches
+//! named namespaces.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,41 +28,139 @@ pub fn plural(kind: &str) -> String {
     format!("{lower}s")
 }
 
-/// A ClusterRole for serving `specs`: watch each parent kind and write its
-/// status, watch every kind the guests read, and publish Events.
-pub fn cluster_role(name: &str, specs: &[&KindSpec]) -> Value {
-    let mut read: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut status: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let add = |map: &mut BTreeMap<String, BTreeSet<String>>, kind: &KindRef, resource: String| {
-        map.entry(kind.group.clone()).or_default().insert(resource);
-    };
+/// Where a kind's objects live and what RBAC calls them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resource {
+    /// The plural, as RBAC rules name it.
+    pub plural: String,
+    /// Its objects live in namespaces.
+    pub namespaced: bool,
+}
+
+/// The built-in kinds guests read that are cluster-scoped.
+const CLUSTER_SCOPED: &[(&str, &str)] = &[
+    ("", "Node"),
+    ("", "Namespace"),
+    ("", "PersistentVolume"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("storage.k8s.io", "StorageClass"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+];
+
+/// A kind's resource without asking a cluster: the plural as Kubernetes
+/// derives it ([`plural`]) and the scope of the built-in kinds; any other
+/// kind is taken as namespaced. `reconciler-host rbac --discover` asks the
+/// cluster's discovery instead.
+pub fn offline(kind: &KindRef) -> Resource {
+    Resource {
+        plural: plural(&kind.kind),
+        namespaced: !CLUSTER_SCOPED
+            .iter()
+            .any(|(g, k)| *g == kind.group && *k == kind.kind),
+    }
+}
+
+/// The rules the host needs to serve `specs`, split by where they apply:
+/// (namespaced, cluster-scoped). The host lists and watches each parent
+/// kind and every kind the guests read, patches its parents' status
+/// (server-side apply), and creates Events, patching them into a series
+/// when one repeats. It never gets or updates an object.
+fn rules(
+    specs: &[&KindSpec],
+    resource_of: &dyn Fn(&KindRef) -> Resource,
+) -> (Vec<Value>, Vec<Value>) {
+    type Grants = BTreeMap<(bool, String), BTreeSet<String>>;
+    let mut read: Grants = BTreeMap::new();
+    let mut status: Grants = BTreeMap::new();
     for spec in specs {
-        add(&mut read, &spec.kind_ref(), spec.plural.clone());
-        add(
-            &mut status,
-            &spec.kind_ref(),
-            format!("{}/status", spec.plural),
-        );
+        let parent = (spec.namespaced, spec.group.clone());
+        read.entry(parent.clone())
+            .or_default()
+            .insert(spec.plural.clone());
+        status
+            .entry(parent)
+            .or_default()
+            .insert(format!("{}/status", spec.plural));
         for r in &spec.reads {
-            add(&mut read, &r.kind, plural(&r.kind.kind));
+            let resource = resource_of(&r.kind);
+            read.entry((resource.namespaced, r.kind.group.clone()))
+                .or_default()
+                .insert(resource.plural);
         }
     }
-    let mut rules: Vec<Value> = read
-        .iter()
-        .map(|(group, resources)| {
-            json!({"apiGroups": [group], "resources": resources, "verbs": ["get", "list", "watch"]})
-        })
-        .collect();
-    rules.extend(status.iter().map(|(group, resources)| {
-        json!({"apiGroups": [group], "resources": resources, "verbs": ["get", "patch", "update"]})
-    }));
-    rules.push(json!({"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]}));
+    let mut namespaced = Vec::new();
+    let mut cluster = Vec::new();
+    for ((ns, group), resources) in &read {
+        let rule =
+            json!({"apiGroups": [group], "resources": resources, "verbs": ["list", "watch"]});
+        if *ns {
+            namespaced.push(rule)
+        } else {
+            cluster.push(rule)
+        }
+    }
+    for ((ns, group), resources) in &status {
+        let rule = json!({"apiGroups": [group], "resources": resources, "verbs": ["patch"]});
+        if *ns {
+            namespaced.push(rule)
+        } else {
+            cluster.push(rule)
+        }
+    }
+    namespaced.push(
+        json!({"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}),
+    );
+    (namespaced, cluster)
+}
+
+/// A ClusterRole for serving `specs` in every namespace.
+pub fn cluster_role(
+    name: &str,
+    specs: &[&KindSpec],
+    resource_of: &dyn Fn(&KindRef) -> Resource,
+) -> Value {
+    let (mut all, cluster) = rules(specs, resource_of);
+    all.extend(cluster);
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": {"name": name},
-        "rules": rules,
+        "rules": all,
     })
+}
+
+/// For an install watching only `namespaces` (`run --namespaces`): a Role
+/// in each with the namespaced rules, and a ClusterRole with the rules of
+/// cluster-scoped kinds (Nodes, ClusterRoles), if any: those are read
+/// cluster-wide whatever `--namespaces` says.
+pub fn namespaced_roles(
+    name: &str,
+    specs: &[&KindSpec],
+    namespaces: &[String],
+    resource_of: &dyn Fn(&KindRef) -> Resource,
+) -> Vec<Value> {
+    let (namespaced, cluster) = rules(specs, resource_of);
+    let mut roles: Vec<Value> = namespaces
+        .iter()
+        .map(|ns| {
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": {"name": name, "namespace": ns},
+                "rules": namespaced,
+            })
+        })
+        .collect();
+    if !cluster.is_empty() {
+        roles.push(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": format!("{name}-cluster-scoped")},
+            "rules": cluster,
+        }));
+    }
+    roles
 }
 
 #[cfg(test)]
@@ -103,23 +203,67 @@ mod tests {
             pause: None,
             spec_schema: None,
         };
-        let role = cluster_role("host", &[&spec]);
-        let grants = |group: &str| -> Vec<Value> {
-            role["rules"]
+        let role = cluster_role("host", &[&spec], &offline);
+        let grants = |rules: &Value, group: &str| -> Vec<Value> {
+            rules
                 .as_array()
                 .unwrap()
                 .iter()
                 .filter(|r| {
-                    r["apiGroups"] == json!([group])
-                        && r["verbs"] == json!(["get", "list", "watch"])
+                    r["apiGroups"] == json!([group]) && r["verbs"] == json!(["list", "watch"])
                 })
                 .flat_map(|r| r["resources"].as_array().unwrap().clone())
                 .collect()
         };
-        assert_eq!(grants(""), [json!("nodes")]);
-        assert_eq!(grants("rbac.authorization.k8s.io"), [json!("clusterroles")]);
-        assert_eq!(grants("networking.k8s.io"), [json!("networkpolicies")]);
-        assert_eq!(grants("gateway.networking.k8s.io"), [json!("httproutes")]);
+        let rules = &role["rules"];
+        assert_eq!(grants(rules, ""), [json!("nodes")]);
+        assert_eq!(
+            grants(rules, "rbac.authorization.k8s.io"),
+            [json!("clusterroles")]
+        );
+        assert_eq!(
+            grants(rules, "networking.k8s.io"),
+            [json!("networkpolicies")]
+        );
+        assert_eq!(
+            grants(rules, "gateway.networking.k8s.io"),
+            [json!("httproutes")]
+        );
+        let verbs: BTreeSet<&str> = rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["verbs"].as_array().unwrap())
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            verbs,
+            BTreeSet::from(["create", "list", "patch", "watch"]),
+            "only the verbs the host uses"
+        );
+
+        // Named namespaces: a Role each, the cluster-scoped reads apart.
+        let roles = namespaced_roles("host", &[&spec], &["a".into(), "b".into()], &offline);
+        let kinds: Vec<(&str, &str)> = roles
+            .iter()
+            .map(|r| {
+                (
+                    r["kind"].as_str().unwrap(),
+                    r["metadata"]["namespace"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(kinds, [("Role", "a"), ("Role", "b"), ("ClusterRole", "")]);
+        assert_eq!(grants(&roles[0]["rules"], ""), Vec::<Value>::new());
+        assert_eq!(
+            grants(&roles[0]["rules"], "networking.k8s.io"),
+            [json!("networkpolicies")]
+        );
+        assert_eq!(grants(&roles[2]["rules"], ""), [json!("nodes")]);
+        assert_eq!(
+            grants(&roles[2]["rules"], "rbac.authorization.k8s.io"),
+            [json!("clusterroles")]
+        );
     }
 
     #[test]

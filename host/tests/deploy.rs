@@ -57,6 +57,7 @@ fn generated_manifests_are_what_the_guests_describe() {
     let role = serde_yaml::to_string(&reconciler_host::rbac::cluster_role(
         "reconciler-host",
         &specs,
+        &reconciler_host::rbac::offline,
     ))
     .expect("YAML");
     assert!(

@@ -75,7 +75,7 @@ async fn grant(client: &Client, user: &str, full: &str, partial: Option<&str>) {
     let role = format!("{user}-host");
     apply(
         client,
-        reconciler_host::rbac::cluster_role(&role, &[&f.spec]),
+        reconciler_host::rbac::cluster_role(&role, &[&f.spec], &reconciler_host::rbac::offline),
     )
     .await;
     apply(

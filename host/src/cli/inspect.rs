@@ -30,19 +30,92 @@ pub fn crd(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn rbac(
-    runtime: &Runtime,
-    guests: &[std::path::PathBuf],
-    name: &str,
-) -> anyhow::Result<ExitCode> {
-    let modules = guests
+/// `rbac`'s arguments.
+#[derive(clap::Args)]
+pub struct RbacArgs {
+    #[arg(required = true)]
+    guests: Vec<std::path::PathBuf>,
+    /// The roles' name.
+    #[arg(long, default_value = "reconciler-host")]
+    name: String,
+    /// The namespaces the host will watch (`run --namespaces`),
+    /// comma-separated: a Role in each instead of one ClusterRole.
+    #[arg(long, value_delimiter = ',')]
+    namespaces: Vec<String>,
+    /// Ask the cluster's discovery (KUBECONFIG) for each kind's plural and
+    /// scope, rather than deriving them from its name.
+    #[arg(long)]
+    discover: bool,
+}
+
+pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
+    use reconciler_host::rbac::{Resource, cluster_role, namespaced_roles, offline};
+    let modules = args
+        .guests
         .iter()
         .map(|g| runtime.load_file(g))
         .collect::<Result<Vec<_>, _>>()?;
     let specs: Vec<_> = modules.iter().map(|m| &**m.spec()).collect();
-    print!(
-        "{}",
-        serde_yaml::to_string(&reconciler_host::rbac::cluster_role(name, &specs))?
-    );
+    let discovered: std::collections::BTreeMap<_, Resource> = if args.discover {
+        discover(&specs)?
+    } else {
+        Default::default()
+    };
+    let resource_of = |kind: &reconciler_conventions::kind::KindRef| {
+        discovered
+            .get(kind)
+            .cloned()
+            .unwrap_or_else(|| offline(kind))
+    };
+    let namespaces: Vec<String> = args
+        .namespaces
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .collect();
+    let documents = if namespaces.is_empty() {
+        vec![cluster_role(&args.name, &specs, &resource_of)]
+    } else {
+        namespaced_roles(&args.name, &specs, &namespaces, &resource_of)
+    };
+    let yaml: Vec<String> = documents
+        .iter()
+        .map(serde_yaml::to_string)
+        .collect::<Result<_, _>>()?;
+    print!("{}", yaml.join("---\n"));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each read kind's plural and scope, from the cluster's discovery.
+fn discover(
+    specs: &[&reconciler_conventions::kind::KindSpec],
+) -> anyhow::Result<
+    std::collections::BTreeMap<
+        reconciler_conventions::kind::KindRef,
+        reconciler_host::rbac::Resource,
+    >,
+> {
+    use anyhow::Context as _;
+    let kinds: std::collections::BTreeSet<_> = specs
+        .iter()
+        .flat_map(|s| s.reads.iter().map(|r| r.kind.clone()))
+        .collect();
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let client = kube::Client::try_default()
+            .await
+            .context("--discover needs a cluster (KUBECONFIG, ~/.kube/config or in-cluster)")?;
+        let mut found = std::collections::BTreeMap::new();
+        for kind in kinds {
+            let resolved = reconciler_host::operator::cluster::probe::resolve(&client, &kind)
+                .await?
+                .with_context(|| format!("{kind} is not served by this cluster (--discover)"))?;
+            found.insert(
+                kind,
+                reconciler_host::rbac::Resource {
+                    plural: resolved.resource.plural,
+                    namespaced: resolved.namespaced,
+                },
+            );
+        }
+        Ok(found)
+    })
 }

@@ -42,14 +42,10 @@ enum Command {
     },
     /// Print the CustomResourceDefinition of a guest's kind (YAML).
     Crd { guest: PathBuf },
-    /// Print the ClusterRole the host needs to serve these guests (YAML).
-    Rbac {
-        #[arg(required = true)]
-        guests: Vec<PathBuf>,
-        /// The ClusterRole's name.
-        #[arg(long, default_value = "reconciler-host")]
-        name: String,
-    },
+    /// Print the RBAC the host needs to serve these guests (YAML): a
+    /// ClusterRole, or with --namespaces a Role in each namespace (and a
+    /// ClusterRole for the cluster-scoped kinds guests read).
+    Rbac(inspect::RbacArgs),
     /// Run the operator: serve every guest in a directory.
     Run(operate::RunArgs),
     /// Print the conditions reference of guests (Markdown), or check a file against it.
@@ -59,12 +55,16 @@ enum Command {
 /// Limits and caching of the guest runtime.
 #[derive(Args)]
 struct RuntimeArgs {
-    /// Wall-time deadline of one call into a guest, in milliseconds.
-    #[arg(long, global = true, default_value_t = 100, env = "GUEST_DEADLINE_MS")]
+    /// Wall-time deadline of one call into a guest, in milliseconds (1 to
+    /// 60000).
+    #[arg(long, global = true, default_value_t = 100, env = "GUEST_DEADLINE_MS",
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
     deadline_ms: u64,
-    /// Linear-memory cap of a guest, in MiB.
-    #[arg(long, global = true, default_value_t = 64, env = "GUEST_MEMORY_MIB")]
-    memory_mib: usize,
+    /// Linear-memory cap of a guest, in MiB (1 to 4096: a linear memory
+    /// addresses at most 4 GiB).
+    #[arg(long, global = true, default_value_t = 64, env = "GUEST_MEMORY_MIB",
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    memory_mib: u64,
     /// Where compiled guests are cached (default: ~/.cache/reconciler-host/modules).
     #[arg(long, global = true, env = "GUEST_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
@@ -81,7 +81,8 @@ impl RuntimeArgs {
             RuntimeConfig {
                 limits: Limits {
                     deadline: Duration::from_millis(self.deadline_ms),
-                    memory_bytes: self.memory_mib << 20,
+                    memory_bytes: usize::try_from(self.memory_mib << 20)
+                        .expect("at most 4 GiB fits a usize on a 64-bit host"),
                 },
                 cache_dir: if self.no_cache {
                     None
@@ -109,7 +110,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             bless,
         } => test::run(&runtime, &guest, &fixtures, bless),
         Command::Crd { guest } => inspect::crd(&runtime, &guest),
-        Command::Rbac { guests, name } => inspect::rbac(&runtime, &guests, &name),
+        Command::Rbac(args) => inspect::rbac(&runtime, args),
         Command::Run(args) => operate::run(&runtime, args),
         Command::Docs(args) => docs::run(&runtime, args),
     }

@@ -275,6 +275,39 @@ mod tests {
     }
 
     #[test]
+    fn a_guest_reads_only_its_parents_namespace() {
+        let mut source = MemorySource::new();
+        for ns in ["mine", "theirs"] {
+            source.insert(json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "s", "namespace": ns}}));
+        }
+        let service = core_kind("", "Service");
+        let kind = wit_types::KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Service".into(),
+        };
+        let mut facts = server(source, vec![service]).scoped_to("mine");
+        assert!(
+            facts
+                .get(kind.clone(), "mine".into(), "s".into())
+                .unwrap()
+                .is_some()
+        );
+        match facts.get(kind.clone(), "theirs".into(), "s".into()) {
+            Err(ReadError::Forbidden(m)) => assert!(
+                m.contains("namespace \"theirs\"") && m.contains("parent's namespace \"mine\""),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // Listing every namespace shows the parent's only.
+        let all = facts.list(kind, String::new(), Vec::new()).unwrap();
+        let namespaces: Vec<String> = all.iter().map(|o| o.meta.namespace.clone()).collect();
+        assert_eq!(namespaces, ["mine"]);
+    }
+
+    #[test]
     fn a_workload_read_twice_is_derived_once_and_recorded_once() {
         let mut source = MemorySource::new();
         source.insert(json!({"apiVersion": "apps/v1", "kind": "Deployment",

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use reconciler_conventions::kind::KindRef;
+use serde_json::Value;
 
 use crate::contract::facts::{ReadError, WorkloadFact};
 use crate::facts::diagnose::typed;
@@ -26,6 +27,10 @@ pub struct FactServer {
     declared: Arc<BTreeSet<KindRef>>,
     now: jiff::Timestamp,
     reads: BTreeSet<Dependency>,
+    /// The parent's namespace: the only one the guest reads (and, for a
+    /// cluster-scoped kind, its cluster-wide objects); `None` reads
+    /// everywhere (a cluster-scoped parent, or a test).
+    scope: Option<String>,
     /// Workloads derived in this pass: the source does not change within
     /// a pass, and deriving one parses the Deployment and all its Pods.
     workloads: BTreeMap<(String, String), Option<WorkloadFact>>,
@@ -52,7 +57,41 @@ impl FactServer {
             declared,
             now,
             reads: BTreeSet::new(),
+            scope: None,
             workloads: BTreeMap::new(),
+        }
+    }
+
+    /// Limits the reads to the parent's namespace `namespace` ("" for a
+    /// cluster-scoped parent: no limit). A guest has no business with
+    /// another namespace's objects, and could copy what it found into its
+    /// parent's status.
+    pub fn scoped_to(mut self, namespace: &str) -> Self {
+        self.scope = Some(namespace.to_owned()).filter(|ns| !ns.is_empty());
+        self
+    }
+
+    /// Refuses a read in another namespace than the parent's.
+    fn in_scope(&self, kind: &KindRef, namespace: &str) -> Result<(), ReadError> {
+        match &self.scope {
+            Some(scope) if !namespace.is_empty() && namespace != scope => {
+                Err(ReadError::Forbidden(format!(
+                    "the guest reads {kind} in namespace {namespace:?}; it may read only its parent's namespace {scope:?}"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a listed object is one the guest may see: in the parent's
+    /// namespace, or cluster-scoped.
+    fn visible(&self, object: &Value) -> bool {
+        match &self.scope {
+            Some(scope) => {
+                let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+                ns.is_empty() || ns == scope
+            }
+            None => true,
         }
     }
 
@@ -79,12 +118,17 @@ impl FactServer {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<Cached>>, ReadError> {
+        self.in_scope(kind, namespace)?;
         self.reads.insert(Dependency::Object {
             kind: kind.clone(),
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         });
-        self.source.get(kind, namespace, name).map_err(read_error)
+        Ok(self
+            .source
+            .get(kind, namespace, name)
+            .map_err(read_error)?
+            .filter(|o| self.visible(o)))
     }
 
     /// Lists objects, recorded as a dependency.
@@ -94,10 +138,12 @@ impl FactServer {
         namespace: &str,
         selector: Selector,
     ) -> Result<Vec<Arc<Cached>>, ReadError> {
+        self.in_scope(kind, namespace)?;
         let found = self
             .source
             .list(kind, namespace, &selector)
-            .map_err(read_error);
+            .map_err(read_error)
+            .map(|objects| objects.into_iter().filter(|o| self.visible(o)).collect());
         self.reads.insert(Dependency::List {
             kind: kind.clone(),
             namespace: namespace.to_owned(),

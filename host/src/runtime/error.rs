@@ -69,11 +69,14 @@ pub struct GuestError {
 }
 
 impl GuestError {
+    /// The error, its detail (which may carry what the guest wrote to its
+    /// stderr) on one line with no control character, so that it cannot
+    /// forge or colour log lines.
     pub fn new(guest: &str, class: GuestErrorClass, detail: impl Into<String>) -> Self {
         GuestError {
             guest: guest.to_owned(),
             class,
-            detail: detail.into(),
+            detail: reconciler_conventions::message::sanitize(&detail.into()),
         }
     }
 

@@ -28,6 +28,10 @@ use crate::facts::FactServer;
 use slots::Slots;
 use ticker::EpochTicker;
 
+/// The largest guest module the host reads (a JavaScript or Python guest
+/// is 12 to 20 MB; a Rust one well under 1 MB).
+pub const MAX_MODULE_BYTES: u64 = 64 << 20;
+
 /// How the runtime is set up.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
@@ -163,7 +167,20 @@ impl Runtime {
 
     /// Loads a guest module from a file; the guest is named by the file stem.
     pub fn load_file(&self, path: &Path) -> Result<GuestModule, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        let read = || -> std::io::Result<Vec<u8>> {
+            let len = std::fs::metadata(path)?.len();
+            if len > MAX_MODULE_BYTES {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "it is {len} bytes, more than the {} MiB a guest module may be",
+                        MAX_MODULE_BYTES >> 20
+                    ),
+                ));
+            }
+            std::fs::read(path)
+        };
+        let bytes = read().map_err(|source| LoadError::Read {
             path: path.to_owned(),
             source,
         })?;

@@ -330,7 +330,11 @@ impl GuestModule {
 
     /// Evaluates one parent in a fresh store.
     pub fn evaluate(&self, req: EvaluateRequest<'_>) -> Evaluated {
-        let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now);
+        let namespace = req.parent["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default();
+        let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now)
+            .scoped_to(namespace);
         // Declared before the store, so dropped after it: the slot is free
         // again only once the instance is gone.
         let _slot = match self.slot() {

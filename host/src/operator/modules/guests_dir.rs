@@ -21,6 +21,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt};
 
+use crate::runtime::MAX_MODULE_BYTES;
 use crate::runtime::artifacts::digest;
 
 /// A module file's content, and the fixtures shipped beside it.
@@ -165,7 +166,7 @@ impl GuestsDir {
         {
             return Ok(None);
         }
-        let bytes = self.dir.read(file)?;
+        let bytes = self.read_capped(file)?;
         let digest = digest(&bytes);
         let stem = stem_of(file);
         let fixtures = self.fixtures(&stem)?;
@@ -195,6 +196,34 @@ impl GuestsDir {
             digest,
             fixtures,
         })))
+    }
+
+    /// The module's bytes, refused past [`MAX_MODULE_BYTES`] before they are
+    /// read (a file of any size would otherwise be held whole).
+    fn read_capped(&self, file: &str) -> io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut f = self.dir.open(file)?;
+        let too_big = |len: u64| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "it is {len} bytes, more than the {} MiB a guest module may be",
+                    MAX_MODULE_BYTES >> 20
+                ),
+            )
+        };
+        let len = f.metadata()?.len();
+        if len > MAX_MODULE_BYTES {
+            return Err(too_big(len));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        (&mut f)
+            .take(MAX_MODULE_BYTES + 1)
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_MODULE_BYTES {
+            return Err(too_big(bytes.len() as u64));
+        }
+        Ok(bytes)
     }
 
     fn stamp(&self, file: &str) -> io::Result<Stamp> {
@@ -380,5 +409,31 @@ mod tests {
         assert!(dir.scan().unwrap().is_empty());
         let _ = std::fs::remove_dir_all(&path);
         let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn refuses_a_module_larger_than_the_cap_without_reading_it() {
+        let path = temp("huge");
+        // Sparse: its length is past the cap, its blocks are not written.
+        let huge = std::fs::File::create(path.join("huge.wasm")).unwrap();
+        huge.set_len(MAX_MODULE_BYTES + 1).unwrap();
+        std::fs::write(path.join("ok.wasm"), b"inside").unwrap();
+        let mut dir = GuestsDir::open(&path).unwrap();
+        let events = dir.scan().unwrap();
+        assert_eq!(changed(&events), vec![("ok.wasm", &b"inside"[..])]);
+        let errors: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                DirEvent::Unreadable { file, error } => Some(format!("{file}: {error}")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors.len(), 1, "{events:?}");
+        assert!(
+            errors[0].starts_with("huge.wasm: it is 67108865 bytes, more than the 64 MiB"),
+            "{}",
+            errors[0]
+        );
+        let _ = std::fs::remove_dir_all(&path);
     }
 }
