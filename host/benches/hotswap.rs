@@ -21,14 +21,16 @@
 //!
 //! `make bench-hotswap`, or `cargo bench -p reconciler-host --bench
 //! hotswap`. Environment: `BENCH_OBJECTS` (default 100), `BENCH_RATE`
-//! (spec changes a second, default 200), `RECONCILER_TEST_KUBECONFIG`
-//! (reuse a running test apiserver).
+//! (spec changes a second, default 200), `BENCH_CONTENTION` (busy loops
+//! competing for the CPUs from the churn on, at most 60 s, default none:
+//! `BENCH_CONTENTION=2` loads both cores of the development VM),
+//! `RECONCILER_TEST_KUBECONFIG` (reuse a running test apiserver).
 
 use reconciler_host_harness::bench as common;
 use reconciler_host_harness::guests as support;
 use reconciler_host_harness::objects;
 
-use common::{HostProcess, Metrics, Table, env_num, free_port};
+use common::{Contention, HostProcess, Metrics, Table, env_num, free_port};
 use std::ffi::OsStr;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -373,6 +375,7 @@ async fn run(
     ensure!(host.is_alive(), "the host exited during the setup");
 
     // --- churn before the swap ---
+    let contention = Contention::from_env(Duration::from_secs(60))?;
     let (churn, churning) = Churn::start(&api, n, rate);
     tokio::time::sleep(WARM_UP).await;
     let (p0, s0, t0) = (
@@ -421,13 +424,15 @@ async fn run(
         last.push(*slot.lock().await);
     }
     let settled = wait_all(&api, |i| format!("v2: {}", Churn::message(last[i])), n).await?;
+    let loops = contention.loops();
+    drop(contention);
     let end = Metrics::scrape(metrics).await?;
     ensure!(host.is_alive(), "the host exited during the bench");
 
     // --- the report ---
     let mut out = Table::default();
     out.title(format!(
-        "hot swap under load: {n} Hostile objects, target {rate} spec changes/s ({IN_FLIGHT} in flight), --guests-poll {GUESTS_POLL}, {} host, {} CPUs",
+        "hot swap under load: {n} Hostile objects, target {rate} spec changes/s ({IN_FLIGHT} in flight), --guests-poll {GUESTS_POLL}, {} host, {} CPUs, {loops} busy loops competing",
         if cfg!(debug_assertions) { "dev" } else { "release" },
         std::thread::available_parallelism().map_or(0, |n| n.get())
     ));

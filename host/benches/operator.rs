@@ -29,7 +29,6 @@
 //! a running test apiserver instead of starting one; its service IP range
 //! must hold N Services: a server the bench starts gets a /16).
 
-
 use reconciler_host_harness::bench as common;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;

@@ -20,6 +20,48 @@ pub fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
     }
 }
 
+/// Busy loops competing for the CPUs, as a loaded production node would:
+/// `n` processes of `yes` writing to /dev/null, each ended after `limit`
+/// (by `timeout`) or when this is dropped (SIGTERM, which `timeout` passes
+/// on).
+pub struct Contention(Vec<Child>);
+
+impl Contention {
+    /// `BENCH_CONTENTION` busy loops (default none), for at most `limit`.
+    pub fn from_env(limit: Duration) -> Result<Contention> {
+        let n: usize = env_num("BENCH_CONTENTION").unwrap_or(0);
+        let children = (0..n)
+            .map(|_| {
+                Command::new("timeout")
+                    .arg(format!("{}", limit.as_secs().max(1)))
+                    .arg("yes")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .context("starting a busy loop (timeout, yes)")
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Contention(children))
+    }
+
+    /// How many busy loops run.
+    pub fn loops(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl Drop for Contention {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
 pub fn free_port() -> Result<SocketAddr> {
     let l = TcpListener::bind("127.0.0.1:0").context("a free port")?;
     Ok(l.local_addr()?)

@@ -8,6 +8,8 @@
 //! - [`operator`]: the host as a child process against the test API
 //!   server, polling, statuses and Events;
 //! - [`objects`] and [`console_objects`]: the objects the tests create;
+//! - [`proxy`]: a fault-injecting proxy in front of an API server of a
+//!   test's own, which the test may restart;
 //! - [`bench`]: the benches' host process, metrics and printed table.
 
 pub mod bench;
@@ -17,3 +19,4 @@ pub mod makefile;
 pub mod objects;
 pub mod operator;
 pub mod paths;
+pub mod proxy;

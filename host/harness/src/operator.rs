@@ -210,6 +210,15 @@ impl Host {
             .collect()
     }
 
+    /// SIGKILL, at once: no shutdown, nothing finished.
+    pub fn kill(&mut self) {
+        if self.stopped.is_some() {
+            return;
+        }
+        let _ = self.child.kill();
+        self.stopped = Some(self.child.wait().expect("wait"));
+    }
+
     /// SIGTERM, then wait (10 s at most, then SIGKILL).
     pub fn stop(&mut self) -> ExitStatus {
         if let Some(s) = self.stopped {

@@ -244,14 +244,19 @@ impl RestartableServer {
         self.dir.join("kubeconfig")
     }
 
+    /// An admin client of it as it runs now (a new port after a restart:
+    /// ask again).
+    pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        let kubeconfig = kube::config::Kubeconfig::read_from(self.kubeconfig())?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+        Ok(kube::Client::try_from(config)?)
+    }
+
     /// A copy of its admin kubeconfig pointing at `addr` (the proxy).
     pub fn kubeconfig_via(&self, addr: SocketAddr, path: &Path) -> anyhow::Result<PathBuf> {
         let text = std::fs::read_to_string(self.kubeconfig())?;
         let current = self.addr()?;
-        let text = text.replace(
-            &format!("https://{current}"),
-            &format!("https://{addr}"),
-        );
+        let text = text.replace(&format!("https://{current}"), &format!("https://{addr}"));
         std::fs::write(path, text)?;
         Ok(path.to_path_buf())
     }

@@ -1,0 +1,569 @@
+//! The fault suite: the host against a real API server that restarts, is
+//! cut off, is slow, or has other writers, and against a host killed in
+//! the middle of a pass. Each test asserts what a user relies on: every
+//! spec change reconciled (no lost update), no field of another writer
+//! reverted, and the Events a user would see.
+//!
+//! The API server restarts behind a stable address: a loopback proxy
+//! (`reconciler_host_harness::proxy`) the host connects through, which
+//! also cuts connections and adds latency. Nothing asserts timing: the
+//! recovery time after a restart is printed (`make test` shows it with
+//! `--nocapture`; docs/design.md records it).
+
+use std::time::{Duration, Instant};
+
+use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::{Api, Client};
+use reconciler_host_harness::objects::{
+    self, CLUSTER, PodState, agent, agents, backup_setup, children, crash_loop, create, create_all,
+    merge, merge_status, pod_name, pod_status, pods,
+};
+use reconciler_host_harness::operator::{
+    Host, TIMEOUT, condition, events_about, eventually, fixture, get, install_crds, published,
+    settle, wait_healthy,
+};
+use reconciler_host_harness::paths;
+use reconciler_host_harness::proxy::{FaultProxy, RestartableServer};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+
+/// How many parents the restart and outage tests keep.
+const PARENTS: usize = 10;
+
+fn names() -> Vec<String> {
+    (0..PARENTS).map(|i| format!("agent-{i:02}")).collect()
+}
+
+/// Creates the agents of [`names`], healthy, with what they read.
+async fn healthy_agents(client: &Client, ns: &str) {
+    create_all(client, ns, backup_setup()).await;
+    for name in names() {
+        create_all(client, ns, children(&name, &PodState::Running)).await;
+        create(client, ns, agent(&name, CLUSTER)).await;
+    }
+}
+
+/// Points every agent at a Cluster that does not exist: a spec change
+/// (a new generation) whose reconciliation a user sees as Ready False,
+/// ClusterNotFound.
+async fn retarget_all(api: &Api<DynamicObject>) {
+    for name in names() {
+        merge(api, &name, json!({"spec": {"cluster": {"name": "gone"}}})).await;
+    }
+}
+
+/// Every agent reconciled at its current generation with Ready False
+/// (ClusterNotFound); else the ones that are not.
+async fn all_retargeted(api: &Api<DynamicObject>) -> Result<(), Vec<String>> {
+    let mut behind = Vec::new();
+    for name in names() {
+        let Ok(o) = api.get(&name).await else {
+            behind.push(format!("{name}: unreadable"));
+            continue;
+        };
+        let o = serde_json::to_value(o).unwrap_or_default();
+        let generation = o["metadata"]["generation"].as_i64();
+        let observed = o["status"]["observedGeneration"].as_i64();
+        let ready = condition(&o, "Ready");
+        let ok = generation == observed
+            && ready
+                .as_ref()
+                .is_some_and(|c| c.status == "False" && c.reason == "ClusterNotFound");
+        if !ok {
+            behind.push(format!(
+                "{name}: generation {generation:?}, observed {observed:?}, Ready {ready:?}"
+            ));
+        }
+    }
+    if behind.is_empty() {
+        Ok(())
+    } else {
+        Err(behind)
+    }
+}
+
+/// An API server of the test's own, the CRDs installed, a namespace with
+/// the agents, and a proxy in front of it.
+struct Restartable {
+    server: RestartableServer,
+    proxy: FaultProxy,
+    dir: std::path::PathBuf,
+    namespace: String,
+}
+
+impl Restartable {
+    async fn start(name: &str) -> Restartable {
+        let dir = paths::target_tmpdir().join(format!("faults-{name}-{}", std::process::id()));
+        let server = tokio::task::block_in_place(|| RestartableServer::start(&dir))
+            .expect("a restartable API server");
+        let proxy = FaultProxy::start(server.addr().expect("its address"))
+            .await
+            .expect("the proxy");
+        let admin = server.client().await.expect("an admin client");
+        for crd in fixture().crds.clone() {
+            reconciler_testsupport::install_crd(&admin, crd)
+                .await
+                .expect("installing a CRD");
+        }
+        let namespace = format!("faults-{name}");
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(admin.clone());
+        namespaces
+            .create(
+                &Default::default(),
+                &serde_json::from_value(json!({"metadata": {"name": namespace}})).unwrap(),
+            )
+            .await
+            .expect("the namespace");
+        healthy_agents(&admin, &namespace).await;
+        Restartable {
+            server,
+            proxy,
+            dir,
+            namespace,
+        }
+    }
+
+    /// The host, connecting through the proxy.
+    async fn host(&self, log: &str) -> Host {
+        let kubeconfig = self
+            .server
+            .kubeconfig_via(self.proxy.addr(), &self.dir.join("via-proxy.kubeconfig"))
+            .expect("the proxy's kubeconfig");
+        Host::start_with(&kubeconfig, &["--namespaces", &self.namespace], log).await
+    }
+
+    async fn agents(&self) -> Api<DynamicObject> {
+        agents(
+            &self.server.client().await.expect("an admin client"),
+            &self.namespace,
+        )
+    }
+}
+
+/// The API server stopped and started again (its data kept, on another
+/// port behind the same address): the spec changes made as soon as it is
+/// back are all reconciled, within seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_restart_loses_no_spec_change() {
+    let env = Restartable::start("restart").await;
+    let mut host = env.host("faults-restart").await;
+    let api = env.agents().await;
+    for name in names() {
+        wait_healthy(&api, &name).await;
+    }
+
+    // Connections cut first, as a server going away would: its graceful
+    // shutdown does not wait for the host's watches.
+    env.proxy.down();
+    tokio::task::block_in_place(|| env.server.down()).expect("stopping the API server");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::task::block_in_place(|| env.server.up()).expect("starting it again");
+    env.proxy
+        .set_backend(env.server.addr().expect("its new address"));
+    env.proxy.up();
+    let back = Instant::now();
+    let api = env.agents().await;
+    retarget_all(&api).await;
+    eventually(
+        "every spec change reconciled after the restart",
+        async || all_retargeted(&api).await,
+    )
+    .await;
+    println!(
+        "faults: {PARENTS} parents reconciled their spec change {:?} after the API server was back",
+        back.elapsed()
+    );
+    assert!(host.is_alive(), "the host survived the restart");
+    host.stop();
+}
+
+/// The host cut off from a running API server (every connection dropped,
+/// new ones refused) while every spec changes: once it can connect again,
+/// every change is reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_while_specs_change_loses_no_update() {
+    let env = Restartable::start("outage").await;
+    let mut host = env.host("faults-outage").await;
+    let api = env.agents().await;
+    for name in names() {
+        wait_healthy(&api, &name).await;
+    }
+    env.proxy.down();
+    retarget_all(&api).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    env.proxy.up();
+    let back = Instant::now();
+    eventually(
+        "every spec change reconciled after the outage",
+        async || all_retargeted(&api).await,
+    )
+    .await;
+    println!(
+        "faults: {PARENTS} parents reconciled after a 3 s outage, {:?} after the host could connect again",
+        back.elapsed()
+    );
+    assert!(host.is_alive());
+    host.stop();
+}
+
+/// A slow API server (every chunk either way delayed) while specs change:
+/// every change is reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_api_server_loses_no_update() {
+    let env = Restartable::start("slow").await;
+    let mut host = env.host("faults-slow").await;
+    let api = env.agents().await;
+    for name in names() {
+        wait_healthy(&api, &name).await;
+    }
+    env.proxy.set_latency(Duration::from_millis(150));
+    retarget_all(&api).await;
+    eventually(
+        "every spec change reconciled through a slow server",
+        async || all_retargeted(&api).await,
+    )
+    .await;
+    env.proxy.set_latency(Duration::ZERO);
+    assert!(host.is_alive());
+    host.stop();
+}
+
+/// A namespace with the CRDs installed, on the binary's shared server.
+async fn namespace(prefix: &str) -> TestNamespace {
+    let ns = TestNamespace::new(prefix).await.expect("a test namespace");
+    install_crds(&ns.client()).await;
+    ns
+}
+
+/// Another controller owns `.status.lastBackupVerified` and a condition of
+/// its own on the same objects, and applies them 40 times while the host
+/// reconciles spec changes: none of its values is reverted, it never gets
+/// a conflict, and the host writes nothing once converged.
+#[tokio::test]
+async fn another_writers_status_fields_are_left_alone() {
+    let ns = namespace("faults-writer").await;
+    let client = ns.client();
+    create_all(&client, ns.name(), backup_setup()).await;
+    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    create(&client, ns.name(), agent("orders", CLUSTER)).await;
+    let host = Host::start(ns.name()).await;
+    let api = agents(&client, ns.name());
+    wait_healthy(&api, "orders").await;
+
+    let backup = PatchParams::apply("backup-controller");
+    let status_of = |i: usize| {
+        json!({
+            "apiVersion": format!("{}/{}", objects::GROUP, objects::VERSION),
+            "kind": objects::KIND,
+            "metadata": {"name": "orders"},
+            "status": {
+                "lastBackupVerified": format!("v{i}"),
+                "conditions": [{
+                    "type": "BackupVerified", "status": "True", "reason": "Verified",
+                    "message": format!("backup v{i} restored and checked"),
+                    "lastTransitionTime": "2026-12-01T00:00:00Z",
+                }],
+            },
+        })
+    };
+    for i in 0..40 {
+        api.patch_status("orders", &backup, &Patch::Apply(status_of(i)))
+            .await
+            .unwrap_or_else(|e| panic!("the other writer's apply {i} was refused: {e}"));
+        if i % 10 == 5 {
+            // A spec change the host reconciles meanwhile.
+            let image = format!("ghcr.io/fyannk/evidence-agent:1.{i}");
+            merge(&api, "orders", json!({"spec": {"image": image}})).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let converged = eventually("the host caught up with the spec", async || {
+        let o = get(&api, "orders").await;
+        if o["metadata"]["generation"] == o["status"]["observedGeneration"] {
+            Ok(o)
+        } else {
+            Err(o["status"].clone())
+        }
+    })
+    .await;
+    settle().await;
+    let o = get(&api, "orders").await;
+    assert_eq!(o["status"]["lastBackupVerified"], "v39", "{}", o["status"]);
+    let backup = condition(&o, "BackupVerified").expect("the other writer's condition");
+    assert_eq!(backup.message, "backup v39 restored and checked");
+    assert_eq!(
+        o["metadata"]["resourceVersion"], converged["metadata"]["resourceVersion"],
+        "nothing written once converged"
+    );
+    let writes = host.status_writes(ns.name(), "orders");
+    settle().await;
+    assert_eq!(
+        host.status_writes(ns.name(), "orders"),
+        writes,
+        "a condition of another writer makes the host write nothing"
+    );
+    host.finish();
+}
+
+/// Someone rewrites a condition the host owns: the host puts it back, with
+/// one write.
+#[tokio::test]
+async fn status_drift_is_put_back() {
+    let ns = namespace("faults-drift").await;
+    let client = ns.client();
+    create_all(&client, ns.name(), backup_setup()).await;
+    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    create(&client, ns.name(), agent("orders", CLUSTER)).await;
+    let host = Host::start(ns.name()).await;
+    let api = agents(&client, ns.name());
+    let healthy = wait_healthy(&api, "orders").await;
+    let writes = host.status_writes(ns.name(), "orders");
+
+    let mut tampered = healthy["status"].clone();
+    for c in tampered["conditions"].as_array_mut().unwrap() {
+        if c["type"] == "Ready" {
+            c["status"] = json!("False");
+            c["reason"] = json!("Tampered");
+        }
+    }
+    merge_status(&api, "orders", tampered).await;
+    eventually("Ready put back", async || {
+        let o = get(&api, "orders").await;
+        match condition(&o, "Ready") {
+            Some(c) if c.status == "True" && c.reason == "AsExpected" => Ok(()),
+            other => Err(other),
+        }
+    })
+    .await;
+    settle().await;
+    assert_eq!(
+        host.status_writes(ns.name(), "orders"),
+        writes + 1,
+        "one write puts the status back"
+    );
+    host.finish();
+}
+
+/// The same reason twice with different notes (a crash loop, recovery, a
+/// crash loop with another message) is two Events, each with its own
+/// note: a user reads what the status said at the time.
+#[tokio::test]
+async fn a_repeated_reason_keeps_each_note() {
+    let ns = namespace("faults-notes").await;
+    let client = ns.client();
+    create_all(&client, ns.name(), backup_setup()).await;
+    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    create(&client, ns.name(), agent("orders", CLUSTER)).await;
+    let host = Host::start(ns.name()).await;
+    let api = agents(&client, ns.name());
+    let pod_api = pods(&client, ns.name());
+    wait_healthy(&api, "orders").await;
+
+    let crash = |back_off: &'static str| PodState::CrashLoop {
+        restarts: 3,
+        back_off,
+    };
+    for (state, reason) in [
+        (crash("5m0s"), "CrashLoopBackOff"),
+        (PodState::Running, "AsExpected"),
+        (crash("10s"), "CrashLoopBackOff"),
+    ] {
+        merge_status(&pod_api, &pod_name("orders"), pod_status("orders", &state)).await;
+        eventually("the status to follow the Pod", async || {
+            let o = get(&api, "orders").await;
+            match condition(&o, "WorkloadReady") {
+                Some(c) if c.reason == reason => Ok(()),
+                other => Err(other),
+            }
+        })
+        .await;
+    }
+    let warnings = eventually("two Warnings, one per crash loop", async || {
+        let events = events_about(&client, ns.name(), "orders").await;
+        let crashes: Vec<_> = events
+            .into_iter()
+            .filter(|e| e.type_ == "Warning" && e.reason == "CrashLoopBackOff")
+            .collect();
+        if crashes.len() == 2 {
+            Ok(crashes)
+        } else {
+            Err(crashes)
+        }
+    })
+    .await;
+    assert!(
+        warnings.iter().any(|e| e.note.contains("back-off 5m0s")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|e| e.note.contains("back-off 10s")),
+        "{warnings:?}"
+    );
+    host.finish();
+}
+
+/// A parent whose name is as long as Kubernetes allows still gets its
+/// Events (an Event's name is the parent's, cut, and a suffix).
+#[tokio::test]
+async fn a_parent_with_the_longest_name_gets_its_events() {
+    let ns = namespace("faults-longname").await;
+    let client = ns.client();
+    let name = format!("a{}", "b".repeat(252));
+    create(&client, ns.name(), agent(&name, "missing")).await;
+    let host = Host::start(ns.name()).await;
+    let events = eventually("its Warning", async || {
+        let events = events_about(&client, ns.name(), &name).await;
+        if published(&events, "Warning", "ClusterNotFound") == 1 {
+            Ok(events)
+        } else {
+            Err(events)
+        }
+    })
+    .await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    host.finish();
+}
+
+/// The host killed (SIGKILL) right after a status write, before or while
+/// it publishes the Event: a new host keeps the status and publishes no
+/// second Event for it (an Event may be lost in that window: the status
+/// is the record; docs/design.md).
+#[tokio::test]
+async fn a_host_killed_after_a_write_duplicates_no_event() {
+    let ns = namespace("faults-kill").await;
+    let client = ns.client();
+    create_all(&client, ns.name(), backup_setup()).await;
+    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    create(&client, ns.name(), agent("orders", CLUSTER)).await;
+    let mut host = Host::start(ns.name()).await;
+    let api = agents(&client, ns.name());
+    wait_healthy(&api, "orders").await;
+
+    merge_status(
+        &pods(&client, ns.name()),
+        &pod_name("orders"),
+        pod_status("orders", &crash_loop()),
+    )
+    .await;
+    // Killed as soon as the status says so, polled as fast as the API
+    // server answers.
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let o = get(&api, "orders").await;
+        if condition(&o, "WorkloadReady").is_some_and(|c| c.reason == "CrashLoopBackOff") {
+            host.kill();
+            break;
+        }
+        assert!(Instant::now() < deadline, "the crash loop never showed");
+    }
+    let before = published(
+        &events_about(&client, ns.name(), "orders").await,
+        "Warning",
+        "CrashLoopBackOff",
+    );
+    let host = Host::start(ns.name()).await;
+    settle().await;
+    let o = get(&api, "orders").await;
+    assert_eq!(
+        condition(&o, "WorkloadReady").map(|c| c.reason),
+        Some("CrashLoopBackOff".to_owned())
+    );
+    let after = published(
+        &events_about(&client, ns.name(), "orders").await,
+        "Warning",
+        "CrashLoopBackOff",
+    );
+    assert!(before <= 1, "{before} Warnings before the kill");
+    assert_eq!(after, before, "the new host published no second Warning");
+    host.finish();
+}
+
+/// A pass whose status write returns a newer spec than the one it
+/// evaluated (the spec changed between its read and its write) asks for
+/// another pass: the watch event of that change would compare equal to
+/// the cache, where the write put the newer object. Driven in-process,
+/// without watches, so the race is the test's to set up.
+#[tokio::test]
+async fn a_write_that_returns_a_newer_spec_asks_for_another_pass() {
+    use std::sync::Arc;
+
+    use reconciler_host::operator::cluster::cache::ClusterSource;
+    use reconciler_host::operator::kinds::Registry;
+    use reconciler_host::operator::metrics::Metrics;
+    use reconciler_host::operator::pass;
+    use reconciler_host::operator::schedule::ParentKey;
+    use reconciler_host::runtime::{Runtime, RuntimeConfig};
+    use reconciler_host_harness::guests::guest_wasm_with;
+
+    let ns = TestNamespace::new("faults-lost")
+        .await
+        .expect("a namespace");
+    let client = ns.client();
+    let runtime = Runtime::new(RuntimeConfig::default()).expect("a runtime");
+    let v1 = runtime
+        .load(
+            "hostile_guest",
+            &std::fs::read(guest_wasm_with("hostile-guest", None)).unwrap(),
+        )
+        .expect("the hostile guest");
+    let v2 = runtime
+        .load(
+            "hostile_guest",
+            &std::fs::read(guest_wasm_with("hostile-guest", Some("variant-message"))).unwrap(),
+        )
+        .expect("its variant");
+    let spec = v1.spec().clone();
+    reconciler_testsupport::install_crd(
+        &client,
+        serde_json::from_value(reconciler_host::crd::render(&spec)).unwrap(),
+    )
+    .await
+    .expect("the Hostile CRD");
+    let api_version = format!("{}/{}", spec.group, spec.version);
+    let resource = objects::resource_of(&api_version, &spec.kind);
+    let hostiles: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
+    create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": api_version, "kind": spec.kind, "metadata": {"name": "h"},
+               "spec": {"message": "first"}}),
+    )
+    .await;
+
+    let registry = Registry::new(Arc::new(ClusterSource::default()), Arc::new(Metrics::new()));
+    let cache = registry.source.add_kind(spec.kind_ref());
+    let id = registry.add(&client, v1, resource, cache.clone(), Vec::new());
+    let key = ParentKey {
+        kind: id,
+        namespace: ns.name().to_owned(),
+        name: "h".to_owned(),
+    };
+    let fetch = async || serde_json::to_value(hostiles.get("h").await.unwrap()).unwrap();
+    cache.apply(fetch().await);
+    pass::run(&registry, &key).await;
+    let first = get(&hostiles, "h").await;
+    assert_eq!(condition(&first, "Behaving").unwrap().message, "first");
+    let queue = registry.scheduler.queue(id);
+    assert_eq!(queue.pending(), 0, "converged");
+
+    // The spec changes on the server; the cache (no watch runs) still
+    // holds what the first pass wrote. A new module evaluates the parent
+    // again and writes: the server answers with the new spec.
+    merge(&hostiles, "h", json!({"spec": {"message": "second"}})).await;
+    registry.kind(id).served.write().unwrap().module = v2;
+    pass::run(&registry, &key).await;
+    let stored = get(&hostiles, "h").await;
+    assert_eq!(
+        condition(&stored, "Behaving").unwrap().message,
+        "v2: first",
+        "the pass evaluated what it had read"
+    );
+    assert_eq!(queue.pending(), 1, "the pass asked for another pass");
+    pass::run(&registry, &key).await;
+    let last: Value = get(&hostiles, "h").await;
+    assert_eq!(condition(&last, "Behaving").unwrap().message, "v2: second");
+    assert_eq!(
+        last["status"]["observedGeneration"],
+        last["metadata"]["generation"]
+    );
+}
