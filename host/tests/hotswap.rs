@@ -613,6 +613,80 @@ async fn swap_under_load_fails_no_pass() {
     ns.cleanup().await.unwrap();
 }
 
+/// 4b. The same with both CPUs contended by busy loops (a loaded node),
+/// many objects and concurrent spec changes: every object ends on the
+/// status its last spec implies, by the new module. Under contention a
+/// pass's status write often returned a spec newer than the one it
+/// evaluated, and that change was then never reconciled (issue 19).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swap_under_load_on_contended_cpus_loses_no_update() {
+    use futures::StreamExt;
+
+    let v = variants();
+    let ns = namespace("swap-contended").await;
+    let dir = guests_dir("contended");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    const N: usize = 60;
+    futures::stream::iter(0..N)
+        .for_each_concurrent(16, |i| {
+            let ns = &ns;
+            async move { create_hostile(ns, &format!("h{i}"), "start").await }
+        })
+        .await;
+    let _contention = reconciler_host_harness::bench::Contention::start(2, Duration::from_secs(60))
+        .expect("busy loops");
+    // Rounds of concurrent changes to every object, from before the swap
+    // until three rounds after it.
+    let swapped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let api = api.clone();
+        let swapped = swapped.clone();
+        tokio::spawn(async move {
+            let mut round = 0;
+            let mut after = 0;
+            loop {
+                let message = format!("round-{round}");
+                futures::stream::iter(0..N)
+                    .for_each_concurrent(32, |i| {
+                        let (api, message) = (&api, &message);
+                        async move { set_message(api, &format!("h{i}"), message).await }
+                    })
+                    .await;
+                if swapped.load(std::sync::atomic::Ordering::SeqCst) {
+                    after += 1;
+                    if after == 3 {
+                        return message;
+                    }
+                }
+                round += 1;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    place(&dir, FILE, &v.message);
+    eventually("the swap in the log", async || {
+        match host.lines_with(&["swapped in guest hostile_guest"]).len() {
+            1 => Ok(()),
+            n => Err(n),
+        }
+    })
+    .await;
+    swapped.store(true, std::sync::atomic::Ordering::SeqCst);
+    let last = churn.await.expect("the churn");
+    let want: Vec<(String, String)> = (0..N)
+        .map(|i| (format!("h{i}"), format!("v2: {last}")))
+        .collect();
+    wait_messages(&api, &want).await;
+    assert!(
+        !host.metrics().contains("reconciler_guest_errors_total{"),
+        "no pass failed"
+    );
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
 /// 5. A removed module stops its kind's passes (nothing is written to its
 /// objects); a module placed again serves it again, re-evaluating them.
 #[tokio::test]

@@ -29,7 +29,11 @@ pub struct Contention(Vec<Child>);
 impl Contention {
     /// `BENCH_CONTENTION` busy loops (default none), for at most `limit`.
     pub fn from_env(limit: Duration) -> Result<Contention> {
-        let n: usize = env_num("BENCH_CONTENTION").unwrap_or(0);
+        Contention::start(env_num("BENCH_CONTENTION").unwrap_or(0), limit)
+    }
+
+    /// `n` busy loops, for at most `limit`.
+    pub fn start(n: usize, limit: Duration) -> Result<Contention> {
         let children = (0..n)
             .map(|_| {
                 Command::new("timeout")
