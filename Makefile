@@ -5,7 +5,7 @@ TARGET_DIR   := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/guest
 HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent pgtoolboxconsole
-GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p legacy-v0_1-guest
+GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p writer-guest
 
 .PHONY: setup guests host fixtures bless unit test lint fmt bench ci run docs deploy
 

@@ -256,7 +256,7 @@ fn bench(
             );
             black_box(
                 guest
-                    .reconciler_guest0_2_0_reconciler()
+                    .reconciler_guest0_3_0_reconciler()
                     .call_evaluate(&mut store, &input)
                     .expect("evaluates"),
             );
@@ -499,6 +499,8 @@ enum Call {
     ClusterRole(String),
     SecretCertificates(String, String, String),
     LastApply([String; 3], String, String),
+    Children([String; 3]),
+    LastApplyTime([String; 3], String, String),
 }
 
 impl std::fmt::Display for Call {
@@ -517,6 +519,8 @@ impl std::fmt::Display for Call {
             Call::ClusterRole(n) => write!(f, "cluster-role {n}"),
             Call::SecretCertificates(ns, n, k) => write!(f, "secret-certificates {ns}/{n} {k}"),
             Call::LastApply(k, ns, n) => write!(f, "last-apply {} {ns}/{n}", k[2]),
+            Call::Children(k) => write!(f, "children {}", k[2]),
+            Call::LastApplyTime(k, ns, n) => write!(f, "last-apply-time {} {ns}/{n}", k[2]),
         }
     }
 }
@@ -537,6 +541,8 @@ impl Call {
             Call::ClusterRole(..) => "cluster-role",
             Call::SecretCertificates(..) => "secret-certificates",
             Call::LastApply(..) => "last-apply",
+            Call::Children(..) => "children",
+            Call::LastApplyTime(..) => "last-apply-time",
         }
     }
 
@@ -579,6 +585,10 @@ impl Call {
                 ns.clone(),
                 n.clone(),
             ))),
+            Call::Children(k) => Answer::Children(convert(server.children(host_kind(k)))),
+            Call::LastApplyTime(k, ns, n) => Answer::LastApplyTime(convert(
+                server.last_apply_time(host_kind(k), ns.clone(), n.clone()),
+            )),
         }
     }
 
@@ -624,6 +634,12 @@ impl Call {
             }
             Call::LastApply(k, ns, n) => {
                 black_box(server.last_apply(host_kind(k), ns.clone(), n.clone()));
+            }
+            Call::Children(k) => {
+                black_box(server.children(host_kind(k))).ok();
+            }
+            Call::LastApplyTime(k, ns, n) => {
+                black_box(server.last_apply_time(host_kind(k), ns.clone(), n.clone()));
             }
         }
     }
@@ -673,6 +689,8 @@ enum Answer {
     ClusterRole(Result<Option<sdk::ObjectMeta>, sdk::ReadError>),
     SecretCertificates(Result<Option<sdk::CertificateBundleFact>, sdk::ReadError>),
     LastApply(Option<sdk::ApplyOutcome>),
+    Children(Result<Vec<sdk::Object>, sdk::ReadError>),
+    LastApplyTime(Option<sdk::Timestamp>),
 }
 
 /// Facts served by the host's `FactServer`, natively, converted to the
@@ -867,6 +885,29 @@ macro_rules! facts_by_answer {
             ) -> Option<sdk::ApplyOutcome> {
                 match self.answer(Call::LastApply(key(kind), namespace.into(), name.into())) {
                     Answer::LastApply(o) => o,
+                    _ => unreachable!(),
+                }
+            }
+
+            fn children(&self, kind: &sdk::KindRef) -> Result<Vec<sdk::Object>, sdk::ReadError> {
+                match self.answer(Call::Children(key(kind))) {
+                    Answer::Children(c) => c,
+                    _ => unreachable!(),
+                }
+            }
+
+            fn last_apply_time(
+                &self,
+                kind: &sdk::KindRef,
+                namespace: &str,
+                name: &str,
+            ) -> Option<sdk::Timestamp> {
+                match self.answer(Call::LastApplyTime(
+                    key(kind),
+                    namespace.into(),
+                    name.into(),
+                )) {
+                    Answer::LastApplyTime(t) => t,
                     _ => unreachable!(),
                 }
             }
@@ -1100,7 +1141,7 @@ impl Replica {
         let input = scenario.wit_input();
         let guest = self.pre.instantiate(&mut store).expect("instantiates");
         guest
-            .reconciler_guest0_2_0_reconciler()
+            .reconciler_guest0_3_0_reconciler()
             .call_evaluate(&mut store, &input)
             .expect("evaluates")
     }

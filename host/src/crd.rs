@@ -99,6 +99,7 @@ mod tests {
             reads: vec![],
             pause: None,
             spec_schema: schema.map(str::to_owned),
+            writes: vec![],
         }
     }
 

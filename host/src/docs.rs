@@ -343,6 +343,7 @@ mod tests {
                 value: "true".into(),
             }),
             spec_schema: None,
+            writes: vec![],
         }
     }
 

@@ -63,9 +63,11 @@ pub fn offline(kind: &KindRef) -> Resource {
 
 /// The rules the host needs to serve `specs`, split by where they apply:
 /// (namespaced, cluster-scoped). The host lists and watches each parent
-/// kind and every kind the guests read, patches its parents' status
-/// (server-side apply), and creates Events, patching them into a series
-/// when one repeats. It never gets or updates an object.
+/// kind and every kind the guests read or write, patches its parents'
+/// status (server-side apply), creates and patches the children guests
+/// want (a server-side apply that creates is authorized as `create`) and
+/// deletes the ones they no longer want, and creates Events, patching them
+/// into a series when one repeats. It never gets or updates an object.
 fn rules(
     specs: &[&KindSpec],
     resource_of: &dyn Fn(&KindRef) -> Resource,
@@ -73,6 +75,7 @@ fn rules(
     type Grants = BTreeMap<(bool, String), BTreeSet<String>>;
     let mut read: Grants = BTreeMap::new();
     let mut status: Grants = BTreeMap::new();
+    let mut write: Grants = BTreeMap::new();
     for spec in specs {
         let parent = (spec.namespaced, spec.group.clone());
         read.entry(parent.clone())
@@ -87,6 +90,14 @@ fn rules(
             read.entry((resource.namespaced, r.kind.group.clone()))
                 .or_default()
                 .insert(resource.plural);
+        }
+        for w in &spec.writes {
+            let resource = resource_of(w);
+            let at = (resource.namespaced, w.group.clone());
+            read.entry(at.clone())
+                .or_default()
+                .insert(resource.plural.clone());
+            write.entry(at).or_default().insert(resource.plural);
         }
     }
     let mut namespaced = Vec::new();
@@ -202,6 +213,7 @@ mod tests {
             .collect(),
             pause: None,
             spec_schema: None,
+            writes: vec![],
         };
         let role = cluster_role("host", &[&spec], &offline);
         let grants = |rules: &Value, group: &str| -> Vec<Value> {

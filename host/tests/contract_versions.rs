@@ -1,6 +1,7 @@
-//! Every contract version the host serves loads and runs: a component built
-//! against the released 0.1.0 (the legacy test guest) next to the current
-//! 0.2.0 (the EvidenceAgent), and another version is refused by name.
+//! Every contract version the host serves loads and runs: components built
+//! against the released 0.1.0 and 0.2.0 (the legacy test guests) next to
+//! the current 0.3.0 (the EvidenceAgent), and another version is refused
+//! by name.
 
 use reconciler_host_harness::guests as support;
 
@@ -116,14 +117,40 @@ fn a_0_1_component_loads_describes_and_evaluates_with_facts() {
 }
 
 #[test]
-fn a_0_2_component_runs_beside_it() {
+fn a_0_2_component_loads_describes_and_evaluates() {
+    let rt = runtime();
+    let gadget = rt
+        .load_file(&support::guest_wasm("legacy-v0_2-guest"))
+        .expect("the 0.2 guest loads");
+    assert_eq!(gadget.contract(), ContractVersion::V0_2);
+    assert_eq!(gadget.contract_version(), "0.2.0");
+    assert_eq!(gadget.spec().kind, "LegacyGadget");
+    assert!(gadget.spec().writes.is_empty(), "0.2 writes nothing");
+    let parent = json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "LegacyGadget",
+        "metadata": {"name": "g", "namespace": "ns", "generation": 1},
+        "spec": {"message": "hello"}});
+    let evaluated = gadget.evaluate(EvaluateRequest {
+        parent: &parent,
+        paused: false,
+        settings: &[],
+        source: Arc::new(MemorySource::new()),
+        now: jiff::Timestamp::UNIX_EPOCH,
+    });
+    let verdict = evaluated.outcome.expect("a verdict");
+    assert_eq!(verdict.aspects[0].message, "hello");
+    assert_eq!(verdict.status_fields["nodes"], "0 known");
+    assert!(evaluated.changes.is_empty());
+}
+
+#[test]
+fn a_0_3_component_runs_beside_them() {
     let rt = runtime();
     let _legacy = legacy(&rt);
     let agent = rt
         .load_file(&support::guest_wasm("evidenceagent-guest"))
         .expect("the EvidenceAgent loads");
-    assert_eq!(agent.contract(), ContractVersion::V0_2);
-    assert_eq!(agent.contract_version(), "0.2.0");
+    assert_eq!(agent.contract(), ContractVersion::V0_3);
+    assert_eq!(agent.contract_version(), "0.3.0");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml");
     let report = run_fixture(&agent, &Fixture::load(&fixture).expect("the fixture loads"));
@@ -148,7 +175,7 @@ fn exporting(version: &str) -> Vec<u8> {
 fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served() {
     let rt = runtime();
     let e = rt
-        .load("future", &exporting("0.3.0"))
+        .load("future", &exporting("0.4.0"))
         .err()
         .expect("refused");
     assert!(
@@ -157,17 +184,17 @@ fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served
     );
     assert_eq!(
         e.to_string(),
-        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.3.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0"
+        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.4.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0"
     );
     // Importing another version's facts is the same mismatch, named so.
     let importing =
-        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.3.0" (instance)))"#)
+        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.4.0" (instance)))"#)
             .unwrap();
     let e = rt.load("future", &importing).err().expect("refused");
     assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
     assert!(
         e.to_string()
-            .contains("it imports reconciler:guest/facts@0.3.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0"),
+            .contains("it imports reconciler:guest/facts@0.4.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0"),
         "{e}"
     );
     // A served version with the wrong shape is told apart: it gets past the

@@ -1097,6 +1097,20 @@ impl Facts for PoliciesRefused {
     ) -> Option<reconciler_guest_sdk::ApplyOutcome> {
         self.0.last_apply(k, n, m)
     }
+    fn children(
+        &self,
+        k: &reconciler_guest_sdk::KindRef,
+    ) -> Result<Vec<reconciler_guest_sdk::Object>, ReadError> {
+        self.0.children(k)
+    }
+    fn last_apply_time(
+        &self,
+        k: &reconciler_guest_sdk::KindRef,
+        n: &str,
+        m: &str,
+    ) -> Option<Timestamp> {
+        self.0.last_apply_time(k, n, m)
+    }
 }
 
 #[test]

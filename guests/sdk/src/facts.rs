@@ -1,7 +1,7 @@
 //! The facts a guest reads, as a trait: served by the host's `facts`
 //! import in wasm, and by [`crate::mock::MockFacts`] in native tests.
 
-use crate::bindings::reconciler::guest0_2_0::facts as host;
+use crate::bindings::reconciler::guest0_3_0::facts as host;
 use crate::{
     ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
     KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
@@ -53,6 +53,11 @@ pub trait Facts {
     ) -> Result<Option<CertificateBundleFact>, ReadError>;
     /// How the API server answered the host's last apply of a child.
     fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome>;
+    /// The parent's own children of `kind`, a kind the guest writes: the
+    /// objects of its namespace it controls, sorted by name.
+    fn children(&self, kind: &KindRef) -> Result<Vec<Object>, ReadError>;
+    /// When the API server answered the host's last apply of the child.
+    fn last_apply_time(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<Timestamp>;
 }
 
 /// The facts the host serves through the component's `facts` import.
@@ -130,5 +135,13 @@ impl Facts for HostFacts {
 
     fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
         host::last_apply(kind, namespace, name)
+    }
+
+    fn children(&self, kind: &KindRef) -> Result<Vec<Object>, ReadError> {
+        host::children(kind)
+    }
+
+    fn last_apply_time(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<Timestamp> {
+        host::last_apply_time(kind, namespace, name)
     }
 }

@@ -24,17 +24,18 @@ pub mod testing;
 pub mod verdict;
 pub mod workload;
 
-pub use bindings::exports::reconciler::guest0_2_0::reconciler::{
-    Condition, ConventionProfile, Evaluation, EventType, KindEvent, KindSpec, PauseAnnotation,
-    ReadDecl, ReasonEntry, Stall, StallRule, Verdict,
+pub use bindings::exports::reconciler::guest0_3_0::reconciler::{
+    ApplyObject, Change, Condition, ConventionProfile, DeleteObject, Evaluation, EventType,
+    KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry, Reconciliation, Stall, StallRule,
+    Verdict,
 };
-pub use bindings::reconciler::guest0_2_0::facts::{
+pub use bindings::reconciler::guest0_3_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
     ConfigMapFact, ContainerWaiting, ExposureFact, ExposureKind, IngressRuleFact, IpBlockFact,
     LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact, PortFact,
     ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
 };
-pub use bindings::reconciler::guest0_2_0::types::{
+pub use bindings::reconciler::guest0_3_0::types::{
     ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,
 };
 pub use facts::{Facts, HostFacts};
@@ -46,6 +47,20 @@ pub trait Guest {
     fn describe() -> KindSpec;
     /// One pass: the parent and the facts it reads, to a verdict.
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict;
+    /// The kinds the guest writes (the host applies and deletes their
+    /// objects for it); none unless a guest says otherwise.
+    fn writes() -> Vec<KindRef> {
+        Vec::new()
+    }
+    /// One pass with the changes it wants made: by default, `evaluate`'s
+    /// verdict and none. A guest that writes implements this (and its
+    /// `evaluate` returns this verdict).
+    fn reconcile(input: &Evaluation, facts: &dyn Facts) -> Reconciliation {
+        Reconciliation {
+            verdict: Self::evaluate(input, facts),
+            changes: Vec::new(),
+        }
+    }
 }
 
 /// Exports a [`Guest`] as the component's `reconciler` interface. Only on
@@ -64,7 +79,7 @@ macro_rules! export_guest {
         pub struct __ReconcilerGuestExport;
 
         #[cfg(target_arch = "wasm32")]
-        impl $crate::bindings::exports::reconciler::guest0_2_0::reconciler::Guest
+        impl $crate::bindings::exports::reconciler::guest0_3_0::reconciler::Guest
             for __ReconcilerGuestExport
         {
             fn describe() -> $crate::KindSpec {
@@ -73,6 +88,14 @@ macro_rules! export_guest {
 
             fn evaluate(input: $crate::Evaluation) -> $crate::Verdict {
                 <$guest as $crate::Guest>::evaluate(&input, &$crate::HostFacts)
+            }
+
+            fn writes() -> Vec<$crate::KindRef> {
+                <$guest as $crate::Guest>::writes()
+            }
+
+            fn reconcile(input: $crate::Evaluation) -> $crate::Reconciliation {
+                <$guest as $crate::Guest>::reconcile(&input, &$crate::HostFacts)
             }
         }
 

@@ -29,12 +29,24 @@ pub struct MockFacts {
     cluster_roles: BTreeMap<String, ObjectMeta>,
     certificates: BTreeMap<(String, String, String), CertificateBundleFact>,
     applies: BTreeMap<(String, String, String, String), ApplyOutcome>,
+    apply_times: BTreeMap<(String, String, String, String), i64>,
     controllers: BTreeMap<String, ControllerRef>,
+    children: BTreeMap<(String, String), Vec<Object>>,
     failing: BTreeSet<(String, String)>,
     reads: RefCell<BTreeSet<String>>,
 }
 
 impl MockFacts {
+    /// A child of the parent, of a kind the guest writes (served by
+    /// `children`, sorted by name).
+    pub fn with_child(mut self, kind: &KindRef, json: serde_json::Value) -> Self {
+        let (group, _, kind_name) = kind_key(kind);
+        let list = self.children.entry((group, kind_name)).or_default();
+        list.push(object(json));
+        list.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
+        self
+    }
+
     /// Facts at `now` (seconds since the epoch).
     pub fn at(now: i64) -> Self {
         MockFacts {
@@ -153,6 +165,21 @@ impl MockFacts {
             (group, kind, namespace.to_owned(), name.to_owned()),
             outcome,
         );
+        self
+    }
+
+    /// When the API server answered the host's last apply of the child
+    /// (seconds since the epoch).
+    pub fn with_last_apply_time(
+        mut self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+        at: i64,
+    ) -> Self {
+        let (group, _, kind) = kind_key(kind);
+        self.apply_times
+            .insert((group, kind, namespace.to_owned(), name.to_owned()), at);
         self
     }
 
@@ -364,6 +391,25 @@ impl Facts for MockFacts {
         self.applies
             .get(&(group, kind, namespace.to_owned(), name.to_owned()))
             .cloned()
+    }
+
+    fn last_apply_time(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<Timestamp> {
+        self.record(format!("last-apply-time {} {namespace}/{name}", kind.kind));
+        let (group, _, kind) = kind_key(kind);
+        self.apply_times
+            .get(&(group, kind, namespace.to_owned(), name.to_owned()))
+            .map(|&seconds| Timestamp { seconds, nanos: 0 })
+    }
+
+    fn children(&self, kind: &KindRef) -> Result<Vec<Object>, ReadError> {
+        self.record(format!("children {}", kind.kind));
+        self.fail("children", &kind.kind)?;
+        let (group, _, kind) = kind_key(kind);
+        Ok(self
+            .children
+            .get(&(group, kind))
+            .cloned()
+            .unwrap_or_default())
     }
 }
 

@@ -87,6 +87,7 @@ pub fn console() -> KindSpec {
             value: "skip".to_owned(),
         }),
         spec_schema: None,
+        writes: vec![],
     }
 }
 
@@ -120,6 +121,7 @@ pub fn registry_kind() -> KindSpec {
         reads: Vec::new(),
         pause: None,
         spec_schema: None,
+        writes: vec![],
     }
 }
 

@@ -142,6 +142,11 @@ pub struct KindSpec {
     pub reads: Vec<ReadDecl>,
     pub pause: Option<PauseAnnotation>,
     pub spec_schema: Option<String>,
+    /// The kinds the guest writes (since contract 0.3.0): the host applies
+    /// and deletes their objects for it, watches them and serves its
+    /// children of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<KindRef>,
 }
 
 /// Why a kind spec is refused at module load.
@@ -177,6 +182,10 @@ pub enum SpecError {
     BadConditionName(String),
     #[error("read of {0} is declared twice")]
     DuplicateRead(KindRef),
+    #[error("write of {0} is declared twice")]
+    DuplicateWrite(KindRef),
+    #[error("the kind declares it writes itself ({0}); a guest writes its parent's status only")]
+    WritesItself(KindRef),
     #[error("spec schema is not a JSON object: {0}")]
     BadSchema(String),
 }
@@ -206,6 +215,12 @@ impl KindSpec {
             .copied()
             .chain(self.aspects.iter().map(String::as_str))
             .chain(self.advisory.iter().map(String::as_str))
+    }
+
+    /// Every kind the guest may read through `facts`: what it declares it
+    /// reads, and what it writes (its children).
+    pub fn readable(&self) -> impl Iterator<Item = &KindRef> {
+        self.reads.iter().map(|r| &r.kind).chain(&self.writes)
     }
 
     /// True on this type is the bad state.
@@ -333,6 +348,15 @@ impl KindSpec {
         for r in &self.reads {
             if !reads.insert(&r.kind) {
                 return Err(SpecError::DuplicateRead(r.kind.clone()));
+            }
+        }
+        let mut writes = BTreeSet::new();
+        for w in &self.writes {
+            if *w == self.kind_ref() {
+                return Err(SpecError::WritesItself(w.clone()));
+            }
+            if !writes.insert(w) {
+                return Err(SpecError::DuplicateWrite(w.clone()));
             }
         }
         if let Some(schema) = &self.spec_schema {

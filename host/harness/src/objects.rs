@@ -40,8 +40,13 @@ pub fn resource_of(api_version: &str, kind: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
 }
 
+/// The API of a kind in `ns`; `""` for a cluster-scoped kind.
 pub fn api(client: &Client, ns: &str, api_version: &str, kind: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(client.clone(), ns, &resource_of(api_version, kind))
+    if ns.is_empty() {
+        Api::all_with(client.clone(), &resource_of(api_version, kind))
+    } else {
+        Api::namespaced_with(client.clone(), ns, &resource_of(api_version, kind))
+    }
 }
 
 pub fn agents(client: &Client, ns: &str) -> Api<DynamicObject> {

@@ -199,6 +199,17 @@ impl Host {
             .count()
     }
 
+    /// Requests with `method` whose URL contains `path` (such as
+    /// `/namespaces/ns/configmaps/a`), requested so far.
+    pub fn requests(&self, method: &str, path: &str) -> usize {
+        let method = format!("http.method={method}");
+        self.log_text()
+            .lines()
+            .filter(|l| l.contains(&method) && l.contains(path))
+            .filter(|l| l.trim_end().ends_with("requesting"))
+            .count()
+    }
+
     /// WARN and ERROR lines of the log, but the binary's expected ones.
     pub fn problems(&self) -> Vec<String> {
         let expected = fixture().guests.expected_warnings;

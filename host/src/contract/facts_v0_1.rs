@@ -1,9 +1,9 @@
-//! Contract 0.1.0, served by delegating to 0.2.0: 0.2 only adds, so each
-//! 0.1 `facts` function is its 0.2 namesake, and every value crosses as its
-//! same-shaped twin ([`convert`]).
+//! Contract 0.1.0, served by delegating to the current version: later
+//! versions only add, so each 0.1 `facts` function is its current
+//! namesake, and every value crosses as its same-shaped twin ([`convert`]).
 
 use crate::contract::convert;
-use crate::contract::facts::Host as V2;
+use crate::contract::facts::Host as Current;
 use crate::contract::v0_1::reconciler::guest0_1_0::{facts as v1, types as v1_types};
 use crate::facts::FactServer;
 
@@ -11,7 +11,7 @@ impl v1_types::Host for FactServer {}
 
 impl v1::Host for FactServer {
     fn now(&mut self) -> v1_types::Timestamp {
-        convert(V2::now(self))
+        convert(Current::now(self))
     }
 
     fn workload(
@@ -19,7 +19,7 @@ impl v1::Host for FactServer {
         namespace: String,
         name: String,
     ) -> Result<Option<v1::WorkloadFact>, v1::ReadError> {
-        convert(V2::workload(self, namespace, name))
+        convert(Current::workload(self, namespace, name))
     }
 
     fn secret(
@@ -27,7 +27,7 @@ impl v1::Host for FactServer {
         namespace: String,
         name: String,
     ) -> Result<Option<v1::SecretFact>, v1::ReadError> {
-        convert(V2::secret(self, namespace, name))
+        convert(Current::secret(self, namespace, name))
     }
 
     fn config_map(
@@ -35,7 +35,7 @@ impl v1::Host for FactServer {
         namespace: String,
         name: String,
     ) -> Result<Option<v1::ConfigMapFact>, v1::ReadError> {
-        convert(V2::config_map(self, namespace, name))
+        convert(Current::config_map(self, namespace, name))
     }
 
     fn get(
@@ -44,7 +44,7 @@ impl v1::Host for FactServer {
         namespace: String,
         name: String,
     ) -> Result<Option<v1_types::Object>, v1::ReadError> {
-        convert(V2::get(self, convert(kind), namespace, name))
+        convert(Current::get(self, convert(kind), namespace, name))
     }
 
     fn list(
@@ -53,11 +53,11 @@ impl v1::Host for FactServer {
         namespace: String,
         selector: Vec<(String, String)>,
     ) -> Result<Vec<v1_types::Object>, v1::ReadError> {
-        convert(V2::list(self, convert(kind), namespace, selector))
+        convert(Current::list(self, convert(kind), namespace, selector))
     }
 
     fn api_availability(&mut self, kind: v1_types::KindRef, namespace: String) -> v1::Availability {
-        convert(V2::api_availability(self, convert(kind), namespace))
+        convert(Current::api_availability(self, convert(kind), namespace))
     }
 }
 

@@ -16,7 +16,9 @@ pub fn kind_ref(k: &wit_types::KindRef) -> model::KindRef {
     }
 }
 
-pub fn kind_spec(s: wit::KindSpec) -> KindSpec {
+/// The kind spec in the host's model, with the kinds the guest writes
+/// (empty before contract 0.3.0).
+pub fn kind_spec(s: wit::KindSpec, writes: Vec<wit_types::KindRef>) -> KindSpec {
     KindSpec {
         group: s.group,
         version: s.version,
@@ -61,7 +63,137 @@ pub fn kind_spec(s: wit::KindSpec) -> KindSpec {
             value: p.value,
         }),
         spec_schema: s.spec_schema,
+        writes: writes.iter().map(kind_ref).collect(),
     }
+}
+
+/// The largest body a guest may ask the host to apply: the API server's
+/// own limit on an object stored in etcd is about 1.5 MiB, and a child a
+/// guest renders is a fraction of it.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+
+/// A change a guest asks for, checked against its own declarations.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// The object the guest wants: a JSON object whose `apiVersion`,
+    /// `kind` and `metadata.name` match `kind` and `name`.
+    Apply {
+        kind: model::KindRef,
+        name: String,
+        body: serde_json::Value,
+    },
+    /// A child the guest no longer wants, as it saw it.
+    Delete {
+        kind: model::KindRef,
+        name: String,
+        uid: String,
+    },
+}
+
+impl Change {
+    pub fn kind(&self) -> &model::KindRef {
+        match self {
+            Change::Apply { kind, .. } | Change::Delete { kind, .. } => kind,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Change::Apply { name, .. } | Change::Delete { name, .. } => name,
+        }
+    }
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Change::Apply { kind, name, .. } => write!(f, "apply of {} {name}", kind.kind),
+            Change::Delete { kind, name, uid } => {
+                write!(f, "deletion of {} {name} (uid {uid})", kind.kind)
+            }
+        }
+    }
+}
+
+/// The changes in the host's model, each checked against what the kind
+/// declares it writes and the parent's namespace (`""`: cluster-scoped
+/// parent); the first that is wrong fails them all, named.
+pub fn changes(
+    changes: Vec<wit::Change>,
+    spec: &KindSpec,
+    namespace: &str,
+) -> Result<Vec<Change>, String> {
+    let mut checked = Vec::with_capacity(changes.len());
+    let mut seen = std::collections::BTreeSet::new();
+    for c in changes {
+        let change = match c {
+            wit::Change::Apply(a) => {
+                let kind = kind_ref(&a.kind);
+                let what = format!("apply of {} {}", kind.kind, a.name);
+                if a.body.len() > MAX_BODY_BYTES {
+                    return Err(format!(
+                        "{what}: its body is {} bytes, more than {MAX_BODY_BYTES}",
+                        a.body.len()
+                    ));
+                }
+                let body: serde_json::Value = serde_json::from_str(&a.body)
+                    .map_err(|e| format!("{what}: its body is not JSON: {e}"))?;
+                if !body.is_object() {
+                    return Err(format!(
+                        "{what}: its body must be a JSON object, got {}",
+                        kind_of_json(&body)
+                    ));
+                }
+                let api_version = kind.api_version();
+                if body["apiVersion"] != api_version.as_str() || body["kind"] != kind.kind.as_str()
+                {
+                    return Err(format!(
+                        "{what}: its body says apiVersion {} and kind {}, not {api_version} and {}",
+                        body["apiVersion"], body["kind"], kind.kind
+                    ));
+                }
+                if body["metadata"]["name"] != a.name.as_str() {
+                    return Err(format!(
+                        "{what}: its body's metadata.name is {}",
+                        body["metadata"]["name"]
+                    ));
+                }
+                if let Some(ns) = body["metadata"]["namespace"].as_str()
+                    && ns != namespace
+                {
+                    return Err(format!(
+                        "{what}: it is in namespace {ns:?}; a guest writes only in its parent's namespace {namespace:?}"
+                    ));
+                }
+                if body["metadata"].get("ownerReferences").is_some() {
+                    return Err(format!(
+                        "{what}: it sets metadata.ownerReferences; the host makes the parent its controller"
+                    ));
+                }
+                Change::Apply {
+                    kind,
+                    name: a.name,
+                    body,
+                }
+            }
+            wit::Change::Delete(d) => Change::Delete {
+                kind: kind_ref(&d.kind),
+                name: d.name,
+                uid: d.uid,
+            },
+        };
+        if !spec.writes.contains(change.kind()) {
+            return Err(format!(
+                "{change}: the kind-spec's writes do not declare {}",
+                change.kind()
+            ));
+        }
+        if !seen.insert((change.kind().clone(), change.name().to_owned())) {
+            return Err(format!("{change}: the pass changes that object twice"));
+        }
+        checked.push(change);
+    }
+    Ok(checked)
 }
 
 /// A verdict in the host's model. Fails when the status fields are not a

@@ -8,19 +8,26 @@ use std::fmt;
 pub enum ContractVersion {
     /// `reconciler:guest@0.1.0`, the released first contract.
     V0_1,
-    /// `reconciler:guest@0.2.0`, the current one.
+    /// `reconciler:guest@0.2.0`, the released second contract.
     V0_2,
+    /// `reconciler:guest@0.3.0`, the current one.
+    V0_3,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const SERVED: [ContractVersion; 2] = [ContractVersion::V0_1, ContractVersion::V0_2];
+    pub const SERVED: [ContractVersion; 3] = [
+        ContractVersion::V0_1,
+        ContractVersion::V0_2,
+        ContractVersion::V0_3,
+    ];
 
     /// The version, as the WIT package spells it (`0.2.0`).
     pub fn as_str(self) -> &'static str {
         match self {
             ContractVersion::V0_1 => "0.1.0",
             ContractVersion::V0_2 => "0.2.0",
+            ContractVersion::V0_3 => "0.3.0",
         }
     }
 
@@ -75,6 +82,8 @@ mod tests {
         assert_eq!(detected, Ok(ContractVersion::V0_1));
         let detected = detect(["wasi:cli/run@0.2.0", "reconciler:guest/reconciler@0.2.0"]);
         assert_eq!(detected, Ok(ContractVersion::V0_2));
+        let detected = detect(["reconciler:guest/reconciler@0.3.0"]);
+        assert_eq!(detected, Ok(ContractVersion::V0_3));
         let both = [
             "reconciler:guest/reconciler@0.1.0",
             "reconciler:guest/reconciler@0.2.0",
@@ -85,8 +94,8 @@ mod tests {
     #[test]
     fn another_version_is_refused_naming_what_it_exports_and_what_is_served() {
         assert_eq!(
-            detect(["reconciler:guest/reconciler@0.3.0"]),
-            Err("it exports reconciler:guest/reconciler@0.3.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0".to_owned())
+            detect(["reconciler:guest/reconciler@0.4.0"]),
+            Err("it exports reconciler:guest/reconciler@0.4.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0".to_owned())
         );
         assert!(detect([]).unwrap_err().starts_with("it exports nothing;"));
     }

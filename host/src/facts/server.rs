@@ -31,6 +31,8 @@ pub struct FactServer {
     /// cluster-scoped kind, its cluster-wide objects); `None` reads
     /// everywhere (a cluster-scoped parent, or a test).
     scope: Option<String>,
+    /// The parent's UID: its children are the objects it controls.
+    parent_uid: Option<String>,
     /// Workloads derived in this pass: the source does not change within
     /// a pass, and deriving one parses the Deployment and all its Pods.
     workloads: BTreeMap<(String, String), Option<WorkloadFact>>,
@@ -58,17 +60,42 @@ impl FactServer {
             now,
             reads: BTreeSet::new(),
             scope: None,
+            parent_uid: None,
             workloads: BTreeMap::new(),
         }
     }
 
-    /// Limits the reads to the parent's namespace `namespace` ("" for a
-    /// cluster-scoped parent: no limit). A guest has no business with
-    /// another namespace's objects, and could copy what it found into its
-    /// parent's status.
-    pub fn scoped_to(mut self, namespace: &str) -> Self {
-        self.scope = Some(namespace.to_owned()).filter(|ns| !ns.is_empty());
+    /// Serves the pass of `parent`: reads are limited to its namespace (a
+    /// cluster-scoped parent reads everywhere: a guest has no business
+    /// with another namespace's objects, and could copy what it found into
+    /// its parent's status), and its children are what it controls.
+    pub fn for_parent(mut self, parent: &Value) -> Self {
+        let md = &parent["metadata"];
+        self.scope = md["namespace"]
+            .as_str()
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_owned);
+        self.parent_uid = md["uid"].as_str().map(str::to_owned);
         self
+    }
+
+    /// The parent's own children of `kind`: the objects of its namespace
+    /// it controls, sorted by name; recorded as a list of the kind there.
+    pub(crate) fn read_children(&mut self, kind: &KindRef) -> Result<Vec<Arc<Cached>>, ReadError> {
+        self.allow(kind, "facts.children")?;
+        let namespace = self.scope.clone().unwrap_or_default();
+        let uid = self.parent_uid.clone().unwrap_or_default();
+        let all = self.read_list(kind, &namespace, Selector::default())?;
+        Ok(all
+            .into_iter()
+            .filter(|o| {
+                o["metadata"]["ownerReferences"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r["controller"] == true && r["uid"] == uid.as_str())
+            })
+            .collect())
     }
 
     /// Refuses a read in another namespace than the parent's.
@@ -200,6 +227,23 @@ impl FactServer {
             name,
         });
         outcome
+    }
+
+    /// When the API server answered the host's last apply of the child,
+    /// recorded as a read of the child.
+    pub(crate) fn read_last_apply_time(
+        &mut self,
+        kind: KindRef,
+        namespace: String,
+        name: String,
+    ) -> Option<jiff::Timestamp> {
+        let at = self.source.last_apply_time(&kind, &namespace, &name);
+        self.reads.insert(Dependency::Object {
+            kind,
+            namespace,
+            name,
+        });
+        at
     }
 
     /// The Deployment `name` and the Pods its selector matches, as a fact.

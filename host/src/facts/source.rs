@@ -106,6 +106,16 @@ pub trait ObjectSource: Send + Sync {
     fn last_apply(&self, _kind: &KindRef, _namespace: &str, _name: &str) -> Option<ApplyOutcome> {
         None
     }
+
+    /// When the API server answered that last apply.
+    fn last_apply_time(
+        &self,
+        _kind: &KindRef,
+        _namespace: &str,
+        _name: &str,
+    ) -> Option<jiff::Timestamp> {
+        None
+    }
 }
 
 /// Objects held in memory: what a fixture serves.
@@ -114,6 +124,7 @@ pub struct MemorySource {
     objects: BTreeMap<(KindRef, String, String), Arc<Cached>>,
     availability: AvailabilityTable,
     applies: BTreeMap<ChildKey, ApplyOutcome>,
+    apply_times: BTreeMap<ChildKey, jiff::Timestamp>,
 }
 
 impl MemorySource {
@@ -150,6 +161,19 @@ impl MemorySource {
     ) {
         self.applies
             .insert((kind, namespace.to_owned(), name.to_owned()), outcome);
+    }
+
+    /// Records when the API server answered the host's last apply of a
+    /// child.
+    pub fn set_last_apply_time(
+        &mut self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        at: jiff::Timestamp,
+    ) {
+        self.apply_times
+            .insert((kind, namespace.to_owned(), name.to_owned()), at);
     }
 }
 
@@ -191,6 +215,17 @@ impl ObjectSource for MemorySource {
         self.applies
             .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
             .cloned()
+    }
+
+    fn last_apply_time(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Option<jiff::Timestamp> {
+        self.apply_times
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .copied()
     }
 }
 

@@ -43,6 +43,21 @@ pub struct RefusalLabels {
     pub check: String,
 }
 
+/// A child kind of a parent kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ChildLabels {
+    pub kind: String,
+    pub child: String,
+}
+
+/// A refused child apply, by the class of the API server's answer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ChildRefusalLabels {
+    pub kind: String,
+    pub child: String,
+    pub class: String,
+}
+
 /// One watch: its kind (`group/version/Kind`) and namespace ("" for all).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
 pub struct WatchLabels {
@@ -86,6 +101,12 @@ pub struct Metrics {
     pub watch_connected: Family<WatchLabels, Gauge>,
     pub watch_last_event: Family<WatchLabels, Gauge>,
     pub watch_restarts: Family<WatchLabels, Counter>,
+    /// Children applied, applies not sent (the cached child had every
+    /// field), deletions, and refused applies by class.
+    pub child_applies: Family<ChildLabels, Counter>,
+    pub child_applies_unchanged: Family<ChildLabels, Counter>,
+    pub child_deletes: Family<ChildLabels, Counter>,
+    pub child_refusals: Family<ChildRefusalLabels, Counter>,
 }
 
 fn pass_histogram() -> Histogram {
@@ -119,6 +140,10 @@ impl Metrics {
             watch_connected: Family::default(),
             watch_last_event: Family::default(),
             watch_restarts: Family::default(),
+            child_applies: Family::default(),
+            child_applies_unchanged: Family::default(),
+            child_deletes: Family::default(),
+            child_refusals: Family::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -197,6 +222,26 @@ impl Metrics {
             "watch_restarts",
             "Times a watch failed and restarted",
             m.watch_restarts.clone(),
+        );
+        r.register(
+            "child_applies",
+            "Children applied (server-side apply) for a guest",
+            m.child_applies.clone(),
+        );
+        r.register(
+            "child_applies_unchanged",
+            "Child applies not sent: the cached child had every field the guest asked for",
+            m.child_applies_unchanged.clone(),
+        );
+        r.register(
+            "child_deletes",
+            "Children deleted for a guest",
+            m.child_deletes.clone(),
+        );
+        r.register(
+            "child_refusals",
+            "Child applies the API server refused, by class",
+            m.child_refusals.clone(),
         );
         m
     }

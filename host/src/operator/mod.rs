@@ -104,12 +104,13 @@ pub async fn run(
         }
         None => None,
     };
-    // Every kind read by some guest, optional unless one needs it.
+    // Every kind read by some guest, optional unless one needs it; a kind
+    // a guest writes is a required read (its children are watched).
     let mut reads: BTreeMap<KindRef, bool> = BTreeMap::new();
     for m in &modules {
-        for r in &m.spec().reads {
-            let optional = reads.entry(r.kind.clone()).or_insert(true);
-            *optional &= r.optional;
+        for (kind, optional) in kinds::watches::reads_of(m.spec()) {
+            let entry = reads.entry(kind).or_insert(true);
+            *entry &= optional;
         }
     }
 

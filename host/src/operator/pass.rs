@@ -20,8 +20,9 @@ use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::dispatch::needs_pass;
 use crate::operator::schedule::queue::{Done, WorkQueue};
 use crate::operator::write::api_error::{self, ApiErrorClass};
+use crate::operator::write::children::{self, ChildrenError};
 use crate::operator::write::owned::owned_part;
-use crate::runtime::{Blame, EvaluateRequest, GuestModule};
+use crate::runtime::{Blame, EvaluateRequest, GuestErrorClass, GuestModule};
 
 /// How a pass ended, for the queue and for the module's probation.
 pub struct Pass {
@@ -139,14 +140,6 @@ async fn reconcile(
         .guest_seconds
         .get_or_create(&label)
         .observe(guest_time.as_secs_f64());
-    let blamed = evaluated
-        .outcome
-        .as_ref()
-        .is_err_and(|e| e.blame() == Blame::Guest);
-    let ended = |done| Pass {
-        done,
-        evaluated: Some((module.clone(), blamed)),
-    };
     {
         let mut deps = registry.scheduler.deps.lock().expect("deps lock");
         deps.replace(key, evaluated.reads);
@@ -155,10 +148,36 @@ async fn reconcile(
             .dependency_entries
             .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
     }
-    let guest_failed = evaluated.outcome.is_err();
-    let outcome = match evaluated.outcome {
-        Ok(verdict) => Outcome::Verdict(verdict),
-        Err(e) => {
+    let host_time = started.elapsed();
+    // The changes the guest wants, made before the status that reports
+    // them is written (none while paused).
+    let made = match &evaluated.outcome {
+        Ok(_) if !paused && !evaluated.changes.is_empty() => {
+            let made = children::make(
+                kind.writer.client(),
+                &registry.source,
+                &registry.metrics,
+                &kind.resource,
+                &parent,
+                &evaluated.changes,
+            )
+            .await;
+            match &made {
+                Ok(made) => tracing::debug!(?made, "children made"),
+                Err(e) => tracing::warn!(error = %e, "children not made"),
+            }
+            Some(made)
+        }
+        _ => None,
+    };
+    let started = std::time::Instant::now();
+    let mut blamed = evaluated
+        .outcome
+        .as_ref()
+        .is_err_and(|e| e.blame() == Blame::Guest);
+    let mut failed = evaluated.outcome.is_err();
+    let outcome = match (evaluated.outcome, made) {
+        (Err(e), _) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
             registry
                 .metrics
@@ -173,6 +192,39 @@ async fn reconcile(
                 text: e.to_string(),
             }
         }
+        (Ok(_), Some(Err(e))) => {
+            let Some(class) = e.class() else {
+                // A conflict: retried soon, nothing reported.
+                return Pass {
+                    done: Done::Retry,
+                    evaluated: Some((module.clone(), false)),
+                };
+            };
+            failed = true;
+            if matches!(e, ChildrenError::Refused { .. }) {
+                blamed = true;
+                registry
+                    .metrics
+                    .guest_errors
+                    .get_or_create(&ErrorLabels {
+                        kind: kind.resource.kind.clone(),
+                        class: GuestErrorClass::Contract.as_str().to_owned(),
+                    })
+                    .inc();
+            }
+            Outcome::Error {
+                class,
+                text: match &e {
+                    ChildrenError::Refused { .. } => format!("guest {}: {e}", module.name()),
+                    _ => e.to_string(),
+                },
+            }
+        }
+        (Ok(verdict), _) => Outcome::Verdict(verdict),
+    };
+    let ended = |done| Pass {
+        done,
+        evaluated: Some((module.clone(), blamed)),
     };
     let output = engine::decide(Input {
         spec: &spec,
@@ -186,7 +238,7 @@ async fn reconcile(
         .metrics
         .pass_seconds
         .get_or_create(&label)
-        .observe(started.elapsed().as_secs_f64());
+        .observe((host_time + started.elapsed()).as_secs_f64());
     if output.changed {
         match write(registry, kind, &spec, &parent, &previous, &output.status).await {
             // The stored object carries a change the pass did not see (its
@@ -207,7 +259,7 @@ async fn reconcile(
     let after = output
         .requeue_after_seconds
         .map(|s| Duration::from_secs(u64::from(s)));
-    ended(if guest_failed {
+    ended(if failed {
         Done::Failed
     } else if output.stalled {
         Done::Stalled {

@@ -15,11 +15,14 @@ use super::limits::{MemoryCapExceeded, MemoryLimiter};
 use super::sandbox::Sandbox;
 use super::slots::{Slot, Slots};
 use super::{Runtime, artifacts};
-use crate::contract::exports::{Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict};
+use crate::contract::exports::{
+    Change as WitChange, Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict,
+};
 use crate::contract::model;
-use crate::contract::types::Object;
+use crate::contract::model::Change;
+use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
-use crate::contract::{convert as twin, v0_1, v0_2};
+use crate::contract::{convert as twin, v0_1, v0_2, v0_3};
 use crate::facts::meta::object_meta;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource};
 
@@ -59,6 +62,7 @@ pub struct GuestModule {
 enum Pre {
     V0_1(v0_1::GuestPre<PassState>),
     V0_2(v0_2::GuestPre<PassState>),
+    V0_3(v0_3::GuestPre<PassState>),
 }
 
 /// One evaluation's input.
@@ -77,6 +81,9 @@ pub struct EvaluateRequest<'a> {
 /// pass read (recorded even when it failed, so a change can retry it).
 pub struct Evaluated {
     pub outcome: Result<Verdict, GuestError>,
+    /// The changes the guest asked for, checked against what its kind
+    /// declares it writes (empty when the outcome is an error).
+    pub changes: Vec<Change>,
     pub reads: BTreeSet<Dependency>,
 }
 
@@ -87,6 +94,8 @@ const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
     "reconciler:guest/facts@0.1.",
     "reconciler:guest/types@0.2.",
     "reconciler:guest/facts@0.2.",
+    "reconciler:guest/types@0.3.",
+    "reconciler:guest/facts@0.3.",
     "wasi:cli/environment@0.2",
     "wasi:cli/exit@0.2",
     "wasi:cli/stdin@0.2",
@@ -159,6 +168,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
     let pre = match contract {
         ContractVersion::V0_1 => v0_1::GuestPre::new(instance_pre).map(Pre::V0_1),
         ContractVersion::V0_2 => v0_2::GuestPre::new(instance_pre).map(Pre::V0_2),
+        ContractVersion::V0_3 => v0_3::GuestPre::new(instance_pre).map(Pre::V0_3),
     }
     .map_err(|e| world_mismatch(format!("{e:#}")))?;
     let mut module = GuestModule {
@@ -183,7 +193,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         guest: name.to_owned(),
         source,
     })?;
-    module.declared = Arc::new(spec.reads.iter().map(|r| r.kind.clone()).collect());
+    module.declared = Arc::new(spec.readable().cloned().collect());
     module.spec = Arc::new(spec);
     Ok(module)
 }
@@ -206,6 +216,7 @@ fn placeholder_spec() -> KindSpec {
         reads: Vec::new(),
         pause: None,
         spec_schema: None,
+        writes: Vec::new(),
     }
 }
 
@@ -269,45 +280,62 @@ impl GuestModule {
         );
         let _slot = self.slot()?;
         let mut store = self.store(facts);
-        let spec = self
+        let (spec, writes) = self
             .call_describe(&mut store)
             .map_err(|e| self.classify(e, &store))?;
-        Ok(model::kind_spec(spec))
+        Ok(model::kind_spec(spec, writes))
     }
 
-    /// Instantiates the module and calls `describe`, in the contract
-    /// version it implements.
-    fn call_describe(&self, store: &mut Store<PassState>) -> wasmtime::Result<WitKindSpec> {
+    /// Instantiates the module and calls `describe` (and, from 0.3.0 on,
+    /// `writes`), in the contract version it implements.
+    fn call_describe(
+        &self,
+        store: &mut Store<PassState>,
+    ) -> wasmtime::Result<(WitKindSpec, Vec<WitKindRef>)> {
         match &self.pre {
+            Pre::V0_3(pre) => {
+                let guest = pre.instantiate(&mut *store)?;
+                let reconciler = guest.reconciler_guest0_3_0_reconciler();
+                let spec = reconciler.call_describe(&mut *store)?;
+                let writes = reconciler.call_writes(&mut *store)?;
+                Ok((spec, writes))
+            }
             Pre::V0_2(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_2_0_reconciler()
-                .call_describe(store),
+                .call_describe(store)
+                .map(|spec| (twin(spec), Vec::new())),
             Pre::V0_1(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_1_0_reconciler()
                 .call_describe(store)
-                .map(twin),
+                .map(|spec| (twin(spec), Vec::new())),
         }
     }
 
-    /// Instantiates the module and calls `evaluate`, in the contract
-    /// version it implements.
-    fn call_evaluate(
+    /// Instantiates the module and calls `reconcile` (before 0.3.0,
+    /// `evaluate`: no changes), in the contract version it implements.
+    fn call_reconcile(
         &self,
         store: &mut Store<PassState>,
         input: &Evaluation,
-    ) -> wasmtime::Result<WitVerdict> {
+    ) -> wasmtime::Result<(WitVerdict, Vec<WitChange>)> {
         match &self.pre {
+            Pre::V0_3(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_3_0_reconciler()
+                .call_reconcile(store, input)
+                .map(|r| (r.verdict, r.changes)),
             Pre::V0_2(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_2_0_reconciler()
-                .call_evaluate(store, input),
+                .call_evaluate(store, &twin(input))
+                .map(|v| (twin(v), Vec::new())),
             Pre::V0_1(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_1_0_reconciler()
                 .call_evaluate(store, &twin(input))
-                .map(twin),
+                .map(|v| (twin(v), Vec::new())),
         }
     }
 
@@ -322,6 +350,7 @@ impl GuestModule {
         let _slot = self.slot()?;
         let mut store = self.store(facts);
         let instantiated = match &self.pre {
+            Pre::V0_3(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_2(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_1(pre) => pre.instantiate(&mut store).map(drop),
         };
@@ -334,7 +363,7 @@ impl GuestModule {
             .as_str()
             .unwrap_or_default();
         let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now)
-            .scoped_to(namespace);
+            .for_parent(req.parent);
         // Declared before the store, so dropped after it: the slot is free
         // again only once the instance is gone.
         let _slot = match self.slot() {
@@ -342,6 +371,7 @@ impl GuestModule {
             Err(e) => {
                 return Evaluated {
                     outcome: Err(e),
+                    changes: Vec::new(),
                     reads: facts.into_reads(),
                 };
             }
@@ -355,16 +385,28 @@ impl GuestModule {
             paused: req.paused,
             settings: req.settings.to_vec(),
         };
+        let contract = |detail| GuestError::new(&self.name, GuestErrorClass::Contract, detail);
         let outcome = self
-            .call_evaluate(&mut store, &input)
+            .call_reconcile(&mut store, &input)
             .map_err(|e| self.classify(e, &store))
-            .and_then(|verdict| {
-                model::verdict(verdict).map_err(|detail| {
-                    GuestError::new(&self.name, GuestErrorClass::Contract, detail)
-                })
+            .and_then(|(verdict, changes)| {
+                let verdict = model::verdict(verdict).map_err(contract)?;
+                let changes = model::changes(changes, &self.spec, namespace).map_err(contract)?;
+                Ok((verdict, changes))
             });
         let reads = store.into_data().facts.into_reads();
-        Evaluated { outcome, reads }
+        match outcome {
+            Ok((verdict, changes)) => Evaluated {
+                outcome: Ok(verdict),
+                changes,
+                reads,
+            },
+            Err(e) => Evaluated {
+                outcome: Err(e),
+                changes: Vec::new(),
+                reads,
+            },
+        }
     }
 
     /// Names what went wrong in a call, from the error wasmtime returned.

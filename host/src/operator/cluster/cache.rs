@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
+use kube::core::ApiResource;
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
@@ -274,9 +275,10 @@ impl ObjectCache {
 /// Drops what no fact needs: managedFields (but for the host's own entry on
 /// the status subresource, reduced to the names of what it owns: see
 /// [`slim_managed_fields`]), the last-applied annotation, the values of
-/// Secrets and ConfigMaps (only key names are served), and the values of a
-/// Pod's environment variables (a fact never needs them, and they may
-/// hold credentials).
+/// Secrets and ConfigMaps (only key names are served; a ConfigMap's values
+/// stay as digests, [`value_digest`], so a child the host applies is known
+/// to be current), and the values of a Pod's environment variables (a fact
+/// never needs them, and they may hold credentials).
 /// A Secret's certificates are summarised first (SHA-256 and PEM size per
 /// block, under [`certificates::SUMMARY_FIELD`]), so
 /// `facts.secret-certificates` is served without the data being held.
@@ -300,7 +302,14 @@ pub fn slim(mut object: Value) -> Value {
         for field in ["data", "binaryData", "stringData"] {
             if let Some(m) = object.get_mut(field).and_then(Value::as_object_mut) {
                 for v in m.values_mut() {
-                    *v = Value::String(String::new());
+                    // A ConfigMap's values are kept as digests, so that a
+                    // child the host applies is known to hold what it
+                    // asked for; a Secret's are dropped.
+                    *v = Value::String(if secret {
+                        String::new()
+                    } else {
+                        value_digest(v.as_str().unwrap_or_default())
+                    });
                 }
             }
         }
@@ -322,16 +331,62 @@ pub fn slim(mut object: Value) -> Value {
     object
 }
 
-/// Every watched kind's cache, and which optional APIs can be read where:
-/// the facts' source in the operator. Kinds are added while the host runs
-/// (a guest dropped in for a new kind, or reading a kind not watched yet).
+/// What marks a ConfigMap value the cache keeps as its digest.
+pub const DIGEST_PREFIX: &str = "\u{0}sha256:";
+
+/// A ConfigMap value as the cache keeps it: [`DIGEST_PREFIX`] and the
+/// SHA-256 of the value, lowercase hex.
+pub fn value_digest(value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(value.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{DIGEST_PREFIX}{hex}")
+}
+
+/// Every watched kind's cache, which optional APIs can be read where, each
+/// watched kind's API resource, and what the host's last apply of each
+/// child came to: the facts' source in the operator. Kinds are added while
+/// the host runs (a guest dropped in for a new kind, or reading a kind not
+/// watched yet).
 #[derive(Default)]
 pub struct ClusterSource {
     caches: RwLock<HashMap<KindRef, Arc<ObjectCache>>>,
     availability: RwLock<AvailabilityTable>,
+    resources: RwLock<HashMap<KindRef, ApiResource>>,
+    applies: RwLock<HashMap<ChildKey, (ApplyOutcome, jiff::Timestamp)>>,
 }
 
+/// A child: its kind, namespace and name.
+type ChildKey = (KindRef, String, String);
+
 impl ClusterSource {
+    /// Records the API resource of a watched kind (its plural and scope,
+    /// from discovery): what the host writes it through.
+    pub fn set_resource(&self, kind: KindRef, resource: ApiResource) {
+        self.resources
+            .write()
+            .expect("resources lock")
+            .insert(kind, resource);
+    }
+
+    /// The API resource of a watched kind.
+    pub fn resource(&self, kind: &KindRef) -> Option<ApiResource> {
+        self.resources
+            .read()
+            .expect("resources lock")
+            .get(kind)
+            .cloned()
+    }
+
+    /// Records what the host's apply of a child came to, now
+    /// (`facts.last-apply`, `facts.last-apply-time`).
+    pub fn record_apply(&self, kind: KindRef, namespace: &str, name: &str, outcome: ApplyOutcome) {
+        self.applies.write().expect("applies lock").insert(
+            (kind, namespace.to_owned(), name.to_owned()),
+            (outcome, jiff::Timestamp::now()),
+        );
+    }
+
     pub fn add_kind(&self, kind: KindRef) -> Arc<ObjectCache> {
         self.caches
             .write()
@@ -411,8 +466,25 @@ impl ObjectSource for ClusterSource {
     /// outcome to report (guests see "not applied since the host started",
     /// which is true). Once it applies them, each apply's outcome is kept
     /// here.
-    fn last_apply(&self, _kind: &KindRef, _namespace: &str, _name: &str) -> Option<ApplyOutcome> {
-        None
+    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
+        self.applies
+            .read()
+            .expect("applies lock")
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .map(|(outcome, _)| outcome.clone())
+    }
+
+    fn last_apply_time(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Option<jiff::Timestamp> {
+        self.applies
+            .read()
+            .expect("applies lock")
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .map(|(_, at)| *at)
     }
 }
 
@@ -432,6 +504,12 @@ mod tests {
         assert!(s["metadata"].get("managedFields").is_none());
         assert_eq!(s["metadata"]["annotations"], json!({"keep": "1"}));
         assert_eq!(s["data"], json!({"password": ""}));
+        let c = slim(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+            "data": {"setting": "on"}}),
+        );
+        assert_eq!(c["data"]["setting"], json!(value_digest("on")));
+        assert!(!c.to_string().contains("\"on\""), "{c}");
     }
 
     #[test]

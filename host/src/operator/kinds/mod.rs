@@ -86,6 +86,8 @@ impl Registry {
             .modules
             .get_or_create(&ModuleLabels::of(&resource.kind, &module))
             .set(1);
+        self.source
+            .set_resource(cache.kind().clone(), resource.clone());
         let kind = Arc::new(Kind {
             writer: StatusWriter::new(client.clone(), resource.clone()),
             served: RwLock::new(ServedModule::new(module)),

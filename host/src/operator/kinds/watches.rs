@@ -54,6 +54,16 @@ fn where_(namespace: &str) -> String {
     }
 }
 
+/// What a kind's guest needs watched: every read (kind, optional), and
+/// every kind it writes as a required read.
+pub fn reads_of(spec: &reconciler_conventions::kind::KindSpec) -> Vec<(KindRef, bool)> {
+    spec.reads
+        .iter()
+        .map(|r| (r.kind.clone(), r.optional))
+        .chain(spec.writes.iter().map(|w| (w.clone(), false)))
+        .collect()
+}
+
 /// A read to start: its resource (`None`: optional and not served) and
 /// where it may be read.
 struct Planned {
@@ -191,6 +201,7 @@ impl Watches {
                 source.set_availability(p.kind.clone(), "", Availability::NotServed);
                 continue;
             };
+            source.set_resource(p.kind.clone(), resource.clone());
             let cache = source.add_kind(p.kind.clone());
             let mut refused = Vec::new();
             for (ns, a) in &p.availability {

@@ -243,6 +243,7 @@ mod tests {
             reads: vec![],
             pause: None,
             spec_schema: None,
+            writes: vec![],
         }
     }
 

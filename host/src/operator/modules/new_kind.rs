@@ -17,7 +17,7 @@ use crate::facts::Availability;
 use crate::operator::cluster::namespaces::{self, LeftOut};
 use crate::operator::cluster::probe;
 use crate::operator::kinds::not_watched::mark_not_watched;
-use crate::operator::kinds::watches::{ReadRefused, Watches};
+use crate::operator::kinds::watches::{ReadRefused, Watches, reads_of};
 use crate::operator::kinds::{Registry, settings_of};
 use crate::operator::modules::gate::{Check, Refusal};
 use crate::operator::schedule::KindId;
@@ -88,12 +88,7 @@ impl NewKinds {
         registry: &Registry,
         module: &GuestModule,
     ) -> Result<Vec<oneshot::Receiver<()>>, NotYet> {
-        let reads: Vec<(KindRef, bool)> = module
-            .spec()
-            .reads
-            .iter()
-            .map(|r| (r.kind.clone(), r.optional))
-            .collect();
+        let reads = reads_of(module.spec());
         Ok(self
             .watches
             .watch_reads(

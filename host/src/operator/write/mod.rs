@@ -1,8 +1,10 @@
-//! What the host writes: a parent's `.status` by server-side apply under
-//! its field manager, then the pass's Events; and how the API server's
-//! refusals are classified.
+//! What the host writes: the children its guests want (applied and
+//! deleted), a parent's `.status` by server-side apply under its field
+//! manager, then the pass's Events; and how the API server's refusals are
+//! classified.
 
 pub mod api_error;
+pub mod children;
 pub mod events;
 pub mod owned;
 pub mod status;

@@ -193,6 +193,7 @@ mod tests {
             reads: vec![],
             pause: None,
             spec_schema: None,
+            writes: vec![],
         };
         let status = Status::from_json(&json!({
             "observedGeneration": 3,

@@ -33,6 +33,11 @@ impl StatusWriter {
         }
     }
 
+    /// The client the host writes with.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
     fn api(&self, namespace: &str) -> Api<DynamicObject> {
         if namespace.is_empty() {
             Api::all_with(self.client.clone(), &self.resource)

@@ -1,0 +1,302 @@
+//! The host's change path end to end: the writer test guest
+//! (`guests/testing/writer`) asks for a ConfigMap per Widget, and the host
+//! makes it so against the real API server: created with the Widget as its
+//! controller and the host's label, no request once converged (nor after a
+//! restart), a hand edit put back, an object of another owner left alone,
+//! a child no longer wanted deleted by its UID, and a refusal by an
+//! admission policy recorded for the guest, which reports it as its own
+//! reason.
+
+use reconciler_host_harness::objects::{self, create, merge};
+use reconciler_host_harness::operator::{
+    Guests, Host, condition, eventually, fixture_of, get, install_crds, settle,
+};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+
+use kube::Api;
+use kube::api::DynamicObject;
+
+/// The writer guest, alone.
+const WRITER: Guests = Guests {
+    dir: "children-tests",
+    crates: &["writer-guest"],
+    settings: &[],
+    expected_warnings: &[],
+};
+
+const API_VERSION: &str = "testing.reconciler.dev/v1";
+
+async fn namespace(prefix: &str) -> TestNamespace {
+    fixture_of(&WRITER);
+    let ns = TestNamespace::new(prefix).await.expect("a test namespace");
+    install_crds(&ns.client()).await;
+    ns
+}
+
+fn widget(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": API_VERSION, "kind": "Widget", "metadata": {"name": name}, "spec": spec})
+}
+
+fn widgets(ns: &TestNamespace) -> Api<DynamicObject> {
+    objects::api(&ns.client(), ns.name(), API_VERSION, "Widget")
+}
+
+fn config_maps(ns: &TestNamespace) -> Api<DynamicObject> {
+    objects::api(&ns.client(), ns.name(), "v1", "ConfigMap")
+}
+
+/// The ConfigMap once it exists.
+async fn config_map(ns: &TestNamespace, name: &str) -> Value {
+    let api = config_maps(ns);
+    eventually(&format!("ConfigMap {name}"), async || {
+        match api.get_opt(name).await {
+            Ok(Some(o)) => Ok(serde_json::to_value(o).unwrap()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await
+}
+
+/// Waits for ChildReady with `status` and `reason`.
+async fn child_ready(ns: &TestNamespace, name: &str, status: &str, reason: &str) -> Value {
+    let api = widgets(ns);
+    eventually(
+        &format!("{name}: ChildReady {status} {reason}"),
+        async || {
+            let o = get(&api, name).await;
+            match condition(&o, "ChildReady") {
+                Some(c) if c.status == status && c.reason == reason => Ok(o),
+                other => Err(other),
+            }
+        },
+    )
+    .await
+}
+
+/// Applies to ConfigMap `name` the host sent.
+fn applies(host: &Host, ns: &TestNamespace, name: &str) -> usize {
+    host.requests(
+        "PATCH",
+        &format!("/namespaces/{}/configmaps/{name}", ns.name()),
+    )
+}
+
+#[tokio::test]
+async fn a_child_is_made_owned_and_costs_nothing_once_converged_or_after_a_restart() {
+    let ns = namespace("children-make").await;
+    let client = ns.client();
+    let mut host = Host::start(ns.name()).await;
+    create(&client, ns.name(), widget("w", json!({"data": {"a": "1"}}))).await;
+    let w = child_ready(&ns, "w", "True", "AsExpected").await;
+    let cm = config_map(&ns, "w-config").await;
+    assert_eq!(cm["data"], json!({"a": "1"}));
+    let owner = &cm["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["uid"], w["metadata"]["uid"]);
+    assert_eq!(owner["kind"], "Widget");
+    assert_eq!(owner["controller"], true);
+    assert_eq!(
+        cm["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "reconciler-host"
+    );
+    assert_eq!(applies(&host, &ns, "w-config"), 1, "one apply made it");
+
+    // A pass with nothing to change (a label on the Widget) sends nothing.
+    merge(
+        &widgets(&ns),
+        "w",
+        json!({"metadata": {"labels": {"touched": "1"}}}),
+    )
+    .await;
+    settle().await;
+    assert_eq!(
+        applies(&host, &ns, "w-config"),
+        1,
+        "a converged pass sends no apply"
+    );
+    let unchanged = config_maps(&ns).get("w-config").await.unwrap();
+    assert_eq!(
+        unchanged.metadata.resource_version,
+        cm["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_owned)
+    );
+    host.stop();
+
+    // A new host adopts what exists: no apply.
+    let host = Host::start(ns.name()).await;
+    settle().await;
+    assert_eq!(
+        applies(&host, &ns, "w-config"),
+        0,
+        "adopted, not applied again"
+    );
+    host.finish();
+}
+
+#[tokio::test]
+async fn a_child_edited_by_hand_is_put_back_and_an_unwanted_one_is_deleted() {
+    let ns = namespace("children-edit").await;
+    let client = ns.client();
+    let host = Host::start(ns.name()).await;
+    create(
+        &client,
+        ns.name(),
+        widget("w", json!({"data": {"a": "1"}, "extra": true})),
+    )
+    .await;
+    child_ready(&ns, "w", "True", "AsExpected").await;
+    config_map(&ns, "w-config").await;
+    let extra = config_map(&ns, "w-extra").await;
+
+    // Someone edits the data the host applied: put back.
+    merge(
+        &config_maps(&ns),
+        "w-config",
+        json!({"data": {"a": "tampered", "b": "theirs"}}),
+    )
+    .await;
+    eventually("the data put back", async || {
+        let cm = config_map(&ns, "w-config").await;
+        if cm["data"]["a"] == "1" {
+            Ok(cm)
+        } else {
+            Err(cm["data"].clone())
+        }
+    })
+    .await;
+
+    // No longer wanted: deleted (by the UID the guest saw).
+    merge(&widgets(&ns), "w", json!({"spec": {"extra": false}})).await;
+    let api = config_maps(&ns);
+    eventually("w-extra deleted", async || {
+        match api.get_opt("w-extra").await {
+            Ok(None) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    assert!(extra["metadata"]["uid"].is_string());
+    host.finish();
+}
+
+#[tokio::test]
+async fn a_child_of_another_owner_is_not_touched() {
+    let ns = namespace("children-owner").await;
+    let client = ns.client();
+    // `x-config` exists, controlled by another object.
+    create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "other-owner"}}),
+    )
+    .await;
+    let other = config_maps(&ns).get("other-owner").await.unwrap();
+    create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "x-config", "ownerReferences": [{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": "other-owner",
+            "uid": other.metadata.uid, "controller": true}]},
+        "data": {"theirs": "yes"}}),
+    )
+    .await;
+    let before = config_maps(&ns).get("x-config").await.unwrap();
+    let host = Host::start(ns.name()).await;
+    create(&client, ns.name(), widget("x", json!({"data": {"a": "1"}}))).await;
+    let x = child_ready(&ns, "x", "False", "ResourceNotOwned").await;
+    assert!(
+        condition(&x, "ChildReady")
+            .unwrap()
+            .message
+            .contains("controlled by ConfigMap other-owner"),
+        "{x}"
+    );
+    settle().await;
+    let after = config_maps(&ns).get("x-config").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version, before.metadata.resource_version,
+        "not touched"
+    );
+    assert_eq!(applies(&host, &ns, "x-config"), 0);
+    host.finish();
+}
+
+#[tokio::test]
+async fn a_refused_apply_reaches_the_guest_which_reports_it() {
+    let ns = namespace("children-refused").await;
+    let client = ns.client();
+    // An admission policy refusing ConfigMaps with a `forbidden` key, in
+    // this namespace.
+    let policy_name = format!("{}-no-forbidden", ns.name());
+    objects::create(
+        &client,
+        "",
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": policy_name},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
+                "validations": [{"expression": "!has(object.data) || !('forbidden' in object.data)",
+                    "message": "no forbidden keys"}]
+            }
+        }),
+    )
+    .await;
+    objects::create(&client, "", json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": policy_name},
+        "spec": {"policyName": policy_name, "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns.name()}}}}
+    })).await;
+    // The policy takes effect once the API server has loaded it.
+    let probe = config_maps(&ns);
+    eventually("the policy in force", async || {
+        let attempt: DynamicObject = serde_json::from_value(json!({"apiVersion": "v1",
+            "kind": "ConfigMap", "metadata": {"name": "probe"}, "data": {"forbidden": "x"}}))
+        .unwrap();
+        match probe.create(&Default::default(), &attempt).await {
+            Err(kube::Error::Api(s)) if s.message.contains("no forbidden keys") => Ok(()),
+            Ok(_) => {
+                let _ = probe.delete("probe", &Default::default()).await;
+                Err("admitted".to_owned())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    })
+    .await;
+
+    let host = Host::start(ns.name()).await;
+    create(
+        &client,
+        ns.name(),
+        widget("r", json!({"data": {"forbidden": "x"}})),
+    )
+    .await;
+    let r = child_ready(&ns, "r", "False", "ChildRefused").await;
+    let message = condition(&r, "ChildReady").unwrap().message;
+    assert!(message.contains("no forbidden keys"), "{message}");
+    assert!(
+        config_maps(&ns)
+            .get_opt("r-config")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    drop(host);
+    let _ = kube::Api::<DynamicObject>::all_with(
+        client.clone(),
+        &objects::resource_of(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingAdmissionPolicyBinding",
+        ),
+    )
+    .delete(&policy_name, &Default::default())
+    .await;
+}
