@@ -3,9 +3,10 @@
 //! makes it so against the real API server: created with the Widget as its
 //! controller and the host's label, no request once converged (nor after a
 //! restart), a hand edit put back, an object of another owner left alone,
-//! a child no longer wanted deleted by its UID, and a refusal by an
-//! admission policy recorded for the guest, which reports it as its own
-//! reason.
+//! a child no longer wanted deleted by its UID, a refusal by an admission
+//! policy recorded for the guest, which reports it as its own reason, and
+//! the children garbage-collected with their parent (by the real
+//! kube-controller-manager the test API server runs).
 
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
@@ -181,6 +182,53 @@ async fn a_child_edited_by_hand_is_put_back_and_an_unwanted_one_is_deleted() {
 }
 
 #[tokio::test]
+async fn children_go_with_their_parent() {
+    let ns = namespace("children-gc").await;
+    let client = ns.client();
+    // The garbage collector looks for new kinds every 30 s: it follows
+    // Widgets (and so their deletion) from its first look after the CRD
+    // was installed.
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    let crd = crds
+        .get("widgets.testing.reconciler.dev")
+        .await
+        .expect("the Widget CRD");
+    let installed = crd.metadata.creation_timestamp.expect("a creation time").0;
+    let known = installed + jiff::SignedDuration::from_secs(35);
+    let wait = known.duration_since(jiff::Timestamp::now());
+    if wait.is_positive() {
+        tokio::time::sleep(wait.unsigned_abs()).await;
+    }
+    let host = Host::start(ns.name()).await;
+    create(
+        &client,
+        ns.name(),
+        widget("g", json!({"data": {"a": "1"}, "extra": true})),
+    )
+    .await;
+    child_ready(&ns, "g", "True", "AsExpected").await;
+    config_map(&ns, "g-config").await;
+    config_map(&ns, "g-extra").await;
+    objects::delete(&widgets(&ns), "g").await;
+    let api = config_maps(&ns);
+    eventually("the children garbage-collected", async || {
+        let left: Vec<String> = api
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .filter(|n| n.starts_with("g-"))
+            .collect();
+        if left.is_empty() { Ok(()) } else { Err(left) }
+    })
+    .await;
+    host.finish();
+}
+
+#[tokio::test]
 async fn a_child_of_another_owner_is_not_touched() {
     let ns = namespace("children-owner").await;
     let client = ns.client();
@@ -299,4 +347,49 @@ async fn a_refused_apply_reaches_the_guest_which_reports_it() {
     )
     .delete(&policy_name, &Default::default())
     .await;
+}
+
+/// `rbac --discover` asks the cluster for each kind's resource: the
+/// writer's ClusterRole grants what the host does with ConfigMaps (list,
+/// watch; create, patch, delete) and its Widgets' status.
+#[tokio::test]
+async fn rbac_grants_what_the_host_writes_as_discovery_names_it() {
+    let _ns = namespace("children-rbac").await;
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let guest = reconciler_host_harness::guests::guest_wasm("writer-guest");
+    let out = std::process::Command::new(reconciler_host_harness::paths::host_binary())
+        .env("KUBECONFIG", &kubeconfig)
+        .args(["--no-cache", "rbac", "--discover"])
+        .arg(&guest)
+        .output()
+        .expect("rbac runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let role: Value = serde_yaml::from_slice(&out.stdout).expect("a ClusterRole");
+    let rules = role["rules"].as_array().expect("rules");
+    let verbs_on = |resource: &str| -> Vec<String> {
+        let mut verbs: Vec<String> = rules
+            .iter()
+            .filter(|r| {
+                r["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x == resource)
+            })
+            .flat_map(|r| r["verbs"].as_array().unwrap().clone())
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect();
+        verbs.sort();
+        verbs
+    };
+    assert_eq!(
+        verbs_on("configmaps"),
+        ["create", "delete", "list", "patch", "watch"]
+    );
+    assert_eq!(verbs_on("widgets"), ["list", "watch"]);
+    assert_eq!(verbs_on("widgets/status"), ["patch"]);
 }

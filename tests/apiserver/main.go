@@ -15,6 +15,14 @@
 // Arguments after "--" are passed on to kube-apiserver (and win over the
 // defaults, e.g. "-- --token-auth-file=/path").
 //
+// With --controller-manager (the kube-controller-manager binary `up` builds
+// from the same module), it also runs the controllers of --controllers
+// (default: the garbage collector and the namespace controller) once the
+// apiserver is ready, as a child process logging to controller-manager.log:
+// ownerReferences cascade and namespace deletion completes. Deployments
+// and ReplicaSets are not reconciled unless asked for (tests write their
+// status as the scenario needs), and nothing schedules or runs Pods.
+//
 // It stops cleanly (apiserver drained, etcd closed, exit 0) on SIGTERM or
 // SIGINT, and also when the process given by --watch-pid goes away.
 package main
@@ -37,6 +45,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -56,11 +65,13 @@ func main() {
 	dataDir := flag.String("data-dir", "", "directory for all state (required)")
 	watchPid := flag.Int("watch-pid", 0, "exit cleanly when this process is gone (0: don't watch)")
 	removeOnExit := flag.Bool("remove-data-dir", false, "delete --data-dir on clean exit (kept after a failure, for its log)")
+	controllerManager := flag.String("controller-manager", "", "kube-controller-manager binary to run beside the apiserver (empty: none)")
+	controllers := flag.String("controllers", "garbage-collector-controller,namespace-controller", "the controllers it runs")
 	flag.Parse()
 	if *dataDir == "" {
 		fatal(fmt.Errorf("--data-dir is required"))
 	}
-	code, err := run(*dataDir, *watchPid, flag.Args())
+	code, err := run(*dataDir, *watchPid, *controllerManager, *controllers, flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apiserver:", err)
 		if code == 0 {
@@ -79,7 +90,7 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func run(dir string, watchPid int, extraArgs []string) (int, error) {
+func run(dir string, watchPid int, controllerManager, controllers string, extraArgs []string) (int, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return 1, err
@@ -143,15 +154,44 @@ func run(dir string, watchPid int, extraArgs []string) (int, error) {
 	}
 	args = append(args, extraArgs...)
 
-	go watchReady(dir, server, pki)
+	ready := make(chan struct{})
+	go watchReady(dir, server, pki, ready)
 	if watchPid > 0 {
 		go watchParent(watchPid)
+	}
+	var kcm *exec.Cmd
+	if controllerManager != "" {
+		kcm = exec.Command(controllerManager,
+			"--kubeconfig="+filepath.Join(dir, "kubeconfig"),
+			"--controllers="+controllers,
+			"--leader-elect=false",
+			"--secure-port=0",
+			"--v=0",
+		)
+		// It dies with this process, however this one ends.
+		kcm.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		logFile, err := os.Create(filepath.Join(dir, "controller-manager.log"))
+		if err != nil {
+			return 1, err
+		}
+		defer logFile.Close()
+		kcm.Stdout, kcm.Stderr = logFile, logFile
+		go func() {
+			<-ready
+			if err := kcm.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, "apiserver: starting the controller-manager:", err)
+			}
+		}()
 	}
 
 	cmd := app.NewAPIServerCommand() // installs the SIGTERM/SIGINT handler
 	cmd.SetArgs(args)
 	code := cli.Run(cmd)
 	os.Remove(filepath.Join(dir, "ready"))
+	if kcm != nil && kcm.Process != nil {
+		kcm.Process.Kill()
+		kcm.Wait()
+	}
 	return code, nil
 }
 
@@ -186,7 +226,7 @@ func startEtcd(dir, client, peer string, level zap.AtomicLevel) (*embed.Etcd, er
 }
 
 // watchReady polls /readyz as admin and creates dir/ready once it answers ok.
-func watchReady(dir, server, pki string) {
+func watchReady(dir, server, pki string, ready chan<- struct{}) {
 	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
 	if err != nil {
 		fatal(err)
@@ -203,6 +243,7 @@ func watchReady(dir, server, pki string) {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				os.WriteFile(filepath.Join(dir, "ready"), []byte(server+"\n"), 0o644)
+				close(ready)
 				return
 			}
 		}

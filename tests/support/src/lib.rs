@@ -21,10 +21,11 @@
 //!   down cleanly (and removes its data dir) within about a second of the
 //!   test binary exiting, however it exits: normally, by panic, or by SIGKILL.
 //!
-//! The server runs kube-apiserver only: no controller-manager, scheduler or
-//! kubelet. Namespace deletion therefore never finishes (the namespace stays
-//! `Terminating` with its objects), there is no garbage collection of
-//! ownerReferences, and pods are never scheduled.
+//! The server runs kube-apiserver and, beside it, kube-controller-manager
+//! with the garbage collector and the namespace controller: ownerReferences
+//! cascade and namespace deletion completes. No scheduler or kubelet:
+//! Deployments and ReplicaSets are not reconciled and Pods never run, so
+//! tests write the status a scenario needs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
