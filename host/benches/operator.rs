@@ -23,7 +23,9 @@
 //!
 //! `make bench-operator`, or `cargo bench -p reconciler-host --bench
 //! operator` (the host binary is the release build). Environment:
-//! `BENCH_PARENTS` (default 1000), `BENCH_CONCURRENCY` (the host's
+//! `BENCH_PARENTS` (default 1000), `BENCH_CONTENTION` (busy loops
+//! competing for the CPUs from the agents' creation on, at most 300 s),
+//! `BENCH_CONCURRENCY` (the host's
 //! `--concurrency`; default: the host's own default), `BENCH_TIMEOUT_SECS`
 //! (the convergence limit, default 900), `RECONCILER_TEST_KUBECONFIG` (reuse
 //! a running test apiserver instead of starting one; its service IP range
@@ -33,7 +35,7 @@ use reconciler_host_harness::bench as common;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
-use common::{HostProcess, Metrics, Table, cpu_of, env_num, free_port, mib, ms};
+use common::{Contention, HostProcess, Metrics, Table, cpu_of, env_num, free_port, mib, ms};
 use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -197,6 +199,7 @@ async fn run(
     );
 
     // --- convergence (measured) ---
+    let contention = Contention::from_env(Duration::from_secs(300))?;
     let agents = objects::agents(&client, &name);
     let apiserver = kubeconfig
         .parent()
@@ -328,8 +331,9 @@ async fn run(
     let hist = at_converged.histogram("reconciler_pass_host_seconds");
     let conc = concurrency.map_or("host default".to_owned(), |c| c.to_string());
     out.title(format!(
-        "operator bench: {parents} EvidenceAgents in one namespace, release host, --concurrency {conc}, {} CPUs",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+        "operator bench: {parents} EvidenceAgents in one namespace, release host, --concurrency {conc}, {} CPUs, {} busy loops competing",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        contention.loops()
     ));
     out.row(
         "setup: shared objects + 5 children per agent (not measured)",

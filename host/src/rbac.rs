@@ -119,6 +119,14 @@ fn rules(
             cluster.push(rule)
         }
     }
+    for ((ns, group), resources) in &write {
+        let rule = json!({"apiGroups": [group], "resources": resources, "verbs": ["create", "delete", "patch"]});
+        if *ns {
+            namespaced.push(rule)
+        } else {
+            cluster.push(rule)
+        }
+    }
     namespaced.push(
         json!({"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}),
     );

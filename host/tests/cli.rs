@@ -97,3 +97,22 @@ fn reasons_prints_the_golden_list_of_the_guest() {
     .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), golden);
 }
+
+/// Limits of the runtime are checked when parsed, naming the flag, before
+/// anything is loaded.
+#[test]
+fn runtime_limits_out_of_range_are_refused_naming_the_flag() {
+    for (flag, value) in [
+        ("--memory-mib", "0"),
+        ("--memory-mib", "5000"),
+        ("--deadline-ms", "0"),
+    ] {
+        let out = cli(&[flag, value, "describe", "tests/ui/not-a-component.wasm"]);
+        assert!(out.starts_with("exit: 2\n"), "{flag} {value}: {out}");
+        assert!(
+            out.contains(&format!("invalid value '{value}' for '{flag} <")),
+            "{flag} {value}: {out}"
+        );
+        assert!(!out.contains("not a WebAssembly component"), "{out}");
+    }
+}

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
+use reconciler_host_harness::http_proxy::HttpFaultProxy;
 use reconciler_host_harness::objects::{
     self, CLUSTER, PodState, agent, agents, backup_setup, children, crash_loop, create, create_all,
     merge, merge_status, pod_name, pod_status, pods,
@@ -226,6 +227,200 @@ async fn a_slow_api_server_loses_no_update() {
     env.proxy.set_latency(Duration::ZERO);
     assert!(host.is_alive());
     host.stop();
+}
+
+/// Another controller's kind of answer: every third request through the
+/// proxy answered 503 for ten seconds, while every spec changes. Every
+/// change is reconciled once the API server answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn injected_5xx_lose_no_update() {
+    let ns = namespace("faults-5xx").await;
+    let client = ns.client();
+    let names = names();
+    create_all(&client, ns.name(), backup_setup()).await;
+    for name in &names {
+        create_all(&client, ns.name(), children(name, &PodState::Running)).await;
+        create(&client, ns.name(), agent(name, CLUSTER)).await;
+    }
+    let proxy = HttpFaultProxy::start(reconciler_testsupport::client().await.expect("a client"))
+        .await
+        .expect("the HTTP proxy");
+    let dir = paths::target_tmpdir().join(format!("faults-5xx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = proxy
+        .kubeconfig(&dir.join("kubeconfig"))
+        .expect("its kubeconfig");
+    let mut host = Host::start_with(&kubeconfig, &["--namespaces", ns.name()], "faults-5xx").await;
+    let api = agents(&client, ns.name());
+    for name in &names {
+        wait_healthy(&api, name).await;
+    }
+    proxy.fail_every(3);
+    retarget_all(&api).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    proxy.fail_every(0);
+    assert!(proxy.injected() > 0, "the proxy answered 503 at least once");
+    eventually("every spec change reconciled after the 503s", async || {
+        all_retargeted(&api).await
+    })
+    .await;
+    println!(
+        "faults: {} requests answered 503, no update lost",
+        proxy.injected()
+    );
+    assert!(host.is_alive());
+    host.stop();
+}
+
+/// One HTTP GET of `path` on `addr`: the status line and the body (empty
+/// when the connection failed: the callers poll).
+fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let mut out = String::new();
+    let answered = std::net::TcpStream::connect(addr)
+        .and_then(|mut s| {
+            s.write_all(request.as_bytes())?;
+            s.read_to_string(&mut out)
+        })
+        .is_ok();
+    if !answered {
+        return (String::new(), String::new());
+    }
+    let status = out.lines().next().unwrap_or_default().to_owned();
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    (status, body)
+}
+
+/// A free loopback port.
+fn free_addr() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+}
+
+/// The sum of a metric's samples whose line starts with `prefix`.
+fn metric(addr: std::net::SocketAddr, prefix: &str) -> f64 {
+    http_get(addr, "/metrics")
+        .1
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// `/readyz` fails while a required watch has been down for longer than
+/// `--watch-down-bound`, naming it, and passes again once it is back; the
+/// watch's restarts are counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_watches() {
+    let env = Restartable::start("ready").await;
+    let metrics = free_addr();
+    let kubeconfig = env
+        .server
+        .kubeconfig_via(env.proxy.addr(), &env.dir.join("via-proxy.kubeconfig"))
+        .expect("the proxy's kubeconfig");
+    let metrics_arg = metrics.to_string();
+    let mut host = Host::start_with(
+        &kubeconfig,
+        &[
+            "--namespaces",
+            &env.namespace,
+            "--metrics-addr",
+            &metrics_arg,
+            "--watch-down-bound",
+            "2s",
+        ],
+        "faults-ready",
+    )
+    .await;
+    eventually("ready", async || match http_get(metrics, "/readyz") {
+        (s, _) if s.contains(" 200 ") => Ok(()),
+        other => Err(other),
+    })
+    .await;
+    env.proxy.down();
+    let (status, body) = eventually(
+        "not ready while the watches are down",
+        async || match http_get(metrics, "/readyz") {
+            (s, b) if s.contains(" 503 ") => Ok((s, b)),
+            other => Err(other),
+        },
+    )
+    .await;
+    assert!(
+        body.contains("the watch of pgtoolbox.fyannk.dev/v1alpha1/EvidenceAgent in faults-ready has been down for"),
+        "{status}: {body}"
+    );
+    env.proxy.up();
+    eventually("ready again", async || match http_get(metrics, "/readyz") {
+        (s, _) if s.contains(" 200 ") => Ok(()),
+        other => Err(other),
+    })
+    .await;
+    assert!(metric(metrics, "reconciler_watch_restarts_total") > 0.0);
+    assert!(host.is_alive());
+    host.stop();
+}
+
+/// With `--resync`, every parent is passed again though nothing changed,
+/// and nothing is written.
+#[tokio::test]
+async fn a_resync_passes_every_parent_and_writes_nothing() {
+    let ns = namespace("faults-resync").await;
+    let client = ns.client();
+    create_all(&client, ns.name(), backup_setup()).await;
+    for name in ["r1", "r2"] {
+        create_all(&client, ns.name(), children(name, &PodState::Running)).await;
+        create(&client, ns.name(), agent(name, CLUSTER)).await;
+    }
+    let metrics = free_addr();
+    let metrics_arg = metrics.to_string();
+    let host = Host::start_in(
+        ns.name(),
+        &["--resync", "1s", "--metrics-addr", &metrics_arg],
+    )
+    .await;
+    let api = agents(&client, ns.name());
+    for name in ["r1", "r2"] {
+        wait_healthy(&api, name).await;
+    }
+    settle().await;
+    let (passes, writes) = (
+        metric(metrics, "reconciler_passes_total"),
+        metric(metrics, "reconciler_status_writes_total"),
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        metric(metrics, "reconciler_passes_total") >= passes + 4.0,
+        "two parents passed at least twice each in 3 s"
+    );
+    assert_eq!(
+        metric(metrics, "reconciler_status_writes_total"),
+        writes,
+        "nothing written"
+    );
+    host.finish();
+}
+
+/// A `--metrics-addr` already in use fails the start, naming it.
+#[tokio::test]
+async fn a_metrics_address_in_use_fails_the_start() {
+    let ns = namespace("faults-port").await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().unwrap().to_string();
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let out =
+        reconciler_host_harness::operator::host_command(&kubeconfig, std::process::Stdio::piped())
+            .args(["--namespaces", ns.name(), "--metrics-addr", &addr])
+            .output()
+            .expect("the host runs");
+    assert!(!out.status.success(), "the host started on a taken port");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("cannot serve metrics on --metrics-addr {addr}")),
+        "{stderr}"
+    );
 }
 
 /// A namespace with the CRDs installed, on the binary's shared server.

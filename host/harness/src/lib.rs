@@ -9,12 +9,14 @@
 //!   server, polling, statuses and Events;
 //! - [`objects`] and [`console_objects`]: the objects the tests create;
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
-//!   test's own, which the test may restart;
+//!   test's own, which the test may restart (TCP: outages, latency);
+//!   [`http_proxy`]: one that answers 503 on request (HTTP);
 //! - [`bench`]: the benches' host process, metrics and printed table.
 
 pub mod bench;
 pub mod console_objects;
 pub mod guests;
+pub mod http_proxy;
 pub mod makefile;
 pub mod objects;
 pub mod operator;

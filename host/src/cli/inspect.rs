@@ -43,7 +43,8 @@ pub struct RbacArgs {
     #[arg(long, value_delimiter = ',')]
     namespaces: Vec<String>,
     /// Ask the cluster's discovery (KUBECONFIG) for each kind's plural and
-    /// scope, rather than deriving them from its name.
+    /// scope, rather than deriving them from its name (a kind the cluster
+    /// does not serve is still derived, and named on stderr).
     #[arg(long)]
     discover: bool,
 }
@@ -105,9 +106,14 @@ fn discover(
             .context("--discover needs a cluster (KUBECONFIG, ~/.kube/config or in-cluster)")?;
         let mut found = std::collections::BTreeMap::new();
         for kind in kinds {
-            let resolved = reconciler_host::operator::cluster::probe::resolve(&client, &kind)
-                .await?
-                .with_context(|| format!("{kind} is not served by this cluster (--discover)"))?;
+            let Some(resolved) =
+                reconciler_host::operator::cluster::probe::resolve(&client, &kind).await?
+            else {
+                // An optional API this cluster does not serve: its grant
+                // is derived from its name, for when it is installed.
+                eprintln!("rbac: {kind} is not served by this cluster; its plural is derived from its name");
+                continue;
+            };
             found.insert(
                 kind,
                 reconciler_host::rbac::Resource {

@@ -51,9 +51,17 @@ pub async fn serve(listener: TcpListener, endpoints: Arc<Endpoints>) {
     while let Ok((mut stream, _)) = listener.accept().await {
         let endpoints = endpoints.clone();
         tokio::spawn(async move {
-            let mut request = [0u8; 1024];
-            let n = stream.read(&mut request).await.unwrap_or(0);
-            let line = String::from_utf8_lossy(&request[..n]);
+            // The request line and headers, up to 1 KiB (nothing here
+            // needs a body).
+            let mut request = Vec::with_capacity(1024);
+            let mut chunk = [0u8; 1024];
+            while request.len() < 1024 && !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let line = String::from_utf8_lossy(&request);
             let (status, body) = endpoints.answer(line.lines().next().unwrap_or_default());
             let response = format!(
                 "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
