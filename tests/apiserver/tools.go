@@ -1,8 +1,12 @@
 //go:build tools
 
-// The kube-controller-manager the tests run beside the API server (its
-// garbage collector and namespace controller), built by `up` from the same
-// k8s.io/kubernetes module: this import keeps its dependencies in go.sum.
+// The binaries built from the same k8s.io/kubernetes module beside the API
+// server: kube-controller-manager, which `up` runs with it (its garbage
+// collector and namespace controller), and kubectl (`./kubectl`, for the
+// examples). These imports keep their dependencies in go.mod and go.sum.
 package main
 
-import _ "k8s.io/kubernetes/cmd/kube-controller-manager"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
