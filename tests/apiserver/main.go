@@ -43,9 +43,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
-	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -180,6 +181,16 @@ func run(dir string, watchPid int, controllerManager, controllers string, extraA
 			<-ready
 			if err := kcm.Start(); err != nil {
 				fmt.Fprintln(os.Stderr, "apiserver: starting the controller-manager:", err)
+			}
+		}()
+		// Stopped first on SIGTERM or SIGINT, so that the apiserver's
+		// drain does not wait for its watches.
+		stopping := make(chan os.Signal, 1)
+		signal.Notify(stopping, syscall.SIGTERM, syscall.SIGINT)
+		go func() {
+			<-stopping
+			if kcm.Process != nil {
+				kcm.Process.Kill()
 			}
 		}()
 	}

@@ -194,14 +194,22 @@ async fn pipe(
 pub struct RestartableServer {
     dir: PathBuf,
     script_dir: PathBuf,
+    /// Extra kube-apiserver flags (`APISERVER_ARGS`).
+    args: String,
 }
 
 impl RestartableServer {
     /// Starts a server with its data in `dir`.
     pub fn start(dir: &Path) -> anyhow::Result<Self> {
+        Self::start_with(dir, "")
+    }
+
+    /// The same, with extra kube-apiserver flags (space-separated).
+    pub fn start_with(dir: &Path, args: &str) -> anyhow::Result<Self> {
         let server = RestartableServer {
             dir: dir.to_path_buf(),
             script_dir: crate::paths::workspace().join("tests/apiserver"),
+            args: args.to_owned(),
         };
         server.up()?;
         Ok(server)
@@ -211,6 +219,10 @@ impl RestartableServer {
         let status = std::process::Command::new("bash")
             .arg(self.script_dir.join(name))
             .env("APISERVER_DIR", &self.dir)
+            .env("APISERVER_ARGS", &self.args)
+            // A graceful stop waits for long watches; five seconds, then
+            // SIGKILL (a crash is as good a restart for these tests).
+            .env("APISERVER_STOP_TIMEOUT", "5")
             .env("APISERVER_WATCH_PID", std::process::id().to_string())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
