@@ -393,3 +393,73 @@ async fn rbac_grants_what_the_host_writes_as_discovery_names_it() {
     assert_eq!(verbs_on("widgets"), ["list", "watch"]);
     assert_eq!(verbs_on("widgets/status"), ["patch"]);
 }
+
+/// A generated Secret: random values the guest never sees, created once,
+/// owned by the parent, never overwritten (nor by a new host), and
+/// different for each parent.
+#[tokio::test]
+async fn a_generated_secret_is_made_once_and_kept() {
+    use base64::Engine as _;
+    let ns = namespace("children-secret").await;
+    let client = ns.client();
+    let mut host = Host::start(ns.name()).await;
+    for name in ["s1", "s2"] {
+        create(
+            &client,
+            ns.name(),
+            widget(name, json!({"data": {}, "secret": true})),
+        )
+        .await;
+        child_ready(&ns, name, "True", "AsExpected").await;
+    }
+    let secrets = objects::api(&client, ns.name(), "v1", "Secret");
+    let read = async |name: &str| -> Value {
+        eventually(&format!("Secret {name}"), async || {
+            match secrets.get_opt(name).await {
+                Ok(Some(o)) => Ok(serde_json::to_value(o).unwrap()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await
+    };
+    let first = read("s1-secret").await;
+    let password = base64::engine::general_purpose::STANDARD
+        .decode(first["data"]["password"].as_str().expect("a password"))
+        .expect("base64");
+    assert_eq!(password.len(), 32);
+    let s1 = get(&widgets(&ns), "s1").await;
+    assert_eq!(
+        first["metadata"]["ownerReferences"][0]["uid"],
+        s1["metadata"]["uid"]
+    );
+    assert_ne!(
+        read("s2-secret").await["data"]["password"],
+        first["data"]["password"],
+        "each parent its own"
+    );
+    let widget_text = serde_json::to_string(&s1).unwrap();
+    assert!(
+        !widget_text.contains(first["data"]["password"].as_str().unwrap()),
+        "the value reaches no status"
+    );
+
+    // Asked for again (a pass with nothing else to do), then by a new host:
+    // kept as it is.
+    merge(
+        &widgets(&ns),
+        "s1",
+        json!({"metadata": {"labels": {"touched": "1"}}}),
+    )
+    .await;
+    settle().await;
+    host.stop();
+    let host = Host::start(ns.name()).await;
+    settle().await;
+    let kept = read("s1-secret").await;
+    assert_eq!(
+        kept["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+    assert_eq!(kept["data"], first["data"]);
+    host.finish();
+}

@@ -26,8 +26,8 @@ pub mod workload;
 
 pub use bindings::exports::reconciler::guest0_3_0::reconciler::{
     ApplyObject, Change, Condition, ConventionProfile, DeleteObject, Evaluation, EventType,
-    KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry, Reconciliation, Stall, StallRule,
-    Verdict,
+    GenerateSecret, KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry, Reconciliation,
+    Stall, StallRule, Verdict,
 };
 pub use bindings::reconciler::guest0_3_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,

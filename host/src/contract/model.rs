@@ -88,18 +88,39 @@ pub enum Change {
         name: String,
         uid: String,
     },
+    /// A Secret of random values (`length` bytes under each key), created
+    /// when missing, never overwritten.
+    Generate {
+        name: String,
+        keys: Vec<(String, u32)>,
+    },
+}
+
+/// The most random bytes under one key of a generated Secret.
+pub const MAX_GENERATED_BYTES: u32 = 4096;
+
+/// The core `v1` Secret kind.
+pub fn secret_kind() -> model::KindRef {
+    model::KindRef {
+        group: String::new(),
+        version: "v1".to_owned(),
+        kind: "Secret".to_owned(),
+    }
 }
 
 impl Change {
-    pub fn kind(&self) -> &model::KindRef {
+    pub fn kind(&self) -> model::KindRef {
         match self {
-            Change::Apply { kind, .. } | Change::Delete { kind, .. } => kind,
+            Change::Apply { kind, .. } | Change::Delete { kind, .. } => kind.clone(),
+            Change::Generate { .. } => secret_kind(),
         }
     }
 
     pub fn name(&self) -> &str {
         match self {
-            Change::Apply { name, .. } | Change::Delete { name, .. } => name,
+            Change::Apply { name, .. }
+            | Change::Delete { name, .. }
+            | Change::Generate { name, .. } => name,
         }
     }
 }
@@ -111,6 +132,7 @@ impl std::fmt::Display for Change {
             Change::Delete { kind, name, uid } => {
                 write!(f, "deletion of {} {name} (uid {uid})", kind.kind)
             }
+            Change::Generate { name, .. } => write!(f, "generated Secret {name}"),
         }
     }
 }
@@ -181,14 +203,39 @@ pub fn changes(
                 name: d.name,
                 uid: d.uid,
             },
+            wit::Change::Generate(g) => {
+                let what = format!("generated Secret {}", g.name);
+                if g.keys.is_empty() {
+                    return Err(format!("{what}: it names no key"));
+                }
+                for (key, length) in &g.keys {
+                    let valid = !key.is_empty()
+                        && key.len() <= 253
+                        && key
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
+                    if !valid {
+                        return Err(format!("{what}: {key:?} is not a Secret key"));
+                    }
+                    if *length == 0 || *length > MAX_GENERATED_BYTES {
+                        return Err(format!(
+                            "{what}: key {key} asks for {length} bytes; 1 to {MAX_GENERATED_BYTES}"
+                        ));
+                    }
+                }
+                Change::Generate {
+                    name: g.name,
+                    keys: g.keys,
+                }
+            }
         };
-        if !spec.writes.contains(change.kind()) {
+        if !spec.writes.contains(&change.kind()) {
             return Err(format!(
                 "{change}: the kind-spec's writes do not declare {}",
                 change.kind()
             ));
         }
-        if !seen.insert((change.kind().clone(), change.name().to_owned())) {
+        if !seen.insert((change.kind(), change.name().to_owned())) {
             return Err(format!("{change}: the pass changes that object twice"));
         }
         checked.push(change);
@@ -258,5 +305,117 @@ fn kind_of_json(v: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::types as t;
+
+    fn spec(writes: &[&str]) -> KindSpec {
+        KindSpec {
+            group: "example.dev".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            namespaced: true,
+            profile: model::Profile::Progressing,
+            aspects: vec!["Ready2".into()],
+            advisory: vec![],
+            reasons: vec![],
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![],
+            reads: vec![],
+            pause: None,
+            spec_schema: None,
+            writes: writes
+                .iter()
+                .map(|k| model::KindRef {
+                    group: String::new(),
+                    version: "v1".into(),
+                    kind: (*k).into(),
+                })
+                .collect(),
+        }
+    }
+
+    fn config_map() -> t::KindRef {
+        t::KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+        }
+    }
+
+    fn apply(body: serde_json::Value) -> wit::Change {
+        wit::Change::Apply(wit::ApplyObject {
+            kind: config_map(),
+            name: "c".into(),
+            body: body.to_string(),
+        })
+    }
+
+    fn refused(changes: Vec<wit::Change>, writes: &[&str]) -> String {
+        super::changes(changes, &spec(writes), "ns").expect_err("refused")
+    }
+
+    #[test]
+    fn a_change_must_be_what_the_kind_declares_and_name_itself() {
+        let body =
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert!(super::changes(vec![apply(body.clone())], &spec(&["ConfigMap"]), "ns").is_ok());
+        assert!(refused(vec![apply(body.clone())], &[]).contains("do not declare"));
+        assert!(
+            refused(vec![apply(serde_json::json!([1]))], &["ConfigMap"])
+                .contains("must be a JSON object")
+        );
+        let other = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "elsewhere"}});
+        assert!(refused(vec![apply(other)], &["ConfigMap"]).contains("parent's namespace"));
+        let owned = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "ownerReferences": []}});
+        assert!(refused(vec![apply(owned)], &["ConfigMap"]).contains("ownerReferences"));
+        let misnamed =
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}});
+        assert!(refused(vec![apply(misnamed)], &["ConfigMap"]).contains("metadata.name"));
+        assert!(refused(vec![apply(body.clone()), apply(body)], &["ConfigMap"]).contains("twice"));
+        let huge = "x".repeat(MAX_BODY_BYTES + 1);
+        let oversized = wit::Change::Apply(wit::ApplyObject {
+            kind: config_map(),
+            name: "c".into(),
+            body: huge,
+        });
+        assert!(refused(vec![oversized], &["ConfigMap"]).contains("bytes, more than"));
+    }
+
+    #[test]
+    fn a_generated_secret_names_keys_and_bounded_lengths() {
+        let generate = |keys: Vec<(&str, u32)>| {
+            wit::Change::Generate(wit::GenerateSecret {
+                name: "s".into(),
+                keys: keys.into_iter().map(|(k, n)| (k.to_owned(), n)).collect(),
+            })
+        };
+        let ok = super::changes(
+            vec![generate(vec![("password", 32)])],
+            &spec(&["Secret"]),
+            "ns",
+        );
+        assert_eq!(
+            ok,
+            Ok(vec![Change::Generate {
+                name: "s".into(),
+                keys: vec![("password".into(), 32)]
+            }])
+        );
+        assert!(refused(vec![generate(vec![("password", 32)])], &[]).contains("do not declare"));
+        assert!(refused(vec![generate(vec![])], &["Secret"]).contains("names no key"));
+        assert!(
+            refused(vec![generate(vec![("a/b", 8)])], &["Secret"]).contains("not a Secret key")
+        );
+        assert!(refused(vec![generate(vec![("k", 0)])], &["Secret"]).contains("1 to 4096"));
+        assert!(refused(vec![generate(vec![("k", 5000)])], &["Secret"]).contains("1 to 4096"));
     }
 }

@@ -12,8 +12,8 @@
 use reconciler_guest_sdk::ownership::{Parent, RESOURCE_NOT_OWNED};
 use reconciler_guest_sdk::verdict::{fails, ok};
 use reconciler_guest_sdk::{
-    ApplyObject, ApplyOutcome, Change, ConventionProfile, DeleteObject, Evaluation, Facts, Guest,
-    KindRef, KindSpec, Reconciliation, Verdict, VerdictBuilder, spec,
+    ApplyObject, ApplyOutcome, Change, ConventionProfile, DeleteObject, Evaluation, Facts,
+    GenerateSecret, Guest, KindRef, KindSpec, Reconciliation, Verdict, VerdictBuilder, spec,
 };
 use serde_json::json;
 
@@ -28,6 +28,14 @@ pub const CHILD_REFUSED: &str = "ChildRefused";
 pub const REFUSED_RETRY_SECONDS: u32 = 300;
 
 pub struct Writer;
+
+fn secret() -> KindRef {
+    KindRef {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "Secret".into(),
+    }
+}
 
 fn config_map() -> KindRef {
     KindRef {
@@ -66,7 +74,7 @@ impl Guest for Writer {
     }
 
     fn writes() -> Vec<KindRef> {
-        vec![config_map()]
+        vec![config_map(), secret()]
     }
 
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
@@ -117,6 +125,12 @@ impl Guest for Writer {
                 kind: config_map(),
                 name: extra,
                 uid: child.meta.uid.clone(),
+            }));
+        }
+        if parent["spec"]["secret"] == true {
+            changes.push(Change::Generate(GenerateSecret {
+                name: format!("{}-secret", meta.name),
+                keys: vec![("password".into(), 32)],
             }));
         }
         Reconciliation {

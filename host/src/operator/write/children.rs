@@ -10,10 +10,11 @@
 //! it sets (a hand edit of those is put back; every other field stays its
 //! writer's), unless the cached child already has every field the guest
 //! asks for: a converged parent costs no request. Deletions carry the UID
-//! the guest saw as a precondition. What each apply came to is recorded
-//! for `facts.last-apply`.
+//! the guest saw as a precondition. A generated Secret (random values the
+//! guest never sees) is created when missing and never overwritten. What
+//! each apply came to is recorded for `facts.last-apply`.
 
-use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::ApiResource;
 use kube::{Api, Client};
 use reconciler_conventions::engine::ErrorClass;
@@ -133,7 +134,7 @@ pub async fn make(
     // Checked as a whole first: nothing is written if one is refused.
     let mut planned = Vec::with_capacity(changes.len());
     for change in changes {
-        let kind = change.kind();
+        let kind = &change.kind();
         let Some(resource) = source.resource(kind) else {
             return Err(ChildrenError::NotServed {
                 change: change.to_string(),
@@ -148,7 +149,7 @@ pub async fn make(
             why,
         };
         match change {
-            Change::Apply { .. } => {
+            Change::Apply { .. } | Change::Generate { .. } => {
                 if let Some(child) = &cached
                     && let Some(other) = controller_uid(child)
                     && other != owner.uid
@@ -236,6 +237,43 @@ pub async fn make(
                     }
                 }
             }
+            Change::Generate { name, keys } => {
+                // Never overwritten: one that exists (the parent's, or no
+                // one's) is adopted as it is.
+                if cached.is_some() {
+                    made.unchanged += 1;
+                    metrics.child_applies_unchanged.get_or_create(&labels).inc();
+                    continue;
+                }
+                let secret = generated_secret(name, keys, &owner);
+                let api = api(client, &resource, owner.namespace);
+                let created: Result<DynamicObject, kube::Error> =
+                    match serde_json::from_value(secret) {
+                        Ok(secret) => api.create(&PostParams::default(), &secret).await,
+                        Err(e) => Err(kube::Error::SerdeError(e)),
+                    };
+                match created {
+                    Ok(_) => {
+                        made.applied += 1;
+                        metrics.child_applies.get_or_create(&labels).inc();
+                        source.record_apply(
+                            change.kind(),
+                            owner.namespace,
+                            name,
+                            ApplyOutcome::Applied,
+                        );
+                    }
+                    // Made meanwhile (a second replica): adopted as it is.
+                    Err(kube::Error::Api(s)) if s.code == 409 && s.reason == "AlreadyExists" => {}
+                    Err(e) => {
+                        return Err(ChildrenError::Api {
+                            change: change.to_string(),
+                            class: api_error::classify(&e),
+                            text: api_error::text(&e),
+                        });
+                    }
+                }
+            }
             Change::Delete { name, uid, .. } => {
                 if cached.is_none() {
                     continue;
@@ -282,6 +320,32 @@ fn api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicO
     } else {
         Api::namespaced_with(client.clone(), namespace, resource)
     }
+}
+
+/// A Secret of `keys` (name, bytes), each random from the operating
+/// system's generator, owned by the parent. Its values exist only in this
+/// request: the cache keeps no Secret value, and no guest ever reads one.
+fn generated_secret(name: &str, keys: &[(String, u32)], owner: &Parent<'_>) -> Value {
+    use base64::Engine as _;
+    let mut data = serde_json::Map::new();
+    for (key, length) in keys {
+        let mut bytes = vec![0u8; usize::try_from(*length).unwrap_or(0)];
+        getrandom::fill(&mut bytes).expect("the operating system's random generator");
+        data.insert(
+            key.clone(),
+            json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+        );
+    }
+    with_owner(
+        &json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name},
+            "type": "Opaque",
+            "data": data,
+        }),
+        owner,
+    )
 }
 
 /// The body with the parent's namespace, the parent as controller owner,
