@@ -463,20 +463,27 @@ async fn namespace(prefix: &str) -> TestNamespace {
     ns
 }
 
-/// Another controller owns `.status.lastBackupVerified` and a condition of
-/// its own on the same objects, and applies them 40 times while the host
-/// reconciles spec changes: none of its values is reverted, it never gets
-/// a conflict, and the host writes nothing once converged.
-#[tokio::test]
-async fn another_writers_status_fields_are_left_alone() {
-    let ns = namespace("faults-writer").await;
+/// A namespace with one healthy agent, `orders`, and a host serving it:
+/// the namespace, the host, the agents' API and the agent as it settled.
+async fn healthy_orders(prefix: &str) -> (TestNamespace, Host, Api<DynamicObject>, Value) {
+    let ns = namespace(prefix).await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
     create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let host = Host::start(ns.name()).await;
     let api = agents(&client, ns.name());
-    wait_healthy(&api, "orders").await;
+    let healthy = wait_healthy(&api, "orders").await;
+    (ns, host, api, healthy)
+}
+
+/// Another controller owns `.status.lastBackupVerified` and a condition of
+/// its own on the same objects, and applies them 40 times while the host
+/// reconciles spec changes: none of its values is reverted, it never gets
+/// a conflict, and the host writes nothing once converged.
+#[tokio::test]
+async fn another_writers_status_fields_are_left_alone() {
+    let (ns, host, api, _) = healthy_orders("faults-writer").await;
 
     let backup = PatchParams::apply("backup-controller");
     let status_of = |i: usize| {
@@ -537,14 +544,7 @@ async fn another_writers_status_fields_are_left_alone() {
 /// one write.
 #[tokio::test]
 async fn status_drift_is_put_back() {
-    let ns = namespace("faults-drift").await;
-    let client = ns.client();
-    create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
-    create(&client, ns.name(), agent("orders", CLUSTER)).await;
-    let host = Host::start(ns.name()).await;
-    let api = agents(&client, ns.name());
-    let healthy = wait_healthy(&api, "orders").await;
+    let (ns, host, api, healthy) = healthy_orders("faults-drift").await;
     let writes = host.status_writes(ns.name(), "orders");
 
     let mut tampered = healthy["status"].clone();
@@ -577,15 +577,9 @@ async fn status_drift_is_put_back() {
 /// note: a user reads what the status said at the time.
 #[tokio::test]
 async fn a_repeated_reason_keeps_each_note() {
-    let ns = namespace("faults-notes").await;
+    let (ns, host, api, _) = healthy_orders("faults-notes").await;
     let client = ns.client();
-    create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
-    create(&client, ns.name(), agent("orders", CLUSTER)).await;
-    let host = Host::start(ns.name()).await;
-    let api = agents(&client, ns.name());
     let pod_api = pods(&client, ns.name());
-    wait_healthy(&api, "orders").await;
 
     let crash = |back_off: &'static str| PodState::CrashLoop {
         restarts: 3,
@@ -658,14 +652,8 @@ async fn a_parent_with_the_longest_name_gets_its_events() {
 /// is the record; docs/design.md).
 #[tokio::test]
 async fn a_host_killed_after_a_write_duplicates_no_event() {
-    let ns = namespace("faults-kill").await;
+    let (ns, mut host, api, _) = healthy_orders("faults-kill").await;
     let client = ns.client();
-    create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
-    create(&client, ns.name(), agent("orders", CLUSTER)).await;
-    let mut host = Host::start(ns.name()).await;
-    let api = agents(&client, ns.name());
-    wait_healthy(&api, "orders").await;
 
     merge_status(
         &pods(&client, ns.name()),
