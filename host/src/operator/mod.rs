@@ -237,7 +237,7 @@ pub async fn run(
     tracing::info!("shutting down: finishing in-flight passes");
     registry.scheduler.shutdown();
     workers.join().await;
-    watches.abort();
+    watches.stop().await;
     dispatcher.abort();
     for task in background {
         task.abort();

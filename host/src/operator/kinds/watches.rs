@@ -278,10 +278,20 @@ impl Watches {
         })
     }
 
-    /// Stops every watch.
-    pub fn abort(&self) {
-        for handle in self.handles.lock().expect("watches lock").drain(..) {
+    /// Stops every watch, and waits until each is gone: none reports
+    /// anything (a connection closing under it at shutdown) afterwards.
+    pub async fn stop(&self) {
+        let handles: Vec<JoinHandle<()>> = self
+            .handles
+            .lock()
+            .expect("watches lock")
+            .drain(..)
+            .collect();
+        for handle in &handles {
             handle.abort();
+        }
+        for handle in handles {
+            let _ = handle.await;
         }
     }
 }
