@@ -694,92 +694,146 @@ async fn a_host_killed_after_a_write_duplicates_no_event() {
     host.finish();
 }
 
+/// The host's pass machinery in-process, without watches, for the Hostile
+/// test guest and its variant module: the races are the test's to set up.
+struct InProcess {
+    registry: reconciler_host::operator::kinds::Registry,
+    cache: std::sync::Arc<reconciler_host::operator::cluster::cache::ObjectCache>,
+    key: reconciler_host::operator::schedule::ParentKey,
+    hostiles: Api<DynamicObject>,
+    variant: reconciler_host::runtime::GuestModule,
+}
+
+impl InProcess {
+    /// `h` created with `spec.message` "first" in a namespace of its own,
+    /// in the cache as created (no status yet).
+    async fn new(prefix: &str) -> (TestNamespace, InProcess) {
+        use std::sync::Arc;
+
+        use reconciler_host::operator::cluster::cache::ClusterSource;
+        use reconciler_host::operator::kinds::Registry;
+        use reconciler_host::operator::metrics::Metrics;
+        use reconciler_host::operator::schedule::ParentKey;
+        use reconciler_host::runtime::{Runtime, RuntimeConfig};
+        use reconciler_host_harness::guests::guest_wasm_with;
+
+        let ns = TestNamespace::new(prefix).await.expect("a namespace");
+        let client = ns.client();
+        let runtime = Runtime::new(RuntimeConfig::default()).expect("a runtime");
+        let load = |feature| {
+            let bytes = std::fs::read(guest_wasm_with("hostile-guest", feature)).unwrap();
+            runtime
+                .load("hostile_guest", &bytes)
+                .expect("the hostile guest")
+        };
+        let variant = load(Some("variant-message"));
+        let base = load(None);
+        let spec = base.spec().clone();
+        reconciler_testsupport::install_crd(
+            &client,
+            serde_json::from_value(reconciler_host::crd::render(&spec)).unwrap(),
+        )
+        .await
+        .expect("the Hostile CRD");
+        let api_version = format!("{}/{}", spec.group, spec.version);
+        let resource = objects::resource_of(&api_version, &spec.kind);
+        let hostiles: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), ns.name(), &resource);
+        create(
+            &client,
+            ns.name(),
+            json!({"apiVersion": api_version, "kind": spec.kind, "metadata": {"name": "h"},
+                   "spec": {"message": "first"}}),
+        )
+        .await;
+        let registry = Registry::new(Arc::new(ClusterSource::default()), Arc::new(Metrics::new()));
+        let cache = registry.source.add_kind(spec.kind_ref());
+        let id = registry.add(&client, base, resource, cache.clone(), Vec::new());
+        let key = ParentKey {
+            kind: id,
+            namespace: ns.name().to_owned(),
+            name: "h".to_owned(),
+        };
+        let process = InProcess {
+            registry,
+            cache,
+            key,
+            hostiles,
+            variant,
+        };
+        process.refresh().await;
+        (ns, process)
+    }
+
+    /// The cache takes the object as the API server has it now.
+    async fn refresh(&self) {
+        let o = serde_json::to_value(self.hostiles.get("h").await.unwrap()).unwrap();
+        self.cache.apply(o);
+    }
+
+    async fn pass(&self) {
+        reconciler_host::operator::pass::run(&self.registry, &self.key).await;
+    }
+
+    fn pending(&self) -> usize {
+        self.registry.scheduler.queue(self.key.kind).pending()
+    }
+}
+
 /// A pass whose status write returns a newer spec than the one it
 /// evaluated (the spec changed between its read and its write) asks for
 /// another pass: the watch event of that change would compare equal to
-/// the cache, where the write put the newer object. Driven in-process,
-/// without watches, so the race is the test's to set up.
+/// the cache, where the write put the newer object.
 #[tokio::test]
 async fn a_write_that_returns_a_newer_spec_asks_for_another_pass() {
-    use std::sync::Arc;
-
-    use reconciler_host::operator::cluster::cache::ClusterSource;
-    use reconciler_host::operator::kinds::Registry;
-    use reconciler_host::operator::metrics::Metrics;
-    use reconciler_host::operator::pass;
-    use reconciler_host::operator::schedule::ParentKey;
-    use reconciler_host::runtime::{Runtime, RuntimeConfig};
-    use reconciler_host_harness::guests::guest_wasm_with;
-
-    let ns = TestNamespace::new("faults-lost")
-        .await
-        .expect("a namespace");
-    let client = ns.client();
-    let runtime = Runtime::new(RuntimeConfig::default()).expect("a runtime");
-    let v1 = runtime
-        .load(
-            "hostile_guest",
-            &std::fs::read(guest_wasm_with("hostile-guest", None)).unwrap(),
-        )
-        .expect("the hostile guest");
-    let v2 = runtime
-        .load(
-            "hostile_guest",
-            &std::fs::read(guest_wasm_with("hostile-guest", Some("variant-message"))).unwrap(),
-        )
-        .expect("its variant");
-    let spec = v1.spec().clone();
-    reconciler_testsupport::install_crd(
-        &client,
-        serde_json::from_value(reconciler_host::crd::render(&spec)).unwrap(),
-    )
-    .await
-    .expect("the Hostile CRD");
-    let api_version = format!("{}/{}", spec.group, spec.version);
-    let resource = objects::resource_of(&api_version, &spec.kind);
-    let hostiles: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
-    create(
-        &client,
-        ns.name(),
-        json!({"apiVersion": api_version, "kind": spec.kind, "metadata": {"name": "h"},
-               "spec": {"message": "first"}}),
-    )
-    .await;
-
-    let registry = Registry::new(Arc::new(ClusterSource::default()), Arc::new(Metrics::new()));
-    let cache = registry.source.add_kind(spec.kind_ref());
-    let id = registry.add(&client, v1, resource, cache.clone(), Vec::new());
-    let key = ParentKey {
-        kind: id,
-        namespace: ns.name().to_owned(),
-        name: "h".to_owned(),
-    };
-    let fetch = async || serde_json::to_value(hostiles.get("h").await.unwrap()).unwrap();
-    cache.apply(fetch().await);
-    pass::run(&registry, &key).await;
-    let first = get(&hostiles, "h").await;
+    let (_ns, p) = InProcess::new("faults-lost").await;
+    p.pass().await;
+    let first = get(&p.hostiles, "h").await;
     assert_eq!(condition(&first, "Behaving").unwrap().message, "first");
-    let queue = registry.scheduler.queue(id);
-    assert_eq!(queue.pending(), 0, "converged");
+    assert_eq!(p.pending(), 0, "converged");
 
     // The spec changes on the server; the cache (no watch runs) still
     // holds what the first pass wrote. A new module evaluates the parent
     // again and writes: the server answers with the new spec.
-    merge(&hostiles, "h", json!({"spec": {"message": "second"}})).await;
-    registry.kind(id).served.write().unwrap().module = v2;
-    pass::run(&registry, &key).await;
-    let stored = get(&hostiles, "h").await;
+    merge(&p.hostiles, "h", json!({"spec": {"message": "second"}})).await;
+    p.registry.kind(p.key.kind).served.write().unwrap().module = p.variant.clone();
+    p.pass().await;
+    let stored = get(&p.hostiles, "h").await;
     assert_eq!(
         condition(&stored, "Behaving").unwrap().message,
         "v2: first",
         "the pass evaluated what it had read"
     );
-    assert_eq!(queue.pending(), 1, "the pass asked for another pass");
-    pass::run(&registry, &key).await;
-    let last: Value = get(&hostiles, "h").await;
+    assert_eq!(p.pending(), 1, "the pass asked for another pass");
+    p.pass().await;
+    let last: Value = get(&p.hostiles, "h").await;
     assert_eq!(condition(&last, "Behaving").unwrap().message, "v2: second");
     assert_eq!(
         last["status"]["observedGeneration"],
         last["metadata"]["generation"]
+    );
+}
+
+/// A parent's first pass writes its first-touch status, and the object
+/// that write returns may carry a newer spec than the one read: the pass
+/// evaluates that object, and stamps its conditions with its generation
+/// (a contended hot swap left an object evaluated at its last spec but
+/// stamped with an older generation, and nothing passed it again).
+#[tokio::test]
+async fn a_first_pass_stamps_the_generation_it_evaluated() {
+    let (_ns, p) = InProcess::new("faults-first").await;
+    // The cache holds generation 1, no status; the server is at 2.
+    merge(&p.hostiles, "h", json!({"spec": {"message": "second"}})).await;
+    p.pass().await;
+    let o = get(&p.hostiles, "h").await;
+    let behaving = condition(&o, "Behaving").unwrap();
+    assert_eq!(
+        behaving.message, "second",
+        "the stored object was evaluated"
+    );
+    assert_eq!(
+        behaving.observed_generation,
+        o["metadata"]["generation"].as_i64().unwrap(),
+        "stamped with the generation it evaluated"
     );
 }

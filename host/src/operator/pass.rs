@@ -88,7 +88,7 @@ async fn reconcile(
         });
     };
     let spec = module.spec().clone();
-    let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
+    let generation_of = |o: &Value| o["metadata"]["generation"].as_i64().unwrap_or(0);
     // Only what the host owns of the status: other writers' fields and
     // conditions are neither rewritten nor a reason to write.
     let previous = match Status::from_json(&parent["status"]) {
@@ -102,7 +102,7 @@ async fn reconcile(
     let mut parent = parent;
     let mut previous = previous;
     if previous.conditions.is_empty() {
-        let initial = engine::first_touch(&spec, generation, jiff::Timestamp::now());
+        let initial = engine::first_touch(&spec, generation_of(&parent), jiff::Timestamp::now());
         match write(registry, kind, &spec, &parent, &previous, &initial).await {
             Ok(stored) => {
                 previous = initial;
@@ -111,6 +111,9 @@ async fn reconcile(
             Err(done) => return Pass::without_guest(done),
         }
     }
+    // The generation of what the pass evaluates: after a first-touch
+    // write, the stored object's, which may be newer than the one read.
+    let generation = generation_of(&parent);
 
     let paused = spec.is_paused(&parent);
     let now = jiff::Timestamp::now();
