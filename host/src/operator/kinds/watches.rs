@@ -104,11 +104,6 @@ impl Watches {
         }
     }
 
-    /// The namespaces watched ("" for all).
-    pub fn scopes(&self) -> &[String] {
-        &self.scopes
-    }
-
     /// Starts a watch of `resource` in `namespace` ("" for all) feeding
     /// `cache`; returns the receiver fired once it listed everything.
     /// `required`: the host is not ready while it is down (a parent kind,
