@@ -61,13 +61,19 @@ pub fn offline(kind: &KindRef) -> Resource {
     }
 }
 
+/// The name of the Secret holding the operator's CA
+/// (`run --certificate-authority`'s default).
+pub const CA_SECRET: &str = "reconciler-host-ca";
+
 /// The rules the host needs to serve `specs`, split by where they apply:
 /// (namespaced, cluster-scoped). The host lists and watches each parent
 /// kind and every kind the guests read or write, patches its parents'
 /// status (server-side apply), creates and patches the children guests
 /// want (a server-side apply that creates is authorized as `create`) and
 /// deletes the ones they no longer want, and creates Events, patching them
-/// into a series when one repeats. It never gets or updates an object.
+/// into a series when one repeats. Where guests write Secrets, it updates
+/// the serving certificates it renews and gets its CA's Secret; it gets or
+/// updates nothing else.
 fn rules(
     specs: &[&KindSpec],
     resource_of: &dyn Fn(&KindRef) -> Resource,
@@ -126,6 +132,16 @@ fn rules(
         } else {
             cluster.push(rule)
         }
+    }
+    // Serving certificates: renewed by an update (with the resourceVersion
+    // it replaces), signed by the CA the host reads from its Secret.
+    if write
+        .get(&(true, String::new()))
+        .is_some_and(|r| r.contains("secrets"))
+    {
+        namespaced.push(json!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["update"]}));
+        namespaced.push(json!({"apiGroups": [""], "resources": ["secrets"],
+            "resourceNames": [CA_SECRET], "verbs": ["get"]}));
     }
     namespaced.push(
         json!({"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}),
@@ -284,6 +300,63 @@ mod tests {
             grants(&roles[2]["rules"], "rbac.authorization.k8s.io"),
             [json!("clusterroles")]
         );
+    }
+
+    #[test]
+    fn a_guest_writing_secrets_may_renew_certificates_and_read_the_ca_only() {
+        let secret = KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Secret".into(),
+        };
+        let spec = KindSpec {
+            group: "example.dev".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            namespaced: true,
+            profile: Profile::Progressing,
+            aspects: vec!["Ready".into()],
+            advisory: vec![],
+            reasons: vec![],
+            negative_polarity: vec![],
+            quiet_reasons: vec![],
+            stalls: vec![],
+            reads: vec![],
+            pause: None,
+            spec_schema: None,
+            writes: vec![secret],
+        };
+        let role = cluster_role("host", &[&spec], &offline);
+        let on_secrets: Vec<&Value> = role["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["resources"] == json!(["secrets"]))
+            .collect();
+        assert!(
+            on_secrets.contains(&&json!({"apiGroups": [""], "resources": ["secrets"],
+            "resourceNames": [CA_SECRET], "verbs": ["get"]}))
+        );
+        assert!(
+            on_secrets.contains(
+                &&json!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["update"]})
+            )
+        );
+        let gets = on_secrets
+            .iter()
+            .filter(|r| r["verbs"].as_array().unwrap().contains(&json!("get")));
+        assert!(
+            gets.clone()
+                .all(|r| r["resourceNames"] == json!([CA_SECRET])),
+            "no other Secret is read"
+        );
+        let without = KindSpec {
+            writes: vec![],
+            ..spec
+        };
+        let role = cluster_role("host", &[&without], &offline);
+        assert!(!role.to_string().contains("update"), "{role}");
     }
 
     #[test]

@@ -714,6 +714,7 @@ impl InProcess {
         use reconciler_host::operator::kinds::Registry;
         use reconciler_host::operator::metrics::Metrics;
         use reconciler_host::operator::schedule::ParentKey;
+        use reconciler_host::operator::write::certificates::{Authority, AuthorityConfig};
         use reconciler_host::runtime::{Runtime, RuntimeConfig};
         use reconciler_host_harness::guests::guest_wasm_with;
 
@@ -746,7 +747,19 @@ impl InProcess {
                    "spec": {"message": "first"}}),
         )
         .await;
-        let registry = Registry::new(Arc::new(ClusterSource::default()), Arc::new(Metrics::new()));
+        let authority = Authority::new(
+            client.clone(),
+            AuthorityConfig {
+                namespace: ns.name().to_owned(),
+                name: "ca".to_owned(),
+                validity: Duration::from_secs(3600),
+            },
+        );
+        let registry = Registry::new(
+            Arc::new(ClusterSource::default()),
+            Arc::new(Metrics::new()),
+            Arc::new(authority),
+        );
         let cache = registry.source.add_kind(spec.kind_ref());
         let id = registry.add(&client, base, resource, cache.clone(), Vec::new());
         let key = ParentKey {

@@ -17,11 +17,11 @@
 //
 // With --controller-manager (the kube-controller-manager binary `up` builds
 // from the same module), it also runs the controllers of --controllers
-// (default: the garbage collector and the namespace controller) once the
-// apiserver is ready, as a child process logging to controller-manager.log:
-// ownerReferences cascade and namespace deletion completes. Deployments
-// and ReplicaSets are not reconciled unless asked for (tests write their
-// status as the scenario needs), and nothing schedules or runs Pods.
+// (default: the garbage collector, the namespace, deployment and
+// replicaset controllers) once the apiserver is ready, as a child process
+// logging to controller-manager.log: ownerReferences cascade, namespace
+// deletion completes, Deployments get ReplicaSets and Pods. Nothing
+// schedules or runs Pods (tests write their status, as a kubelet would).
 //
 // It stops cleanly (apiserver drained, etcd closed, exit 0) on SIGTERM or
 // SIGINT, and also when the process given by --watch-pid goes away.
@@ -67,7 +67,7 @@ func main() {
 	watchPid := flag.Int("watch-pid", 0, "exit cleanly when this process is gone (0: don't watch)")
 	removeOnExit := flag.Bool("remove-data-dir", false, "delete --data-dir on clean exit (kept after a failure, for its log)")
 	controllerManager := flag.String("controller-manager", "", "kube-controller-manager binary to run beside the apiserver (empty: none)")
-	controllers := flag.String("controllers", "garbage-collector-controller,namespace-controller", "the controllers it runs")
+	controllers := flag.String("controllers", "garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller", "the controllers it runs")
 	flag.Parse()
 	if *dataDir == "" {
 		fatal(fmt.Errorf("--data-dir is required"))

@@ -25,9 +25,9 @@ pub mod verdict;
 pub mod workload;
 
 pub use bindings::exports::reconciler::guest0_3_0::reconciler::{
-    ApplyObject, Change, Condition, ConventionProfile, DeleteObject, Evaluation, EventType,
-    GenerateSecret, KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry, Reconciliation,
-    Stall, StallRule, Verdict,
+    ApplyObject, CaBundle, Change, Condition, ConventionProfile, DeleteObject, Evaluation,
+    EventType, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry,
+    Reconciliation, ServingCertificate, Stall, StallRule, Verdict,
 };
 pub use bindings::reconciler::guest0_3_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,

@@ -8,6 +8,8 @@
 //! - [`operator`]: the host as a child process against the test API
 //!   server, polling, statuses and Events;
 //! - [`objects`] and [`console_objects`]: the objects the tests create;
+//! - [`kubelet`]: the kubelet stand-in, writing the status of the Pods the
+//!   controllers make (the only component a test stands in for);
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
 //!   test's own, which the test may restart (TCP: outages, latency);
 //!   [`http_proxy`]: one that answers 503 on request (HTTP);
@@ -17,6 +19,7 @@ pub mod bench;
 pub mod console_objects;
 pub mod guests;
 pub mod http_proxy;
+pub mod kubelet;
 pub mod makefile;
 pub mod objects;
 pub mod operator;

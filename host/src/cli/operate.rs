@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::operator::write::certificates::AuthorityConfig;
 use reconciler_host::operator::{self, OperatorConfig};
 use reconciler_host::runtime::Runtime;
 
@@ -51,6 +52,34 @@ pub struct RunArgs {
     /// How long a required watch may be down before /readyz fails.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     watch_down_bound: Duration,
+    /// The Secret holding the operator's CA, `<namespace>/<name>`, created
+    /// on first use (default: `reconciler-host-ca` in the namespace of the
+    /// client's configuration, the host's own in a cluster).
+    #[arg(long, value_name = "NAMESPACE/NAME", value_parser = parse_secret_ref)]
+    certificate_authority: Option<(String, String)>,
+    /// How long a serving certificate the operator signs is valid (`90d`,
+    /// `12h`); it is renewed once two thirds of it have passed.
+    #[arg(long, default_value = "90d", value_parser = parse_validity)]
+    certificate_validity: Duration,
+}
+
+fn parse_secret_ref(s: &str) -> Result<(String, String), String> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((ns.to_owned(), name.to_owned()))
+        }
+        _ => Err(format!("{s:?}: expected <namespace>/<name>")),
+    }
+}
+
+/// A certificate's validity: at least a minute (it is renewed at two
+/// thirds, and issued a minute back for clocks behind).
+fn parse_validity(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_secs(60) {
+        return Err(format!("{s:?}: a certificate must be valid at least 1m"));
+    }
+    Ok(d)
 }
 
 impl RunArgs {
@@ -74,11 +103,15 @@ impl RunArgs {
     }
 }
 
-/// `10m`, `2s`, `200ms`, `1.5s`, or plain seconds.
+/// `90d`, `12h`, `10m`, `2s`, `200ms`, `1.5s`, or plain seconds.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (number, scale) = if let Some(ms) = s.strip_suffix("ms") {
         (ms, 0.001)
+    } else if let Some(days) = s.strip_suffix('d') {
+        (days, 86400.0)
+    } else if let Some(hours) = s.strip_suffix('h') {
+        (hours, 3600.0)
     } else if let Some(mins) = s.strip_suffix('m') {
         (mins, 60.0)
     } else if let Some(secs) = s.strip_suffix('s') {
@@ -89,7 +122,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     let value: f64 = number
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?}: expected a duration such as 10m, 2s or 200ms"))?;
+        .map_err(|_| format!("{s:?}: expected a duration such as 90d, 12h, 10m, 2s or 200ms"))?;
     Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{s:?}: {e}"))
 }
 
@@ -112,7 +145,9 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         "--rollback-threshold {}: expected a fraction from 0 to 1",
         args.rollback_threshold
     );
-    let config = OperatorConfig {
+    let certificate_authority = args.certificate_authority;
+    let certificate_validity = args.certificate_validity;
+    let mut config = OperatorConfig {
         guests_dir: args.guests,
         namespaces: args
             .namespaces
@@ -129,12 +164,24 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         resync: Some(args.resync).filter(|r| !r.is_zero()),
         watch_down_bound: args.watch_down_bound,
+        authority: AuthorityConfig {
+            namespace: String::new(),
+            name: String::new(),
+            validity: certificate_validity,
+        },
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
         let client = kube::Client::try_default().await.context(
             "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
         )?;
+        (config.authority.namespace, config.authority.name) =
+            certificate_authority.unwrap_or_else(|| {
+                (
+                    client.default_namespace().to_owned(),
+                    reconciler_host::rbac::CA_SECRET.to_owned(),
+                )
+            });
         operator::run(client, runtime, config, shutdown_signal()).await
     })?;
     Ok(ExitCode::SUCCESS)

@@ -94,10 +94,39 @@ pub enum Change {
         name: String,
         keys: Vec<(String, u32)>,
     },
+    /// A TLS serving certificate for `dns_names` signed by the operator's
+    /// CA, created when missing, replaced before it expires or when the
+    /// names change.
+    Certificate {
+        name: String,
+        dns_names: Vec<String>,
+    },
+    /// A ConfigMap whose `key` holds the certificates under each (Secret,
+    /// key) of `sources`, applied as an `Apply` would be.
+    Bundle {
+        name: String,
+        key: String,
+        sources: Vec<(String, String)>,
+    },
 }
+
+/// The most Secrets one CA bundle is mirrored from.
+pub const MAX_BUNDLE_SOURCES: usize = 1000;
+
+/// The most DNS names one serving certificate carries.
+pub const MAX_DNS_NAMES: usize = 100;
 
 /// The most random bytes under one key of a generated Secret.
 pub const MAX_GENERATED_BYTES: u32 = 4096;
+
+/// The core `v1` ConfigMap kind.
+pub fn config_map_kind() -> model::KindRef {
+    model::KindRef {
+        group: String::new(),
+        version: "v1".to_owned(),
+        kind: "ConfigMap".to_owned(),
+    }
+}
 
 /// The core `v1` Secret kind.
 pub fn secret_kind() -> model::KindRef {
@@ -112,7 +141,8 @@ impl Change {
     pub fn kind(&self) -> model::KindRef {
         match self {
             Change::Apply { kind, .. } | Change::Delete { kind, .. } => kind.clone(),
-            Change::Generate { .. } => secret_kind(),
+            Change::Generate { .. } | Change::Certificate { .. } => secret_kind(),
+            Change::Bundle { .. } => config_map_kind(),
         }
     }
 
@@ -120,7 +150,9 @@ impl Change {
         match self {
             Change::Apply { name, .. }
             | Change::Delete { name, .. }
-            | Change::Generate { name, .. } => name,
+            | Change::Generate { name, .. }
+            | Change::Certificate { name, .. }
+            | Change::Bundle { name, .. } => name,
         }
     }
 }
@@ -133,6 +165,8 @@ impl std::fmt::Display for Change {
                 write!(f, "deletion of {} {name} (uid {uid})", kind.kind)
             }
             Change::Generate { name, .. } => write!(f, "generated Secret {name}"),
+            Change::Certificate { name, .. } => write!(f, "serving certificate Secret {name}"),
+            Change::Bundle { name, .. } => write!(f, "CA bundle ConfigMap {name}"),
         }
     }
 }
@@ -209,12 +243,7 @@ pub fn changes(
                     return Err(format!("{what}: it names no key"));
                 }
                 for (key, length) in &g.keys {
-                    let valid = !key.is_empty()
-                        && key.len() <= 253
-                        && key
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
-                    if !valid {
+                    if !is_key(key) {
                         return Err(format!("{what}: {key:?} is not a Secret key"));
                     }
                     if *length == 0 || *length > MAX_GENERATED_BYTES {
@@ -226,6 +255,48 @@ pub fn changes(
                 Change::Generate {
                     name: g.name,
                     keys: g.keys,
+                }
+            }
+            wit::Change::Certificate(c) => {
+                let what = format!("serving certificate Secret {}", c.name);
+                if c.dns_names.is_empty() || c.dns_names.len() > MAX_DNS_NAMES {
+                    return Err(format!(
+                        "{what}: it names {} DNS names; 1 to {MAX_DNS_NAMES}",
+                        c.dns_names.len()
+                    ));
+                }
+                if let Some(bad) = c.dns_names.iter().find(|n| !is_dns_name(n)) {
+                    return Err(format!("{what}: {bad:?} is not a DNS name"));
+                }
+                Change::Certificate {
+                    name: c.name,
+                    dns_names: c.dns_names,
+                }
+            }
+            wit::Change::Bundle(b) => {
+                let what = format!("CA bundle ConfigMap {}", b.name);
+                if !is_key(&b.key) {
+                    return Err(format!("{what}: {:?} is not a ConfigMap key", b.key));
+                }
+                if b.sources.len() > MAX_BUNDLE_SOURCES {
+                    return Err(format!(
+                        "{what}: {} sources, more than {MAX_BUNDLE_SOURCES}",
+                        b.sources.len()
+                    ));
+                }
+                if let Some((secret, key)) = b
+                    .sources
+                    .iter()
+                    .find(|(s, k)| !is_dns_name(s) || s.starts_with('*') || !is_key(k))
+                {
+                    return Err(format!(
+                        "{what}: source {secret:?} key {key:?} does not name a Secret key"
+                    ));
+                }
+                Change::Bundle {
+                    name: b.name,
+                    key: b.key,
+                    sources: b.sources,
                 }
             }
         };
@@ -295,6 +366,32 @@ fn decision(c: wit::Condition) -> Decision {
         reason: c.reason,
         message: c.message,
     }
+}
+
+/// A key of a Secret's or ConfigMap's data.
+fn is_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 253
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+}
+
+/// A DNS name a certificate may carry: lowercase DNS-1123 labels joined by
+/// dots, at most 253 characters; the first label may be `*`.
+fn is_dns_name(name: &str) -> bool {
+    name.len() <= 253
+        && !name.is_empty()
+        && name.split('.').enumerate().all(|(i, label)| {
+            (i == 0 && label == "*")
+                || (!label.is_empty()
+                    && label.len() <= 63
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !label.starts_with('-')
+                    && !label.ends_with('-'))
+        })
 }
 
 fn kind_of_json(v: &serde_json::Value) -> &'static str {
@@ -417,5 +514,64 @@ mod tests {
         );
         assert!(refused(vec![generate(vec![("k", 0)])], &["Secret"]).contains("1 to 4096"));
         assert!(refused(vec![generate(vec![("k", 5000)])], &["Secret"]).contains("1 to 4096"));
+    }
+
+    #[test]
+    fn a_ca_bundle_names_a_configmap_key_and_secret_keys() {
+        let bundle = |key: &str, sources: &[(&str, &str)]| {
+            wit::Change::Bundle(wit::CaBundle {
+                name: "c-instance-ca".into(),
+                key: key.into(),
+                sources: sources
+                    .iter()
+                    .map(|(s, k)| ((*s).to_owned(), (*k).to_owned()))
+                    .collect(),
+            })
+        };
+        let ok = super::changes(
+            vec![bundle("ca.crt", &[("pg-ca", "ca.crt")])],
+            &spec(&["ConfigMap"]),
+            "ns",
+        );
+        assert_eq!(
+            ok,
+            Ok(vec![Change::Bundle {
+                name: "c-instance-ca".into(),
+                key: "ca.crt".into(),
+                sources: vec![("pg-ca".into(), "ca.crt".into())]
+            }])
+        );
+        assert!(refused(vec![bundle("ca.crt", &[])], &["Secret"]).contains("do not declare"));
+        assert!(refused(vec![bundle("a/b", &[])], &["ConfigMap"]).contains("not a ConfigMap key"));
+        assert!(
+            refused(vec![bundle("k", &[("Bad_Name", "ca.crt")])], &["ConfigMap"])
+                .contains("does not name a Secret key")
+        );
+    }
+
+    #[test]
+    fn a_serving_certificate_names_bounded_dns_names() {
+        let certificate = |names: &[&str]| {
+            wit::Change::Certificate(wit::ServingCertificate {
+                name: "tls".into(),
+                dns_names: names.iter().map(|n| (*n).to_owned()).collect(),
+            })
+        };
+        let names = ["a-svc.ns.svc", "*.example.com"];
+        assert_eq!(
+            super::changes(vec![certificate(&names)], &spec(&["Secret"]), "ns"),
+            Ok(vec![Change::Certificate {
+                name: "tls".into(),
+                dns_names: names.iter().map(|n| (*n).to_owned()).collect()
+            }])
+        );
+        assert!(refused(vec![certificate(&names)], &[]).contains("do not declare"));
+        assert!(refused(vec![certificate(&[])], &["Secret"]).contains("1 to 100"));
+        for bad in ["Upper.example", "a..b", "-a.b", "a.*.b", ""] {
+            assert!(
+                refused(vec![certificate(&[bad])], &["Secret"]).contains("is not a DNS name"),
+                "{bad}"
+            );
+        }
     }
 }

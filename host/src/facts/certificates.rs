@@ -3,7 +3,8 @@
 //! The operator's cache never holds a Secret's data: at admission
 //! ([`summarize`], called by the cache's `slim`) every key's certificates
 //! are summarised under the host-private field [`SUMMARY_FIELD`], then the
-//! values are blanked. [`bundle`] derives the same fact from that summary as
+//! values are blanked; a certificate's PEM text (public) stays in the
+//! summary, for CA bundles the host mirrors ([`pem_blocks`]). [`bundle`] derives the same fact from that summary as
 //! from a full Secret (a fixture's), so both paths agree.
 //!
 //! PEM is scanned here rather than by a PEM crate: the fact needs each
@@ -30,6 +31,11 @@ const END: &[u8] = b"-----END CERTIFICATE-----";
 /// its header to the end of its footer. Other blocks and garbage yield
 /// nothing.
 pub fn certificates(pem: &[u8]) -> Vec<CertificateFact> {
+    blocks(pem).into_iter().map(|(fact, _)| fact).collect()
+}
+
+/// [`certificates`], each with its PEM text (header to footer).
+fn blocks(pem: &[u8]) -> Vec<(CertificateFact, String)> {
     let mut found = Vec::new();
     let mut at = 0;
     while let Some(start) = find(&pem[at..], BEGIN).map(|i| at + i) {
@@ -46,10 +52,13 @@ pub fn certificates(pem: &[u8]) -> Vec<CertificateFact> {
         if let Ok(der) = STANDARD.decode(&body)
             && !der.is_empty()
         {
-            found.push(CertificateFact {
-                sha256: hex(&Sha256::digest(&der)),
-                pem_bytes: u32::try_from(at - start).unwrap_or(u32::MAX),
-            });
+            found.push((
+                CertificateFact {
+                    sha256: hex(&Sha256::digest(&der)),
+                    pem_bytes: u32::try_from(at - start).unwrap_or(u32::MAX),
+                },
+                String::from_utf8_lossy(&pem[start..at]).into_owned(),
+            ));
         }
     }
     found
@@ -89,17 +98,43 @@ pub fn summarize(secret: &Value) -> Value {
         .flat_map(|m| m.keys());
     for key in keys {
         let certs = value_of(secret, key)
-            .map(|v| certificates(&v))
+            .map(|v| blocks(&v))
             .unwrap_or_default();
         if !certs.is_empty() {
             let certs = certs
                 .iter()
-                .map(|c| json!({"sha256": c.sha256, "pemBytes": c.pem_bytes}))
+                .map(|(c, pem)| json!({"sha256": c.sha256, "pemBytes": c.pem_bytes, "pem": pem}))
                 .collect();
             summary.insert(key.clone(), Value::Array(certs));
         }
     }
     Value::Object(summary)
+}
+
+/// The PEM text of each certificate under `key` of a Secret (from its
+/// summary when the cache slimmed it), with its SHA-256: what a CA bundle
+/// mirrored from it holds. Certificates are public; nothing else under the
+/// key is ever kept.
+pub fn pem_blocks(secret: &Value, key: &str) -> Vec<(String, String)> {
+    match secret.get(SUMMARY_FIELD) {
+        Some(summary) => summary[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                Some((
+                    c["sha256"].as_str()?.to_owned(),
+                    c["pem"].as_str()?.to_owned(),
+                ))
+            })
+            .collect(),
+        None => value_of(secret, key)
+            .map(|v| blocks(&v))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(c, pem)| (c.sha256, pem))
+            .collect(),
+    }
 }
 
 /// The certificates under `key` of a Secret: from its summary when the
@@ -219,7 +254,18 @@ pub(crate) mod tests {
                 serde_json::to_value(slim).unwrap(),
                 "{key}"
             );
+            assert_eq!(pem_blocks(&s, key), pem_blocks(&slimmed, key), "{key}");
         }
+        let blocks = pem_blocks(&slimmed, "tls.crt");
+        assert_eq!(blocks.len(), 2);
+        assert!(
+            TWO.contains(&blocks[0].1) && blocks[0].1.starts_with("-----BEGIN CERTIFICATE-----")
+        );
+        assert!(
+            !serde_json::to_string(&slimmed)
+                .unwrap()
+                .contains("PRIVATE KEY")
+        );
     }
 
     #[test]

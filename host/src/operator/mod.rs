@@ -47,6 +47,7 @@ use modules::new_kind::NewKinds;
 use modules::reloader::Reloader;
 pub use modules::served::RollbackPolicy;
 use workers::Workers;
+use write::certificates::{Authority, AuthorityConfig};
 
 /// How the operator runs.
 #[derive(Clone, Debug)]
@@ -71,6 +72,8 @@ pub struct OperatorConfig {
     pub resync: Option<Duration>,
     /// How long a required watch may be down before `/readyz` fails.
     pub watch_down_bound: Duration,
+    /// Where the operator's CA lives and how long what it signs is valid.
+    pub authority: AuthorityConfig,
 }
 
 /// Runs the operator until `shutdown` resolves; in-flight passes finish.
@@ -152,7 +155,12 @@ pub async fn run(
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
     let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
-    let registry = Arc::new(Registry::new(Arc::new(ClusterSource::default()), metrics));
+    let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
+    let registry = Arc::new(Registry::new(
+        Arc::new(ClusterSource::default()),
+        metrics,
+        authority,
+    ));
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches
         .watch_reads(&registry.source, &registry.metrics, &reads, &required)

@@ -160,6 +160,7 @@ async fn reconcile(
                 kind.writer.client(),
                 &registry.source,
                 &registry.metrics,
+                &registry.authority,
                 &kind.resource,
                 &parent,
                 &evaluated.changes,
@@ -179,6 +180,12 @@ async fn reconcile(
         .as_ref()
         .is_err_and(|e| e.blame() == Blame::Guest);
     let mut failed = evaluated.outcome.is_err();
+    // A serving certificate made or kept asks for a pass when it is due
+    // for renewal.
+    let renew_after = made
+        .as_ref()
+        .and_then(|m| m.as_ref().ok())
+        .and_then(|m| m.renew_after);
     let outcome = match (evaluated.outcome, made) {
         (Err(e), _) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
@@ -261,7 +268,10 @@ async fn reconcile(
     }
     let after = output
         .requeue_after_seconds
-        .map(|s| Duration::from_secs(u64::from(s)));
+        .map(|s| Duration::from_secs(u64::from(s)))
+        .into_iter()
+        .chain(renew_after)
+        .min();
     ended(if failed {
         Done::Failed
     } else if output.stalled {

@@ -17,6 +17,7 @@ use crate::operator::metrics::{Metrics, ModuleLabels};
 use crate::operator::modules::served::ServedModule;
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
+use crate::operator::write::certificates::Authority;
 use crate::runtime::GuestModule;
 
 /// One served kind.
@@ -45,15 +46,22 @@ pub struct Registry {
     pub source: Arc<ClusterSource>,
     pub scheduler: Scheduler,
     pub metrics: Arc<Metrics>,
+    /// The operator's CA, for the serving certificates guests ask for.
+    pub authority: Arc<Authority>,
 }
 
 impl Registry {
-    pub fn new(source: Arc<ClusterSource>, metrics: Arc<Metrics>) -> Self {
+    pub fn new(
+        source: Arc<ClusterSource>,
+        metrics: Arc<Metrics>,
+        authority: Arc<Authority>,
+    ) -> Self {
         Registry {
             kinds: RwLock::new(Vec::new()),
             source,
             scheduler: Scheduler::default(),
             metrics,
+            authority,
         }
     }
 

@@ -14,6 +14,8 @@
 //! guest never sees) is created when missing and never overwritten. What
 //! each apply came to is recorded for `facts.last-apply`.
 
+use std::time::Duration;
+
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::ApiResource;
 use kube::{Api, Client};
@@ -21,12 +23,13 @@ use reconciler_conventions::engine::ErrorClass;
 use reconciler_conventions::kind::KindRef;
 use serde_json::{Value, json};
 
-use crate::contract::model::Change;
-use crate::facts::ApplyOutcome;
+use crate::contract::model::{Change, secret_kind};
+use crate::facts::{ApplyOutcome, certificates};
 use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
 use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
 use crate::operator::write::FIELD_MANAGER;
 use crate::operator::write::api_error::{self, ApiErrorClass};
+use crate::operator::write::certificates::Authority;
 
 /// The label the host sets on every child it applies.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANAGER);
@@ -46,6 +49,10 @@ pub enum ChildrenError {
         class: ApiErrorClass,
         text: String,
     },
+    /// The operator's CA could not sign the certificate (its Secret could
+    /// not be read or made, or is not a CA): retried with backoff.
+    #[error("the {change} could not be issued: {text}")]
+    Certificate { change: String, text: String },
     /// A kind the guest writes is not watched (not served by the cluster).
     #[error("the {change} is not possible: {kind} is not served by this cluster")]
     NotServed { change: String, kind: KindRef },
@@ -62,7 +69,9 @@ impl ChildrenError {
                 ..
             } => Some(*class),
             ChildrenError::Api { .. } => None,
-            ChildrenError::NotServed { .. } => Some(ErrorClass::ReconciliationFailed),
+            ChildrenError::NotServed { .. } | ChildrenError::Certificate { .. } => {
+                Some(ErrorClass::ReconciliationFailed)
+            }
         }
     }
 }
@@ -74,6 +83,8 @@ pub struct Made {
     /// Applies not sent: the cached child already had every field.
     pub unchanged: usize,
     pub deleted: usize,
+    /// When the earliest serving certificate of the pass is to be renewed.
+    pub renew_after: Option<Duration>,
 }
 
 /// The parent's identity, as its children's controller.
@@ -114,11 +125,12 @@ pub fn has_all(desired: &Value, actual: &Value) -> bool {
 }
 
 /// Makes `changes` for `parent` (of `parent_resource`). `metrics` counts
-/// them per parent kind.
+/// them per parent kind; `authority` signs serving certificates.
 pub async fn make(
     client: &Client,
     source: &ClusterSource,
     metrics: &Metrics,
+    authority: &Authority,
     parent_resource: &ApiResource,
     parent: &Value,
     changes: &[Change],
@@ -131,110 +143,45 @@ pub async fn make(
         namespace: md["namespace"].as_str().unwrap_or_default(),
         uid: md["uid"].as_str().unwrap_or_default(),
     };
-    // Checked as a whole first: nothing is written if one is refused.
-    let mut planned = Vec::with_capacity(changes.len());
-    for change in changes {
-        let kind = &change.kind();
-        let Some(resource) = source.resource(kind) else {
-            return Err(ChildrenError::NotServed {
-                change: change.to_string(),
-                kind: kind.clone(),
-            });
-        };
-        let cached = source
-            .cache(kind)
-            .and_then(|c| c.get(owner.namespace, change.name()));
-        let refused = |why: String| ChildrenError::Refused {
-            change: change.to_string(),
-            why,
-        };
-        match change {
-            Change::Apply { .. } | Change::Generate { .. } => {
-                if let Some(child) = &cached
-                    && let Some(other) = controller_uid(child)
-                    && other != owner.uid
-                {
-                    return Err(refused(format!(
-                        "the object is controlled by another owner (uid {other})"
-                    )));
-                }
-            }
-            Change::Delete { uid, .. } => match &cached {
-                Some(child) if child["metadata"]["uid"] != uid.as_str() => {
-                    return Err(refused(format!(
-                        "the object is another one now (uid {})",
-                        child["metadata"]["uid"]
-                    )));
-                }
-                Some(child) if controller_uid(child) != Some(owner.uid) => {
-                    return Err(refused("the parent does not control it".to_owned()));
-                }
-                _ => {}
-            },
-        }
-        planned.push((change, resource, cached));
-    }
-
+    let planned = plan(source, &owner, changes)?;
     let mut made = Made::default();
-    for (change, resource, cached) in planned {
+    for Planned {
+        change,
+        resource,
+        cached,
+        desired,
+    } in planned
+    {
         let labels = ChildLabels {
             kind: owner.kind.to_owned(),
             child: change.kind().kind.clone(),
         };
+        let api = api(client, &resource, owner.namespace);
+        let failed = |e: kube::Error| ChildrenError::Api {
+            change: change.to_string(),
+            class: api_error::classify(&e),
+            text: api_error::text(&e),
+        };
         match change {
-            Change::Apply { kind, name, body } => {
-                let desired = with_owner(body, &owner);
+            Change::Apply { .. } | Change::Bundle { .. } => {
+                let desired = desired.unwrap_or_default();
                 if cached.as_ref().is_some_and(|c| has_all(&desired, c)) {
                     made.unchanged += 1;
                     metrics.child_applies_unchanged.get_or_create(&labels).inc();
                     continue;
                 }
-                let api = api(client, &resource, owner.namespace);
                 let params = PatchParams::apply(FIELD_MANAGER).force();
-                match api.patch(name, &params, &Patch::Apply(&desired)).await {
-                    Ok(stored) => {
-                        made.applied += 1;
-                        metrics.child_applies.get_or_create(&labels).inc();
-                        source.record_apply(
-                            kind.clone(),
-                            owner.namespace,
-                            name,
-                            ApplyOutcome::Applied,
-                        );
-                        if let (Some(cache), Ok(stored)) =
-                            (source.cache(kind), serde_json::to_value(stored))
-                        {
-                            cache.apply_if_newer(stored);
-                        }
-                    }
-                    Err(e) => {
-                        let class = api_error::classify(&e);
-                        if let kube::Error::Api(status) = &e {
-                            source.record_apply(
-                                kind.clone(),
-                                owner.namespace,
-                                name,
-                                ApplyOutcome::Refused {
-                                    code: status.code,
-                                    reason: status.reason.clone(),
-                                    message: status.message.clone(),
-                                },
-                            );
-                        }
-                        metrics
-                            .child_refusals
-                            .get_or_create(&ChildRefusalLabels {
-                                kind: owner.kind.to_owned(),
-                                child: kind.kind.clone(),
-                                class: class_label(class).to_owned(),
-                            })
-                            .inc();
-                        return Err(ChildrenError::Api {
-                            change: change.to_string(),
-                            class,
-                            text: api_error::text(&e),
-                        });
-                    }
+                let applied = api
+                    .patch(change.name(), &params, &Patch::Apply(&desired))
+                    .await;
+                record(source, metrics, &owner, change, &applied);
+                let stored = applied.map_err(failed)?;
+                made.applied += 1;
+                metrics.child_applies.get_or_create(&labels).inc();
+                if let (Some(cache), Ok(stored)) =
+                    (source.cache(&change.kind()), serde_json::to_value(stored))
+                {
+                    cache.apply_if_newer(stored);
                 }
             }
             Change::Generate { name, keys } => {
@@ -245,14 +192,8 @@ pub async fn make(
                     metrics.child_applies_unchanged.get_or_create(&labels).inc();
                     continue;
                 }
-                let secret = generated_secret(name, keys, &owner);
-                let api = api(client, &resource, owner.namespace);
-                let created: Result<DynamicObject, kube::Error> =
-                    match serde_json::from_value(secret) {
-                        Ok(secret) => api.create(&PostParams::default(), &secret).await,
-                        Err(e) => Err(kube::Error::SerdeError(e)),
-                    };
-                match created {
+                let secret = with_owner(&generated_secret(name, keys), &owner);
+                match create(&api, secret).await {
                     Ok(_) => {
                         made.applied += 1;
                         metrics.child_applies.get_or_create(&labels).inc();
@@ -265,20 +206,57 @@ pub async fn make(
                     }
                     // Made meanwhile (a second replica): adopted as it is.
                     Err(kube::Error::Api(s)) if s.code == 409 && s.reason == "AlreadyExists" => {}
-                    Err(e) => {
-                        return Err(ChildrenError::Api {
-                            change: change.to_string(),
-                            class: api_error::classify(&e),
-                            text: api_error::text(&e),
-                        });
+                    Err(e) => return Err(failed(e)),
+                }
+            }
+            Change::Certificate { name, dns_names } => {
+                let now = jiff::Timestamp::now();
+                let good = cached
+                    .as_ref()
+                    .and_then(|c| authority.still_good(c, dns_names, now));
+                if let Some(left) = good {
+                    made.unchanged += 1;
+                    made.renew_after = earliest(made.renew_after, left);
+                    metrics.child_applies_unchanged.get_or_create(&labels).inc();
+                    continue;
+                }
+                let issued = authority.issue(name, dns_names).await.map_err(|e| {
+                    ChildrenError::Certificate {
+                        change: change.to_string(),
+                        text: e.to_string(),
                     }
+                })?;
+                let mut secret = with_owner(&issued.secret, &owner);
+                let written = match &cached {
+                    None => create(&api, secret).await,
+                    // Replaced only if it is still the one the cache
+                    // holds: a second replica's renewal is not overwritten.
+                    Some(current) => {
+                        secret["metadata"]["resourceVersion"] =
+                            current["metadata"]["resourceVersion"].clone();
+                        match serde_json::from_value::<DynamicObject>(secret) {
+                            Ok(secret) => api.replace(name, &PostParams::default(), &secret).await,
+                            Err(e) => Err(kube::Error::SerdeError(e)),
+                        }
+                    }
+                };
+                record(source, metrics, &owner, change, &written);
+                match written {
+                    Ok(_) => {
+                        made.applied += 1;
+                        made.renew_after = earliest(made.renew_after, issued.renew_after);
+                        metrics.child_applies.get_or_create(&labels).inc();
+                    }
+                    // Issued meanwhile by a second replica: its certificate
+                    // is the one; the next pass reads it.
+                    Err(kube::Error::Api(s)) if s.code == 409 && cached.is_none() => {}
+                    Err(e) => return Err(failed(e)),
                 }
             }
             Change::Delete { name, uid, .. } => {
                 if cached.is_none() {
                     continue;
                 }
-                let api = api(client, &resource, owner.namespace);
                 let params = DeleteParams {
                     preconditions: Some(Preconditions {
                         uid: Some(uid.clone()),
@@ -293,18 +271,174 @@ pub async fn make(
                     }
                     // Gone already, or another object by that name now.
                     Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
-                    Err(e) => {
-                        return Err(ChildrenError::Api {
-                            change: change.to_string(),
-                            class: api_error::classify(&e),
-                            text: api_error::text(&e),
-                        });
-                    }
+                    Err(e) => return Err(failed(e)),
                 }
             }
         }
     }
     Ok(made)
+}
+
+/// A change checked and ready to make: its kind's resource, the child as
+/// the cache holds it, and for an apply (or a bundle) the object to apply.
+struct Planned<'c> {
+    change: &'c Change,
+    resource: ApiResource,
+    cached: Option<Value>,
+    desired: Option<Value>,
+}
+
+/// Checks `changes` as a whole against the cache: nothing is written if
+/// one is refused.
+fn plan<'c>(
+    source: &ClusterSource,
+    owner: &Parent<'_>,
+    changes: &'c [Change],
+) -> Result<Vec<Planned<'c>>, ChildrenError> {
+    let mut planned = Vec::with_capacity(changes.len());
+    for change in changes {
+        let kind = &change.kind();
+        let Some(resource) = source.resource(kind) else {
+            return Err(ChildrenError::NotServed {
+                change: change.to_string(),
+                kind: kind.clone(),
+            });
+        };
+        let cached = source
+            .cache(kind)
+            .and_then(|c| c.get(owner.namespace, change.name()))
+            .map(|c| (*c).clone());
+        let refused = |why: String| ChildrenError::Refused {
+            change: change.to_string(),
+            why,
+        };
+        let controller = cached.as_ref().and_then(controller_uid);
+        let mut desired = None;
+        match change {
+            Change::Apply { .. } | Change::Generate { .. } | Change::Bundle { .. } => {
+                if let Some(other) = controller
+                    && other != owner.uid
+                {
+                    return Err(refused(format!(
+                        "the object is controlled by another owner (uid {other})"
+                    )));
+                }
+            }
+            Change::Certificate { .. } => {
+                if cached.is_some() && controller != Some(owner.uid) {
+                    return Err(refused(
+                        "the Secret exists and the parent does not control it".to_owned(),
+                    ));
+                }
+            }
+            Change::Delete { uid, .. } => match &cached {
+                Some(child) if child["metadata"]["uid"] != uid.as_str() => {
+                    return Err(refused(format!(
+                        "the object is another one now (uid {})",
+                        child["metadata"]["uid"]
+                    )));
+                }
+                Some(_) if controller != Some(owner.uid) => {
+                    return Err(refused("the parent does not control it".to_owned()));
+                }
+                _ => {}
+            },
+        }
+        match change {
+            Change::Apply { body, .. } => desired = Some(with_owner(body, owner)),
+            Change::Bundle { name, key, sources } => {
+                desired = Some(with_owner(
+                    &bundle(source, owner.namespace, name, key, sources),
+                    owner,
+                ));
+            }
+            _ => {}
+        }
+        planned.push(Planned {
+            change,
+            resource,
+            cached,
+            desired,
+        });
+    }
+    Ok(planned)
+}
+
+/// The ConfigMap `name` whose `key` holds the certificates under each
+/// (Secret, key) of `sources` in the cache, in order, each once. A Secret
+/// the cache does not hold adds nothing (the guest, which reads the same
+/// facts, says what is missing).
+fn bundle(
+    source: &ClusterSource,
+    namespace: &str,
+    name: &str,
+    key: &str,
+    sources: &[(String, String)],
+) -> Value {
+    let secrets = source.cache(&secret_kind());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut text = String::new();
+    for (secret, secret_key) in sources {
+        let Some(secret) = secrets.as_ref().and_then(|c| c.get(namespace, secret)) else {
+            continue;
+        };
+        for (sha256, pem) in certificates::pem_blocks(&secret, secret_key) {
+            if seen.insert(sha256) {
+                text.push_str(pem.trim_end());
+                text.push('\n');
+            }
+        }
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {key: text},
+    })
+}
+
+/// Records what the API server answered to a write of `change`, for
+/// `facts.last-apply`, and counts a refusal by class.
+fn record<T>(
+    source: &ClusterSource,
+    metrics: &Metrics,
+    owner: &Parent<'_>,
+    change: &Change,
+    answer: &Result<T, kube::Error>,
+) {
+    let outcome = match answer {
+        Ok(_) => ApplyOutcome::Applied,
+        Err(e) => {
+            metrics
+                .child_refusals
+                .get_or_create(&ChildRefusalLabels {
+                    kind: owner.kind.to_owned(),
+                    child: change.kind().kind.clone(),
+                    class: class_label(api_error::classify(e)).to_owned(),
+                })
+                .inc();
+            let kube::Error::Api(status) = e else {
+                return;
+            };
+            ApplyOutcome::Refused {
+                code: status.code,
+                reason: status.reason.clone(),
+                message: status.message.clone(),
+            }
+        }
+    };
+    source.record_apply(change.kind(), owner.namespace, change.name(), outcome);
+}
+
+async fn create(api: &Api<DynamicObject>, object: Value) -> Result<DynamicObject, kube::Error> {
+    match serde_json::from_value::<DynamicObject>(object) {
+        Ok(object) => api.create(&PostParams::default(), &object).await,
+        Err(e) => Err(kube::Error::SerdeError(e)),
+    }
+}
+
+fn earliest(current: Option<Duration>, other: Duration) -> Option<Duration> {
+    Some(current.map_or(other, |c| c.min(other)))
 }
 
 fn class_label(class: ApiErrorClass) -> &'static str {
@@ -325,7 +459,7 @@ fn api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicO
 /// A Secret of `keys` (name, bytes), each random from the operating
 /// system's generator, owned by the parent. Its values exist only in this
 /// request: the cache keeps no Secret value, and no guest ever reads one.
-fn generated_secret(name: &str, keys: &[(String, u32)], owner: &Parent<'_>) -> Value {
+fn generated_secret(name: &str, keys: &[(String, u32)]) -> Value {
     use base64::Engine as _;
     let mut data = serde_json::Map::new();
     for (key, length) in keys {
@@ -336,16 +470,13 @@ fn generated_secret(name: &str, keys: &[(String, u32)], owner: &Parent<'_>) -> V
             json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
         );
     }
-    with_owner(
-        &json!({
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": name},
-            "type": "Opaque",
-            "data": data,
-        }),
-        owner,
-    )
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name},
+        "type": "Opaque",
+        "data": data,
+    })
 }
 
 /// The body with the parent's namespace, the parent as controller owner,
