@@ -1,4 +1,4 @@
-//! ConfigurationValid: the image is chosen and allowed, the Cluster archives to a supported ObjectStore, and the generated names are free.
+//! ConfigurationValid: the issuer setting is known, the image is chosen and allowed, the Cluster archives to a supported ObjectStore, and the generated names are valid and free.
 
 use reconciler_guest_sdk::configuration::{owned, stalled};
 use reconciler_guest_sdk::ownership::Parent;
@@ -9,8 +9,10 @@ pub use reconciler_guest_sdk::configuration::NotValid;
 
 use crate::children::Children;
 use crate::image::{self, ImageProblem};
+use crate::issuer::{self, Issuer};
 use crate::objectstore::{self, Problem, Store};
 use crate::registry::*;
+use crate::render::SERVING_CERT_ANNOTATION;
 use crate::spec::{self, AgentSpec};
 
 /// The name of the Barman Cloud plugin in a Cluster's `spec.plugins`.
@@ -23,11 +25,13 @@ pub struct Valid {
     pub image: String,
     pub object_store: String,
     pub store: Store,
+    pub issuer: Issuer,
 }
 
 /// Evaluates the configuration in the order the checks are documented:
-/// spec, image, Cluster, plugin, ObjectStore API, ObjectStore, profile,
-/// ownership of the generated names. The first failure decides.
+/// spec, the Service's name, the issuer setting, image, Cluster, plugin,
+/// ObjectStore API, ObjectStore, profile, ownership of the generated
+/// names. The first failure decides.
 pub fn evaluate(
     input: &Evaluation,
     facts: &dyn Facts,
@@ -38,6 +42,11 @@ pub fn evaluate(
         Ok(spec) => spec,
         Err(error) => return Err(stalled(CONFIGURATION_INVALID, error.0)),
     };
+    if let Some(problem) = children.service_name_problem(agent.name) {
+        return Err(stalled(CONFIGURATION_INVALID, problem));
+    }
+    let issuer = Issuer::from_setting(input.setting(issuer::SETTING))
+        .map_err(|problem| stalled(CONFIGURATION_INVALID, problem))?;
     let allowed = input.setting_list(image::ALLOWED_REPOSITORIES);
     let image = match image::choose(
         spec.image.as_deref(),
@@ -56,12 +65,13 @@ pub fn evaluate(
         }
     };
     let (object_store, store) = backup_target(facts, agent.namespace, &spec.cluster)?;
-    ownership(facts, agent, children)?;
+    ownership(facts, agent, children, issuer)?;
     Ok(Valid {
         spec,
         image,
         object_store,
         store,
+        issuer,
     })
 }
 
@@ -174,9 +184,17 @@ fn barman_object_name(cluster_name: &str, cluster: &Value) -> Result<String, Str
         })
 }
 
-/// ResourceNotOwned when an object under a generated name is controlled by
-/// another object: the Deployment, the Service, the CA bundle ConfigMap.
-fn ownership(facts: &dyn Facts, agent: &Parent, children: &Children) -> Result<(), NotValid> {
+/// ResourceNotOwned when an object the agent writes under a generated name
+/// is controlled by another object: the Deployment, the Service, and the
+/// CA bundle ConfigMap under the service CA (whose serving Secret is the
+/// service CA's), or the serving Secret under the operator (see
+/// [`serving_secret`]).
+fn ownership(
+    facts: &dyn Facts,
+    agent: &Parent,
+    children: &Children,
+    issuer: Issuer,
+) -> Result<(), NotValid> {
     let ns = agent.namespace;
     let workload = &children.workload;
     owned(
@@ -193,12 +211,64 @@ fn ownership(facts: &dyn Facts, agent: &Parent, children: &Children) -> Result<(
             .get(&service_kind(), ns, workload)
             .map(|s| s.map(|s| s.meta)),
     )?;
-    owned(
-        agent,
-        "ConfigMap",
-        &children.ca_bundle,
-        facts
-            .config_map(ns, &children.ca_bundle)
-            .map(|c| c.map(|c| c.meta)),
-    )
+    match issuer {
+        Issuer::Operator => serving_secret(facts, agent, children),
+        Issuer::ServiceCa => owned(
+            agent,
+            "ConfigMap",
+            &children.ca_bundle,
+            facts
+                .config_map(ns, &children.ca_bundle)
+                .map(|c| c.map(|c| c.meta)),
+        ),
+    }
+}
+
+/// The Secret the operator issues the serving certificate into is the
+/// agent's or does not exist: the host replaces only a certificate Secret
+/// its parent controls, so one that nobody controls is not the agent's
+/// either, and is left for a person to delete. When it is the service
+/// CA's, for the agent's Service (after servingCertificate: service-ca),
+/// the message says to take the Service's annotation off first: while it
+/// is on, the service CA issues the Secret again as soon as it is deleted.
+fn serving_secret(facts: &dyn Facts, agent: &Parent, children: &Children) -> Result<(), NotValid> {
+    let name = &children.serving_secret;
+    let secret = match facts.secret(agent.namespace, name) {
+        Ok(secret) => secret,
+        Err(error) => {
+            return Err(NotValid::Unread(read::failure(
+                &format!("Secret {name}"),
+                &error,
+            )));
+        }
+    };
+    let Some(secret) = secret else {
+        return Ok(());
+    };
+    if let Some(refusal) = agent.refusal("Secret", name, &secret.meta) {
+        return Err(stalled(RESOURCE_NOT_OWNED, refusal));
+    }
+    if secret.meta.controller.is_some() {
+        return Ok(());
+    }
+    let service_cas = secret
+        .meta
+        .annotations
+        .iter()
+        .any(|(k, v)| k == issuer::SERVICE_CA_ORIGIN_ANNOTATION && *v == children.workload);
+    let what_to_do = if service_cas {
+        format!(
+            "it is the OpenShift service CA's, for Service {}: remove the Service's annotation {SERVING_CERT_ANNOTATION}, then delete the Secret",
+            children.workload
+        )
+    } else {
+        "delete it".to_owned()
+    };
+    Err(stalled(
+        RESOURCE_NOT_OWNED,
+        format!(
+            "Secret {name} exists and {} {} does not control it: the operator issues the serving certificate only into a Secret of its own; {what_to_do}",
+            agent.kind, agent.name
+        ),
+    ))
 }

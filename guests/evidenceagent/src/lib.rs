@@ -1,18 +1,23 @@
-//! The EvidenceAgent guest: ConfigurationValid, ServingCertificateReady and WorkloadReady of an agent that gathers evidence of a CloudNativePG Cluster's Barman Cloud backups.
+//! The EvidenceAgent guest: ConfigurationValid, ServingCertificateReady and WorkloadReady of an agent that gathers evidence of a CloudNativePG Cluster's Barman Cloud backups, and the children it renders.
 
 pub mod certificate;
+pub mod changes;
 pub mod children;
 pub mod configuration;
 pub mod image;
+pub mod issuer;
 pub mod objectstore;
 pub mod registry;
+pub mod render;
 pub mod spec;
 pub mod workload;
 
 use reconciler_guest_sdk::configuration::NotValid;
 use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
-use reconciler_guest_sdk::{Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, read};
+use reconciler_guest_sdk::{
+    Evaluation, Facts, Guest, KindRef, KindSpec, Reconciliation, Verdict, VerdictBuilder, read,
+};
 
 use children::Children;
 use registry::{CONFIGURATION_VALID, KIND, SERVING_CERTIFICATE_READY, WORKLOAD_READY};
@@ -24,14 +29,27 @@ impl Guest for EvidenceAgent {
         registry::describe()
     }
 
-    /// A paused agent has nothing it still checks: the verdict is empty and
-    /// the host keeps the previous aspects. Otherwise ConfigurationValid is
-    /// decided first; the later aspects are evaluated only on a valid
-    /// configuration (nothing is rendered before), and say so otherwise.
+    fn writes() -> Vec<KindRef> {
+        registry::writes()
+    }
+
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
+        Self::reconcile(input, facts).verdict
+    }
+
+    /// A paused agent has nothing it still checks and asks for nothing:
+    /// the verdict is empty and the host keeps the previous aspects.
+    /// Otherwise ConfigurationValid is decided first; only a valid
+    /// configuration renders the children (nothing is rendered, nor
+    /// deleted, before), and the later aspects say so otherwise.
+    fn reconcile(input: &Evaluation, facts: &dyn Facts) -> Reconciliation {
         let mut verdict = VerdictBuilder::new();
+        let mut changes = Vec::new();
         if input.paused {
-            return verdict.build();
+            return Reconciliation {
+                verdict: verdict.build(),
+                changes,
+            };
         }
         let agent = Parent::of(KIND, &input.parent.meta);
         let children = Children::of(agent.name);
@@ -47,7 +65,8 @@ impl Guest for EvidenceAgent {
                         valid.image
                     ),
                 ));
-                certificate::evaluate(input, facts, agent.namespace, &children, &mut verdict);
+                changes = changes::of(facts, &agent, &children, &valid, &mut verdict);
+                certificate::evaluate(input, facts, &agent, &children, valid.issuer, &mut verdict);
                 workload::evaluate(
                     facts,
                     agent.namespace,
@@ -73,7 +92,10 @@ impl Guest for EvidenceAgent {
                 not_evaluated(&mut verdict, "ConfigurationValid is not known yet");
             }
         }
-        verdict.build()
+        Reconciliation {
+            verdict: verdict.build(),
+            changes,
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The supported profile: which Barman Cloud ObjectStores the agent reads, and the Secrets they reference.
+//! The supported profile: which Barman Cloud ObjectStores the agent reads, and the Secret keys they reference, each with the variable the agent reads it from.
 
 use serde_json::Value;
 
@@ -30,6 +30,8 @@ pub struct SecretRef {
     pub field: String,
     pub name: String,
     pub key: String,
+    /// The environment variable the agent reads it from.
+    pub env: &'static str,
 }
 
 /// An ObjectStore within the supported profile.
@@ -37,6 +39,8 @@ pub struct SecretRef {
 pub struct Store {
     pub provider: Provider,
     pub destination: String,
+    /// An S3-compatible store's `endpointURL`.
+    pub endpoint: Option<String>,
     /// Every Secret key the agent needs, in the order of the ObjectStore's fields.
     pub secrets: Vec<SecretRef>,
 }
@@ -53,6 +57,8 @@ pub enum Problem {
 }
 
 const CONFIGURATION: &str = "spec.configuration";
+/// The environment variable the agent reads `endpointCA` from.
+const ENDPOINT_CA_ENV: &str = "EVIDENCE_AGENT_ENDPOINT_CA";
 
 /// Checks the ObjectStore `name` (its whole object as JSON) against the profile.
 pub fn check(name: &str, object: &Value) -> Result<Store, Problem> {
@@ -87,17 +93,24 @@ pub fn check(name: &str, object: &Value) -> Result<Store, Problem> {
         });
     }
     let mut secrets = Vec::new();
-    match provider {
+    let endpoint = match provider {
         Provider::S3 => s3(name, configuration, credentials, &mut secrets)?,
-        Provider::Azure => azure(name, destination, host, credentials, &mut secrets)?,
-        Provider::Google => google(name, credentials, &mut secrets)?,
-    }
-    if let Some(ca) = selector(configuration, CONFIGURATION, "endpointCA")? {
+        Provider::Azure => {
+            azure(name, destination, host, credentials, &mut secrets)?;
+            None
+        }
+        Provider::Google => {
+            google(name, credentials, &mut secrets)?;
+            None
+        }
+    };
+    if let Some(ca) = selector(configuration, CONFIGURATION, "endpointCA", ENDPOINT_CA_ENV)? {
         secrets.push(ca);
     }
     Ok(Store {
         provider,
         destination: destination.to_owned(),
+        endpoint,
         secrets,
     })
 }
@@ -151,26 +164,30 @@ fn is_bucket(name: &str, underscores: bool) -> bool {
         && edge(name.chars().last())
 }
 
+/// The S3 credentials' Secret keys, and the `endpointURL` when set.
 fn s3(
     name: &str,
     configuration: &Value,
     credentials: &Value,
     secrets: &mut Vec<SecretRef>,
-) -> Result<(), Problem> {
+) -> Result<Option<String>, Problem> {
     let at = format!("{CONFIGURATION}.s3Credentials");
     if credentials["inheritFromIAMRole"].as_bool() == Some(true) {
         return Err(Problem::Unsupported(format!(
             "ObjectStore {name} inherits an IAM role ({at}.inheritFromIAMRole): the role belongs to the Cluster's Pods, the agent needs accessKeyId and secretAccessKey in a Secret"
         )));
     }
-    let key_id = selector(credentials, &at, "accessKeyId")?;
-    let secret = selector(credentials, &at, "secretAccessKey")?;
+    let key_id = selector(credentials, &at, "accessKeyId", "AWS_ACCESS_KEY_ID")?;
+    let secret = selector(credentials, &at, "secretAccessKey", "AWS_SECRET_ACCESS_KEY")?;
     let (Some(key_id), Some(secret)) = (key_id, secret) else {
         return Err(Problem::Unsupported(format!(
             "ObjectStore {name} gives no {at}.accessKeyId and secretAccessKey: the agent reads the bucket with static keys only"
         )));
     };
-    let endpoint = match configuration["endpointURL"].as_str().filter(|e| !e.is_empty()) {
+    let endpoint = configuration["endpointURL"]
+        .as_str()
+        .filter(|e| !e.is_empty());
+    let host = match endpoint {
         Some(url) => Some(endpoint_host(url).ok_or_else(|| {
             Problem::DestinationInvalid(format!(
                 "ObjectStore {name}: endpointURL {url} is not an http:// or https:// URL with a host"
@@ -178,9 +195,8 @@ fn s3(
         })?),
         None => None,
     };
-    let region = selector(credentials, &at, "region")?;
-    let aws =
-        endpoint.is_none_or(|host| host == "amazonaws.com" || host.ends_with(".amazonaws.com"));
+    let region = selector(credentials, &at, "region", "AWS_REGION")?;
+    let aws = host.is_none_or(|host| host == "amazonaws.com" || host.ends_with(".amazonaws.com"));
     if aws && region.is_none() {
         return Err(Problem::RegionRequired(format!(
             "ObjectStore {name} stores in AWS S3 without {at}.region: set it to a Secret key holding the bucket's region"
@@ -190,13 +206,13 @@ fn s3(
         [
             Some(key_id),
             Some(secret),
-            selector(credentials, &at, "sessionToken")?,
+            selector(credentials, &at, "sessionToken", "AWS_SESSION_TOKEN")?,
             region,
         ]
         .into_iter()
         .flatten(),
     );
-    Ok(())
+    Ok(endpoint.map(str::to_owned))
 }
 
 /// The host of an http(s) endpoint URL, without port.
@@ -232,14 +248,24 @@ fn azure(
             )));
         }
     }
-    if let Some(connection) = selector(credentials, &at, "connectionString")? {
+    if let Some(connection) = selector(
+        credentials,
+        &at,
+        "connectionString",
+        "AZURE_STORAGE_CONNECTION_STRING",
+    )? {
         secrets.push(connection);
         return Ok(());
     }
-    let account = selector(credentials, &at, "storageAccount")?;
-    let key = match selector(credentials, &at, "storageKey")? {
+    let account = selector(credentials, &at, "storageAccount", "AZURE_STORAGE_ACCOUNT")?;
+    let key = match selector(credentials, &at, "storageKey", "AZURE_STORAGE_KEY")? {
         Some(key) => Some(key),
-        None => selector(credentials, &at, "storageSasToken")?,
+        None => selector(
+            credentials,
+            &at,
+            "storageSasToken",
+            "AZURE_STORAGE_SAS_TOKEN",
+        )?,
     };
     match (account, key) {
         (Some(account), Some(key)) => {
@@ -254,7 +280,12 @@ fn azure(
 
 fn google(name: &str, credentials: &Value, secrets: &mut Vec<SecretRef>) -> Result<(), Problem> {
     let at = format!("{CONFIGURATION}.googleCredentials");
-    match selector(credentials, &at, "applicationCredentials")? {
+    match selector(
+        credentials,
+        &at,
+        "applicationCredentials",
+        "GOOGLE_APPLICATION_CREDENTIALS_JSON",
+    )? {
         Some(application) => {
             secrets.push(application);
             Ok(())
@@ -270,8 +301,13 @@ fn google(name: &str, credentials: &Value, secrets: &mut Vec<SecretRef>) -> Resu
     }
 }
 
-/// The selector `parent.field`, if set.
-fn selector(parent: &Value, at: &str, field: &str) -> Result<Option<SecretRef>, Problem> {
+/// The selector `parent.field`, if set, read by the agent from `env`.
+fn selector(
+    parent: &Value,
+    at: &str,
+    field: &str,
+    env: &'static str,
+) -> Result<Option<SecretRef>, Problem> {
     let value = &parent[field];
     if value.is_null() {
         return Ok(None);
@@ -287,6 +323,7 @@ fn selector(parent: &Value, at: &str, field: &str) -> Result<Option<SecretRef>, 
             field: format!("{at}.{field}"),
             name,
             key,
+            env,
         })),
         _ => Err(Problem::Malformed(format!(
             "{at}.{field} must name a Secret and a key ({{name, key}})"
@@ -318,14 +355,23 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(s.provider, Provider::S3);
-        let fields: Vec<_> = s.secrets.iter().map(|r| r.key.as_str()).collect();
-        assert_eq!(fields, ["ID", "KEY", "REGION"]);
+        assert_eq!(s.endpoint, None);
+        let fields: Vec<_> = s.secrets.iter().map(|r| (r.key.as_str(), r.env)).collect();
+        assert_eq!(
+            fields,
+            [
+                ("ID", "AWS_ACCESS_KEY_ID"),
+                ("KEY", "AWS_SECRET_ACCESS_KEY"),
+                ("REGION", "AWS_REGION")
+            ]
+        );
     }
 
     #[test]
     fn s3_compatible_needs_no_region_but_aws_endpoint_does() {
         let keys = json!({"accessKeyId": sel("m", "a"), "secretAccessKey": sel("m", "b")});
-        assert!(store(json!({"destinationPath": "s3://evidence", "endpointURL": "https://minio.minio:9000", "s3Credentials": keys})).is_ok());
+        let minio = store(json!({"destinationPath": "s3://evidence", "endpointURL": "https://minio.minio:9000", "s3Credentials": keys})).unwrap();
+        assert_eq!(minio.endpoint.as_deref(), Some("https://minio.minio:9000"));
         let aws = store(
             json!({"destinationPath": "s3://evidence", "endpointURL": "https://s3.eu-west-3.amazonaws.com", "s3Credentials": keys}),
         );
@@ -398,12 +444,22 @@ mod tests {
     #[test]
     fn google_and_endpoint_ca_secrets_are_collected() {
         let s = store(json!({"destinationPath": "gs://evidence_1/pg", "endpointCA": sel("ca", "ca.crt"), "googleCredentials": {"applicationCredentials": sel("gcs", "key.json")}})).unwrap();
-        let fields: Vec<_> = s.secrets.iter().map(|r| r.field.as_str()).collect();
+        let fields: Vec<_> = s
+            .secrets
+            .iter()
+            .map(|r| (r.field.as_str(), r.env))
+            .collect();
         assert_eq!(
             fields,
             [
-                "spec.configuration.googleCredentials.applicationCredentials",
-                "spec.configuration.endpointCA"
+                (
+                    "spec.configuration.googleCredentials.applicationCredentials",
+                    "GOOGLE_APPLICATION_CREDENTIALS_JSON"
+                ),
+                (
+                    "spec.configuration.endpointCA",
+                    "EVIDENCE_AGENT_ENDPOINT_CA"
+                )
             ]
         );
     }

@@ -1,4 +1,4 @@
-//! The kind's static spec: names, aspects, the reason registry, stalls and reads.
+//! The kind's static spec: names, aspects, the reason registry, stalls, reads and writes.
 
 use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stalls};
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
@@ -126,6 +126,28 @@ pub fn service_kind() -> KindRef {
     kind_ref("", "v1", "Service")
 }
 
+pub fn deployment_kind() -> KindRef {
+    kind_ref("apps", "v1", "Deployment")
+}
+
+pub fn secret_kind() -> KindRef {
+    kind_ref("", "v1", "Secret")
+}
+
+pub fn config_map_kind() -> KindRef {
+    kind_ref("", "v1", "ConfigMap")
+}
+
+/// The kinds the guest applies and deletes.
+pub fn writes() -> Vec<KindRef> {
+    vec![
+        deployment_kind(),
+        service_kind(),
+        config_map_kind(),
+        secret_kind(),
+    ]
+}
+
 /// The OpenAPI v3 schema of `spec`.
 const SPEC_SCHEMA: &str = r#"{
   "type": "object",
@@ -168,10 +190,10 @@ pub fn describe() -> KindSpec {
         reads: vec![
             reads(cluster_kind()),
             reads_optional(object_store_kind()),
-            reads(kind_ref("apps", "v1", "Deployment")),
+            reads(deployment_kind()),
             reads(kind_ref("", "v1", "Pod")),
-            reads(kind_ref("", "v1", "Secret")),
-            reads(kind_ref("", "v1", "ConfigMap")),
+            reads(secret_kind()),
+            reads(config_map_kind()),
             reads(service_kind()),
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),

@@ -6,7 +6,8 @@ use evidenceagent_guest::EvidenceAgent;
 use evidenceagent_guest::registry;
 use reconciler_guest_sdk::mock::{MockFacts, evaluation, meta, workload_ready};
 use reconciler_guest_sdk::{
-    Availability, ControllerRef, Evaluation, Guest, SecretFact, Verdict, WorkloadFact, testing,
+    Availability, ControllerRef, Evaluation, Guest, KindRef, Reconciliation, SecretFact, Verdict,
+    WorkloadFact, testing,
 };
 use serde_json::{Value, json};
 
@@ -15,10 +16,20 @@ pub const NAME: &str = "a";
 /// The uid the mock gives the parent (`uid-<namespace>-<name>`).
 pub const UID: &str = "uid-team-a-a";
 pub const NOW: i64 = 1_795_953_600;
+/// The settings of the service CA path, which [`World::healthy`] is.
 pub const SETTINGS: &[(&str, &str)] = &[
     ("defaultImage", "ghcr.io/fyannk/evidence-agent:1.0"),
     ("allowedImageRepositories", "ghcr.io/fyannk/"),
+    ("servingCertificate", "service-ca"),
 ];
+/// The default settings: the operator issues the serving certificate, as
+/// in [`World::operator`].
+pub const OPERATOR: &[(&str, &str)] = &[
+    ("defaultImage", "ghcr.io/fyannk/evidence-agent:1.0"),
+    ("allowedImageRepositories", "ghcr.io/fyannk/"),
+];
+/// When the operator's serving certificate expires.
+pub const EXPIRY: &str = "2027-11-29T12:00:00Z";
 
 pub fn parent_with(spec: Value) -> Value {
     json!({
@@ -89,6 +100,8 @@ pub struct World {
     pub secret_annotations: BTreeMap<String, Vec<(String, String)>>,
     /// Patches a Secret's uid by name.
     pub secret_uids: BTreeMap<String, String>,
+    /// The agent's own children, as `facts.children` serves them.
+    pub children: Vec<(KindRef, Value)>,
     /// Reads (`workload`, `secret`, `configmap` or a kind, and a name) that fail.
     pub failing: Vec<(String, String)>,
 }
@@ -114,8 +127,58 @@ impl World {
             controllers: BTreeMap::new(),
             secret_annotations: BTreeMap::new(),
             secret_uids: BTreeMap::new(),
+            children: Vec::new(),
             failing: Vec::new(),
         }
+    }
+
+    /// A healthy agent whose serving certificate the operator issued (no
+    /// CA bundle ConfigMap: the service CA is not used).
+    pub fn operator() -> Self {
+        let mut world = World::healthy()
+            .with_secret("a-serving-cert", &["ca.crt", "tls.crt", "tls.key"])
+            .controlled_by_this_agent("a-serving-cert");
+        world.config_maps.clear();
+        world.secret_annotations.insert(
+            "a-serving-cert".into(),
+            vec![("reconciler.dev/certificate-expiry".into(), EXPIRY.into())],
+        );
+        world
+    }
+
+    pub fn controlled_by_this_agent(mut self, name: &str) -> Self {
+        self.controllers.insert(
+            name.into(),
+            ControllerRef {
+                api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
+                kind: "EvidenceAgent".into(),
+                name: NAME.into(),
+                uid: UID.into(),
+            },
+        );
+        self
+    }
+
+    /// `name` of `kind` is a child the agent controls, with `uid`.
+    pub fn with_child(mut self, kind: KindRef, name: &str, uid: &str) -> Self {
+        let api_version = if kind.group.is_empty() {
+            kind.version.clone()
+        } else {
+            format!("{}/{}", kind.group, kind.version)
+        };
+        let child = json!({
+            "apiVersion": api_version,
+            "kind": kind.kind,
+            "metadata": {
+                "name": name, "namespace": NS, "uid": uid,
+                "ownerReferences": [{
+                    "apiVersion": "pgtoolbox.fyannk.dev/v1alpha1", "kind": "EvidenceAgent",
+                    "name": NAME, "uid": UID, "controller": true,
+                }],
+            },
+        });
+        self.children.push((kind, child));
+        self
     }
 
     pub fn without_secret(mut self, name: &str) -> Self {
@@ -162,6 +225,7 @@ impl World {
             if let Some(uid) = self.secret_uids.get(name) {
                 secret_meta.uid = uid.clone();
             }
+            secret_meta.controller = self.controllers.get(name).cloned();
             mock = mock.with_secret_fact(SecretFact {
                 meta: secret_meta,
                 type_: "Opaque".into(),
@@ -181,6 +245,9 @@ impl World {
         for (name, controller) in &self.controllers {
             mock = mock.with_controller(name, controller.clone());
         }
+        for (kind, child) in &self.children {
+            mock = mock.with_child(kind, child.clone());
+        }
         for (what, name) in &self.failing {
             mock = mock.failing(what, name);
         }
@@ -198,9 +265,14 @@ pub fn input(parent: Value, settings: &[(&str, &str)]) -> Evaluation {
 
 /// One pass, checked against the kind's contract.
 pub fn run(parent: Value, settings: &[(&str, &str)], world: &World) -> Verdict {
-    let verdict = EvidenceAgent::evaluate(&input(parent, settings), &world.facts());
-    keeps_contract(&verdict);
-    verdict
+    reconcile(parent, settings, world).verdict
+}
+
+/// One pass with its changes, checked against the kind's contract.
+pub fn reconcile(parent: Value, settings: &[(&str, &str)], world: &World) -> Reconciliation {
+    let reconciliation = EvidenceAgent::reconcile(&input(parent, settings), &world.facts());
+    keeps_contract(&reconciliation.verdict);
+    reconciliation
 }
 
 /// The default pass: the default parent and settings.

@@ -6,7 +6,7 @@ use reconciler_guest_sdk::testing::{
     assert_deterministic, assert_kind, assert_pause, assert_reads, assert_registry, assert_retried,
     owner,
 };
-use reconciler_guest_sdk::{ConditionStatus, ConventionProfile, Guest};
+use reconciler_guest_sdk::{ConditionStatus, ConventionProfile, Guest, Reconciliation};
 use serde_json::json;
 
 use crate::common::*;
@@ -92,6 +92,23 @@ fn reads_declare_every_kind_the_guest_reads() {
 }
 
 #[test]
+fn writes_declare_every_kind_the_guest_applies_or_deletes() {
+    let writes: Vec<String> = EvidenceAgent::writes()
+        .iter()
+        .map(|k| format!("{}/{}/{}", k.group, k.version, k.kind))
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            "apps/v1/Deployment",
+            "/v1/Service",
+            "/v1/ConfigMap",
+            "/v1/Secret"
+        ]
+    );
+}
+
+#[test]
 fn the_spec_schema_is_a_json_object_requiring_the_cluster() {
     let schema: serde_json::Value =
         serde_json::from_str(&EvidenceAgent::describe().spec_schema.expect("schema"))
@@ -107,7 +124,11 @@ fn a_paused_pass_is_empty_and_reads_nothing() {
     let mut evaluation = input(parent(), SETTINGS);
     evaluation.paused = true;
     let facts = World::healthy().without_secret("aws-creds").facts();
-    let v = EvidenceAgent::evaluate(&evaluation, &facts);
+    let Reconciliation {
+        verdict: v,
+        changes,
+    } = EvidenceAgent::reconcile(&evaluation, &facts);
+    assert!(changes.is_empty(), "a paused agent asks for nothing");
     assert!(v.aspects.is_empty() && v.advisory.is_empty() && v.events.is_empty());
     assert!(v.stall.is_none());
     assert_eq!(v.fields(), json!({}));
@@ -164,6 +185,20 @@ fn a_healthy_pass_depends_on_everything_it_checked() {
             "workload team-a/a-evidence-agent",
         ]
     );
+    let facts = World::operator().facts();
+    EvidenceAgent::evaluate(&input(parent(), OPERATOR), &facts);
+    assert_eq!(
+        facts.reads(),
+        [
+            "children ConfigMap",
+            "get Cluster team-a/pg",
+            "get ObjectStore team-a/backups",
+            "get Service team-a/a-evidence-agent",
+            "secret team-a/a-serving-cert",
+            "secret team-a/aws-creds",
+            "workload team-a/a-evidence-agent",
+        ]
+    );
 }
 
 #[test]
@@ -201,5 +236,7 @@ fn the_pass_is_deterministic() {
     ];
     for world in &worlds {
         assert_deterministic(|| pass(world));
+        let changes = || format!("{:?}", reconcile(parent(), SETTINGS, world).changes);
+        assert_eq!(changes(), changes());
     }
 }

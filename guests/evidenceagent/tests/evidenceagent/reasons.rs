@@ -83,7 +83,7 @@ fn image_allowed_by_a_prefix_and_any_image_without_an_allow_list() {
     );
     let spec =
         json!({"cluster": {"name": "pg"}, "image": "docker.io/someone/evidence-agent:latest"});
-    let v = run(parent_with(spec), &[], &World::healthy());
+    let v = run(parent_with(spec), &[], &World::operator());
     assert_eq!(
         aspect(&v, CONFIGURATION_VALID).status,
         ConditionStatus::True
