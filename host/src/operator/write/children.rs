@@ -9,7 +9,9 @@
 //! server-side apply under the host's field manager, forced on the fields
 //! it sets (a hand edit of those is put back; every other field stays its
 //! writer's), unless the cached child already has every field the guest
-//! asks for: a converged parent costs no request. Deletions carry the UID
+//! asks for and was last applied with that very body (its digest is
+//! annotated): a converged parent costs no request, and a body that drops
+//! a field is sent, so the field goes. Deletions carry the UID
 //! the guest saw as a precondition. A generated Secret (random values the
 //! guest never sees) is created when missing and never overwritten. What
 //! each apply came to is recorded for `facts.last-apply`.
@@ -30,6 +32,10 @@ use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
 use crate::operator::write::FIELD_MANAGER;
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::certificates::Authority;
+
+/// The annotation holding the SHA-256 of the body the host last applied
+/// to a child (see [`stamped`]).
+pub const APPLIED: &str = "reconciler.dev/applied";
 
 /// The label the host sets on every child it applies.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANAGER);
@@ -345,12 +351,12 @@ fn plan<'c>(
             },
         }
         match change {
-            Change::Apply { body, .. } => desired = Some(with_owner(body, owner)),
+            Change::Apply { body, .. } => desired = Some(stamped(with_owner(body, owner))),
             Change::Bundle { name, key, sources } => {
-                desired = Some(with_owner(
+                desired = Some(stamped(with_owner(
                     &bundle(source, owner.namespace, name, key, sources),
                     owner,
-                ));
+                )));
             }
             _ => {}
         }
@@ -362,6 +368,22 @@ fn plan<'c>(
         });
     }
     Ok(planned)
+}
+
+/// `desired` annotated with the digest of itself ([`APPLIED`]): a child
+/// holding every field of a body, annotated with that body's digest, is
+/// the one the host last applied, so a body that only drops a field (which
+/// the child still holds) differs from it and is sent, and server-side
+/// apply removes what the host no longer asks for.
+fn stamped(mut desired: Value) -> Value {
+    let digest = value_digest(&desired.to_string());
+    let digest = digest.trim_start_matches(DIGEST_PREFIX).to_owned();
+    let md = &mut desired["metadata"];
+    if !md["annotations"].is_object() {
+        md["annotations"] = json!({});
+    }
+    md["annotations"][APPLIED] = json!(digest);
+    desired
 }
 
 /// The ConfigMap `name` whose `key` holds the certificates under each
@@ -520,6 +542,20 @@ mod tests {
         assert!(!has_all(&json!({"data": {"k": "w"}}), &actual));
         assert!(!has_all(&json!({"data": {"other": "v"}}), &actual));
         assert!(!has_all(&json!({"spec": {"ports": []}}), &actual));
+    }
+
+    #[test]
+    fn a_body_that_drops_a_field_the_child_still_holds_is_sent() {
+        let applied = stamped(json!({"metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}}));
+        let mut child = applied.clone();
+        child["metadata"]["uid"] = json!("u");
+        assert!(has_all(&applied, &child), "the same body again: not sent");
+        let fewer = stamped(json!({"metadata": {"name": "c", "labels": {"a": "1"}}}));
+        assert!(has_all(
+            &json!({"metadata": {"labels": {"a": "1"}}}),
+            &child
+        ));
+        assert!(!has_all(&fewer, &child), "label b is to go: sent");
     }
 
     #[test]
