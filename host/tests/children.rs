@@ -10,7 +10,8 @@
 
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
-    Guests, Host, condition, eventually, fixture_of, get, install_crds, settle,
+    Guests, Host, condition, eventually, fixture_of, garbage_collector_follows, get, install_crds,
+    settle,
 };
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -185,21 +186,7 @@ async fn a_child_edited_by_hand_is_put_back_and_an_unwanted_one_is_deleted() {
 async fn children_go_with_their_parent() {
     let ns = namespace("children-gc").await;
     let client = ns.client();
-    // The garbage collector looks for new kinds every 30 s: it follows
-    // Widgets (and so their deletion) from its first look after the CRD
-    // was installed.
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        Api::all(client.clone());
-    let crd = crds
-        .get("widgets.testing.reconciler.dev")
-        .await
-        .expect("the Widget CRD");
-    let installed = crd.metadata.creation_timestamp.expect("a creation time").0;
-    let known = installed + jiff::SignedDuration::from_secs(35);
-    let wait = known.duration_since(jiff::Timestamp::now());
-    if wait.is_positive() {
-        tokio::time::sleep(wait.unsigned_abs()).await;
-    }
+    garbage_collector_follows(&client, "widgets.testing.reconciler.dev").await;
     let host = Host::start(ns.name()).await;
     create(
         &client,

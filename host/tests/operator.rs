@@ -1,9 +1,10 @@
 //! The operator end to end: `reconciler-host run` as a child process, with
 //! the EvidenceAgent guest, against the real local kube-apiserver
 //! (`tests/apiserver`, one per test binary). Each test has its own
-//! namespace and its own host watching only that namespace; the cluster's
-//! controllers are played by the test (objects created, then their status
-//! written through the status subresource, as `examples/apply` does).
+//! namespace and its own host watching only that namespace. The host makes
+//! each agent's children (Deployment, Service, serving certificate), the
+//! test API server's controller-manager their ReplicaSets and Pods, and
+//! the test stands in for the kubelet only ([`KubeletStandIn`]).
 //!
 //! Nothing here asserts timing: every expectation is polled with a timeout
 //! (`harness::TIMEOUT`), and what must not happen is watched for a settle
@@ -21,14 +22,14 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use harness::{
-    Host, condition, events_about, eventually, fixture, get, has, install_crds, published,
-    resource_version, settle, summary, wait_for, wait_healthy,
+    Host, condition, events_about, eventually, fixture, garbage_collector_follows, get, has,
+    install_crds, published, resource_version, settle, summary, wait_for, wait_healthy,
 };
 use objects::{
-    CLUSTER, CREDENTIALS, OBJECT_STORE, PAUSE_KEY, PodState, agent, agents, backup_setup, children,
-    cluster, crash_loop, create, create_all, credentials, merge, merge_status, object_store,
-    pod_name, pod_status, pods,
+    CLUSTER, CREDENTIALS, OBJECT_STORE, PAUSE_KEY, PodState, agent, agents, backup_setup, cluster,
+    crash_loop, create, create_all, credentials, merge, object_store, pods,
 };
+use reconciler_host_harness::kubelet::KubeletStandIn;
 
 /// A namespace with the CRDs installed.
 async fn namespace(prefix: &str) -> TestNamespace {
@@ -37,14 +38,19 @@ async fn namespace(prefix: &str) -> TestNamespace {
     ns
 }
 
-/// Sets the Pod of `agent` to `state` (its status, as the kubelet would).
-async fn set_pod(ns: &TestNamespace, agent: &str, state: &PodState) {
-    merge_status(
-        &pods(&ns.client(), ns.name()),
-        &pod_name(agent),
-        pod_status(agent, state),
-    )
-    .await;
+/// The names of the Pods of `agent` (the ReplicaSet controller names them).
+async fn pods_of(ns: &TestNamespace, agent: &str) -> Vec<String> {
+    let list = pods(&ns.client(), ns.name())
+        .list(
+            &kube::api::ListParams::default()
+                .labels(&format!("app.kubernetes.io/instance={agent}")),
+        )
+        .await
+        .expect("listing Pods");
+    list.items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect()
 }
 
 /// A metadata-only change of an object: a watch event for the host, and
@@ -65,7 +71,7 @@ async fn first_touch_is_initializing_then_evaluated() {
     let ns = namespace("op-first").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
 
@@ -152,16 +158,51 @@ async fn first_touch_is_initializing_then_evaluated() {
         );
     }
     assert_eq!(first["status"]["observedGeneration"], 1);
-    assert_eq!(
-        statuses.len(),
-        2,
-        "two status versions (first touch, evaluated): {:#?}",
+    // Then the agent converges as its children do (the certificate issued,
+    // the rollout on its way, the Pod ready): each version says so, none
+    // says Ready but the last, and the host wrote each version once.
+    let last = statuses.last().unwrap();
+    assert!(has(last, "Ready", "True", "AsExpected"));
+    for v in &statuses[1..statuses.len() - 1] {
+        assert!(
+            has(v, "Progressing", "True", "Reconciling") && !has(v, "Ready", "True", "AsExpected"),
+            "converging: {:?}",
+            summary(v)
+        );
+    }
+    assert!(
+        (2..=5).contains(&statuses.len()),
+        "first touch, at most three steps of convergence, Ready: {:#?}",
         statuses.iter().map(summary).collect::<Vec<_>>()
     );
-    assert!(has(&statuses[1], "Ready", "True", "AsExpected"));
-    assert_eq!(host.status_writes(ns.name(), "orders"), 2, "one write each");
+    assert_eq!(
+        host.status_writes(ns.name(), "orders"),
+        statuses.len(),
+        "one write per version"
+    );
 
-    // Ready turning True is reported once; nothing is a Warning.
+    // The children the host made: each controlled by the agent, labelled.
+    let uid = evaluated["metadata"]["uid"].clone();
+    for (api_version, kind, name) in [
+        ("apps/v1", "Deployment", "orders-evidence-agent"),
+        ("v1", "Service", "orders-evidence-agent"),
+        ("v1", "Secret", "orders-serving-cert"),
+    ] {
+        let child = get(&objects::api(&client, ns.name(), api_version, kind), name).await;
+        let owner = &child["metadata"]["ownerReferences"][0];
+        assert_eq!(
+            (&owner["uid"], &owner["controller"]),
+            (&uid, &json!(true)),
+            "{kind} {name} is controlled by the agent"
+        );
+        assert_eq!(
+            child["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "reconciler-host"
+        );
+    }
+
+    // Ready turning True and the certificate are reported once each;
+    // nothing is a Warning (a rollout on its way is quiet).
     let events = eventually("the Ready Event", async || {
         let events = events_about(&client, ns.name(), "orders").await;
         if published(&events, "Normal", "AsExpected") > 0 {
@@ -172,6 +213,11 @@ async fn first_touch_is_initializing_then_evaluated() {
     })
     .await;
     assert_eq!(published(&events, "Normal", "AsExpected"), 1, "{events:#?}");
+    assert_eq!(
+        published(&events, "Normal", "CertificateIssued"),
+        1,
+        "{events:#?}"
+    );
     assert!(
         events.iter().all(|e| e.type_ == "Normal"),
         "no Warning for a healthy agent: {events:#?}"
@@ -189,13 +235,13 @@ async fn crashloop_turns_workload_and_ready_false_with_one_warning() {
     let ns = namespace("op-crash").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     wait_healthy(&agents, "orders").await;
 
-    set_pod(&ns, "orders", &crash_loop()).await;
+    kubelet.set("orders", crash_loop());
     let o = wait_for(
         &agents,
         "orders",
@@ -231,7 +277,9 @@ async fn crashloop_turns_workload_and_ready_false_with_one_warning() {
     .await;
     // More passes finding the same state: a metadata-only change of the
     // Pod the agent lists, and of its Cluster.
-    touch(&pods(&client, ns.name()), &pod_name("orders"), "1").await;
+    for pod in pods_of(&ns, "orders").await {
+        touch(&pods(&client, ns.name()), &pod, "1").await;
+    }
     let clusters = objects::api(&client, ns.name(), "postgresql.cnpg.io/v1", "Cluster");
     touch(&clusters, CLUSTER, "1").await;
     settle().await;
@@ -258,7 +306,7 @@ async fn message_only_change_rewrites_status_without_an_event() {
     let ns = namespace("op-message").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("billing", &crash_loop())).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), crash_loop());
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("billing", CLUSTER)).await;
@@ -283,15 +331,13 @@ async fn message_only_change_rewrites_status_without_an_event() {
     let workload_before = condition(&before, "WorkloadReady").unwrap();
     let writes_before = host.status_writes(ns.name(), "billing");
 
-    set_pod(
-        &ns,
+    kubelet.set(
         "billing",
-        &PodState::CrashLoop {
+        PodState::CrashLoop {
             restarts: 6,
             back_off: "5m0s",
         },
-    )
-    .await;
+    );
     let after = eventually("the new message", async || {
         let o = get(&agents, "billing").await;
         let c = condition(&o, "WorkloadReady");
@@ -359,7 +405,7 @@ async fn missing_cluster_stalls_and_creating_it_resolves_without_a_timer() {
         ],
     )
     .await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -412,7 +458,7 @@ async fn missing_secret_is_not_a_stall_and_creating_it_resolves_it() {
         ],
     )
     .await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -446,7 +492,7 @@ async fn pause_and_unpause() {
     let ns = namespace("op-pause").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -478,7 +524,7 @@ async fn pause_and_unpause() {
     }
 
     // While paused, the Pod crashlooping changes nothing.
-    set_pod(&ns, "orders", &crash_loop()).await;
+    kubelet.set("orders", crash_loop());
     settle().await;
     let still = get(&agents, "orders").await;
     assert_eq!(
@@ -518,9 +564,7 @@ async fn converged_objects_cause_no_writes() {
     let ns = namespace("op-quiet").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    for n in names {
-        create_all(&client, ns.name(), children(n, &PodState::Running)).await;
-    }
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     for n in names {
@@ -537,7 +581,8 @@ async fn converged_objects_cause_no_writes() {
         .iter()
         .map(|n| host.status_writes(ns.name(), n))
         .collect();
-    assert_eq!(writes, vec![2; names.len()], "first touch and evaluation");
+    // Nothing the host sends once converged: no child apply either.
+    let applies = host.requests("PATCH", "/apis/apps/v1/") + host.requests("PATCH", "/api/v1/");
 
     // Unrelated: a ConfigMap nobody reads, created and changed.
     let config_maps = objects::api(&client, ns.name(), "v1", "ConfigMap");
@@ -556,7 +601,9 @@ async fn converged_objects_cause_no_writes() {
     let secrets = objects::api(&client, ns.name(), "v1", "Secret");
     touch(&secrets, CREDENTIALS, "1").await;
     for n in names {
-        touch(&pods(&client, ns.name()), &pod_name(n), "1").await;
+        for pod in pods_of(&ns, n).await {
+            touch(&pods(&client, ns.name()), &pod, "1").await;
+        }
     }
     settle().await;
 
@@ -574,10 +621,15 @@ async fn converged_objects_cause_no_writes() {
         .map(|n| host.status_writes(ns.name(), n))
         .collect();
     assert_eq!(after, writes, "no status PATCH for converged agents");
+    assert_eq!(
+        host.requests("PATCH", "/apis/apps/v1/") + host.requests("PATCH", "/api/v1/"),
+        applies,
+        "no child applied again for converged agents"
+    );
 
     // The host was listening all along: a real change is written, once,
     // and only for the agent it concerns.
-    set_pod(&ns, "alpha", &crash_loop()).await;
+    kubelet.set("alpha", crash_loop());
     wait_for(
         &agents,
         "alpha",
@@ -589,7 +641,7 @@ async fn converged_objects_cause_no_writes() {
         .iter()
         .map(|n| host.status_writes(ns.name(), n))
         .collect();
-    assert_eq!(last, vec![3, 2, 2]);
+    assert_eq!(last, vec![writes[0] + 1, writes[1], writes[2]]);
     for (n, v) in names.iter().zip(&versions).skip(1) {
         assert_eq!(&resource_version(&get(&agents, n).await), v, "{n}");
     }
@@ -598,8 +650,9 @@ async fn converged_objects_cause_no_writes() {
     ns.cleanup().await.unwrap();
 }
 
-/// 7. A deleted agent's dependencies go with it. Not observable from
-/// outside directly (the index has no metric); what is: a change of a child
+/// 7. A deleted agent's children and dependencies go with it. The
+/// dependencies are not observable from outside directly (the index has no
+/// metric); what is: its children collected, a change of an object
 /// the deleted agent read causes no error, no write and no Event, the other
 /// agent is unaffected, the host keeps running, and an agent created again
 /// under the same name starts afresh from the current state.
@@ -608,8 +661,8 @@ async fn deleting_a_parent_drops_its_dependencies() {
     let ns = namespace("op-delete").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("gone", &PodState::Running)).await;
-    create_all(&client, ns.name(), children("kept", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    garbage_collector_follows(&client, "evidenceagents.pgtoolbox.fyannk.dev").await;
     let mut host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("gone", CLUSTER)).await;
@@ -628,10 +681,23 @@ async fn deleting_a_parent_drops_its_dependencies() {
     let writes_gone = host.status_writes(ns.name(), "gone");
     let events_gone = events_about(&client, ns.name(), "gone").await;
 
-    // What `gone` read changes: its Pod, its serving Secret, the Cluster.
-    set_pod(&ns, "gone", &crash_loop()).await;
+    // Its children go with it (the garbage collector follows the owner
+    // references the host set); then what it read changes: the Cluster.
+    let deployments = objects::api(&client, ns.name(), "apps/v1", "Deployment");
     let secrets = objects::api(&client, ns.name(), "v1", "Secret");
-    touch(&secrets, "gone-serving-cert", "1").await;
+    eventually("gone's children to be collected", async || {
+        let deployment = deployments
+            .get_opt("gone-evidence-agent")
+            .await
+            .expect("get");
+        let secret = secrets.get_opt("gone-serving-cert").await.expect("get");
+        match (deployment, secret) {
+            (None, None) => Ok(()),
+            other => Err(format!("{:?}", (other.0.is_some(), other.1.is_some()))),
+        }
+    })
+    .await;
+    kubelet.set("gone", crash_loop());
     let clusters = objects::api(&client, ns.name(), "postgresql.cnpg.io/v1", "Cluster");
     touch(&clusters, CLUSTER, "1").await;
     settle().await;
@@ -660,7 +726,7 @@ async fn deleting_a_parent_drops_its_dependencies() {
     )
     .await;
     // And the other agent still follows its own children.
-    set_pod(&ns, "kept", &crash_loop()).await;
+    kubelet.set("kept", crash_loop());
     wait_for(
         &agents,
         "kept",
@@ -758,7 +824,7 @@ async fn refused_status_write_is_reported_once() {
     objects::delete(&agents, "probe").await;
 
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let o = wait_for(&agents, "orders", &[("Ready", "False", "ReconcileError")]).await;

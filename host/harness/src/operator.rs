@@ -304,6 +304,21 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// Waits until the garbage collector follows the kind of the CRD `crd`:
+/// it looks for new kinds every 30 s, so it knows of (and acts on the
+/// deletion of) an owner of that kind from its first look after the CRD
+/// was installed.
+pub async fn garbage_collector_follows(client: &Client, crd: &str) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = crds.get(crd).await.expect("the CRD");
+    let installed = crd.metadata.creation_timestamp.expect("a creation time").0;
+    let known = installed + jiff::SignedDuration::from_secs(35);
+    let wait = known.duration_since(jiff::Timestamp::now());
+    if wait.is_positive() {
+        tokio::time::sleep(wait.unsigned_abs()).await;
+    }
+}
+
 /// Polls `probe` every [`POLL`] until it answers `Ok`, for [`TIMEOUT`] at
 /// most; then fails with its last `Err` (what it saw).
 pub async fn eventually<T, E: Debug>(
