@@ -19,6 +19,10 @@ pub const FIELD: &str = "instanceCABundle";
 /// operator's annotations. At about 700 bytes per EC CA and 1,200–2,000
 /// per RSA CA, that is several hundred distinct CAs.
 pub const BUNDLE_LIMIT_BYTES: u64 = 1_000_000;
+/// The most CA Secrets one bundle is mirrored from (the host's bound on a
+/// CA bundle's sources): a Cluster whose Secret would be one more is left
+/// out as InstanceCABundleFull too.
+pub const MAX_SOURCES: usize = 1000;
 /// How many left-out Clusters the condition's message names (the status
 /// field lists them all).
 const NAMED_IN_MESSAGE: usize = 10;
@@ -32,13 +36,19 @@ pub struct Missing {
     pub reason: &'static str,
 }
 
-/// The condition and the status field.
+/// The condition, the status field, and what the mirror holds.
 #[derive(Debug)]
 pub struct Bundle {
     pub condition: Condition,
     /// `status.instanceCABundle`: `null` removes it.
     pub field: Value,
     pub retry: bool,
+    /// The CA Secrets (key `ca.crt`) whose certificates the mirror holds,
+    /// in Cluster name order, each once, and only those that add a CA;
+    /// `None` when the console does not
+    /// write the mirror: another object controls the ConfigMap, or a read
+    /// failed.
+    pub sources: Option<Vec<String>>,
 }
 
 fn unread(message: String) -> Bundle {
@@ -46,6 +56,7 @@ fn unread(message: String) -> Bundle {
         condition: unknown(INSTANCE_CA_BUNDLE_COMPLETE, RECONCILING, message),
         field: Value::Null,
         retry: true,
+        sources: None,
     }
 }
 
@@ -80,6 +91,7 @@ pub fn evaluate(
                     ),
                     field: Value::Null,
                     retry: false,
+                    sources: None,
                 };
             }
         }
@@ -110,6 +122,7 @@ pub fn evaluate(
     let mut bytes: u64 = 0;
     let mut full = false;
     let mut missing: Vec<Missing> = Vec::new();
+    let mut sources: Vec<String> = Vec::new();
     for cluster in &clusters {
         let name = &cluster.meta.name;
         let json: Value = serde_json::from_str(&cluster.json).unwrap_or_default();
@@ -144,12 +157,17 @@ pub fn evaluate(
             }
         }
         let adds: u64 = new.iter().map(|(_, b)| b).sum();
-        if !new.is_empty() && (full || bytes + adds > BUNDLE_LIMIT_BYTES) {
+        let one_source_more = !sources.contains(&secret) && sources.len() >= MAX_SOURCES;
+        if !new.is_empty() && (full || bytes + adds > BUNDLE_LIMIT_BYTES || one_source_more) {
             // The first Cluster that does not fit fills the bundle: it and
             // every later one (by name) with a CA not already in are left out.
             full = true;
             missing.push(left_out(INSTANCE_CA_BUNDLE_FULL));
             continue;
+        }
+        // Only a Secret that adds a CA is a source: the others' are in.
+        if !new.is_empty() && !sources.contains(&secret) {
+            sources.push(secret);
         }
         bytes += adds;
         included.extend(new.into_iter().map(|(s, _)| s.to_owned()));
@@ -159,7 +177,10 @@ pub fn evaluate(
             0 => "no Cluster is selected (spec.clusterSelector matches none)".to_owned(),
             n => format!("the server CA of every selected Cluster ({n}) is in ConfigMap {bundle}"),
         };
-        return complete(bundle, included.len(), bytes, &why);
+        return Bundle {
+            sources: Some(sources),
+            ..complete(bundle, included.len(), bytes, &why)
+        };
     }
     let named: Vec<String> = missing
         .iter()
@@ -188,6 +209,7 @@ pub fn evaluate(
                 .collect::<Vec<_>>()
         }),
         retry: false,
+        sources: Some(sources),
     }
 }
 
@@ -202,6 +224,7 @@ fn complete(bundle: &str, cas: usize, bytes: u64, why: &str) -> Bundle {
         condition: ok(INSTANCE_CA_BUNDLE_COMPLETE, format!("{why}{held}")),
         field: Value::Null,
         retry: false,
+        sources: Some(Vec::new()),
     }
 }
 
@@ -302,6 +325,8 @@ mod tests {
         assert!(b.condition.message.contains("(2)"));
         assert!(b.condition.message.contains("1 distinct CA, 701 bytes"));
         assert_eq!(b.field, Value::Null);
+        // shared-ca holds pg1-ca's CA: it adds nothing.
+        assert_eq!(b.sources, Some(vec!["pg1-ca".to_owned()]));
     }
 
     #[test]
@@ -364,6 +389,28 @@ mod tests {
         assert_eq!(
             reasons,
             [("c", "InstanceCABundleFull"), ("d", "InstanceCABundleFull")]
+        );
+        // Only what fits is mirrored; e's Secret is a's.
+        assert_eq!(b.sources, Some(vec!["a-ca".to_owned(), "b-ca".to_owned()]));
+    }
+
+    #[test]
+    fn a_bundle_is_mirrored_from_at_most_max_sources_secrets() {
+        let mut facts = MockFacts::at(0);
+        for i in 0..=MAX_SOURCES {
+            let name = format!("pg{i:04}");
+            facts = facts
+                .with_object(&cluster_kind(), cluster(&name, json!({"team": "a"}), None))
+                .with_certificates(
+                    CA_KEY,
+                    certs(&format!("{name}-ca"), &[(&format!("sha{i}"), 500)]),
+                );
+        }
+        let b = evaluate(&facts, &parent("x"), "x-instance-ca", Some(&team()));
+        assert_eq!(b.sources.map(|s| s.len()), Some(MAX_SOURCES));
+        assert_eq!(
+            b.field["missing"],
+            json!([{"cluster": "pg1000", "secret": "pg1000-ca", "reason": "InstanceCABundleFull"}])
         );
     }
 

@@ -10,13 +10,14 @@ pub const CONSOLE_PORT: u16 = 8080;
 pub const CONSOLE_PORT_NAME: &str = "http";
 /// The key of a CA bundle (the mirrored ConfigMap's, and a Cluster's CA Secret's).
 pub const CA_KEY: &str = "ca.crt";
-/// The keys of the OAuth2 client Secret the proxy reads.
-pub const OAUTH_CLIENT_KEYS: [&str; 2] = ["client-id", "client-secret"];
+/// The keys of the OAuth2 client Secret the proxy reads: its client's
+/// credentials and the secret its session cookies are sealed with.
+pub const OAUTH_CLIENT_KEYS: [&str; 3] = ["client-id", "client-secret", "cookie-secret"];
 
 /// The generated names of a console's children.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Children {
-    /// The console's Deployment and its Service.
+    /// The console's Deployment, its Service and its ServiceAccount.
     pub workload: String,
     /// The Route, Ingress or HTTPRoute.
     pub exposure: String,
@@ -34,6 +35,13 @@ impl Children {
             network_policy: format!("{console}-ingress"),
             ca_bundle: format!("{console}-instance-ca"),
         }
+    }
+
+    /// The RoleBinding that binds the console's ServiceAccount to the
+    /// ClusterRole `role` (`pgtoolbox-console...`): `<name>-console...`.
+    pub fn role_binding(&self, role: &str) -> String {
+        let suffix = role.strip_prefix("pgtoolbox-console").unwrap_or(role);
+        format!("{}{suffix}", self.workload)
     }
 }
 
@@ -77,6 +85,11 @@ mod tests {
         assert_eq!(c.exposure, "orders-console");
         assert_eq!(c.network_policy, "orders-ingress");
         assert_eq!(c.ca_bundle, "orders-instance-ca");
+        assert_eq!(c.role_binding("pgtoolbox-console"), "orders-console");
+        assert_eq!(
+            c.role_binding("pgtoolbox-console-pod-logs"),
+            "orders-console-pod-logs"
+        );
     }
 
     #[test]

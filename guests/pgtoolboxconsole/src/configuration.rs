@@ -1,13 +1,14 @@
-//! ConfigurationValid past the hostname: the spec, the images, the ClusterRoles, the referenced Secret and ConfigMap, the ingress policy's last apply, and the Deployment's owner.
+//! ConfigurationValid past the hostname: the spec, the images, the ClusterRoles, the referenced Secret and ConfigMap, the ingress policy's recent refusal, and the owners of the children.
 
 use reconciler_guest_sdk::configuration::{owned, stalled};
 use reconciler_guest_sdk::ownership::Parent;
-use reconciler_guest_sdk::{ApplyOutcome, Evaluation, Facts, read};
+use reconciler_guest_sdk::{ApplyOutcome, Evaluation, Facts, KindRef, ReadError, Timestamp, read};
 use serde_json::Value;
 
 pub use reconciler_guest_sdk::configuration::NotValid;
 
-use crate::children::Children;
+use crate::children::{Children, kind_name};
+use crate::confinement::text;
 use crate::image::{self, ImageProblem};
 use crate::registry::*;
 use crate::spec::{self, ConsoleSpec};
@@ -72,14 +73,17 @@ fn image_reason(problem: &ImageProblem) -> &'static str {
 
 /// Evaluates the configuration in the documented order: spec, console
 /// image, proxy image, ClusterRoles, the OAuth2 client Secret, the
-/// instance CA ConfigMap, the ingress policy's last apply, the Deployment's
-/// owner. The first failure decides. (The hostname is checked before, by
-/// the caller.)
+/// instance CA ConfigMap, the ingress policy's recent refusal (`policy`,
+/// from [`policy_refusal`]), the owners of the children. The first failure
+/// decides. (The hostname is checked before, by the caller.)
+/// `policy_rendered`: the spec renders the ingress NetworkPolicy.
 pub fn evaluate(
     input: &Evaluation,
     facts: &dyn Facts,
     console: &Parent,
     children: &Children,
+    policy: Option<&PolicyRefusal>,
+    policy_rendered: bool,
 ) -> Result<Valid, NotValid> {
     let spec =
         spec::parse(&input.parent_json()).map_err(|e| stalled(CONFIGURATION_INVALID, e.0))?;
@@ -100,8 +104,10 @@ pub fn evaluate(
     let roles = required_roles(&spec);
     cluster_roles(facts, &roles)?;
     references(facts, console.namespace, &spec)?;
-    policy_apply(facts, console.namespace, children, &spec)?;
-    ownership(facts, console, children)?;
+    if let Some(refused) = policy {
+        return Err(stalled(EXPOSURE_POLICY_INVALID, refused.message.clone()));
+    }
+    ownership(facts, console, children, &spec, &roles, policy_rendered)?;
     Ok(Valid {
         spec,
         image,
@@ -187,46 +193,113 @@ fn references(facts: &dyn Facts, namespace: &str, spec: &ConsoleSpec) -> Result<
     Ok(())
 }
 
-/// ExposurePolicyInvalid when the API server (or admission) refused the
-/// last apply of the rendered `<name>-ingress` policy as Invalid or
-/// Forbidden. Only while the policy is rendered: a refusal of a policy no
-/// longer wanted says nothing about the spec.
-fn policy_apply(
-    facts: &dyn Facts,
-    namespace: &str,
-    children: &Children,
-    spec: &ConsoleSpec,
-) -> Result<(), NotValid> {
-    if !spec.exposure.renders_policy() {
-        return Ok(());
-    }
-    let name = &children.network_policy;
-    match facts.last_apply(&network_policy_kind(), namespace, name) {
-        Some(ApplyOutcome::Refused(r)) if r.reason == "Invalid" || r.reason == "Forbidden" => {
-            Err(stalled(
-                EXPOSURE_POLICY_INVALID,
-                format!(
-                    "the API server refused NetworkPolicy {name} rendered from spec.exposure.networkPolicy ({} {}): {} (applied again every five minutes and on every change of the spec)",
-                    r.code, r.reason, r.message
-                ),
-            ))
-        }
-        _ => Ok(()),
-    }
+/// The API server's refusal (Invalid or Forbidden: validation, an
+/// admission policy or webhook) of the ingress NetworkPolicy the console
+/// asked for, less than five minutes ago and for the spec of now: the
+/// policy is held back meanwhile (ExposurePolicyInvalid).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyRefusal {
+    pub message: String,
+    /// Seconds until the policy is asked for again.
+    pub retry_in: u32,
 }
 
-/// ResourceNotOwned when the Deployment under the generated name is
-/// controlled by another object.
-fn ownership(facts: &dyn Facts, console: &Parent, children: &Children) -> Result<(), NotValid> {
+/// The refusal of the `<name>-ingress` policy that holds it back, if any:
+/// the host's last apply of it was refused as Invalid or Forbidden less
+/// than [`POLICY_RECHECK_SECONDS`] ago, and the spec has not changed since
+/// (`metadata.generation` is the `status.observedGeneration` of the pass
+/// before). Call it only while the policy is rendered: a refusal of a
+/// policy no longer wanted says nothing about the spec. A refusal with no
+/// time known, five minutes old, or of an earlier spec holds nothing back:
+/// the policy is asked for again.
+pub fn policy_refusal(
+    facts: &dyn Facts,
+    console: &Parent,
+    children: &Children,
+    spec_changed: bool,
+) -> Option<PolicyRefusal> {
+    let name = &children.network_policy;
+    let kind = network_policy_kind();
+    let Some(ApplyOutcome::Refused(r)) = facts.last_apply(&kind, console.namespace, name) else {
+        return None;
+    };
+    if !(r.reason == "Invalid" || r.reason == "Forbidden") || spec_changed {
+        return None;
+    }
+    let at = facts.last_apply_time(&kind, console.namespace, name)?;
+    let retry_at = at.seconds + i64::from(POLICY_RECHECK_SECONDS);
+    let retry_in = u32::try_from(retry_at - facts.now().seconds)
+        .ok()
+        .filter(|s| *s > 0)?;
+    let when = text::rfc3339(&Timestamp {
+        seconds: retry_at,
+        nanos: 0,
+    });
+    Some(PolicyRefusal {
+        message: format!(
+            "the API server refused NetworkPolicy {name} rendered from spec.exposure.networkPolicy ({} {}): {}; it is held back and asked for again at {when}, five minutes after the refusal, or at the next change of the spec",
+            r.code, r.reason, r.message
+        ),
+        retry_in,
+    })
+}
+
+/// ResourceNotOwned when an object under one of the console's generated
+/// names is controlled by another object: the Deployment, the
+/// ServiceAccount, the Service, each RoleBinding the spec needs, the
+/// ingress NetworkPolicy while it is rendered, and the exposure object of
+/// the requested kind (when its API is readable: a kind not served or
+/// refused is not written either). The first found decides.
+fn ownership(
+    facts: &dyn Facts,
+    console: &Parent,
+    children: &Children,
+    spec: &ConsoleSpec,
+    roles: &[&'static str],
+    policy_rendered: bool,
+) -> Result<(), NotValid> {
+    let ns = console.namespace;
     let name = &children.workload;
     owned(
         console,
         "Deployment",
         name,
-        facts
-            .workload(console.namespace, name)
-            .map(|w| w.map(|w| w.meta)),
-    )
+        facts.workload(ns, name).map(|w| w.map(|w| w.meta)),
+    )?;
+    let meta = |kind: &KindRef, name: &str| facts.get(kind, ns, name).map(|o| o.map(|o| o.meta));
+    owned(
+        console,
+        "ServiceAccount",
+        name,
+        meta(&service_account_kind(), name),
+    )?;
+    owned(console, "Service", name, meta(&service_kind(), name))?;
+    for role in roles {
+        let binding = children.role_binding(role);
+        owned(
+            console,
+            "RoleBinding",
+            &binding,
+            meta(&role_binding_kind(), &binding),
+        )?;
+    }
+    if policy_rendered {
+        let policy = &children.network_policy;
+        owned(
+            console,
+            "NetworkPolicy",
+            policy,
+            meta(&network_policy_kind(), policy),
+        )?;
+    }
+    if let Some(kind) = spec.exposure.type_.kind() {
+        let object = &children.exposure;
+        match meta(&exposure_kind(kind), object) {
+            Err(ReadError::NotServed(_) | ReadError::Forbidden(_)) => {}
+            read => owned(console, kind_name(kind), object, read)?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

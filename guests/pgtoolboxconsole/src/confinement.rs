@@ -129,6 +129,9 @@ pub struct Confinement {
     pub trust_every_peer: bool,
     /// What becomes of the `<name>-ingress` policy.
     pub policy: PolicyPlan,
+    /// The namespace's NetworkPolicies could not be read: the policy is
+    /// held back or kept, and the pass is tried again soon.
+    pub unread: bool,
 }
 
 impl Default for Confinement {
@@ -138,6 +141,7 @@ impl Default for Confinement {
             status_fields: serde_json::Map::new(),
             trust_every_peer: false,
             policy: PolicyPlan::Remove,
+            unread: false,
         }
     }
 }
@@ -232,6 +236,7 @@ pub fn evaluate(ctx: &ConfinementContext<'_>, facts: &dyn Facts) -> Confinement 
         status_fields,
         trust_every_peer,
         policy: decided.plan,
+        unread: policies.is_err(),
     }
 }
 
@@ -517,6 +522,7 @@ impl RenderedCheck<'_> {
         let policies = match policies {
             Ok(p) => p,
             Err(e) => {
+                // Whether `from` widens the policy is not known: held back.
                 return (
                     Outcome::fails(
                         EXPOSURE_TRUST_UNVERIFIED,
@@ -527,7 +533,7 @@ impl RenderedCheck<'_> {
                         ),
                         ctx.pods,
                     ),
-                    render,
+                    PolicyPlan::HoldBack,
                 );
             }
         };

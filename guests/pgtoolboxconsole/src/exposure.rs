@@ -6,10 +6,12 @@ use reconciler_guest_sdk::{
 };
 use serde_json::Value;
 
+use reconciler_guest_sdk::ownership::Parent;
+use reconciler_guest_sdk::read;
+
 use crate::children::{kind_name, kind_named, kind_plural};
 use crate::confinement::Published;
 use crate::registry::*;
-use reconciler_guest_sdk::read;
 
 /// The status field recording the kinds published, so a later refusal of
 /// the kind still knows one may remain.
@@ -205,19 +207,57 @@ impl Observation {
             })
     }
 
-    /// What the HostnameNotAllowed message says was withdrawn.
-    pub fn withdrawn(&self) -> String {
-        let found: Vec<String> = self
-            .entries
-            .iter()
-            .filter(|e| matches!(e.read, Read::Found(_)))
-            .map(|e| format!("{} {}", kind_name(e.kind), self.object))
-            .collect();
-        if found.is_empty() {
-            "nothing is published under it and status.url is cleared".to_owned()
-        } else {
-            format!("{} is withdrawn and status.url cleared", found.join(", "))
+    /// What the HostnameNotAllowed message says of what was published:
+    /// `withdrawn` (the console's own objects whose deletion it asks
+    /// for), the objects found that are being deleted already or are not
+    /// the console's to delete (left as they are), the reads of its own
+    /// objects that failed (`unread`: withdrawn once they succeed). A kind
+    /// the operator may not read has its may-remain sentence instead.
+    pub fn withdrawn(&self, console: &Parent, withdrawn: &[String], unread: &[String]) -> String {
+        let mut left = Vec::new();
+        for e in self.entries.iter().filter(|e| !e.refused) {
+            let Read::Found(fact) = &e.read else {
+                continue;
+            };
+            let what = format!("{} {}", kind_name(e.kind), self.object);
+            if withdrawn.contains(&what) {
+                continue;
+            }
+            let controller = fact.meta.controller.as_ref();
+            if fact.meta.deletion.is_some() {
+                left.push(format!("{what} is being deleted"));
+            } else if let Some(refusal) =
+                console.refusal(kind_name(e.kind), &self.object, &fact.meta)
+            {
+                left.push(format!("{refusal}: it is left as it is"));
+            } else if controller.is_none() {
+                left.push(format!("{what} has no controller and is left as it is"));
+            }
+            // The console's own, not withdrawn: its kind's read failed,
+            // which `unread` says.
         }
+        left.extend(
+            unread
+                .iter()
+                .map(|u| format!("{u}: what it holds is withdrawn once it can be read")),
+        );
+        let verb = if withdrawn.len() == 1 { "is" } else { "are" };
+        if left.is_empty() {
+            return if withdrawn.is_empty() {
+                "nothing is published under it and status.url is cleared".to_owned()
+            } else {
+                format!(
+                    "{} {verb} withdrawn and status.url cleared",
+                    withdrawn.join(", ")
+                )
+            };
+        }
+        let mut parts = Vec::new();
+        if !withdrawn.is_empty() {
+            parts.push(format!("{} {verb} withdrawn", withdrawn.join(", ")));
+        }
+        parts.extend(left);
+        format!("{}; status.url is cleared", parts.join("; "))
     }
 }
 
@@ -541,6 +581,44 @@ mod tests {
                 .contains("not spec.exposure.hostname new.apps.example.com yet")
         );
         assert_eq!(e.url, Url::Clear);
+    }
+
+    #[test]
+    fn the_withdrawal_names_what_is_deleted_and_what_is_left() {
+        let parent_meta = meta("team-b", "orders");
+        let console = Parent::of("PgToolBoxConsole", &parent_meta);
+        let mut foreign = route(Admission::Admitted);
+        foreign.meta.controller = Some(reconciler_guest_sdk::ControllerRef {
+            api_version: "v1".into(),
+            kind: "Service".into(),
+            name: "legacy".into(),
+            uid: "uid-legacy".into(),
+        });
+        let facts = MockFacts::at(0).with_exposure(foreign);
+        let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
+        assert_eq!(
+            o.withdrawn(&console, &[], &[]),
+            "Route orders-console exists and is controlled by Service legacy, not by PgToolBoxConsole orders: it is left as it is; status.url is cleared"
+        );
+        let o = observe_with(&MockFacts::at(0), Some(ExposureKind::Route), json!({}));
+        assert_eq!(
+            o.withdrawn(&console, &["Ingress orders-console".into()], &[]),
+            "Ingress orders-console is withdrawn and status.url cleared"
+        );
+        assert_eq!(
+            o.withdrawn(
+                &console,
+                &[],
+                &["could not read the console's Routes: x".into()]
+            ),
+            "could not read the console's Routes: x: what it holds is withdrawn once it can be read; status.url is cleared"
+        );
+        let facts = MockFacts::at(0).with_exposure(route(Admission::Admitted));
+        let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
+        assert_eq!(
+            o.withdrawn(&console, &[], &[]),
+            "Route orders-console has no controller and is left as it is; status.url is cleared"
+        );
     }
 
     #[test]

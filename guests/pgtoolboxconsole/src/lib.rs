@@ -1,4 +1,4 @@
-//! The PgToolBoxConsole guest: ConfigurationValid, WorkloadReady and ExposureReady of a console, with the advisory ExposureConfined and InstanceCABundleComplete.
+//! The PgToolBoxConsole guest: ConfigurationValid, WorkloadReady and ExposureReady of a console, with the advisory ExposureConfined and InstanceCABundleComplete, and the children it asks the host for.
 
 pub mod cabundle;
 pub mod children;
@@ -9,6 +9,7 @@ pub mod hostname;
 pub mod image;
 pub mod recovery;
 pub mod registry;
+pub mod render;
 pub mod spec;
 pub mod workload;
 
@@ -16,15 +17,19 @@ use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::read;
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, ok, unknown};
 use reconciler_guest_sdk::{
-    Condition, Evaluation, Facts, Guest, KindSpec, PodFact, Verdict, VerdictBuilder,
+    Change, Condition, ConditionStatus, Evaluation, Facts, Guest, KindRef, KindSpec, PodFact,
+    ReadError, Reconciliation, Verdict, VerdictBuilder, WorkloadFact,
 };
 use serde_json::Value;
 
 use children::Children;
-use configuration::{NotValid, Valid};
+use configuration::{NotValid, PolicyRefusal, Valid};
 use confinement::ConfinementContext;
-use exposure::{Observation, Url};
+use confinement::policy::Desired;
+use exposure::{Observation, Read, Url};
 use registry::*;
+use render::exposure::Withdrawal;
+use render::{CaBundleSource, Plan};
 use spec::ExposureType;
 
 pub struct PgToolBoxConsole;
@@ -38,14 +43,26 @@ impl Guest for PgToolBoxConsole {
         registry::describe()
     }
 
+    fn writes() -> Vec<KindRef> {
+        registry::writes()
+    }
+
+    fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
+        Self::reconcile(input, facts).verdict
+    }
+
     /// The hostname is checked first, paused or not: a refused one stalls
     /// the console (ConfigurationValid and ExposureReady False with
-    /// HostnameNotAllowed, `status.url` cleared). Otherwise a paused pass
-    /// gives only the recovery of conditions that still say
-    /// HostnameNotAllowed and the advisory conditions; an unpaused one
-    /// decides ConfigurationValid, then the later aspects on a valid
-    /// configuration. See the README for every decision.
-    fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
+    /// HostnameNotAllowed, `status.url` cleared), and the console's own
+    /// exposure objects are deleted (the only changes asked for then, and
+    /// the only ones while paused). Otherwise a paused pass gives only the
+    /// recovery of conditions that still say HostnameNotAllowed and the
+    /// advisory conditions, and asks for nothing; an unpaused one decides
+    /// ConfigurationValid, then the later aspects on a valid
+    /// configuration, and asks for the children only while
+    /// ConfigurationValid is True and every read succeeded. See the README
+    /// for every decision.
+    fn reconcile(input: &Evaluation, facts: &dyn Facts) -> Reconciliation {
         let parent = input.parent_json();
         let status = &parent["status"];
         let console = Parent::of(KIND, &input.parent.meta);
@@ -63,21 +80,39 @@ impl Guest for PgToolBoxConsole {
             status,
         );
         let deployment = facts.workload(console.namespace, &children.workload);
+        let network_policy = parent["spec"]["exposure"]["networkPolicy"].clone();
 
         let mut pass = Pass::default();
         let mut valid: Option<Valid> = None;
+        let mut withdrawal: Option<Withdrawal> = None;
         if let Some(refusal) = &refusal {
-            pass.hostname_refused(input, &parent, refusal, &observation);
+            let found =
+                render::exposure::withdraw(facts, console.namespace, &children.exposure, None);
+            pass.hostname_refused(input, &parent, refusal, &observation, &console, &found);
+            withdrawal = Some(found);
         } else if !input.paused {
-            valid = pass.unpaused(
+            let policy_rendered = matches!(
+                confinement::policy::desired(requested, &network_policy),
+                Desired::Rendered { .. }
+            );
+            let inputs = Inputs {
                 input,
                 facts,
-                &console,
-                &children,
-                &observation,
-                &deployment,
+                console: &console,
+                children: &children,
+                observation: &observation,
+                deployment: &deployment,
                 hostname,
-            );
+            };
+            valid = pass.unpaused(&inputs, policy_rendered, spec_changed(input, status));
+            // What another exposure kind publishes is not known either.
+            if observation
+                .entries
+                .iter()
+                .any(|e| matches!(e.read, Read::Failed(_)))
+            {
+                pass.unread();
+            }
         }
         pass.recover(status, input.paused);
 
@@ -88,6 +123,10 @@ impl Guest for PgToolBoxConsole {
                 &observation.may_remain(),
             ));
         }
+        let configuration_valid = pass
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.status == ConditionStatus::True);
         for c in [
             pass.configuration.take(),
             pass.workload.take(),
@@ -103,7 +142,7 @@ impl Guest for PgToolBoxConsole {
         }
 
         // Advisory: the instance CA bundle, then the exposure's confinement.
-        instance_ca_bundle(
+        let ca_bundle = instance_ca_bundle(
             facts,
             &console,
             &children,
@@ -116,7 +155,6 @@ impl Guest for PgToolBoxConsole {
             Ok(Some(w)) => w.pods.clone(),
             _ => Vec::new(),
         };
-        let network_policy = parent["spec"]["exposure"]["networkPolicy"].clone();
         let confined = confinement::evaluate(
             &ConfinementContext {
                 namespace: console.namespace,
@@ -130,6 +168,10 @@ impl Guest for PgToolBoxConsole {
             },
             facts,
         );
+        // Only a pass that may render depends on the policies read.
+        if confined.unread && valid.is_some() {
+            pass.unread();
+        }
         if let Some(c) = confined.condition {
             verdict.advisory(c);
         }
@@ -150,11 +192,59 @@ impl Guest for PgToolBoxConsole {
             exposure::PUBLISHED_KINDS_FIELD,
             observation.published_kinds(),
         );
+
+        let changes: Vec<Change> = match (withdrawal, &valid) {
+            // Withdrawn whatever else stalls, paused too (seed).
+            (Some(withdrawal), _) => withdrawal.deletes,
+            // `valid`: unpaused, the hostname allowed, the spec valid.
+            (None, Some(valid)) if configuration_valid && !pass.unread => {
+                let rendered = render::changes(
+                    &Plan {
+                        console: &console,
+                        children: &children,
+                        valid,
+                        trust_every_peer: confined.trust_every_peer,
+                        policy: &confined.policy,
+                        ca_bundle: match (&valid.spec.instance_ca_bundle_ref, &ca_bundle) {
+                            (Some(own), _) => CaBundleSource::Reference(own),
+                            (None, Some(sources)) => CaBundleSource::Mirror(sources),
+                            (None, None) => CaBundleSource::NotMounted,
+                        },
+                    },
+                    facts,
+                );
+                if !rendered.unread.is_empty() {
+                    pass.retry(read::RETRY_SECONDS);
+                }
+                rendered.changes
+            }
+            _ => Vec::new(),
+        };
         if let Some(seconds) = pass.requeue {
             verdict.requeue_after(seconds);
         }
-        verdict.build()
+        Reconciliation {
+            verdict: verdict.build(),
+            changes,
+        }
     }
+}
+
+/// Whether the spec changed since the pass before: `metadata.generation`
+/// is not the `status.observedGeneration` that pass stamped (or none was).
+fn spec_changed(input: &Evaluation, status: &Value) -> bool {
+    status["observedGeneration"].as_i64() != Some(input.parent.meta.generation)
+}
+
+/// What an unpaused pass reads its aspects from.
+struct Inputs<'a> {
+    input: &'a Evaluation,
+    facts: &'a dyn Facts,
+    console: &'a Parent<'a>,
+    children: &'a Children,
+    observation: &'a Observation,
+    deployment: &'a Result<Option<WorkloadFact>, ReadError>,
+    hostname: Option<&'a str>,
 }
 
 /// What one pass decided, before it becomes a verdict.
@@ -166,6 +256,9 @@ struct Pass {
     stall: Option<(&'static str, String)>,
     url: Url,
     requeue: Option<u32>,
+    /// A read failed: nothing is asked for, and the pass is tried again
+    /// soon.
+    unread: bool,
 }
 
 impl Pass {
@@ -173,14 +266,22 @@ impl Pass {
         self.requeue = Some(self.requeue.map_or(seconds, |s| s.min(seconds)));
     }
 
+    fn unread(&mut self) {
+        self.unread = true;
+        self.retry(read::RETRY_SECONDS);
+    }
+
     /// HostnameNotAllowed, paused or not: checked first, whatever else
-    /// stalls; the message names the image's refusal too.
+    /// stalls; the message names the image's refusal too, ExposureReady's
+    /// what is withdrawn (`withdrawal`).
     fn hostname_refused(
         &mut self,
         input: &Evaluation,
         parent: &Value,
         refusal: &str,
         observation: &Observation,
+        console: &Parent,
+        withdrawal: &Withdrawal,
     ) {
         let message = match configuration::image_refusal(input, parent) {
             Some((reason, image)) => {
@@ -196,8 +297,14 @@ impl Pass {
         self.exposure = Some(fails(
             EXPOSURE_READY,
             HOSTNAME_NOT_ALLOWED,
-            format!("{refusal}: {}", observation.withdrawn()),
+            format!(
+                "{refusal}: {}",
+                observation.withdrawn(console, &withdrawal.withdrawn, &withdrawal.unread)
+            ),
         ));
+        if !withdrawal.unread.is_empty() {
+            self.retry(read::RETRY_SECONDS);
+        }
         self.stall = Some((HOSTNAME_NOT_ALLOWED, message));
         self.url = Url::Clear;
         if !input.paused {
@@ -210,21 +317,35 @@ impl Pass {
 
     /// An unpaused pass with an allowed hostname: ConfigurationValid, then
     /// WorkloadReady and ExposureReady on a valid configuration.
-    #[allow(clippy::too_many_arguments)]
+    /// `policy_rendered`: the spec renders the ingress NetworkPolicy (whose
+    /// recent refusal is ExposurePolicyInvalid); `spec_changed`: since the
+    /// pass before.
     fn unpaused(
         &mut self,
-        input: &Evaluation,
-        facts: &dyn Facts,
-        console: &Parent,
-        children: &Children,
-        observation: &Observation,
-        deployment: &Result<
-            Option<reconciler_guest_sdk::WorkloadFact>,
-            reconciler_guest_sdk::ReadError,
-        >,
-        hostname: Option<&str>,
+        inputs: &Inputs,
+        policy_rendered: bool,
+        spec_changed: bool,
     ) -> Option<Valid> {
-        match configuration::evaluate(input, facts, console, children) {
+        let Inputs {
+            input,
+            facts,
+            console,
+            children,
+            observation,
+            deployment,
+            hostname,
+        } = *inputs;
+        let refused: Option<PolicyRefusal> = policy_rendered
+            .then(|| configuration::policy_refusal(facts, console, children, spec_changed))
+            .flatten();
+        match configuration::evaluate(
+            input,
+            facts,
+            console,
+            children,
+            refused.as_ref(),
+            policy_rendered,
+        ) {
             Ok(valid) => {
                 self.configuration = Some(ok(CONFIGURATION_VALID, valid_message(&valid, children)));
                 let w = workload::evaluate(
@@ -239,18 +360,23 @@ impl Pass {
                         .map(|p| p.client_secret.as_str()),
                 );
                 if w.retry {
-                    self.retry(read::RETRY_SECONDS);
+                    self.unread();
                 }
                 self.workload = Some(w.condition);
                 let e = exposure::decide(observation, hostname);
                 if e.retry {
-                    self.retry(read::RETRY_SECONDS);
+                    self.unread();
                 }
                 self.exposure = Some(e.condition);
                 self.url = e.url;
                 Some(valid)
             }
             Err(NotValid::Stalled { reason, message }) => {
+                // The refused policy is held back for the rest of its five
+                // minutes, then asked for again.
+                if let Some(refused) = refused.filter(|_| reason == EXPOSURE_POLICY_INVALID) {
+                    self.retry(refused.retry_in);
+                }
                 self.configuration = Some(fails(CONFIGURATION_VALID, reason, message.clone()));
                 self.stall = Some((reason, message));
                 let why = format!("ConfigurationValid is False ({reason})");
@@ -260,7 +386,7 @@ impl Pass {
             }
             Err(NotValid::Unread(message)) => {
                 self.configuration = Some(unknown(CONFIGURATION_VALID, RECONCILING, message));
-                self.retry(read::RETRY_SECONDS);
+                self.unread();
                 let why = "ConfigurationValid is not known yet";
                 self.workload = Some(not_evaluated(WORKLOAD_READY, why));
                 self.exposure = Some(not_evaluated(EXPOSURE_READY, why));
@@ -345,7 +471,8 @@ fn valid_message(valid: &Valid, children: &Children) -> String {
 /// bundle (`spec.instanceCABundleRef` omitted). Evaluated on a valid
 /// configuration; paused, stalled or not known yet, the operator does not
 /// touch the bundle, so the previous condition (if any) is given again and
-/// `status.instanceCABundle` is left as it is.
+/// `status.instanceCABundle` is left as it is. Returns the CA Secrets the
+/// mirror holds, when the console writes it.
 fn instance_ca_bundle(
     facts: &dyn Facts,
     console: &Parent,
@@ -354,16 +481,16 @@ fn instance_ca_bundle(
     valid: Option<&Valid>,
     pass: &mut Pass,
     verdict: &mut VerdictBuilder,
-) {
+) -> Option<Vec<String>> {
     if !parent["spec"]["instanceCABundleRef"].is_null() {
         verdict.field(cabundle::FIELD, Value::Null);
-        return;
+        return None;
     }
     let Some(valid) = valid else {
         if let Some(previous) = cabundle::previous(&parent["status"], INSTANCE_CA_BUNDLE_COMPLETE) {
             verdict.advisory(previous);
         }
-        return;
+        return None;
     };
     let bundle = cabundle::evaluate(
         facts,
@@ -371,13 +498,13 @@ fn instance_ca_bundle(
         &children.ca_bundle,
         valid.spec.cluster_selector.as_deref(),
     );
-    if bundle.retry {
-        pass.retry(read::RETRY_SECONDS);
-        verdict.advisory(bundle.condition);
-        return;
-    }
     verdict.advisory(bundle.condition);
+    if bundle.retry {
+        pass.unread();
+        return None;
+    }
     verdict.field(cabundle::FIELD, bundle.field);
+    bundle.sources
 }
 
 reconciler_guest_sdk::export_guest!(PgToolBoxConsole);

@@ -1,7 +1,7 @@
-//! The kind's static spec: names, aspects, the reason registry, stalls, reads and the spec schema.
+//! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
 use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stall};
-use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
+use reconciler_guest_sdk::{ConventionProfile, ExposureKind, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -154,6 +154,26 @@ pub fn cluster_kind() -> KindRef {
     kind_ref("postgresql.cnpg.io", "v1", "Cluster")
 }
 
+pub fn deployment_kind() -> KindRef {
+    kind_ref("apps", "v1", "Deployment")
+}
+
+pub fn service_kind() -> KindRef {
+    kind_ref("", "v1", "Service")
+}
+
+pub fn service_account_kind() -> KindRef {
+    kind_ref("", "v1", "ServiceAccount")
+}
+
+pub fn config_map_kind() -> KindRef {
+    kind_ref("", "v1", "ConfigMap")
+}
+
+pub fn role_binding_kind() -> KindRef {
+    kind_ref("rbac.authorization.k8s.io", "v1", "RoleBinding")
+}
+
 pub fn network_policy_kind() -> KindRef {
     kind_ref("networking.k8s.io", "v1", "NetworkPolicy")
 }
@@ -168,6 +188,34 @@ pub fn ingress_kind() -> KindRef {
 
 pub fn http_route_kind() -> KindRef {
     kind_ref("gateway.networking.k8s.io", "v1", "HTTPRoute")
+}
+
+/// The API of an exposure kind.
+pub fn exposure_kind(kind: ExposureKind) -> KindRef {
+    match kind {
+        ExposureKind::Route => route_kind(),
+        ExposureKind::Ingress => ingress_kind(),
+        ExposureKind::HttpRoute => http_route_kind(),
+    }
+}
+
+/// Every kind the guest applies or deletes: the console's workload
+/// (Deployment, Service, ServiceAccount), its RoleBindings, the exposure
+/// object of each kind, the ingress NetworkPolicy and the mirrored CA
+/// bundle ConfigMap. (The X-Forwarded-For grant is an annotation of the
+/// Deployment's Pod template, no kind of its own.)
+pub fn writes() -> Vec<KindRef> {
+    vec![
+        deployment_kind(),
+        service_kind(),
+        service_account_kind(),
+        role_binding_kind(),
+        network_policy_kind(),
+        route_kind(),
+        ingress_kind(),
+        http_route_kind(),
+        config_map_kind(),
+    ]
 }
 
 /// The OpenAPI v3 schema of `spec` (see the README for every field).
@@ -195,10 +243,10 @@ pub fn describe() -> KindSpec {
             .map(|(reason, recheck)| stall(reason, *recheck))
             .collect(),
         reads: vec![
-            reads(kind_ref("apps", "v1", "Deployment")),
+            reads(deployment_kind()),
             reads(kind_ref("", "v1", "Pod")),
             reads(kind_ref("", "v1", "Secret")),
-            reads(kind_ref("", "v1", "ConfigMap")),
+            reads(config_map_kind()),
             reads_optional(cluster_kind()),
             reads(network_policy_kind()),
             reads_optional(kind_ref("", "v1", "Node")),

@@ -68,17 +68,11 @@ pub struct Exposure {
     pub type_: ExposureType,
     /// Required unless the type is clusterIP.
     pub hostname: Option<String>,
-    /// `spec.exposure.networkPolicy` as written (`null` when absent).
-    pub network_policy: Value,
-}
-
-impl Exposure {
-    /// Whether the `<name>-ingress` NetworkPolicy is rendered: an exposure
-    /// is requested and `networkPolicy.enabled` is not false.
-    pub fn renders_policy(&self) -> bool {
-        self.type_ != ExposureType::ClusterIp
-            && self.network_policy["enabled"].as_bool() != Some(false)
-    }
+    /// `spec.exposure.tls.secretName` (the Ingress's TLS Secret).
+    pub tls_secret: Option<String>,
+    /// `spec.exposure.gateway.parentRef`: the Gateway's name, and its
+    /// namespace when given. Required for gateway.
+    pub gateway: Option<(String, Option<String>)>,
 }
 
 /// What a PgToolBoxConsole asks for.
@@ -178,19 +172,37 @@ pub fn parse(parent: &Value) -> Result<ConsoleSpec, SpecError> {
             type_.as_str()
         )));
     }
-    if type_ == ExposureType::Gateway
-        && name_ref(
-            &exposure["gateway"]["parentRef"],
-            "spec.exposure.gateway.parentRef",
-        )?
-        .is_none()
+    // Each read only for the type that uses it.
+    let parent_ref = &exposure["gateway"]["parentRef"];
+    let gateway = match (type_ == ExposureType::Gateway)
+        .then(|| name_ref(parent_ref, "spec.exposure.gateway.parentRef"))
+        .transpose()?
+        .flatten()
     {
+        Some(name) => Some((
+            name,
+            string(
+                &parent_ref["namespace"],
+                "spec.exposure.gateway.parentRef.namespace",
+            )?,
+        )),
+        None => None,
+    };
+    if type_ == ExposureType::Gateway && gateway.is_none() {
         return Err(error(
             "spec.exposure.gateway.parentRef is required for spec.exposure.type gateway",
         ));
     }
-    let network_policy = exposure["networkPolicy"].clone();
-    if let Some(policy) = object(&network_policy, "spec.exposure.networkPolicy")? {
+    let tls_secret = match (type_ == ExposureType::Ingress)
+        .then(|| object(&exposure["tls"], "spec.exposure.tls"))
+        .transpose()?
+        .flatten()
+    {
+        Some(tls) => string(&tls["secretName"], "spec.exposure.tls.secretName")?,
+        None => None,
+    };
+    // Validated only: the confinement reads it leniently from the parent.
+    if let Some(policy) = object(&exposure["networkPolicy"], "spec.exposure.networkPolicy")? {
         boolean(
             &policy["enabled"],
             "spec.exposure.networkPolicy.enabled",
@@ -230,7 +242,8 @@ pub fn parse(parent: &Value) -> Result<ConsoleSpec, SpecError> {
         exposure: Exposure {
             type_,
             hostname,
-            network_policy,
+            tls_secret,
+            gateway,
         },
         cluster_selector,
         instance_ca_bundle_ref: name_ref(&spec["instanceCABundleRef"], "spec.instanceCABundleRef")?,
@@ -250,7 +263,6 @@ mod tests {
         assert_eq!(spec.exposure.type_, ExposureType::ClusterIp);
         assert!(spec.pod_logs && !spec.restore_drills);
         assert_eq!(spec.cluster_selector, None);
-        assert!(!spec.exposure.renders_policy());
     }
 
     #[test]
@@ -268,7 +280,11 @@ mod tests {
         }}))
         .unwrap();
         assert_eq!(spec.exposure.type_.kind(), Some(ExposureKind::HttpRoute));
-        assert!(spec.exposure.renders_policy());
+        assert_eq!(
+            spec.exposure.gateway,
+            Some(("gw".to_owned(), Some("infra".to_owned())))
+        );
+        assert_eq!(spec.exposure.tls_secret, None);
         assert_eq!(spec.oauth_proxy.unwrap().client_secret, "oidc");
         assert_eq!(
             spec.cluster_selector,
@@ -276,12 +292,6 @@ mod tests {
         );
         assert_eq!(spec.instance_ca_bundle_ref.as_deref(), Some("cas"));
         assert!(!spec.pod_logs && spec.restore_drills);
-    }
-
-    #[test]
-    fn a_disabled_policy_is_not_rendered() {
-        let spec = parse(&json!({"spec": {"exposure": {"type": "ingress", "hostname": "h.example.com", "networkPolicy": {"enabled": false}}}})).unwrap();
-        assert!(!spec.exposure.renders_policy());
     }
 
     #[test]

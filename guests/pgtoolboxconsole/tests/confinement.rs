@@ -1130,11 +1130,13 @@ fn unverified_when_the_policies_cannot_be_read() {
             "the NetworkPolicies of team-a could not be read (the cache is not synced): the peers are not checked",
         ],
     );
-    // What was verified stays verified.
+    // What was verified stays verified; the policy is left as it is.
     assert_eq!(
         c.status_fields["exposureConfinement"],
         json!({"verifiedIpBlocks": ["203.0.113.0/24"]})
     );
+    assert_eq!(c.policy, PolicyPlan::HoldBack);
+    assert!(c.unread);
     // Disabled with a granted Pod: whether the policy is kept is unknown.
     let kept = Case {
         network_policy: json!({"enabled": false}),

@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 
 use pgtoolboxconsole_guest::PgToolBoxConsole;
-use pgtoolboxconsole_guest::registry::{self, EXPOSURE_READY, HOSTNAME_NOT_ALLOWED};
+use pgtoolboxconsole_guest::registry::{self, EXPOSURE_READY, HOSTNAME_NOT_ALLOWED, exposure_kind};
 use reconciler_guest_sdk::mock::{MockFacts, evaluation, exposure_kind_ref, meta, workload_ready};
 use reconciler_guest_sdk::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
-    ConditionStatus, ControllerRef, Evaluation, ExposureFact, ExposureKind, Guest, Verdict,
-    WorkloadFact, testing,
+    ConditionStatus, ControllerRef, Evaluation, ExposureFact, ExposureKind, Guest, KindRef,
+    Reconciliation, Verdict, WorkloadFact, testing,
 };
 use serde_json::{Value, json};
 
@@ -48,6 +48,11 @@ pub fn parent() -> Value {
     parent_with(route_spec())
 }
 
+/// The parent as a pass before evaluated it (its spec unchanged since).
+pub fn evaluated(parent: Value) -> Value {
+    with_status(parent, json!({"observedGeneration": 1}))
+}
+
 pub fn with_status(mut parent: Value, status: Value) -> Value {
     parent["status"] = status;
     parent
@@ -58,13 +63,40 @@ pub fn condition(type_: &str, status: &str, reason: &str) -> Value {
            "lastTransitionTime": "2026-11-29T11:00:00Z", "observedGeneration": 1})
 }
 
+/// The console as the controller of its children.
+pub fn the_console() -> ControllerRef {
+    ControllerRef {
+        api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
+        kind: "PgToolBoxConsole".into(),
+        name: NAME.into(),
+        uid: UID.into(),
+    }
+}
+
+/// The console's own exposure object of `kind`.
 pub fn exposure_fact(kind: ExposureKind, hostname: &str, admission: Admission) -> ExposureFact {
+    let mut meta = meta(NS, "orders-console");
+    meta.controller = Some(the_console());
     ExposureFact {
-        meta: meta(NS, "orders-console"),
+        meta,
         kind,
         hostnames: vec![hostname.into()],
         admission,
     }
+}
+
+/// A child of the console: `kind` `name` in its namespace, controlled by
+/// it, with the uid `uid-team-b-<name>`.
+pub fn child(kind: &KindRef, name: &str) -> Value {
+    let api_version = if kind.group.is_empty() {
+        kind.version.clone()
+    } else {
+        format!("{}/{}", kind.group, kind.version)
+    };
+    json!({"apiVersion": api_version, "kind": kind.kind,
+           "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{NS}-{name}"),
+                        "ownerReferences": [{"apiVersion": "pgtoolbox.fyannk.dev/v1alpha1",
+                            "kind": "PgToolBoxConsole", "name": NAME, "uid": UID, "controller": true}]}})
 }
 
 pub fn cluster(name: &str, team: &str) -> Value {
@@ -104,6 +136,12 @@ pub struct World {
     pub clusters: Vec<Value>,
     pub certificates: Vec<CertificateBundleFact>,
     pub last_apply: Option<ApplyOutcome>,
+    /// When the host's last apply of the policy was answered.
+    pub last_apply_at: Option<i64>,
+    /// The console's children (`facts.children`), also served by `get`.
+    pub children: Vec<(KindRef, Value)>,
+    /// Other objects `get` and `list` serve.
+    pub objects: Vec<(KindRef, Value)>,
     /// Patches the controller of an object by name (any kind).
     pub controllers: BTreeMap<String, ControllerRef>,
     /// Reads (`workload`, `secret`, `configmap`, `clusterrole`, `exposure`,
@@ -131,6 +169,12 @@ impl World {
             clusters: Vec::new(),
             certificates: Vec::new(),
             last_apply: None,
+            last_apply_at: None,
+            children: vec![(
+                exposure_kind(ExposureKind::Route),
+                child(&exposure_kind(ExposureKind::Route), "orders-console"),
+            )],
+            objects: Vec::new(),
             controllers: BTreeMap::new(),
             failing: Vec::new(),
         }
@@ -158,12 +202,33 @@ impl World {
         self
     }
 
+    /// The host's last apply of the policy was refused a minute ago.
     pub fn refused_policy(mut self, code: u16, reason: &str, message: &str) -> Self {
         self.last_apply = Some(ApplyOutcome::Refused(ApplyRefusal {
             code,
             reason: reason.into(),
             message: message.into(),
         }));
+        self.last_apply_at = Some(NOW - 60);
+        self
+    }
+
+    /// Another child of the console.
+    pub fn with_child(mut self, kind: KindRef, name: &str) -> Self {
+        let json = child(&kind, name);
+        self.children.push((kind, json));
+        self
+    }
+
+    /// Only these children (of every kind).
+    pub fn without_children(mut self) -> Self {
+        self.children.clear();
+        self
+    }
+
+    /// An object `get` serves that is not the console's child.
+    pub fn with_object(mut self, kind: KindRef, json: Value) -> Self {
+        self.objects.push((kind, json));
         self
     }
 
@@ -203,6 +268,22 @@ impl World {
                 outcome.clone(),
             );
         }
+        if let Some(at) = self.last_apply_at {
+            mock = mock.with_last_apply_time(
+                &registry::network_policy_kind(),
+                NS,
+                "orders-ingress",
+                at,
+            );
+        }
+        for (kind, json) in &self.children {
+            mock = mock
+                .with_child(kind, json.clone())
+                .with_object(kind, json.clone());
+        }
+        for (kind, json) in &self.objects {
+            mock = mock.with_object(kind, json.clone());
+        }
         for (name, controller) in &self.controllers {
             mock = mock.with_controller(name, controller.clone());
         }
@@ -219,18 +300,29 @@ pub fn input(parent: Value, settings: &[(&str, &str)]) -> Evaluation {
 
 /// One unpaused pass, checked against the kind's contract.
 pub fn run(parent: Value, settings: &[(&str, &str)], world: &World) -> Verdict {
-    let verdict = PgToolBoxConsole::evaluate(&input(parent, settings), &world.facts());
-    keeps_contract(&verdict, false);
-    verdict
+    reconcile(parent, settings, world).verdict
+}
+
+/// One unpaused pass with its changes, the verdict checked against the
+/// kind's contract.
+pub fn reconcile(parent: Value, settings: &[(&str, &str)], world: &World) -> Reconciliation {
+    let r = PgToolBoxConsole::reconcile(&input(parent, settings), &world.facts());
+    keeps_contract(&r.verdict, false);
+    r
 }
 
 /// One paused pass, checked against the kind's contract.
 pub fn run_paused(parent: Value, settings: &[(&str, &str)], world: &World) -> Verdict {
+    reconcile_paused(parent, settings, world).verdict
+}
+
+/// One paused pass with its changes.
+pub fn reconcile_paused(parent: Value, settings: &[(&str, &str)], world: &World) -> Reconciliation {
     let mut evaluation = input(parent, settings);
     evaluation.paused = true;
-    let verdict = PgToolBoxConsole::evaluate(&evaluation, &world.facts());
-    keeps_contract(&verdict, true);
-    verdict
+    let r = PgToolBoxConsole::reconcile(&evaluation, &world.facts());
+    keeps_contract(&r.verdict, true);
+    r
 }
 
 /// The default pass: the default parent and settings.

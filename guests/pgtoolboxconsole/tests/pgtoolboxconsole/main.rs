@@ -7,3 +7,4 @@ mod golden;
 mod hostname;
 mod instance_ca;
 mod reasons;
+mod render;

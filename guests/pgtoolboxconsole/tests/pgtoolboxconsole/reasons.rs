@@ -147,30 +147,39 @@ fn config_map_not_found_for_the_instance_ca_bundle_ref() {
 #[test]
 fn exposure_policy_invalid_carries_the_servers_answer() {
     let message = "NetworkPolicy.networking.k8s.io \"orders-ingress\" is invalid: spec.ingress[0].from[0].podSelector.matchLabels: Invalid value";
-    let v = pass(&World::healthy().refused_policy(422, "Invalid", message));
+    let refused = World::healthy().refused_policy(422, "Invalid", message);
+    let v = run(evaluated(parent()), SETTINGS, &refused);
     assert_stall(&v, EXPOSURE_POLICY_INVALID, message);
     assert!(
         aspect(&v, CONFIGURATION_VALID)
             .message
             .contains("422 Invalid")
     );
-    let v = pass(&World::healthy().refused_policy(
-        403,
-        "Forbidden",
-        "admission webhook \"policy.example.com\" denied the request",
-    ));
+    let v = run(
+        evaluated(parent()),
+        SETTINGS,
+        &World::healthy().refused_policy(
+            403,
+            "Forbidden",
+            "admission webhook \"policy.example.com\" denied the request",
+        ),
+    );
     assert_stall(&v, EXPOSURE_POLICY_INVALID, "denied the request");
 }
 
 #[test]
 fn other_refusals_or_a_policy_not_rendered_are_not_exposure_policy_invalid() {
-    let v = pass(&World::healthy().refused_policy(409, "Conflict", "the object has been modified"));
+    let v = run(
+        evaluated(parent()),
+        SETTINGS,
+        &World::healthy().refused_policy(409, "Conflict", "the object has been modified"),
+    );
     assert!(v.stall.is_none());
     let world = World::healthy().refused_policy(422, "Invalid", "x");
     let v = run(
-        parent_with(
+        evaluated(parent_with(
             json!({"exposure": {"type": "route", "hostname": HOST, "networkPolicy": {"enabled": false}}}),
-        ),
+        )),
         SETTINGS,
         &world,
     );
