@@ -153,9 +153,11 @@ async fn reconcile(
     }
     let host_time = started.elapsed();
     // The changes the guest wants, made before the status that reports
-    // them is written (none while paused).
+    // them is written. A paused parent's guest is told it is paused and
+    // asks only for what the seed says still happens then (a refused
+    // hostname's exposure withdrawn).
     let made = match &evaluated.outcome {
-        Ok(_) if !paused && !evaluated.changes.is_empty() => {
+        Ok(_) if !evaluated.changes.is_empty() => {
             let made = children::make(
                 kind.writer.client(),
                 &registry.source,

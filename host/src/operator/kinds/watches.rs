@@ -55,12 +55,20 @@ fn where_(namespace: &str) -> String {
 }
 
 /// What a kind's guest needs watched: every read (kind, optional), and
-/// every kind it writes as a required read.
+/// every kind it writes: a required read, unless the guest also declares
+/// it as an optional read (a Route it writes only where Routes are
+/// served; asking for one elsewhere fails that pass, not the host).
 pub fn reads_of(spec: &reconciler_conventions::kind::KindSpec) -> Vec<(KindRef, bool)> {
+    let declared = |w: &KindRef| spec.reads.iter().any(|r| r.kind == *w);
     spec.reads
         .iter()
         .map(|r| (r.kind.clone(), r.optional))
-        .chain(spec.writes.iter().map(|w| (w.clone(), false)))
+        .chain(
+            spec.writes
+                .iter()
+                .filter(|w| !declared(w))
+                .map(|w| (w.clone(), false)),
+        )
         .collect()
 }
 
