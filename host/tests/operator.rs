@@ -855,3 +855,94 @@ async fn refused_status_write_is_reported_once() {
     drop(host);
     ns.cleanup().await.unwrap();
 }
+
+/// 9. The operator-signed serving certificate (seed 000: CertificateIssued,
+/// "a newly issued or renewed operator-signed serving certificate"):
+/// issued once the agent is valid, renewed once two thirds of its validity
+/// have passed (here 60 s: renewed after 40 s) as a new certificate for
+/// the same names from the same CA, in the same Secret; one Event each.
+#[tokio::test]
+async fn serving_certificate_is_issued_then_renewed() {
+    let ns = namespace("op-cert").await;
+    let client = ns.client();
+    create_all(&client, ns.name(), backup_setup()).await;
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let host = Host::start_in(ns.name(), &["--certificate-validity", "60s"]).await;
+    let agents = agents(&client, ns.name());
+    create(&client, ns.name(), agent("orders", CLUSTER)).await;
+    wait_healthy(&agents, "orders").await;
+    let secrets = objects::api(&client, ns.name(), "v1", "Secret");
+    let issued = get(&secrets, "orders-serving-cert").await;
+    let expiry =
+        |s: &Value| s["metadata"]["annotations"]["reconciler.dev/certificate-expiry"].clone();
+    let issued_events = events_about(&client, ns.name(), "orders").await;
+    assert_eq!(
+        published(&issued_events, "Normal", "CertificateIssued"),
+        1,
+        "{issued_events:#?}"
+    );
+
+    // Renewal is due 40 s after issue: wait most of it, then poll.
+    tokio::time::sleep(std::time::Duration::from_secs(25)).await;
+    let renewed = eventually("the certificate renewed", async || {
+        let s = get(&secrets, "orders-serving-cert").await;
+        if expiry(&s) != expiry(&issued) {
+            Ok(s)
+        } else {
+            Err(expiry(&s))
+        }
+    })
+    .await;
+    assert_eq!(
+        renewed["metadata"]["uid"], issued["metadata"]["uid"],
+        "the same Secret"
+    );
+    assert_ne!(
+        renewed["data"]["tls.crt"], issued["data"]["tls.crt"],
+        "a new certificate"
+    );
+    assert_ne!(
+        renewed["data"]["tls.key"], issued["data"]["tls.key"],
+        "a new key"
+    );
+    assert_eq!(
+        renewed["data"]["ca.crt"], issued["data"]["ca.crt"],
+        "the same CA"
+    );
+    assert_eq!(
+        renewed["metadata"]["annotations"]["reconciler.dev/certificate-dns-names"],
+        issued["metadata"]["annotations"]["reconciler.dev/certificate-dns-names"]
+    );
+    let o = eventually("the status to record the renewed certificate", async || {
+        let o = get(&agents, "orders").await;
+        if o["status"]["servingCertificate"]["expiry"] == expiry(&renewed) {
+            Ok(o)
+        } else {
+            Err(o["status"]["servingCertificate"].clone())
+        }
+    })
+    .await;
+    assert!(has(&o, "ServingCertificateReady", "True", "AsExpected"));
+    let events = eventually("the renewal's CertificateIssued", async || {
+        let events = events_about(&client, ns.name(), "orders").await;
+        if published(&events, "Normal", "CertificateIssued") >= 2 {
+            Ok(events)
+        } else {
+            Err(events)
+        }
+    })
+    .await;
+    assert_eq!(
+        published(&events, "Normal", "CertificateIssued"),
+        2,
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason == "CertificateIssued" && e.note.contains("renewed")),
+        "{events:#?}"
+    );
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
