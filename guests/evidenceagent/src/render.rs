@@ -22,10 +22,8 @@ pub const TLS_MOUNT: &str = "/var/run/secrets/tls";
 const TLS_VOLUME: &str = "tls";
 /// The agent's readiness endpoint.
 pub const READINESS_PATH: &str = "/readyz";
-/// The Service's annotation naming the issuer (the setting's value). It
-/// changes with the setting, so leaving service-ca re-applies the Service
-/// without the service CA's annotation: the host skips a body the Service
-/// already holds, and a body that only drops a field is one.
+/// The Service's annotation naming who issues its serving certificate
+/// (the setting's value), for whoever reads the Service.
 pub const ISSUER_ANNOTATION: &str = "pgtoolbox.fyannk.dev/serving-certificate";
 /// Asks the service CA for a serving certificate in the named Secret.
 pub const SERVING_CERT_ANNOTATION: &str = "service.beta.openshift.io/serving-cert-secret-name";
