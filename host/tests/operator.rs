@@ -71,7 +71,7 @@ async fn first_touch_is_initializing_then_evaluated() {
     let ns = namespace("op-first").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
 
@@ -405,7 +405,7 @@ async fn missing_cluster_stalls_and_creating_it_resolves_without_a_timer() {
         ],
     )
     .await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -458,7 +458,7 @@ async fn missing_secret_is_not_a_stall_and_creating_it_resolves_it() {
         ],
     )
     .await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -824,7 +824,7 @@ async fn refused_status_write_is_reported_once() {
     objects::delete(&agents, "probe").await;
 
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let o = wait_for(&agents, "orders", &[("Ready", "False", "ReconcileError")]).await;

@@ -1,13 +1,17 @@
 //! The PgToolBoxConsole tests' objects, built from JSON after the guest's
-//! fixtures (`guests/pgtoolboxconsole/fixtures`): the console, and what the
-//! operator and the cluster's controllers would have made of it (the
-//! Deployment `<name>-console` and its Pods with their status, the Ingress
-//! with its load-balancer address, the `<name>-ingress` NetworkPolicy as
-//! the operator renders it, Nodes with their podCIDRs, the ClusterRoles of
-//! the installation, CloudNativePG Clusters and their CA Secrets).
+//! fixtures (`guests/pgtoolboxconsole/fixtures`): only what a user or
+//! another controller makes (the console, Nodes with their podCIDRs, the
+//! ClusterRoles of the installation, CloudNativePG Clusters and their CA
+//! Secrets, the OAuth2 client Secret, NetworkPolicies of the namespace's
+//! own), and the ingress controller's admission of an Ingress
+//! ([`admit_as_router`]). The console's children (its NetworkPolicy,
+//! ServiceAccount, RoleBindings, CA bundle, Deployment, Service, Ingress)
+//! are the host's to make, their ReplicaSets and Pods the test API
+//! server's controllers', the Pods' status the kubelet stand-in's
+//! (`crate::kubelet`).
 
 use base64::Engine as _;
-use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
@@ -170,150 +174,91 @@ pub fn labels(console: &str) -> Value {
     })
 }
 
-/// The ownerReference of a child the operator made for the console `uid`.
-fn owned_by(console: &str, uid: &str) -> Value {
-    json!([{
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "name": console,
-        "uid": uid,
-        "controller": true,
-        "blockOwnerDeletion": true,
-    }])
-}
-
+/// The name of the console's Deployment, ServiceAccount, Service and
+/// exposure object (the host makes them).
 pub fn workload_name(console: &str) -> String {
     format!("{console}-console")
 }
 
-/// The console's Deployment, rolled out with `replicas` ready.
-pub fn deployment(console: &str, uid: &str, replicas: i32) -> Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": workload_name(console),
-            "labels": labels(console),
-            "ownerReferences": owned_by(console, uid),
-        },
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels(console)},
-            "progressDeadlineSeconds": 600,
-            "template": {
-                "metadata": {
-                    "labels": labels(console),
-                    "annotations": {TRUST_ANNOTATION: TRUST_ALL_PEERS},
-                },
-                "spec": {"containers": [{
-                    "name": "console",
-                    "image": IMAGE,
-                    "ports": [{"name": "http", "containerPort": 8080}],
-                }]},
-            },
-        },
-        "status": {
-            "observedGeneration": 1,
-            "replicas": replicas,
-            "updatedReplicas": replicas,
-            "readyReplicas": replicas,
-            "availableReplicas": replicas,
-            "conditions": [
-                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
-            ],
-        },
-    })
+/// The name of the console's ingress NetworkPolicy.
+pub fn policy_name(console: &str) -> String {
+    format!("{console}-ingress")
 }
 
-/// A running, ready console Pod `<name>-console-7c9d8f6b5-<suffix>` on
-/// `node` at `ip`, carrying the X-Forwarded-For grant (the template's
-/// annotation, rendered while ExposureConfined is True).
-pub fn pod(console: &str, suffix: &str, node: &str, ip: &str) -> Value {
+/// The name of the console's mirrored instance CA bundle ConfigMap.
+pub fn ca_bundle_name(console: &str) -> String {
+    format!("{console}-instance-ca")
+}
+
+/// The OAuth2 proxy's client Secret `name`, as the user creates it: the
+/// three keys the console's Pod reads (`client-id`, `client-secret`,
+/// `cookie-secret`).
+pub fn oauth_client_secret(name: &str) -> Value {
     json!({
         "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": format!("{}-7c9d8f6b5-{suffix}", workload_name(console)),
-            "labels": labels(console),
-            "annotations": {TRUST_ANNOTATION: TRUST_ALL_PEERS},
-        },
-        "spec": {
-            "nodeName": node,
-            "containers": [{
-                "name": "console",
-                "image": IMAGE,
-                "ports": [{"name": "http", "containerPort": 8080}],
-            }],
-        },
-        "status": {
-            "phase": "Running",
-            "podIP": ip,
-            "podIPs": [{"ip": ip}],
-            "conditions": [
-                {"type": "PodScheduled", "status": "True"},
-                {"type": "Ready", "status": "True"},
-            ],
-            "containerStatuses": [{
-                "name": "console",
-                "ready": true,
-                "restartCount": 0,
-                "image": IMAGE,
-                "imageID": "",
-                "state": {"running": {"startedAt": "2026-11-29T11:00:00Z"}},
-            }],
+        "kind": "Secret",
+        "metadata": {"name": name},
+        "type": "Opaque",
+        "data": {
+            "client-id": b64("orders-console"),
+            "client-secret": b64("not a secret: a test's"),
+            "cookie-secret": b64("0123456789abcdef0123456789abcdef"),
         },
     })
 }
 
-/// The console's Ingress for `hostname`, admitted: the ingress controller
-/// wrote its load-balancer address.
-pub fn ingress(console: &str, uid: &str, hostname: &str) -> Value {
-    json!({
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "Ingress",
-        "metadata": {
-            "name": workload_name(console),
-            "ownerReferences": owned_by(console, uid),
-        },
-        "spec": {
-            "ingressClassName": "nginx",
-            "rules": [{
-                "host": hostname,
-                "http": {"paths": [{
-                    "path": "/",
-                    "pathType": "Prefix",
-                    "backend": {"service": {
-                        "name": workload_name(console),
-                        "port": {"name": "http"},
-                    }},
-                }]},
-            }],
-        },
-        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}},
-    })
+/// The Pods of `console` (label `app.kubernetes.io/instance`), as the
+/// ReplicaSet controller made them from the host's Deployment, not being
+/// deleted.
+pub async fn console_pods(client: &Client, ns: &str, console: &str) -> Vec<Value> {
+    let params = ListParams::default().labels(&format!("app.kubernetes.io/instance={console}"));
+    api(client, ns, "v1", "Pod")
+        .list(&params)
+        .await
+        .unwrap_or_else(|e| panic!("listing the Pods of {console}: {e}"))
+        .items
+        .into_iter()
+        .filter_map(|p| serde_json::to_value(p).ok())
+        .filter(|p| !p["metadata"]["deletionTimestamp"].is_string())
+        .collect()
 }
 
-/// `<name>-ingress` as the operator renders it from
-/// `spec.exposure.networkPolicy.from`: the console's Pods, ingress
-/// isolated, `from` admitted to the console port (named `http`).
-pub fn ingress_policy(console: &str, uid: &str, from: &[Value]) -> Value {
-    json!({
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": {
-            "name": format!("{console}-ingress"),
-            "ownerReferences": owned_by(console, uid),
-        },
-        "spec": {
-            "podSelector": {"matchLabels": labels(console)},
-            "policyTypes": ["Ingress"],
-            "ingress": [{
-                "ports": [{"protocol": "TCP", "port": "http"}],
-                "from": from,
-            }],
-        },
-    })
+/// Standing in for the ingress controller (no router runs beside the test
+/// API server): once the host's Ingress `<console>-console` for `hostname`
+/// exists, writes its load-balancer address into its status, as an
+/// ingress controller admitting it would. The only exposure status the
+/// tests write.
+pub async fn admit_as_router(client: &Client, ns: &str, console: &str, hostname: &str) {
+    let ingresses = api(client, ns, "networking.k8s.io/v1", "Ingress");
+    let name = workload_name(console);
+    let deadline = std::time::Instant::now() + crate::operator::TIMEOUT;
+    loop {
+        let found = ingresses
+            .get_opt(&name)
+            .await
+            .unwrap_or_else(|e| panic!("reading Ingress {name}: {e}"))
+            .and_then(|i| serde_json::to_value(i).ok())
+            .filter(|i| {
+                !i["metadata"]["deletionTimestamp"].is_string()
+                    && i["spec"]["rules"][0]["host"] == hostname
+            });
+        if found.is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the host made no Ingress {name} for {hostname}"
+        );
+        tokio::time::sleep(crate::operator::POLL).await;
+    }
+    ingresses
+        .patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}})),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("admitting Ingress {name}: {e}"));
 }
 
 /// A NetworkPolicy of the namespace's own admitting every source to port

@@ -491,6 +491,13 @@ pub async fn settle() {
 /// kubeconfig `kubeconfig`, its stderr to `stderr`; the caller adds the
 /// namespaces and other options.
 pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
+    host_command_overriding(kubeconfig, stderr, &[])
+}
+
+/// [`host_command`] with `overrides` (`<Kind>.<name>=<value>`) in place of
+/// the binary's settings of the same name (a guest reads the first value
+/// given for a name, so a later `--setting` would not change it).
+pub fn host_command_overriding(kubeconfig: &Path, stderr: Stdio, overrides: &[&str]) -> Command {
     let f = fixture();
     let mut command = Command::new(paths::host_binary());
     command
@@ -508,7 +515,14 @@ pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr);
+    let key = |s: &str| s.split_once('=').map(|(k, _)| k.to_owned());
+    let overridden: Vec<_> = overrides.iter().filter_map(|o| key(o)).collect();
     for setting in f.guests.settings {
+        if !key(setting).is_some_and(|k| overridden.contains(&k)) {
+            command.args(["--setting", setting]);
+        }
+    }
+    for setting in overrides {
         command.args(["--setting", setting]);
     }
     command
@@ -519,9 +533,20 @@ impl Host {
     /// own (such as `--namespaces a,b`), logging to `<log_name>.log`, and
     /// waits until its caches are synced.
     pub async fn start_with(kubeconfig: &Path, args: &[&str], log_name: &str) -> Host {
+        Host::start_overriding(kubeconfig, args, &[], log_name).await
+    }
+
+    /// [`start_with`](Self::start_with), with `overrides` in place of the
+    /// binary's settings of the same name.
+    pub async fn start_overriding(
+        kubeconfig: &Path,
+        args: &[&str],
+        overrides: &[&str],
+        log_name: &str,
+    ) -> Host {
         let log = fixture().logs_dir.join(format!("{log_name}.log"));
         let stderr = std::fs::File::create(&log).expect("the host's log");
-        let child = host_command(kubeconfig, stderr.into())
+        let child = host_command_overriding(kubeconfig, stderr.into(), overrides)
             .args(args)
             .spawn()
             .expect("the host starts");
