@@ -888,17 +888,10 @@ async fn children_are_made_adopted_by_a_new_host_and_collected_with_the_console(
             md["labels"]["app.kubernetes.io/managed-by"], "reconciler-host",
             "{kind} {name}: {md}"
         );
-        // The README says every child carries the console's labels; the
-        // CA bundle does not: it is a `Change::Bundle`, whose body the host
-        // builds with a name only (host/src/operator/write/children.rs,
-        // `bundle`), so the guest cannot give it labels. Reported; not
-        // asserted for it until the contract carries them.
-        if kind != "ConfigMap" {
-            assert_eq!(
-                md["labels"]["app.kubernetes.io/instance"], NAME,
-                "{kind} {name}: {md}"
-            );
-        }
+        assert_eq!(
+            md["labels"]["app.kubernetes.io/instance"], NAME,
+            "{kind} {name}: {md}"
+        );
     }
     let version = resource_version(&get(&consoles, NAME).await);
     host.finish();

@@ -156,6 +156,12 @@ pub fn changes(plan: &Plan, facts: &dyn Facts) -> Rendered {
                     .iter()
                     .map(|s| (s.clone(), CA_KEY.to_owned()))
                     .collect(),
+                labels: labels(console)
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                    .collect(),
             }));
             Some(children.ca_bundle.as_str())
         }

@@ -107,6 +107,7 @@ pub enum Change {
         name: String,
         key: String,
         sources: Vec<(String, String)>,
+        labels: Vec<(String, String)>,
     },
 }
 
@@ -297,6 +298,7 @@ pub fn changes(
                     name: b.name,
                     key: b.key,
                     sources: b.sources,
+                    labels: b.labels,
                 }
             }
         };
@@ -526,6 +528,7 @@ mod tests {
                     .iter()
                     .map(|(s, k)| ((*s).to_owned(), (*k).to_owned()))
                     .collect(),
+                labels: vec![("app".into(), "c".into())],
             })
         };
         let ok = super::changes(
@@ -538,7 +541,8 @@ mod tests {
             Ok(vec![Change::Bundle {
                 name: "c-instance-ca".into(),
                 key: "ca.crt".into(),
-                sources: vec![("pg-ca".into(), "ca.crt".into())]
+                sources: vec![("pg-ca".into(), "ca.crt".into())],
+                labels: vec![("app".into(), "c".into())],
             }])
         );
         assert!(refused(vec![bundle("ca.crt", &[])], &["Secret"]).contains("do not declare"));

@@ -352,9 +352,14 @@ fn plan<'c>(
         }
         match change {
             Change::Apply { body, .. } => desired = Some(stamped(with_owner(body, owner))),
-            Change::Bundle { name, key, sources } => {
+            Change::Bundle {
+                name,
+                key,
+                sources,
+                labels,
+            } => {
                 desired = Some(stamped(with_owner(
-                    &bundle(source, owner.namespace, name, key, sources),
+                    &bundle(source, owner.namespace, name, key, sources, labels),
                     owner,
                 )));
             }
@@ -396,6 +401,7 @@ fn bundle(
     name: &str,
     key: &str,
     sources: &[(String, String)],
+    labels: &[(String, String)],
 ) -> Value {
     let secrets = source.cache(&secret_kind());
     let mut seen = std::collections::BTreeSet::new();
@@ -414,7 +420,13 @@ fn bundle(
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name},
+        "metadata": {
+            "name": name,
+            "labels": labels
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v)))
+                .collect::<serde_json::Map<_, _>>(),
+        },
         "data": {key: text},
     })
 }
