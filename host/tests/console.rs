@@ -1075,13 +1075,12 @@ fn by_hand() -> kube::api::PatchParams {
 }
 
 /// 7b. The Service's port edited by hand (8080 to 9090, another field
-/// manager): put back by the next pass. Fails as the host is: its
-/// server-side apply keeps the other manager's list entry (`ports` is a
-/// map keyed by port and protocol) and adds its own, which the API server
-/// refuses ("spec.ports[1].name: Duplicate value: \"http\"", 422), every
-/// retry, so the console stays in ReconcileError. Run with `--ignored`.
+/// manager): put back by the next pass. A server-side apply alone keeps
+/// the other manager's list entry (`ports` is a map keyed by port and
+/// protocol) beside the host's, which the API server refuses ("Duplicate
+/// value", 422); the host then takes the lists of its body back whole and
+/// applies again.
 #[tokio::test]
-#[ignore = "the host cannot take back a Service port another manager changed (422 on every apply)"]
 async fn a_service_port_edited_by_hand_is_put_back() {
     let ns = namespace("console-port").await;
     let client = ns.client();

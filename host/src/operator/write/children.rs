@@ -176,10 +176,37 @@ pub async fn make(
                     metrics.child_applies_unchanged.get_or_create(&labels).inc();
                     continue;
                 }
-                let params = PatchParams::apply(FIELD_MANAGER).force();
-                let applied = api
-                    .patch(change.name(), &params, &Patch::Apply(&desired))
+                let mut applied = api
+                    .patch(change.name(), &params_force(), &Patch::Apply(&desired))
                     .await;
+                // Refused as invalid over a child the parent controls: a
+                // list entry another writer keyed differently (a Service
+                // port changed by hand) stays beside the host's. The lists
+                // the body sets are taken back whole, then applied again.
+                if let (Err(kube::Error::Api(s)), Some(current)) = (&applied, &cached)
+                    && s.code == 422
+                    && controller_uid(current) == Some(owner.uid)
+                    && let Some(lists) = lists_of(&desired)
+                {
+                    let mut reset = lists;
+                    reset["metadata"] = json!({
+                        "resourceVersion": current["metadata"]["resourceVersion"],
+                    });
+                    let params = PatchParams {
+                        field_manager: Some(FIELD_MANAGER.to_owned()),
+                        ..PatchParams::default()
+                    };
+                    tracing::info!(child = %change, "taking back the lists another writer changed");
+                    if api
+                        .patch(change.name(), &params, &Patch::Merge(&reset))
+                        .await
+                        .is_ok()
+                    {
+                        applied = api
+                            .patch(change.name(), &params_force(), &Patch::Apply(&desired))
+                            .await;
+                    }
+                }
                 record(source, metrics, &owner, change, &applied);
                 let stored = applied.map_err(failed)?;
                 made.applied += 1;
@@ -375,6 +402,28 @@ fn plan<'c>(
     Ok(planned)
 }
 
+fn params_force() -> PatchParams {
+    PatchParams::apply(FIELD_MANAGER).force()
+}
+
+/// A JSON merge patch setting every list of `desired` (objects kept by
+/// path, lists whole), `None` when it has none: a merge patch replaces a
+/// list, where server-side apply merges one by its keys.
+fn lists_of(desired: &Value) -> Option<Value> {
+    match desired {
+        Value::Array(_) => Some(desired.clone()),
+        Value::Object(fields) => {
+            let lists: serde_json::Map<String, Value> = fields
+                .iter()
+                .filter(|(k, _)| *k != "metadata")
+                .filter_map(|(k, v)| Some((k.clone(), lists_of(v)?)))
+                .collect();
+            (!lists.is_empty()).then_some(Value::Object(lists))
+        }
+        _ => None,
+    }
+}
+
 /// `desired` annotated with the digest of itself ([`APPLIED`]): a child
 /// holding every field of a body, annotated with that body's digest, is
 /// the one the host last applied, so a body that only drops a field (which
@@ -568,6 +617,18 @@ mod tests {
             &child
         ));
         assert!(!has_all(&fewer, &child), "label b is to go: sent");
+    }
+
+    #[test]
+    fn the_lists_of_a_body_are_what_a_merge_patch_takes_back() {
+        let desired = json!({"metadata": {"name": "s", "labels": {"a": "1"}},
+            "spec": {"type": "ClusterIP", "ports": [{"port": 8080}],
+                     "selector": {"app": "x"}}});
+        assert_eq!(
+            lists_of(&desired),
+            Some(json!({"spec": {"ports": [{"port": 8080}]}}))
+        );
+        assert_eq!(lists_of(&json!({"data": {"k": "v"}})), None);
     }
 
     #[test]
