@@ -3,23 +3,36 @@
 //! kube-apiserver of `tests/support` (the integration tests' harness and
 //! objects, included by path), N healthy EvidenceAgents in one namespace.
 //!
-//! 1. Convergence: the shared Cluster, ObjectStore and credentials Secret,
-//!    then every agent's children (serving-cert Secret, CA ConfigMap,
-//!    Service, Deployment and Pod with ready status) are created first
-//!    (setup, not measured; 32 requests at once); the host starts and syncs
-//!    its caches; then the N agents are created (32 at once) and the clock
-//!    runs from the first agent's creation until a list (every 250 ms)
-//!    shows every agent Ready True/AsExpected at its generation.
-//! 2. Steady state: `reconciler_status_writes_total` scraped 10 s apart,
-//!    touching nothing, then again while an unrelated ConfigMap (read by
-//!    no agent) is touched once a second. The goal is 0 writes/s.
+//! 1. Convergence: the shared Cluster, ObjectStore and credentials Secret
+//!    are created first (setup, not measured), and the kubelet stand-in
+//!    (`reconciler_host_harness::kubelet`) starts, reporting every Pod of
+//!    the namespace running; the host starts and syncs its caches; then
+//!    the N agents are created (32 at once) and the clock runs from the
+//!    first agent's creation until a list (every 250 ms) shows every agent
+//!    Ready True/AsExpected at its generation. That is the whole path of a
+//!    new agent: the host applies its Deployment and Service and issues its
+//!    serving certificate (its CA's first signature included), the test
+//!    API server's controllers make a ReplicaSet and a Pod, the stand-in
+//!    (listing the namespace's Pods every 200 ms, a cost the bench's own
+//!    CPU row includes) reports the Pod running, and the Deployment's
+//!    status follows. The controllers' client is kube-controller-manager's
+//!    default (20 requests/s, bursts of 30), and each agent costs them
+//!    a few requests (a ReplicaSet, a Pod, status updates): past a few
+//!    dozen agents, they set the pace. The time until every agent's
+//!    serving certificate is ready (children applied, certificate issued)
+//!    is the host's part alone.
+//! 2. Steady state: `reconciler_status_writes_total` and
+//!    `reconciler_child_applies_total` scraped 10 s apart, touching
+//!    nothing, then again while an unrelated ConfigMap (read by no agent)
+//!    is touched once a second. The goal is 0 writes/s, of either.
 //! 3. Host time per pass, API round trips excluded: p50 and p99 from the
 //!    `reconciler_pass_host_seconds` histogram (bucket upper bounds: the
 //!    smallest bucket holding the quantile); and the host process's CPU
 //!    time (utime + stime from /proc/<pid>/stat) over the passes, which
 //!    includes everything else the process does (watches, caches, JSON,
 //!    TLS, status writes, Events).
-//! 4. Passes, status writes and Events in total, and the host's RSS.
+//! 4. Passes, status writes and Events in total, the children applied and
+//!    deleted, and the host's RSS.
 //!
 //! `make bench-operator`, or `cargo bench -p reconciler-host --bench
 //! operator` (the host binary is the release build). Environment:
@@ -29,9 +42,12 @@
 //! `--concurrency`; default: the host's own default), `BENCH_TIMEOUT_SECS`
 //! (the convergence limit, default 900), `RECONCILER_TEST_KUBECONFIG` (reuse
 //! a running test apiserver instead of starting one; its service IP range
-//! must hold N Services: a server the bench starts gets a /16).
+//! must hold N Services: a server the bench starts gets a /16; and it must
+//! run the deployment and replicaset controllers, as `tests/apiserver`
+//! does).
 
 use reconciler_host_harness::bench as common;
+use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
@@ -55,7 +71,7 @@ const IN_FLIGHT: usize = 32;
 const POLL: Duration = Duration::from_millis(250);
 /// The steady-state windows.
 const WINDOW: Duration = Duration::from_secs(10);
-/// The limit on the setup (children, shared objects).
+/// The limit on the setup (the shared objects).
 const SETUP_LIMIT: Duration = Duration::from_secs(900);
 /// The limit on the host's start (caches synced).
 const START_LIMIT: Duration = Duration::from_secs(120);
@@ -114,7 +130,8 @@ async fn bench(
     let ns = TestNamespace::new("bench").await?;
     harness::install_crds(&ns.client()).await;
     let result = run(&ns, parents, concurrency, timeout, kubeconfig).await;
-    // The apiserver has no namespace controller: deletion only marks it.
+    // The namespace controller deletes what is in it (the agents, then
+    // their children by garbage collection).
     if let Err(e) = ns.cleanup().await {
         eprintln!("bench: deleting the namespace: {e:#}");
     }
@@ -147,9 +164,6 @@ async fn run(
         "metadata": {"name": UNRELATED},
         "data": {"note": "read by no agent"},
     }));
-    for i in 0..parents {
-        setup.extend(objects::children(&agent_name(i), &PodState::Running));
-    }
     let count = setup.len();
     eprintln!("bench: creating {count} objects (setup) in {name}");
     tokio::time::timeout(
@@ -162,6 +176,9 @@ async fn run(
     .await
     .map_err(|_| anyhow!("the setup ({count} objects) did not finish within {SETUP_LIMIT:?}"))?;
     let setup_time = setup_started.elapsed();
+    // Reports the Pods the controllers make from the agents' Deployments,
+    // until the report is done.
+    let _kubelet = KubeletStandIn::start(&client, &name, PodState::Running);
 
     // --- the host ---
     let metrics_addr = free_port()?;
@@ -228,6 +245,7 @@ async fn run(
     }));
     let mut created: Option<Duration> = None;
     let mut touched: Option<Duration> = None;
+    let mut certified: Option<Duration> = None;
     let mut last_progress = Instant::now();
     let mut lists = 0usize;
     let converged = loop {
@@ -244,7 +262,7 @@ async fn run(
                 .map_err(|_| anyhow!("listing the agents took over 30 s"))?
                 .context("listing the agents")?;
         lists += 1;
-        let (mut first_touched, mut ready) = (0usize, 0usize);
+        let (mut first_touched, mut with_certificate, mut ready) = (0usize, 0usize, 0usize);
         let mut not_ready: Option<String> = None;
         for o in &state.items {
             let o = serde_json::to_value(o)?;
@@ -255,6 +273,11 @@ async fn run(
                 first_touched += 1;
             }
             let generation = o["metadata"]["generation"].as_i64().unwrap_or(-2);
+            if harness::condition(&o, "ServingCertificateReady")
+                .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
+            {
+                with_certificate += 1;
+            }
             match harness::condition(&o, "Ready") {
                 Some(c)
                     if c.status == "True"
@@ -276,6 +299,9 @@ async fn run(
         }
         if touched.is_none() && first_touched == parents {
             touched = Some(started.elapsed());
+        }
+        if certified.is_none() && with_certificate == parents {
+            certified = Some(started.elapsed());
         }
         if ready == parents && state.items.len() == parents {
             break started.elapsed();
@@ -336,7 +362,7 @@ async fn run(
         contention.loops()
     ));
     out.row(
-        "setup: shared objects + 5 children per agent (not measured)",
+        "setup: shared objects (not measured)",
         format!("{count} objects in {:.1} s", setup_time.as_secs_f64()),
     );
     out.row(
@@ -351,6 +377,10 @@ async fn run(
     out.row(
         "all agents first-touched (some status written)",
         touched.map_or("-".into(), |t| format!("{:.2} s", t.as_secs_f64())),
+    );
+    out.row(
+        "all agents ServingCertificateReady True (the host's part)",
+        certified.map_or("-".into(), |t| format!("{:.2} s", t.as_secs_f64())),
     );
     out.row(
         "all agents Ready True/AsExpected at their generation",
@@ -369,9 +399,11 @@ async fn run(
         out.row(
             &format!("{} s {label}", WINDOW.as_secs()),
             format!(
-                "{:.2} status writes/s ({} writes, {} passes, {} Events)",
+                "{:.2} status writes/s, {:.2} child applies/s ({} writes, {} applies, {} passes, {} Events)",
                 w.writes / w.seconds,
+                w.applies / w.seconds,
                 w.writes,
+                w.applies,
                 w.passes,
                 w.events
             ),
@@ -409,7 +441,7 @@ async fn run(
             .map_or("-".to_owned(), |(a, b)| format!("{:.2} s", b - a))
     };
     out.row(
-        "CPU during convergence: host / apiserver / bench (lists)",
+        "CPU during convergence: host / apiserver / bench (lists, kubelet stand-in)",
         format!(
             "{:.2} s / {} / {}",
             cpu_converged - cpu_synced,
@@ -434,6 +466,17 @@ async fn run(
                 m.counter("reconciler_passes_total"),
                 m.counter("reconciler_status_writes_total"),
                 m.counter("reconciler_events_total"),
+            ),
+        );
+    }
+    for (label, m) in [("at convergence", &at_converged), ("at the end", &at_end)] {
+        out.row(
+            &format!("children applied / unchanged / deleted, {label}"),
+            format!(
+                "{} / {} / {}",
+                m.counter("reconciler_child_applies_total"),
+                m.counter("reconciler_child_applies_unchanged_total"),
+                m.counter("reconciler_child_deletes_total"),
             ),
         );
     }
@@ -471,6 +514,7 @@ async fn run(
 struct Window {
     seconds: f64,
     writes: f64,
+    applies: f64,
     passes: f64,
     events: f64,
 }
@@ -508,6 +552,7 @@ async fn window(
     Ok(Window {
         seconds,
         writes: d("reconciler_status_writes_total"),
+        applies: d("reconciler_child_applies_total"),
         passes: d("reconciler_passes_total"),
         events: d("reconciler_events_total"),
     })

@@ -12,8 +12,13 @@
 //! re-queue the agent told the API is not served, though it read no object
 //! of the kind then.
 //!
+//! The agent's children are the host's, its Pod the controllers' the test
+//! API server runs, reported running by a [`KubeletStandIn`]. A stall
+//! asks for nothing, so they stay as they are while the API is gone.
+//!
 //! Nothing here asserts timing: every expectation is polled with a timeout.
 
+use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
@@ -24,8 +29,8 @@ use reconciler_testsupport::TestNamespace;
 
 use harness::{Guests, Host, eventually, fixture_of, install_crds, wait_for, wait_healthy};
 use objects::{
-    CLUSTER, CREDENTIALS, OBJECT_STORE, PodState, agent, agents, backup_setup, children, create,
-    create_all, object_store,
+    CLUSTER, CREDENTIALS, OBJECT_STORE, PodState, agent, agents, backup_setup, create, create_all,
+    object_store,
 };
 
 /// The EvidenceAgent, whose hosts here say when the ObjectStore API goes
@@ -62,12 +67,14 @@ async fn a_deleted_crd_ends_its_readers_on_not_served_and_its_return_restores_th
         .expect("a test namespace");
     let client = ns.client();
     install_crds(&client).await;
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     wait_healthy(&agents, "orders").await;
+    let deployments = objects::api(&client, ns.name(), "apps/v1", "Deployment");
+    let deployment = harness::get(&deployments, &objects::deployment_name("orders")).await;
 
     // The Barman Cloud plugin uninstalled: its ObjectStores go first, then
     // the API.
@@ -107,6 +114,13 @@ async fn a_deleted_crd_ends_its_readers_on_not_served_and_its_return_restores_th
     // And the ObjectStore back: healthy again.
     create(&client, ns.name(), object_store(OBJECT_STORE, CREDENTIALS)).await;
     wait_healthy(&agents, "orders").await;
+    // The stall deleted nothing: the same Deployment serves on.
+    let kept = harness::get(&deployments, &objects::deployment_name("orders")).await;
+    assert_eq!(kept["metadata"]["uid"], deployment["metadata"]["uid"]);
+    assert_eq!(
+        host.requests("DELETE", &format!("/namespaces/{}/", ns.name())),
+        0
+    );
     let log = host.log_text();
     for line in &GUESTS.expected_warnings[..2] {
         assert!(log.contains(line), "the host logged no {line:?}");

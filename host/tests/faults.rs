@@ -9,15 +9,21 @@
 //! also cuts connections and adds latency. Nothing asserts timing: the
 //! recovery time after a restart is printed (`make test` shows it with
 //! `--nocapture`; docs/design.md records it).
+//!
+//! The agents' children are the host's (the guest renders them), their
+//! ReplicaSets and Pods the controllers' the API servers run; a
+//! [`KubeletStandIn`] reports the Pods running, or crash-looping where a
+//! test says so.
 
 use std::time::{Duration, Instant};
 
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use reconciler_host_harness::http_proxy::HttpFaultProxy;
+use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{
-    self, CLUSTER, PodState, agent, agents, backup_setup, children, crash_loop, create, create_all,
-    merge, merge_status, pod_name, pod_status, pods,
+    self, CLUSTER, PodState, agent, agents, backup_setup, crash_loop, create, create_all, merge,
+    merge_status,
 };
 use reconciler_host_harness::operator::{
     Host, TIMEOUT, condition, events_about, eventually, fixture, get, install_crds, published,
@@ -35,13 +41,15 @@ fn names() -> Vec<String> {
     (0..PARENTS).map(|i| format!("agent-{i:02}")).collect()
 }
 
-/// Creates the agents of [`names`], healthy, with what they read.
-async fn healthy_agents(client: &Client, ns: &str) {
+/// Creates the agents of [`names`] with what they read, and the kubelet
+/// stand-in reporting their Pods running (keep it for the whole test).
+async fn healthy_agents(client: &Client, ns: &str) -> KubeletStandIn {
+    let kubelet = KubeletStandIn::start(client, ns, PodState::Running);
     create_all(client, ns, backup_setup()).await;
     for name in names() {
-        create_all(client, ns, children(&name, &PodState::Running)).await;
         create(client, ns, agent(&name, CLUSTER)).await;
     }
+    kubelet
 }
 
 /// Points every agent at a Cluster that does not exist: a spec change
@@ -90,6 +98,8 @@ struct Restartable {
     proxy: FaultProxy,
     dir: std::path::PathBuf,
     namespace: String,
+    /// Reports the agents' Pods, talking to the server directly.
+    kubelet: KubeletStandIn,
 }
 
 impl Restartable {
@@ -120,13 +130,21 @@ impl Restartable {
             )
             .await
             .expect("the namespace");
-        healthy_agents(&admin, &namespace).await;
+        let kubelet = healthy_agents(&admin, &namespace).await;
         Restartable {
             server,
             proxy,
             dir,
             namespace,
+            kubelet,
         }
+    }
+
+    /// The kubelet stand-in connected again, to the server as it runs
+    /// now (a new port after a restart), as a kubelet would reconnect.
+    async fn reconnect_kubelet(&mut self) {
+        let admin = self.server.client().await.expect("an admin client");
+        self.kubelet = KubeletStandIn::start(&admin, &self.namespace, PodState::Running);
     }
 
     /// The host, connecting through the proxy.
@@ -151,7 +169,7 @@ impl Restartable {
 /// back are all reconciled, within seconds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_server_restart_loses_no_spec_change() {
-    let env = Restartable::start("restart").await;
+    let mut env = Restartable::start("restart").await;
     let mut host = env.host("faults-restart").await;
     let api = env.agents().await;
     for name in names() {
@@ -168,6 +186,7 @@ async fn an_api_server_restart_loses_no_spec_change() {
         .set_backend(env.server.addr().expect("its new address"));
     env.proxy.up();
     let back = Instant::now();
+    env.reconnect_kubelet().await;
     let api = env.agents().await;
     retarget_all(&api).await;
     eventually(
@@ -270,11 +289,7 @@ async fn injected_5xx_lose_no_update() {
     let ns = namespace("faults-5xx").await;
     let client = ns.client();
     let names = names();
-    create_all(&client, ns.name(), backup_setup()).await;
-    for name in &names {
-        create_all(&client, ns.name(), children(name, &PodState::Running)).await;
-        create(&client, ns.name(), agent(name, CLUSTER)).await;
-    }
+    let _kubelet = healthy_agents(&client, ns.name()).await;
     let proxy = HttpFaultProxy::start(reconciler_testsupport::client().await.expect("a client"))
         .await
         .expect("the HTTP proxy");
@@ -397,14 +412,14 @@ async fn readiness_follows_the_watches() {
 }
 
 /// With `--resync`, every parent is passed again though nothing changed,
-/// and nothing is written.
+/// and nothing is written: no status, no child.
 #[tokio::test]
 async fn a_resync_passes_every_parent_and_writes_nothing() {
     let ns = namespace("faults-resync").await;
     let client = ns.client();
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
     for name in ["r1", "r2"] {
-        create_all(&client, ns.name(), children(name, &PodState::Running)).await;
         create(&client, ns.name(), agent(name, CLUSTER)).await;
     }
     let metrics = free_addr();
@@ -419,20 +434,24 @@ async fn a_resync_passes_every_parent_and_writes_nothing() {
         wait_healthy(&api, name).await;
     }
     settle().await;
-    let (passes, writes) = (
-        metric(metrics, "reconciler_passes_total"),
-        metric(metrics, "reconciler_status_writes_total"),
-    );
+    // Neither the status nor a child: the Deployment, the Service and the
+    // serving certificate (still good) the passes ask for are as they are.
+    let written = || {
+        [
+            "reconciler_status_writes_total",
+            "reconciler_child_applies_total",
+            "reconciler_child_deletes_total",
+        ]
+        .map(|m| metric(metrics, m))
+    };
+    let (passes, writes) = (metric(metrics, "reconciler_passes_total"), written());
+    assert!(writes[1] >= 6.0, "each agent's three children applied");
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
         metric(metrics, "reconciler_passes_total") >= passes + 4.0,
         "two parents passed at least twice each in 3 s"
     );
-    assert_eq!(
-        metric(metrics, "reconciler_status_writes_total"),
-        writes,
-        "nothing written"
-    );
+    assert_eq!(written(), writes, "nothing written");
     host.finish();
 }
 
@@ -463,18 +482,34 @@ async fn namespace(prefix: &str) -> TestNamespace {
     ns
 }
 
-/// A namespace with one healthy agent, `orders`, and a host serving it:
-/// the namespace, the host, the agents' API and the agent as it settled.
-async fn healthy_orders(prefix: &str) -> (TestNamespace, Host, Api<DynamicObject>, Value) {
+/// A namespace with one healthy agent, `orders`, and a host serving it.
+struct Orders {
+    ns: TestNamespace,
+    host: Host,
+    /// The agents' API.
+    api: Api<DynamicObject>,
+    /// The agent as it settled, healthy.
+    healthy: Value,
+    /// Reports its Pods running until told otherwise.
+    kubelet: KubeletStandIn,
+}
+
+async fn healthy_orders(prefix: &str) -> Orders {
     let ns = namespace(prefix).await;
     let client = ns.client();
+    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
-    create_all(&client, ns.name(), children("orders", &PodState::Running)).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let host = Host::start(ns.name()).await;
     let api = agents(&client, ns.name());
     let healthy = wait_healthy(&api, "orders").await;
-    (ns, host, api, healthy)
+    Orders {
+        ns,
+        host,
+        api,
+        healthy,
+        kubelet,
+    }
 }
 
 /// Another controller owns `.status.lastBackupVerified` and a condition of
@@ -483,7 +518,14 @@ async fn healthy_orders(prefix: &str) -> (TestNamespace, Host, Api<DynamicObject
 /// a conflict, and the host writes nothing once converged.
 #[tokio::test]
 async fn another_writers_status_fields_are_left_alone() {
-    let (ns, host, api, _) = healthy_orders("faults-writer").await;
+    // The stand-in bound, not `..`: a field left out would be dropped here.
+    let Orders {
+        ns,
+        host,
+        api,
+        kubelet: _kubelet,
+        ..
+    } = healthy_orders("faults-writer").await;
 
     let backup = PatchParams::apply("backup-controller");
     let status_of = |i: usize| {
@@ -512,9 +554,18 @@ async fn another_writers_status_fields_are_left_alone() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // Each image is a rollout (a new ReplicaSet, its Pod reported running):
+    // converged once the last one is done and the agent Ready again at
+    // its last generation.
     let converged = eventually("the host caught up with the spec", async || {
         let o = get(&api, "orders").await;
-        if o["metadata"]["generation"] == o["status"]["observedGeneration"] {
+        let ready = condition(&o, "Ready");
+        if o["metadata"]["generation"] == o["status"]["observedGeneration"]
+            && ready.as_ref().is_some_and(|c| {
+                c.status == "True"
+                    && Some(c.observed_generation) == o["metadata"]["generation"].as_i64()
+            })
+        {
             Ok(o)
         } else {
             Err(o["status"].clone())
@@ -544,7 +595,13 @@ async fn another_writers_status_fields_are_left_alone() {
 /// one write.
 #[tokio::test]
 async fn status_drift_is_put_back() {
-    let (ns, host, api, healthy) = healthy_orders("faults-drift").await;
+    let Orders {
+        ns,
+        host,
+        api,
+        healthy,
+        kubelet: _kubelet,
+    } = healthy_orders("faults-drift").await;
     let writes = host.status_writes(ns.name(), "orders");
 
     let mut tampered = healthy["status"].clone();
@@ -577,9 +634,14 @@ async fn status_drift_is_put_back() {
 /// note: a user reads what the status said at the time.
 #[tokio::test]
 async fn a_repeated_reason_keeps_each_note() {
-    let (ns, host, api, _) = healthy_orders("faults-notes").await;
+    let Orders {
+        ns,
+        host,
+        api,
+        kubelet,
+        ..
+    } = healthy_orders("faults-notes").await;
     let client = ns.client();
-    let pod_api = pods(&client, ns.name());
 
     let crash = |back_off: &'static str| PodState::CrashLoop {
         restarts: 3,
@@ -590,7 +652,7 @@ async fn a_repeated_reason_keeps_each_note() {
         (PodState::Running, "AsExpected"),
         (crash("10s"), "CrashLoopBackOff"),
     ] {
-        merge_status(&pod_api, &pod_name("orders"), pod_status("orders", &state)).await;
+        kubelet.set("orders", state);
         eventually("the status to follow the Pod", async || {
             let o = get(&api, "orders").await;
             match condition(&o, "WorkloadReady") {
@@ -621,11 +683,28 @@ async fn a_repeated_reason_keeps_each_note() {
         warnings.iter().any(|e| e.note.contains("back-off 10s")),
         "{warnings:?}"
     );
+    // What the kubelet said of the Pod the controllers made, no other.
+    let pods = objects::agent_pods(&client, ns.name(), "orders").await;
+    let [pod] = pods.as_slice() else {
+        panic!("one Pod of orders: {pods:#?}")
+    };
+    let pod = format!(
+        "pod={}_{}",
+        pod["metadata"]["name"].as_str().unwrap(),
+        ns.name()
+    );
+    assert!(
+        warnings.iter().all(|e| e.note.contains(&pod)),
+        "{pod}: {warnings:?}"
+    );
     host.finish();
 }
 
 /// A parent whose name is as long as Kubernetes allows still gets its
-/// Events (an Event's name is the parent's, cut, and a suffix).
+/// Events (an Event's name is the parent's, cut, and a suffix). Such an
+/// agent cannot name its Service (a DNS-1035 label of 63 characters at
+/// most): the guest says so (ConfigurationInvalid) before it looks for
+/// its Cluster.
 #[tokio::test]
 async fn a_parent_with_the_longest_name_gets_its_events() {
     let ns = namespace("faults-longname").await;
@@ -635,7 +714,7 @@ async fn a_parent_with_the_longest_name_gets_its_events() {
     let host = Host::start(ns.name()).await;
     let events = eventually("its Warning", async || {
         let events = events_about(&client, ns.name(), &name).await;
-        if published(&events, "Warning", "ClusterNotFound") == 1 {
+        if published(&events, "Warning", "ConfigurationInvalid") == 1 {
             Ok(events)
         } else {
             Err(events)
@@ -652,15 +731,16 @@ async fn a_parent_with_the_longest_name_gets_its_events() {
 /// is the record; docs/design.md).
 #[tokio::test]
 async fn a_host_killed_after_a_write_duplicates_no_event() {
-    let (ns, mut host, api, _) = healthy_orders("faults-kill").await;
+    let Orders {
+        ns,
+        mut host,
+        api,
+        kubelet,
+        ..
+    } = healthy_orders("faults-kill").await;
     let client = ns.client();
 
-    merge_status(
-        &pods(&client, ns.name()),
-        &pod_name("orders"),
-        pod_status("orders", &crash_loop()),
-    )
-    .await;
+    kubelet.set("orders", crash_loop());
     // Killed as soon as the status says so, polled as fast as the API
     // server answers.
     let deadline = Instant::now() + TIMEOUT;

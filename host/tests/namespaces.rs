@@ -1,8 +1,13 @@
 //! Namespaces the host may not watch, against the real local API server:
 //! the host runs as a least-privilege user (the admin kubeconfig with
 //! impersonation, `as:` under its user), allowed everything it needs in one
-//! namespace and only its own kind (and Events) in another.
+//! namespace and only its own kind (and Events) in another. The agents'
+//! children are the host's, their Pods the controllers' the test API
+//! server runs, reported running by a [`KubeletStandIn`]; the operator's
+//! CA is a Secret of the namespace it may write in
+//! (`--certificate-authority`), as the host's own namespace in a cluster.
 
+use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
@@ -20,8 +25,7 @@ use harness::{
     resource_version, settle, summary, wait_for, wait_healthy,
 };
 use objects::{
-    CLUSTER, PodState, agent, agents, backup_setup, children, crash_loop, create, create_all,
-    merge_status, pod_name, pod_status, pods,
+    CLUSTER, PodState, agent, agents, backup_setup, create, create_all, deployment_name, merge,
 };
 
 /// What the limited user lacks in the namespace that grants only its kind:
@@ -166,9 +170,9 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
     let client = a.client();
     let user = format!("host-{}", a.name());
     grant(&client, &user, a.name(), Some(b.name())).await;
+    let _kubelet = KubeletStandIn::start(&client, a.name(), PodState::Running);
     for ns in [a.name(), b.name()] {
         create_all(&client, ns, backup_setup()).await;
-        create_all(&client, ns, children("orders", &PodState::Running)).await;
         create(&client, ns, agent("orders", CLUSTER)).await;
     }
 
@@ -176,9 +180,17 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
     let kubeconfig = kubeconfig_as(&user);
     let namespaces = format!("{},{}", a.name(), b.name());
     let metrics_addr = format!("127.0.0.1:{port}");
+    let authority = format!("{}/{}", a.name(), reconciler_host::rbac::CA_SECRET);
     let mut host = Host::start_with(
         &kubeconfig,
-        &["--namespaces", &namespaces, "--metrics-addr", &metrics_addr],
+        &[
+            "--namespaces",
+            &namespaces,
+            "--metrics-addr",
+            &metrics_addr,
+            "--certificate-authority",
+            &authority,
+        ],
         b.name(),
     )
     .await;
@@ -249,20 +261,32 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
         "{metrics}"
     );
 
-    // Nothing else is written to it: its Pod crash-loops, its Deployment
-    // changes, and the host does not notice.
+    // Nothing else is written to it: no child is made for it, its Cluster
+    // changes (it would stall on BarmanPluginNotConfigured), and the host
+    // does not notice.
     assert_eq!(host.status_writes(b.name(), "orders"), 1);
     let version = resource_version(&marked);
-    merge_status(
-        &pods(&client, b.name()),
-        &pod_name("orders"),
-        pod_status("orders", &crash_loop()),
+    merge(
+        &objects::api(&client, b.name(), "postgresql.cnpg.io/v1", "Cluster"),
+        CLUSTER,
+        json!({"spec": {"plugins": null}}),
     )
     .await;
     settle().await;
     let after = get(&b_agents, "orders").await;
     assert_eq!(resource_version(&after), version, "{:#?}", summary(&after));
     assert_eq!(host.status_writes(b.name(), "orders"), 1);
+    for (api_version, kind, name) in [
+        ("apps/v1", "Deployment", deployment_name("orders")),
+        ("v1", "Service", deployment_name("orders")),
+        ("v1", "Secret", objects::serving_cert_name("orders")),
+    ] {
+        let child = objects::api(&client, b.name(), api_version, kind)
+            .get_opt(&name)
+            .await
+            .expect("a lookup");
+        assert!(child.is_none(), "{kind} {name} made in {}", b.name());
+    }
     assert_eq!(
         published(
             &events_about(&client, b.name(), "orders").await,
@@ -278,7 +302,12 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
     // nothing to report again.
     let host = Host::start_with(
         &kubeconfig,
-        &["--namespaces", &namespaces],
+        &[
+            "--namespaces",
+            &namespaces,
+            "--certificate-authority",
+            &authority,
+        ],
         &format!("{}-again", b.name()),
     )
     .await;

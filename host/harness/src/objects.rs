@@ -365,3 +365,24 @@ pub fn crash_loop() -> PodState {
         back_off: "5m0s",
     }
 }
+
+/// The Pods of `agent` (label `app.kubernetes.io/instance`), as the
+/// controllers made them from its Deployment, not being deleted.
+pub async fn agent_pods(client: &Client, ns: &str, agent: &str) -> Vec<Value> {
+    let params =
+        kube::api::ListParams::default().labels(&format!("app.kubernetes.io/instance={agent}"));
+    pods(client, ns)
+        .list(&params)
+        .await
+        .unwrap_or_else(|e| panic!("listing the Pods of {agent}: {e}"))
+        .items
+        .into_iter()
+        .filter_map(|p| serde_json::to_value(p).ok())
+        .filter(|p| !p["metadata"]["deletionTimestamp"].is_string())
+        .collect()
+}
+
+/// The name of the agent's serving certificate Secret.
+pub fn serving_cert_name(agent: &str) -> String {
+    format!("{agent}-serving-cert")
+}
