@@ -18,6 +18,11 @@ pub enum Dependency {
         namespace: String,
         selector: Selector,
     },
+    /// The parent's children of a kind it writes (`facts.children`): the
+    /// objects of that kind whose controller is the parent (`controller`
+    /// is its UID). A change of any other object of the kind is none of
+    /// the parent's business.
+    Children { kind: KindRef, controller: String },
     /// Whether the kind can be read in the namespace (`facts.api-availability`):
     /// the answer changes when the kind stops or starts being served.
     Availability { kind: KindRef, namespace: String },
@@ -36,6 +41,9 @@ impl std::fmt::Display for Dependency {
                 namespace,
                 selector,
             } => write!(f, "{} in {namespace:?} matching {{{selector}}}", kind.kind),
+            Dependency::Children { kind, controller } => {
+                write!(f, "{} controlled by {controller}", kind.kind)
+            }
             Dependency::Availability { kind, namespace } => {
                 write!(f, "availability of {} in {namespace:?}", kind.kind)
             }

@@ -80,12 +80,23 @@ impl FactServer {
     }
 
     /// The parent's own children of `kind`: the objects of its namespace
-    /// it controls, sorted by name; recorded as a list of the kind there.
+    /// it controls, sorted by name; recorded as what it controls of the
+    /// kind (a change of another object of the kind does not concern it).
     pub(crate) fn read_children(&mut self, kind: &KindRef) -> Result<Vec<Arc<Cached>>, ReadError> {
         self.allow(kind, "facts.children")?;
         let namespace = self.scope.clone().unwrap_or_default();
         let uid = self.parent_uid.clone().unwrap_or_default();
-        let all = self.read_list(kind, &namespace, Selector::default())?;
+        self.reads.insert(Dependency::Children {
+            kind: kind.clone(),
+            controller: uid.clone(),
+        });
+        let all: Vec<Arc<Cached>> = self
+            .source
+            .list(kind, &namespace, &Selector::default())
+            .map_err(read_error)?
+            .into_iter()
+            .filter(|o| self.visible(o))
+            .collect();
         Ok(all
             .into_iter()
             .filter(|o| {

@@ -33,6 +33,8 @@ struct KindIndex<P> {
     lists: HashMap<String, HashMap<Selector, BTreeSet<P>>>,
     /// namespace → parents that asked whether the kind can be read there.
     availability: HashMap<String, BTreeSet<P>>,
+    /// controller UID → parents that read their children of the kind.
+    children: HashMap<String, BTreeSet<P>>,
 }
 
 impl<P> Default for KindIndex<P> {
@@ -41,13 +43,17 @@ impl<P> Default for KindIndex<P> {
             objects: HashMap::new(),
             lists: HashMap::new(),
             availability: HashMap::new(),
+            children: HashMap::new(),
         }
     }
 }
 
 impl<P> KindIndex<P> {
     fn is_empty(&self) -> bool {
-        self.objects.is_empty() && self.lists.is_empty() && self.availability.is_empty()
+        self.objects.is_empty()
+            && self.lists.is_empty()
+            && self.availability.is_empty()
+            && self.children.is_empty()
     }
 }
 
@@ -133,6 +139,25 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         found
     }
 
+    /// Parents that read their children of `kind` and control the changed
+    /// object before or after the change (`controllers`: its controllers'
+    /// UIDs on either side).
+    pub fn controlling<'a>(
+        &self,
+        kind: &KindRef,
+        controllers: impl IntoIterator<Item = &'a str>,
+    ) -> BTreeSet<P> {
+        let Some(index) = self.by_kind.get(kind) else {
+            return BTreeSet::new();
+        };
+        controllers
+            .into_iter()
+            .filter_map(|uid| index.children.get(uid))
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
     /// Parents whose latest pass read anything of `kind` where a watch of
     /// `namespace` ("" for all namespaces, or a cluster-scoped kind's
     /// watch) looks: an object, a list or the kind's availability, in that
@@ -153,6 +178,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         for parents in covered(&index.availability, namespace) {
             found.extend(parents.iter().cloned());
         }
+        found.extend(index.children.values().flatten().cloned());
         found
     }
 
@@ -179,7 +205,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                     .map(BTreeSet::len)
                     .sum();
                 let availability: usize = index.availability.values().map(BTreeSet::len).sum();
-                objects + lists + availability
+                let children: usize = index.children.values().map(BTreeSet::len).sum();
+                objects + lists + availability + children
             })
             .sum()
     }
@@ -227,6 +254,14 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 .entry(namespace.clone())
                 .or_default()
                 .insert(parent.clone()),
+            Dependency::Children { kind, controller } => self
+                .by_kind
+                .entry(kind.clone())
+                .or_default()
+                .children
+                .entry(controller.clone())
+                .or_default()
+                .insert(parent.clone()),
         };
     }
 
@@ -234,7 +269,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     fn unindex(&mut self, parent: &P, read: &Dependency) {
         let (Dependency::Object { kind, .. }
         | Dependency::List { kind, .. }
-        | Dependency::Availability { kind, .. }) = read;
+        | Dependency::Availability { kind, .. }
+        | Dependency::Children { kind, .. }) = read;
         let Some(index) = self.by_kind.get_mut(kind) else {
             return;
         };
@@ -252,6 +288,14 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                     parents.remove(parent);
                     if parents.is_empty() {
                         index.availability.remove(namespace);
+                    }
+                }
+            }
+            Dependency::Children { controller, .. } => {
+                if let Some(parents) = index.children.get_mut(controller) {
+                    parents.remove(parent);
+                    if parents.is_empty() {
+                        index.children.remove(controller);
                     }
                 }
             }
@@ -436,6 +480,37 @@ mod tests {
     }
 
     #[test]
+    fn children_are_what_a_parent_controls_before_or_after_a_change() {
+        let children = |controller: &str| Dependency::Children {
+            kind: config_map_kind(),
+            controller: controller.to_owned(),
+        };
+        let mut index = DependencyIndex::new();
+        index.replace(&"a", reads([children("uid-a")]));
+        index.replace(&"b", reads([children("uid-b")]));
+        let cm = config_map_kind();
+        assert_eq!(index.controlling(&cm, ["uid-a"]), set(&["a"]));
+        assert_eq!(
+            index.controlling(&cm, ["uid-a", "uid-b"]),
+            set(&["a", "b"]),
+            "a child handed from a to b concerns both"
+        );
+        assert!(index.controlling(&cm, ["uid-c"]).is_empty(), "another owner's");
+        assert!(index.controlling(&pod_kind(), ["uid-a"]).is_empty());
+        assert!(
+            index
+                .affected(&cm, "ns", "unrelated", None, Some(&labels(&[])))
+                .is_empty(),
+            "an object nobody controls concerns no parent"
+        );
+        assert_eq!(index.reading_kind(&cm, "ns"), set(&["a", "b"]));
+        assert_eq!(index.entries(), 2);
+        index.remove(&"a");
+        assert!(index.controlling(&cm, ["uid-a"]).is_empty());
+        assert_eq!(index.entries(), 1);
+    }
+
+    #[test]
     fn a_served_flip_takes_every_read_of_the_kind_in_its_namespace() {
         let store = object_store_kind();
         let mut index = DependencyIndex::new();
@@ -520,13 +595,16 @@ mod tests {
                     && (old.is_some_and(|l| selector.matches(l))
                         || new.is_some_and(|l| selector.matches(l)))
             }
-            Dependency::Availability { .. } => false,
+            Dependency::Availability { .. } | Dependency::Children { .. } => false,
         }
     }
 
     /// Whether a flip of `kind`'s served state where the watch of
     /// `namespace` looks concerns one read, read literally.
     fn flip_covers(read: &Dependency, kind: &KindRef, namespace: &str) -> bool {
+        if let Dependency::Children { kind: k, .. } = read {
+            return k == kind;
+        }
         let (Dependency::Object {
             kind: k,
             namespace: n,
@@ -540,7 +618,10 @@ mod tests {
         | Dependency::Availability {
             kind: k,
             namespace: n,
-        }) = read;
+        }) = read
+        else {
+            return false;
+        };
         k == kind && (namespace.is_empty() || n.is_empty() || n == namespace)
     }
 

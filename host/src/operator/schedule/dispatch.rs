@@ -50,13 +50,20 @@ impl Scheduler {
                 }
             }
         }
-        let affected = self.deps.lock().expect("deps lock").affected(
+        let controllers = [change.old.as_ref(), change.new.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|o| controller_uid(o));
+        let deps = self.deps.lock().expect("deps lock");
+        let mut affected = deps.affected(
             &change.kind,
             &change.namespace,
             &change.name,
             ObjectChange::labels(change.old.as_ref()).as_ref(),
             ObjectChange::labels(change.new.as_ref()).as_ref(),
         );
+        affected.extend(deps.controlling(&change.kind, controllers));
+        drop(deps);
         for key in affected {
             self.add(key);
         }
@@ -75,6 +82,15 @@ impl Scheduler {
             self.add(key);
         }
     }
+}
+
+/// The UID of `object`'s controller, if it has one.
+fn controller_uid(object: &serde_json::Value) -> Option<&str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|r| r["controller"] == true)
+        .and_then(|r| r["uid"].as_str())
 }
 
 /// A parent's change that needs a pass: created, deleted, or
