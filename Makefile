@@ -7,7 +7,7 @@ HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent pgtoolboxconsole
 GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p writer-guest
 
-.PHONY: setup guests host fixtures bless unit test lint fmt bench ci run docs deploy
+.PHONY: setup guests host stand-ins fixtures bless unit test lint fmt bench ci run docs deploy
 
 ## setup: the toolchain pieces the build needs (idempotent).
 setup:
@@ -82,10 +82,18 @@ docs: guests host
 	$(HOST) docs $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > docs/conditions.md.tmp \
 	  && mv docs/conditions.md.tmp docs/conditions.md || { rm -f docs/conditions.md.tmp; exit 1; }
 
+## stand-ins: what `make run` runs beside the host in place of a kubelet
+## and an ingress controller (host/harness/src/bin/stand-ins.rs), built
+## with the workspace's test feature set as `host` is (`--tests`: those
+## `host` built are reused), so no dependency is built twice.
+stand-ins: host
+	$(CARGO) build --workspace --tests --bin stand-ins
+
 ## run: the main job on a local default: a real API server on loopback,
-## the examples applied, the host reconciling them; prints each example's
-## Ready (and each console's ExposureConfined).
-run: guests host
+## the examples applied, the host making their children and reconciling
+## them; prints each example's Ready (and each console's ExposureConfined),
+## and fails unless each settles as its comment says.
+run: guests host stand-ins
 	examples/run
 
 ## deploy: the CRDs and the ClusterRole of the bundled guests, and the

@@ -4,11 +4,11 @@
 //! ClusterRoles of the installation, CloudNativePG Clusters and their CA
 //! Secrets, the OAuth2 client Secret, NetworkPolicies of the namespace's
 //! own), and the ingress controller's admission of an Ingress
-//! ([`admit_as_router`]). The console's children (its NetworkPolicy,
-//! ServiceAccount, RoleBindings, CA bundle, Deployment, Service, Ingress)
-//! are the host's to make, their ReplicaSets and Pods the test API
-//! server's controllers', the Pods' status the kubelet stand-in's
-//! (`crate::kubelet`).
+//! ([`admit_as_router`] in a test, [`RouterStandIn`] as a loop). The
+//! console's children (its NetworkPolicy, ServiceAccount, RoleBindings, CA
+//! bundle, Deployment, Service, Ingress) are the host's to make, their
+//! ReplicaSets and Pods the test API server's controllers', the Pods'
+//! status the kubelet stand-in's (`crate::kubelet`).
 
 use base64::Engine as _;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -251,14 +251,91 @@ pub async fn admit_as_router(client: &Client, ns: &str, console: &str, hostname:
         );
         tokio::time::sleep(crate::operator::POLL).await;
     }
-    ingresses
-        .patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}})),
-        )
+    admit(&ingresses, &name)
         .await
         .unwrap_or_else(|e| panic!("admitting Ingress {name}: {e}"));
+}
+
+/// The load-balancer address the ingress controller's stand-in gives an
+/// Ingress it admits.
+pub const LOAD_BALANCER_IP: &str = "192.0.2.10";
+
+/// Writes into Ingress `name`'s status the load-balancer address an
+/// ingress controller admitting it would.
+pub async fn admit(ingresses: &Api<DynamicObject>, name: &str) -> Result<(), kube::Error> {
+    let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": LOAD_BALANCER_IP}]}}});
+    ingresses
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .map(drop)
+}
+
+/// The ingress controller's stand-in as a loop (`make run`'s, beside
+/// [`crate::kubelet::KubeletStandIn`]): every Ingress of its namespace that
+/// an ingress controller serving `host_suffixes` would take (see
+/// [`serves`]) is admitted ([`admit`]) once the host has made it, until
+/// dropped. An Ingress already carrying a load-balancer address is left as
+/// it is; one for another host is never admitted.
+pub struct RouterStandIn {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RouterStandIn {
+    pub fn start(client: &Client, namespace: &str, host_suffixes: &[String]) -> Self {
+        let ingresses = api(client, namespace, "networking.k8s.io/v1", "Ingress");
+        let suffixes = host_suffixes.to_vec();
+        let task = tokio::spawn(async move {
+            loop {
+                if let Ok(list) = ingresses.list(&ListParams::default()).await {
+                    for ingress in list {
+                        let Ok(ingress) = serde_json::to_value(&ingress) else {
+                            continue;
+                        };
+                        let admitted = ingress["status"]["loadBalancer"]["ingress"]
+                            .as_array()
+                            .is_some_and(|a| !a.is_empty());
+                        if !admitted && serves(&ingress, &suffixes) {
+                            let name = ingress["metadata"]["name"].as_str().unwrap_or_default();
+                            // Best effort, as a controller's: retried next round.
+                            let _ = admit(&ingresses, name).await;
+                        }
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        });
+        RouterStandIn { task }
+    }
+}
+
+impl Drop for RouterStandIn {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Whether an ingress controller serving `host_suffixes` takes `ingress`:
+/// it is not being deleted, it has rules, and every rule's host is below
+/// a suffix at a label boundary (`.apps.example.com`: the names below it;
+/// `example.com`: it and the names below it; case ignored).
+pub fn serves(ingress: &Value, host_suffixes: &[String]) -> bool {
+    let below = |host: &str| {
+        let host = host.to_ascii_lowercase();
+        host_suffixes.iter().any(|suffix| {
+            let suffix = suffix.to_ascii_lowercase();
+            let bare = suffix.trim_start_matches('.');
+            !bare.is_empty()
+                && (host.ends_with(&format!(".{bare}"))
+                    || (!suffix.starts_with('.') && host == bare))
+        })
+    };
+    let rules = ingress["spec"]["rules"].as_array();
+    !ingress["metadata"]["deletionTimestamp"].is_string()
+        && rules.is_some_and(|r| !r.is_empty())
+        && rules
+            .into_iter()
+            .flatten()
+            .all(|r| r["host"].as_str().is_some_and(below))
 }
 
 /// A NetworkPolicy of the namespace's own admitting every source to port
@@ -315,4 +392,37 @@ pub fn ca_secret(cluster: &str, with_ca_crt: bool) -> Value {
 /// Base64, as a Secret's `data` holds it.
 pub fn b64(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ingress(hosts: &[&str]) -> Value {
+        let rules: Vec<Value> = hosts.iter().map(|h| json!({"host": h})).collect();
+        json!({"metadata": {"name": "i"}, "spec": {"rules": rules}})
+    }
+
+    #[test]
+    fn the_router_stand_in_takes_only_the_hosts_below_its_suffixes() {
+        let apps = [".apps.example.com".to_owned()];
+        assert!(serves(&ingress(&["orders.apps.example.com"]), &apps));
+        assert!(serves(&ingress(&["Orders.Apps.Example.com"]), &apps));
+        assert!(!serves(&ingress(&["apps.example.com"]), &apps));
+        assert!(!serves(&ingress(&["audit.corp.example.net"]), &apps));
+        assert!(!serves(&ingress(&["badapps.example.com"]), &apps));
+        assert!(!serves(
+            &ingress(&["a.apps.example.com", "b.example.org"]),
+            &apps
+        ));
+        assert!(!serves(&ingress(&[]), &apps), "no rule, no host");
+        let domain = ["example.com".to_owned()];
+        assert!(serves(&ingress(&["example.com"]), &domain));
+        assert!(serves(&ingress(&["a.example.com"]), &domain));
+        assert!(!serves(&ingress(&["badexample.com"]), &domain));
+        assert!(!serves(&ingress(&["a.example.com"]), &[]));
+        let mut deleted = ingress(&["orders.apps.example.com"]);
+        deleted["metadata"]["deletionTimestamp"] = json!("2026-11-29T12:00:00Z");
+        assert!(!serves(&deleted, &apps));
+    }
 }
