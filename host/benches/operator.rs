@@ -15,12 +15,11 @@
 //!    API server's controllers make a ReplicaSet and a Pod, the stand-in
 //!    (listing the namespace's Pods every 200 ms, a cost the bench's own
 //!    CPU row includes) reports the Pod running, and the Deployment's
-//!    status follows. The controllers' client is kube-controller-manager's
-//!    default (20 requests/s, bursts of 30), and each agent costs them
-//!    a few requests (a ReplicaSet, a Pod, status updates): past a few
-//!    dozen agents, they set the pace. The time until every agent's
-//!    serving certificate is ready (children applied, certificate issued)
-//!    is the host's part alone.
+//!    status follows. The controllers' client may send 500 requests/s
+//!    (bursts of 1,000; `tests/apiserver/main.go`), and each agent costs
+//!    them a few (a ReplicaSet, a Pod, status updates). The time until
+//!    every agent's serving certificate is ready (children applied,
+//!    certificate issued) is the host's part alone.
 //! 2. Steady state: `reconciler_status_writes_total` and
 //!    `reconciler_child_applies_total` scraped 10 s apart, touching
 //!    nothing, then again while an unrelated ConfigMap (read by no agent)
