@@ -495,7 +495,10 @@ mod tests {
             set(&["a", "b"]),
             "a child handed from a to b concerns both"
         );
-        assert!(index.controlling(&cm, ["uid-c"]).is_empty(), "another owner's");
+        assert!(
+            index.controlling(&cm, ["uid-c"]).is_empty(),
+            "another owner's"
+        );
         assert!(index.controlling(&pod_kind(), ["uid-a"]).is_empty());
         assert!(
             index
