@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::operator::metrics::Metrics;
 use reconciler_host::operator::write::certificates::AuthorityConfig;
 use reconciler_host::operator::{self, OperatorConfig};
 use reconciler_host::runtime::Runtime;
@@ -169,10 +171,11 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             name: String::new(),
             validity: certificate_validity,
         },
+        metrics: Arc::new(Metrics::new()),
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
-        let client = kube::Client::try_default().await.context(
+        let client = operator::client::counted(&config.metrics).await.context(
             "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
         )?;
         (config.authority.namespace, config.authority.name) =

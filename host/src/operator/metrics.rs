@@ -2,7 +2,8 @@
 //! [`crate::operator::http`]): which module serves each kind, passes,
 //! status writes, Events, guest errors by class, evaluation time, hot
 //! swaps (swaps, refusals, rollbacks), refused and unwatched namespaces,
-//! the size of the dependency index, queue depths and watch health.
+//! the size of the dependency index, queue depths, watch health, children
+//! applied and deleted, and every request sent to the API server.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -35,6 +36,12 @@ impl ModuleLabels {
             contract: module.contract_version().to_owned(),
         }
     }
+}
+
+/// An HTTP method (`GET`, `PATCH`, ...).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MethodLabel {
+    pub method: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -104,6 +111,8 @@ pub struct Metrics {
     /// Children applied, applies not sent (the cached child had every
     /// field), deletions, and refused applies by class.
     pub child_applies: Family<ChildLabels, Counter>,
+    /// Every request the host's client sent, by method.
+    pub api_requests: Family<MethodLabel, Counter>,
     pub child_applies_unchanged: Family<ChildLabels, Counter>,
     pub child_deletes: Family<ChildLabels, Counter>,
     pub child_refusals: Family<ChildRefusalLabels, Counter>,
@@ -116,6 +125,12 @@ fn pass_histogram() -> Histogram {
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
     }
 }
 
@@ -141,6 +156,7 @@ impl Metrics {
             watch_last_event: Family::default(),
             watch_restarts: Family::default(),
             child_applies: Family::default(),
+            api_requests: Family::default(),
             child_applies_unchanged: Family::default(),
             child_deletes: Family::default(),
             child_refusals: Family::default(),
@@ -222,6 +238,11 @@ impl Metrics {
             "watch_restarts",
             "Times a watch failed and restarted",
             m.watch_restarts.clone(),
+        );
+        r.register(
+            "api_requests",
+            "Requests the host sent to the API server (watches count once, when they start), by method",
+            m.api_requests.clone(),
         );
         r.register(
             "child_applies",

@@ -14,6 +14,7 @@
 //! [`metrics`] and the [`http`] endpoints. This file starts it all
 //! ([`run`]).
 
+pub mod client;
 pub mod cluster;
 pub mod http;
 pub mod kinds;
@@ -74,6 +75,9 @@ pub struct OperatorConfig {
     pub watch_down_bound: Duration,
     /// Where the operator's CA lives and how long what it signs is valid.
     pub authority: AuthorityConfig,
+    /// The operator's metrics; the client's requests count in them
+    /// ([`client::counted`]).
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 /// Runs the operator until `shutdown` resolves; in-flight passes finish.
@@ -93,7 +97,7 @@ pub async fn run(
         modules::load_dir(runtime, &mut guests_dir)?
             .into_iter()
             .unzip();
-    let metrics = Arc::new(metrics::Metrics::new());
+    let metrics = config.metrics.clone();
     let health = Arc::new(WatchHealth::new(metrics.clone()));
     let http_server = match config.metrics_addr {
         Some(addr) => {
