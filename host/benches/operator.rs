@@ -13,8 +13,8 @@
 //!    new agent: the host applies its Deployment and Service and issues its
 //!    serving certificate (its CA's first signature included), the test
 //!    API server's controllers make a ReplicaSet and a Pod, the stand-in
-//!    (listing the namespace's Pods every 200 ms, a cost the bench's own
-//!    CPU row includes) reports the Pod running, and the Deployment's
+//!    (watching the namespace's Pods, a cost the bench's own CPU row
+//!    includes) reports the Pod running, and the Deployment's
 //!    status follows. The controllers' client may send 500 requests/s
 //!    (bursts of 1,000; `tests/apiserver/main.go`), and each agent costs
 //!    them a few (a ReplicaSet, a Pod, status updates). The time until

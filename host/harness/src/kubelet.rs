@@ -11,9 +11,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt;
 use kube::Client;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 use crate::objects::{PodState, pods};
 
@@ -25,6 +28,7 @@ type States = Arc<Mutex<(PodState, BTreeMap<String, PodState>)>>;
 /// Writes Pod status in one namespace until dropped.
 pub struct KubeletStandIn {
     states: States,
+    changed: Arc<Notify>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -33,9 +37,14 @@ impl KubeletStandIn {
     /// otherwise for its instance.
     pub fn start(client: &Client, namespace: &str, state: PodState) -> Self {
         let states: States = Arc::new(Mutex::new((state, BTreeMap::new())));
+        let changed = Arc::new(Notify::new());
         let api = pods(client, namespace);
-        let task = tokio::spawn(run(api, states.clone()));
-        KubeletStandIn { states, task }
+        let task = tokio::spawn(run(api, states.clone(), changed.clone()));
+        KubeletStandIn {
+            states,
+            changed,
+            task,
+        }
     }
 
     /// The Pods of `instance` (the parent's name) in `state` from now on.
@@ -45,6 +54,7 @@ impl KubeletStandIn {
             .expect("states")
             .1
             .insert(instance.to_owned(), state);
+        self.changed.notify_one();
     }
 }
 
@@ -54,39 +64,71 @@ impl Drop for KubeletStandIn {
     }
 }
 
-async fn run(api: Api<DynamicObject>, states: States) {
+/// Watches the namespace's Pods (as a kubelet watches its own) and
+/// reports each in its state: when it appears or changes, and every Pod
+/// again when a state is set.
+async fn run(api: Api<DynamicObject>, states: States, changed: Arc<Notify>) {
+    let mut known: BTreeMap<String, Value> = BTreeMap::new();
+    let mut events = watcher::watcher(api.clone(), watcher::Config::default()).boxed();
     loop {
-        if let Ok(list) = api.list(&ListParams::default()).await {
-            for pod in list {
-                let Ok(pod) = serde_json::to_value(&pod) else {
-                    continue;
-                };
-                if pod["metadata"]["deletionTimestamp"].is_string() {
+        let touched: Vec<Value> = tokio::select! {
+            event = events.next() => match event {
+                Some(Ok(Event::Apply(pod) | Event::InitApply(pod))) => {
+                    let Ok(pod) = serde_json::to_value(&pod) else { continue };
+                    let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+                    known.insert(name, pod.clone());
+                    vec![pod]
+                }
+                Some(Ok(Event::Delete(pod))) => {
+                    known.remove(pod.metadata.name.as_deref().unwrap_or_default());
                     continue;
                 }
-                let state = {
-                    let states = states.lock().expect("states");
-                    pod["metadata"]["labels"][INSTANCE]
-                        .as_str()
-                        .and_then(|i| states.1.get(i))
-                        .unwrap_or(&states.0)
-                        .clone()
-                };
-                let status = status_of(&pod, &state);
-                if !reports(&pod["status"], &status) {
-                    let name = pod["metadata"]["name"].as_str().unwrap_or_default();
-                    // Best effort, as a kubelet's: retried next round.
-                    let _ = api
-                        .patch_status(
-                            name,
-                            &PatchParams::default(),
-                            &Patch::Merge(json!({"status": status})),
-                        )
-                        .await;
+                Some(Ok(Event::Init | Event::InitDone)) => continue,
+                // The watcher retries by itself; a failed round is a
+                // pause, as a kubelet's lost connection would be.
+                Some(Err(_)) => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
                 }
+                None => return,
+            },
+            () = changed.notified() => known.values().cloned().collect(),
+        };
+        for pod in touched {
+            report(&api, &states, &pod).await;
+        }
+    }
+}
+
+/// Writes `pod` the status of its state, unless it already says so.
+async fn report(api: &Api<DynamicObject>, states: &States, pod: &Value) {
+    if pod["metadata"]["deletionTimestamp"].is_string() {
+        return;
+    }
+    let state = {
+        let states = states.lock().expect("states");
+        pod["metadata"]["labels"][INSTANCE]
+            .as_str()
+            .and_then(|i| states.1.get(i))
+            .unwrap_or(&states.0)
+            .clone()
+    };
+    let status = status_of(pod, &state);
+    if !reports(&pod["status"], &status) {
+        let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+        let patch = Patch::Merge(json!({"status": status}));
+        // Retried a few times, as a kubelet would (an API server
+        // restarting under a fault test); a Pod gone meanwhile is done.
+        for _ in 0..25 {
+            match api
+                .patch_status(name, &PatchParams::default(), &patch)
+                .await
+            {
+                Ok(_) => return,
+                Err(kube::Error::Api(e)) if e.code == 404 => return,
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
