@@ -36,6 +36,11 @@ pub struct RunArgs {
     /// /readyz.
     #[arg(long, env = "METRICS_ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// Development only: serve a module at start even when it drops a reason
+    /// of the `<guest>.reasons` golden list or an aspect of the
+    /// `<guest>.aspects` one beside it (the refusal is logged as a WARN).
+    #[arg(long)]
+    allow_golden_drift: bool,
     /// How often the guests directory is checked for new, changed or removed
     /// modules (`2s`, `200ms`); `0` turns hot swapping off.
     #[arg(long, env = "GUESTS_POLL", default_value = "2s", value_parser = parse_duration)]
@@ -159,6 +164,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         settings,
         concurrency: usize::from(args.concurrency),
         metrics_addr: args.metrics_addr,
+        allow_golden_drift: args.allow_golden_drift,
         guests_poll: Some(args.guests_poll).filter(|p| !p.is_zero()),
         rollback: operator::RollbackPolicy {
             threshold: args.rollback_threshold,

@@ -62,6 +62,9 @@ pub struct OperatorConfig {
     pub concurrency: usize,
     /// Where `/metrics` is served, if anywhere.
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Serve a module at start even when it drops a reason or aspect of
+    /// the golden lists beside it (development only).
+    pub allow_golden_drift: bool,
     /// How often the guests directory is polled for new, changed or
     /// removed modules; `None`: never (modules are fixed at start).
     pub guests_poll: Option<Duration>,
@@ -94,7 +97,7 @@ pub async fn run(
         )
     })?;
     let (files, modules): (Vec<String>, Vec<GuestModule>) =
-        modules::load_dir(runtime, &mut guests_dir)?
+        modules::load_dir(runtime, &mut guests_dir, config.allow_golden_drift)?
             .into_iter()
             .unzip();
     let metrics = config.metrics.clone();

@@ -1,6 +1,7 @@
 //! The compatibility gate a module passes before it replaces the running
-//! one: a kind's reasons and condition types are API (alerts, dashboards
-//! and runbooks match on them), so a new module may only add to them.
+//! one (or, at start, against its kind's golden lists: [`super::golden`]):
+//! a kind's reasons and condition types are API (alerts, dashboards and
+//! runbooks match on them), so a new module may only add to them.
 
 use reconciler_conventions::kind::KindSpec;
 
@@ -140,18 +141,78 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
             ),
         ));
     }
-    for r in &old.reasons {
-        if !new.reasons.iter().any(|n| n.name == r.name) {
+    reasons_kept(
+        old.reasons.iter().map(|r| r.name.as_str()),
+        new,
+        Baseline::Running,
+    )?;
+    aspects_kept(&old.aspects, new, Baseline::Running)?;
+    for a in &old.advisory {
+        if !new.advisory.contains(a) {
             return Err(Refusal::new(
-                Check::Reasons,
+                Check::Advisory,
                 format!(
-                    "reason {:?} was registered by the running module and is missing",
-                    r.name
+                    "advisory condition {a:?} was declared by the running module and is missing"
                 ),
             ));
         }
     }
-    for (i, a) in old.aspects.iter().enumerate() {
+    Ok(())
+}
+
+/// What a module is compared to: the module serving its kind (hot swap),
+/// or a golden list shipped beside it (start, [`super::golden`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Baseline<'a> {
+    Running,
+    /// The golden list's file name in the guests directory.
+    Golden(&'a str),
+}
+
+impl Baseline<'_> {
+    /// Why `what` (`reason "X"`, `aspect "Y"`) counts as missing from the
+    /// new module.
+    fn missing(self, what: &str) -> String {
+        let verb = if what.starts_with("reason") {
+            "registered"
+        } else {
+            "declared"
+        };
+        match self {
+            Baseline::Running => format!("{what} was {verb} by the running module and is missing"),
+            Baseline::Golden(file) => {
+                format!("{what} is in the golden list {file} and is not {verb} by the module")
+            }
+        }
+    }
+}
+
+/// Every reason of `baseline` is still registered for `new`, by it or by
+/// the host (`reasons`; names are compared, so a rename counts as missing).
+pub fn reasons_kept<'r>(
+    reasons: impl IntoIterator<Item = &'r str>,
+    new: &KindSpec,
+    baseline: Baseline<'_>,
+) -> Result<(), Refusal> {
+    for r in reasons {
+        if !new.is_registered(r) {
+            return Err(Refusal::new(
+                Check::Reasons,
+                baseline.missing(&format!("reason {r:?}")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `aspects` are a prefix of `new`'s (`aspects`): an aspect may be
+/// appended, not removed, renamed or moved.
+pub fn aspects_kept(
+    aspects: &[String],
+    new: &KindSpec,
+    baseline: Baseline<'_>,
+) -> Result<(), Refusal> {
+    for (i, a) in aspects.iter().enumerate() {
         match new.aspects.get(i) {
             Some(n) if n == a => {}
             _ if new.aspects.contains(a) => {
@@ -167,19 +228,9 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
             _ => {
                 return Err(Refusal::new(
                     Check::Aspects,
-                    format!("aspect {a:?} was declared by the running module and is missing"),
+                    baseline.missing(&format!("aspect {a:?}")),
                 ));
             }
-        }
-    }
-    for a in &old.advisory {
-        if !new.advisory.contains(a) {
-            return Err(Refusal::new(
-                Check::Advisory,
-                format!(
-                    "advisory condition {a:?} was declared by the running module and is missing"
-                ),
-            ));
         }
     }
     Ok(())

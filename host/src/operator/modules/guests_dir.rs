@@ -259,6 +259,16 @@ impl GuestsDir {
         })
     }
 
+    /// The text of `file` in the directory, if it exists (a golden list
+    /// beside a module).
+    pub fn read_beside(&self, file: &str) -> io::Result<Option<String>> {
+        match self.dir.read_to_string(file) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The fixture files of `<stem>.fixtures/`, if the directory exists.
     fn fixtures(&self, stem: &str) -> io::Result<Vec<(String, String)>> {
         let name = format!("{stem}.fixtures");
