@@ -4,13 +4,19 @@
 //! cluster-wide, so this runs in its own test binary (its own API server):
 //! the operator tests sharing one keep their ObjectStore CRD.
 //!
+//! Seed 000 (RouteAPIUnavailable): "A kind served at start but not now
+//! fails the loop, which is retried." So a kind that goes away while the
+//! host runs is an error of the pass (Ready False with ReconcileError, one
+//! Warning, retried with backoff), not the "not served" condition a kind
+//! never served gives (ObjectStoreAPIUnavailable, a stall).
+//!
 //! Deleting a CRD, the API server first deletes its objects (watch Delete
 //! events), then the kind's watches are answered 404. The agent re-queued
 //! by the Delete may run in between, finding the kind served and its
 //! ObjectStore missing; the 404 must re-queue it again, or it stays on
 //! ObjectStoreNotFound. Installed again, the kind's first listing must
-//! re-queue the agent told the API is not served, though it read no object
-//! of the kind then.
+//! re-queue the agent whose pass failed on it, though the failed pass
+//! found no object of the kind.
 //!
 //! The agent's children are the host's, its Pod the controllers' the test
 //! API server runs, reported running by a [`KubeletStandIn`]. A stall
@@ -27,7 +33,10 @@ use kube::Api;
 use kube::api::DeleteParams;
 use reconciler_testsupport::TestNamespace;
 
-use harness::{Guests, Host, eventually, fixture_of, install_crds, wait_for, wait_healthy};
+use harness::{
+    Guests, Host, events_about, eventually, fixture_of, install_crds, published, wait_for,
+    wait_healthy,
+};
 use objects::{
     CLUSTER, CREDENTIALS, OBJECT_STORE, PodState, agent, agents, backup_setup, create, create_all,
     object_store,
@@ -52,15 +61,8 @@ const GUESTS: Guests = Guests {
 
 const OBJECT_STORE_CRD: &str = "objectstores.barmancloud.cnpg.io";
 
-/// What the agent reports while the ObjectStore API is not served.
-const NOT_SERVED: &[(&str, &str, &str)] = &[
-    ("Ready", "False", "ObjectStoreAPIUnavailable"),
-    ("Stalled", "True", "ObjectStoreAPIUnavailable"),
-    ("ConfigurationValid", "False", "ObjectStoreAPIUnavailable"),
-];
-
 #[tokio::test]
-async fn a_deleted_crd_ends_its_readers_on_not_served_and_its_return_restores_them() {
+async fn a_crd_deleted_while_running_fails_its_readers_passes_and_its_return_restores_them() {
     let f = fixture_of(&GUESTS);
     let ns = TestNamespace::new("crd-gone")
         .await
@@ -89,7 +91,37 @@ async fn a_deleted_crd_ends_its_readers_on_not_served_and_its_return_restores_th
         }
     })
     .await;
-    wait_for(&agents, "orders", NOT_SERVED).await;
+    let failed = wait_for(&agents, "orders", &[("Ready", "False", "ReconcileError")]).await;
+    let ready = harness::condition(&failed, "Ready").expect("Ready");
+    assert!(
+        ready.message.contains("ReconciliationFailed")
+            && ready.message.contains(
+                "ObjectStore is no longer served: it was when the host started watching it"
+            ),
+        "{}",
+        ready.message
+    );
+    assert!(
+        !harness::has(&failed, "Stalled", "True", "ObjectStoreAPIUnavailable"),
+        "an error, not the stall of a kind never served: {:?}",
+        harness::summary(&failed)
+    );
+    // Retried with backoff, reported once: one Warning while it fails, and
+    // a failing pass writes nothing more.
+    let writes = host.status_writes(ns.name(), "orders");
+    harness::settle().await;
+    assert_eq!(host.status_writes(ns.name(), "orders"), writes);
+    let events = events_about(&client, ns.name(), "orders").await;
+    assert_eq!(
+        published(&events, "Warning", "ReconciliationFailed"),
+        1,
+        "{events:?}"
+    );
+    assert_eq!(
+        published(&events, "Warning", "ObjectStoreAPIUnavailable"),
+        0,
+        "{events:?}"
+    );
 
     // Installed again: the API is served, with no ObjectStore yet.
     let crd = f
@@ -114,7 +146,14 @@ async fn a_deleted_crd_ends_its_readers_on_not_served_and_its_return_restores_th
     // And the ObjectStore back: healthy again.
     create(&client, ns.name(), object_store(OBJECT_STORE, CREDENTIALS)).await;
     wait_healthy(&agents, "orders").await;
-    // The stall deleted nothing: the same Deployment serves on.
+    // Still the one Warning of the failure, none for the recovery's way.
+    let events = events_about(&client, ns.name(), "orders").await;
+    assert_eq!(
+        published(&events, "Warning", "ReconciliationFailed"),
+        1,
+        "{events:?}"
+    );
+    // The failed passes deleted nothing: the same Deployment serves on.
     let kept = harness::get(&deployments, &objects::deployment_name("orders")).await;
     assert_eq!(kept["metadata"]["uid"], deployment["metadata"]["uid"]);
     assert_eq!(

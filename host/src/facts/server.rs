@@ -36,6 +36,9 @@ pub struct FactServer {
     /// Workloads derived in this pass: the source does not change within
     /// a pass, and deriving one parses the Deployment and all its Pods.
     workloads: BTreeMap<(String, String), Option<WorkloadFact>>,
+    /// The first read that fails the pass whatever the guest makes of its
+    /// answer: a kind no longer served ([`SourceError::NoLongerServed`]).
+    failed_read: Option<SourceError>,
 }
 
 impl FactServer {
@@ -62,6 +65,7 @@ impl FactServer {
             scope: None,
             parent_uid: None,
             workloads: BTreeMap::new(),
+            failed_read: None,
         }
     }
 
@@ -93,7 +97,7 @@ impl FactServer {
         let all: Vec<Arc<Cached>> = self
             .source
             .list(kind, &namespace, &Selector::default())
-            .map_err(read_error)?
+            .map_err(|e| self.read_error(e))?
             .into_iter()
             .filter(|o| self.visible(o))
             .collect();
@@ -133,6 +137,27 @@ impl FactServer {
         }
     }
 
+    /// The read that fails the pass, if one did: the guest's verdict is
+    /// not used, the pass ends in error and is retried with backoff.
+    pub fn take_failed_read(&mut self) -> Option<SourceError> {
+        self.failed_read.take()
+    }
+
+    /// The guest's answer to a read the source could not serve; a kind no
+    /// longer served also fails the pass ([`Self::take_failed_read`]).
+    fn read_error(&mut self, e: SourceError) -> ReadError {
+        let text = e.to_string();
+        match e {
+            SourceError::NotServed(_) => ReadError::NotServed(text),
+            SourceError::Forbidden { .. } => ReadError::Forbidden(text),
+            SourceError::NotWatched(_) => ReadError::Failed(text),
+            SourceError::NoLongerServed(_) => {
+                self.failed_read.get_or_insert(e);
+                ReadError::Failed(text)
+            }
+        }
+    }
+
     /// What the pass read so far.
     pub fn into_reads(self) -> BTreeSet<Dependency> {
         self.reads
@@ -165,7 +190,7 @@ impl FactServer {
         Ok(self
             .source
             .get(kind, namespace, name)
-            .map_err(read_error)?
+            .map_err(|e| self.read_error(e))?
             .filter(|o| self.visible(o)))
     }
 
@@ -180,7 +205,7 @@ impl FactServer {
         let found = self
             .source
             .list(kind, namespace, &selector)
-            .map_err(read_error)
+            .map_err(|e| self.read_error(e))
             .map(|objects| objects.into_iter().filter(|o| self.visible(o)).collect());
         self.reads.insert(Dependency::List {
             kind: kind.clone(),
@@ -218,6 +243,10 @@ impl FactServer {
     /// kind there (the answer changes when it stops or starts being served).
     pub(crate) fn read_availability(&mut self, kind: KindRef, namespace: String) -> Availability {
         let availability = self.source.availability(&kind, &namespace);
+        if self.source.no_longer_served(&kind, &namespace) {
+            self.failed_read
+                .get_or_insert(SourceError::NoLongerServed(kind.clone()));
+        }
         self.reads
             .insert(Dependency::Availability { kind, namespace });
         availability
@@ -289,13 +318,5 @@ impl FactServer {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(part.with_pods(pod_facts)))
-    }
-}
-
-fn read_error(e: SourceError) -> ReadError {
-    match e {
-        SourceError::NotServed(_) => ReadError::NotServed(e.to_string()),
-        SourceError::Forbidden { .. } => ReadError::Forbidden(e.to_string()),
-        SourceError::NotWatched(_) => ReadError::Failed(e.to_string()),
     }
 }

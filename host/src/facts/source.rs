@@ -30,6 +30,13 @@ pub enum SourceError {
     /// The source does not hold this kind (not watched): a host defect.
     #[error("{0} is not watched by the host")]
     NotWatched(KindRef),
+    /// The kind was served when the host started watching it and is no
+    /// longer served (its CustomResourceDefinition deleted while the host
+    /// runs): the pass that reads it fails, and is retried with backoff.
+    #[error(
+        "{0} is no longer served: it was when the host started watching it (its CustomResourceDefinition deleted?)"
+    )]
+    NoLongerServed(KindRef),
 }
 
 /// Which optional kinds can be read where: per namespace, with `""` as
@@ -100,6 +107,14 @@ pub trait ObjectSource: Send + Sync {
     ) -> Result<Vec<Arc<Cached>>, SourceError>;
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability;
+
+    /// Whether `kind` was served in `namespace` when the host started
+    /// watching it and is not now: asked of its availability, the source
+    /// answers not served, and the pass that asked fails
+    /// ([`SourceError::NoLongerServed`]).
+    fn no_longer_served(&self, _kind: &KindRef, _namespace: &str) -> bool {
+        false
+    }
 
     /// The outcome of the host's last apply of the child `name` of `kind`
     /// in `namespace`, if it applied it since it started.

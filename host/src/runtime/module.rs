@@ -24,7 +24,7 @@ use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
 use crate::contract::{convert as twin, v0_1, v0_2, v0_3};
 use crate::facts::meta::object_meta;
-use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource};
+use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource, SourceError};
 
 /// The store data of one call.
 pub struct PassState {
@@ -85,6 +85,9 @@ pub struct Evaluated {
     /// declares it writes (empty when the outcome is an error).
     pub changes: Vec<Change>,
     pub reads: BTreeSet<Dependency>,
+    /// A read that fails the pass whatever the verdict says: a kind no
+    /// longer served ([`SourceError::NoLongerServed`]).
+    pub failed_read: Option<SourceError>,
 }
 
 /// The imports the host provides: its contract, in every version it
@@ -373,6 +376,7 @@ impl GuestModule {
                     outcome: Err(e),
                     changes: Vec::new(),
                     reads: facts.into_reads(),
+                    failed_read: None,
                 };
             }
         };
@@ -394,17 +398,21 @@ impl GuestModule {
                 let changes = model::changes(changes, &self.spec, namespace).map_err(contract)?;
                 Ok((verdict, changes))
             });
-        let reads = store.into_data().facts.into_reads();
+        let mut facts = store.into_data().facts;
+        let failed_read = facts.take_failed_read();
+        let reads = facts.into_reads();
         match outcome {
             Ok((verdict, changes)) => Evaluated {
                 outcome: Ok(verdict),
                 changes,
                 reads,
+                failed_read,
             },
             Err(e) => Evaluated {
                 outcome: Err(e),
                 changes: Vec::new(),
                 reads,
+                failed_read,
             },
         }
     }

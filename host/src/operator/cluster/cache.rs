@@ -409,7 +409,8 @@ impl ClusterSource {
 
     /// The kind's cache when it may be read in `namespace`: probed
     /// available, and still served (a kind whose CRD was deleted while
-    /// running reads as not served until it is listed again).
+    /// running fails the read as no longer served until it is listed
+    /// again).
     fn check(&self, kind: &KindRef, namespace: &str) -> Result<Arc<ObjectCache>, SourceError> {
         self.availability
             .read()
@@ -419,7 +420,7 @@ impl ClusterSource {
             .cache(kind)
             .ok_or_else(|| SourceError::NotWatched(kind.clone()))?;
         if !cache.is_served(namespace) {
-            return Err(SourceError::NotServed(kind.clone()));
+            return Err(SourceError::NoLongerServed(kind.clone()));
         }
         Ok(cache)
     }
@@ -447,19 +448,23 @@ impl ObjectSource for ClusterSource {
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        let availability = self
+        if self.no_longer_served(kind, namespace) {
+            return Availability::NotServed;
+        }
+        self.availability
+            .read()
+            .expect("availability lock")
+            .get(kind, namespace)
+    }
+
+    fn no_longer_served(&self, kind: &KindRef, namespace: &str) -> bool {
+        let probed = self
             .availability
             .read()
             .expect("availability lock")
             .get(kind, namespace);
-        match availability {
-            Availability::Available
-                if self.cache(kind).is_some_and(|c| !c.is_served(namespace)) =>
-            {
-                Availability::NotServed
-            }
-            a => a,
-        }
+        probed == Availability::Available
+            && self.cache(kind).is_some_and(|c| !c.is_served(namespace))
     }
 
     /// Always `None`: the host does not apply children yet, so it has no
@@ -661,7 +666,7 @@ mod tests {
     }
 
     #[test]
-    fn a_kind_no_longer_served_reads_as_not_served_until_served_again() {
+    fn a_kind_no_longer_served_fails_its_reads_until_served_again() {
         let kind = KindRef {
             group: "route.openshift.io".into(),
             version: "v1".into(),
@@ -674,14 +679,16 @@ mod tests {
         for namespace in ["team-a", ""] {
             assert!(matches!(
                 source.get(&kind, namespace, "x"),
-                Err(SourceError::NotServed(_))
+                Err(SourceError::NoLongerServed(_))
             ));
             assert_eq!(
                 source.availability(&kind, namespace),
                 Availability::NotServed
             );
+            assert!(source.no_longer_served(&kind, namespace));
         }
         assert!(cache.set_served("", true));
+        assert!(!source.no_longer_served(&kind, "team-a"));
         assert!(source.get(&kind, "team-a", "x").is_ok());
         assert_eq!(
             source.availability(&kind, "team-a"),
@@ -701,7 +708,7 @@ mod tests {
         assert!(cache.set_served("team-a", false));
         assert!(matches!(
             source.get(&kind, "team-a", "x"),
-            Err(SourceError::NotServed(_))
+            Err(SourceError::NoLongerServed(_))
         ));
         assert_eq!(
             source.availability(&kind, "team-a"),
@@ -714,7 +721,7 @@ mod tests {
         assert!(
             matches!(
                 source.list(&kind, "", &Selector::default()),
-                Err(SourceError::NotServed(_))
+                Err(SourceError::NoLongerServed(_))
             ),
             "a read of every namespace needs every watch"
         );
@@ -722,6 +729,24 @@ mod tests {
         assert!(!cache.set_served("team-a", true), "no flip");
         assert!(source.get(&kind, "team-a", "x").is_ok());
         assert!(source.list(&kind, "", &Selector::default()).is_ok());
+    }
+
+    #[test]
+    fn a_kind_not_served_at_start_is_not_served_not_gone() {
+        let kind = KindRef {
+            group: "route.openshift.io".into(),
+            version: "v1".into(),
+            kind: "Route".into(),
+        };
+        let source = ClusterSource::default();
+        let cache = source.add_kind(kind.clone());
+        source.set_availability(kind.clone(), "", Availability::NotServed);
+        cache.set_served("", false);
+        assert!(matches!(
+            source.get(&kind, "team-a", "x"),
+            Err(SourceError::NotServed(_))
+        ));
+        assert!(!source.no_longer_served(&kind, "team-a"));
     }
 
     #[test]
