@@ -12,6 +12,7 @@
 
 use std::fmt::Write as _;
 
+use reconciler_conventions::engine::convergence_type;
 use reconciler_conventions::kind::{HOST_REASONS, KindSpec, Profile};
 
 /// The command that regenerates the page.
@@ -173,6 +174,8 @@ fn kind_section(out: &mut String, spec: &KindSpec) {
     }
     out.push('\n');
 
+    events_section(out, spec);
+
     out.push_str("### Reasons\n\n");
     out.push_str("| Reason | Owner | Stalls | Quiet | Meaning |\n|---|---|---|---|---|\n");
     for entry in spec.registry() {
@@ -240,6 +243,76 @@ fn kind_section(out: &mut String, spec: &KindSpec) {
         }
         out.push('\n');
     }
+}
+
+/// Which Events the host emits for the kind, by its profile: seed 000's
+/// "transitions worth attention" for `progressing`, seed 004's event type
+/// by polarity for `kstatus`.
+fn events_section(out: &mut String, spec: &KindSpec) {
+    out.push_str("### Events\n\n");
+    let _ = writeln!(
+        out,
+        "Profile `{}`: one Event per transition (a change of status or reason; a\n\
+         message change alone is silent), published after the status write succeeded,\n\
+         one per reason within a pass.\n",
+        profile_name(spec.profile)
+    );
+    out.push_str("| Event reason | Type | When |\n|---|---|---|\n");
+    out.push_str("| `AsExpected` | Normal | `Ready` turns True |\n");
+    out.push_str(
+        "| the stall's reason | Warning | `Stalled` turns True; not again when the same \
+         stall is found after an error pass set `Stalled` False |\n",
+    );
+    let aspects = code_list(&spec.aspects);
+    let advisory = code_list(&sorted(&spec.advisory));
+    match spec.profile {
+        Profile::Progressing => {
+            let _ = writeln!(
+                out,
+                "| the aspect's reason | Warning | an aspect ({aspects}) turns False, unless \
+                 the reason is quiet |"
+            );
+        }
+        Profile::Kstatus => {
+            let _ = writeln!(
+                out,
+                "| the condition's reason | Warning | an aspect ({aspects}) or advisory \
+                 condition ({advisory}) arrives at its bad state, unless the reason is quiet |"
+            );
+            let _ = writeln!(
+                out,
+                "| the condition's reason | Normal | an aspect ({aspects}) or advisory \
+                 condition ({advisory}) arrives at its good state |"
+            );
+        }
+    }
+    out.push_str(
+        "| `ReconciliationFailed`, `QuotaExceeded`, `AdmissionDenied`, `GuestFailed` | \
+         Warning | a pass ends with an error of the class: once per class until a pass \
+         succeeds, also when the status write that would say it is refused |\n",
+    );
+    out.push_str(
+        "| `NamespaceNotWatched` | Warning | once at start, on an object of a namespace \
+         left out of the watch |\n",
+    );
+    out.push_str("| the kind's own | as the guest says | the pass changed the status |\n\n");
+    let silent = match spec.profile {
+        Profile::Progressing if spec.advisory.is_empty() => format!(
+            "No other transition is an Event: not `{}`, not an aspect turning True or\n\
+             Unknown.\n\n",
+            convergence_type(spec)
+        ),
+        Profile::Progressing => format!(
+            "No other transition is an Event: not `{}`, not an aspect turning True or\n\
+             Unknown, and no advisory condition ({advisory}) whatever its state.\n\n",
+            convergence_type(spec)
+        ),
+        Profile::Kstatus => format!(
+            "No other transition is an Event: not `{}`, and no condition turning Unknown.\n\n",
+            convergence_type(spec)
+        ),
+    };
+    out.push_str(&silent);
 }
 
 fn profile_name(profile: Profile) -> &'static str {
@@ -380,6 +453,19 @@ mod tests {
         assert!(page.contains("- **Negative polarity**: `Reconciling`, `Stalled`, `Cold`"));
         assert!(page.contains("| Pause annotation | `example.dev/pause: \"true\"` |"));
         assert!(page.contains("`kstatus`: the host writes Ready, Reconciling and Stalled"));
+    }
+
+    #[test]
+    fn the_events_are_stated_per_profile() {
+        let kstatus = conditions_page(&[spec("Apple")]);
+        assert!(kstatus.contains("Profile `kstatus`: one Event per transition"));
+        assert!(kstatus.contains("| the condition's reason | Normal | an aspect"));
+        let mut seed_000 = spec("Apple");
+        seed_000.profile = Profile::Progressing;
+        let page = conditions_page(&[seed_000]);
+        assert!(page.contains("Profile `progressing`: one Event per transition"));
+        assert!(!page.contains("| Normal | an aspect"));
+        assert!(page.contains("no advisory condition (`Cold`, `Warm`) whatever its state"));
     }
 
     #[test]

@@ -907,11 +907,12 @@ async fn a_write_that_returns_a_newer_spec_asks_for_another_pass() {
     );
 }
 
-/// A parent's first pass writes its first-touch status, and the object
-/// that write returns may carry a newer spec than the one read: the pass
-/// evaluates that object, and stamps its conditions with its generation
-/// (a contended hot swap left an object evaluated at its last spec but
-/// stamped with an older generation, and nothing passed it again).
+/// A parent's first pass is one status write (no first-touch write before
+/// it), stamped with the generation it evaluated, not the newer one its
+/// write returns: the object that write returns carries a newer spec than
+/// the one read, so the pass asks for another, which evaluates it (a
+/// contended hot swap left an object evaluated at its last spec but stamped
+/// with an older generation, and nothing passed it again).
 #[tokio::test]
 async fn a_first_pass_stamps_the_generation_it_evaluated() {
     let (_ns, p) = InProcess::new("faults-first").await;
@@ -921,9 +922,14 @@ async fn a_first_pass_stamps_the_generation_it_evaluated() {
     let o = get(&p.hostiles, "h").await;
     let behaving = condition(&o, "Behaving").unwrap();
     assert_eq!(
-        behaving.message, "second",
-        "the stored object was evaluated"
+        behaving.observed_generation, 1,
+        "stamped with the generation it evaluated: {behaving:?}"
     );
+    assert_eq!(p.pending(), 1, "the pass asked for another pass");
+    p.pass().await;
+    let o = get(&p.hostiles, "h").await;
+    let behaving = condition(&o, "Behaving").unwrap();
+    assert_eq!(behaving.message, "second", "the newer spec was evaluated");
     assert_eq!(
         behaving.observed_generation,
         o["metadata"]["generation"].as_i64().unwrap(),

@@ -8,6 +8,7 @@ mod condition;
 mod contract;
 mod events;
 mod fields;
+mod reported;
 mod rollup;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ use crate::verdict::{EventType, Verdict};
 use condition::{ConditionWriter, Fact};
 pub use contract::{ContractError, check_verdict};
 pub use fields::RESERVED_STATUS_FIELDS;
+pub use reported::Reported;
 pub use rollup::convergence_type;
 
 /// The healthy reason of every aspect and of Ready.
@@ -44,7 +46,7 @@ pub const NAMESPACE_NOT_WATCHED: &str = "NamespaceNotWatched";
 
 /// The class of an error that ended a pass. Each class is reported by one
 /// Warning Event, once, until a pass succeeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ErrorClass {
     /// An API error of no more specific class.
     ReconciliationFailed,
@@ -76,10 +78,10 @@ impl ErrorClass {
 
     /// Whether `ready` (the previous Ready condition) already reports an
     /// error of this class: reason ReconcileError and a message starting
-    /// with `"<Class>: "`. Such an error is not reported again by an Event;
-    /// a pass that succeeds rewrites Ready, so the next error of the class
-    /// is reported again. Only the class Ready carries is remembered: a
-    /// class that comes back after another class is reported again.
+    /// with `"<Class>: "`. Such an error is not reported again by an Event.
+    /// Ready carries one class; the others reported since a pass last
+    /// succeeded are remembered by [`Reported`], which a restart loses:
+    /// then Ready's class is what the status still says was reported.
     pub fn is_reported_by(self, ready: &Condition) -> bool {
         ready.type_ == READY
             && ready.reason == RECONCILE_ERROR
@@ -111,6 +113,8 @@ pub struct Input<'a> {
     /// The clock of this pass.
     pub now: jiff::Timestamp,
     pub outcome: Outcome,
+    /// What earlier passes of the object reported by Event.
+    pub reported: &'a Reported,
 }
 
 /// An Event to emit once the status write succeeded.
@@ -138,26 +142,9 @@ pub struct Output {
     pub requeue_after_seconds: Option<u32>,
     /// A stall is not retried with backoff.
     pub stalled: bool,
-}
-
-/// The status of an object the host has not evaluated yet: every condition
-/// the kind always carries (the profile's host conditions and the aspects)
-/// Unknown with reason Initializing at `generation`. Advisory conditions
-/// are present only while a fact holds, so none is written here.
-pub fn first_touch(spec: &KindSpec, generation: i64, now: jiff::Timestamp) -> Status {
-    let empty = Status::default();
-    let writer = ConditionWriter::new(&empty, generation, now);
-    Status {
-        observed_generation: Some(generation),
-        conditions: spec
-            .host_conditions()
-            .iter()
-            .copied()
-            .chain(spec.aspects.iter().map(String::as_str))
-            .map(|t| writer.write(t, Fact::initializing()))
-            .collect(),
-        fields: serde_json::Map::new(),
-    }
+    /// What has been reported once `events` are published: the next pass's
+    /// [`Input::reported`].
+    pub reported: Reported,
 }
 
 /// Decides the status to write and the Events to emit from how a pass
@@ -175,7 +162,10 @@ pub fn first_touch(spec: &KindSpec, generation: i64, now: jiff::Timestamp) -> St
 ///   written and the previous status fields, and writes Ready False
 ///   (ReconcileError).
 /// - A condition the kind always carries that the pass neither sets nor
-///   finds in the previous status is Unknown (Initializing).
+///   finds in the previous status is Unknown (Initializing): a first pass
+///   (an empty previous status) is one write, with whatever it did not
+///   evaluate Initializing, not a write of every condition Initializing
+///   followed by another.
 /// - Conditions are written in [`KindSpec::condition_types`] order; a
 ///   previous condition of a type the kind does not declare (a type a
 ///   replaced module dropped) is not carried over: the host owns
@@ -188,21 +178,22 @@ pub fn decide(input: Input<'_>) -> Output {
         previous,
         now,
         outcome,
+        reported,
     } = input;
     let writer = ConditionWriter::new(previous, generation, now);
+    let context = Context {
+        spec,
+        writer: &writer,
+        previous,
+        paused,
+        reported,
+    };
     match outcome {
         Outcome::Verdict(verdict) => match check_verdict(spec, &verdict, paused) {
-            Ok(()) => from_verdict(spec, &writer, previous, paused, &verdict),
-            Err(violation) => from_error(
-                spec,
-                &writer,
-                previous,
-                paused,
-                ErrorClass::GuestFailed,
-                &violation.to_string(),
-            ),
+            Ok(()) => context.on_verdict(&verdict),
+            Err(violation) => context.on_error(ErrorClass::GuestFailed, &violation.to_string()),
         },
-        Outcome::Error { class, text } => from_error(spec, &writer, previous, paused, class, &text),
+        Outcome::Error { class, text } => context.on_error(class, &text),
     }
 }
 
@@ -280,108 +271,136 @@ pub fn not_watched(
         events,
         requeue_after_seconds: None,
         stalled: false,
+        reported: Reported::default(),
     }
 }
 
-fn from_verdict(
-    spec: &KindSpec,
-    writer: &ConditionWriter<'_>,
-    previous: &Status,
+/// One decision's inputs besides the outcome.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    spec: &'a KindSpec,
+    writer: &'a ConditionWriter<'a>,
+    previous: &'a Status,
     paused: bool,
-    verdict: &Verdict,
-) -> Output {
-    let aspects: Vec<Condition> = spec
-        .aspects
-        .iter()
-        .map(|a| match verdict.aspects.iter().find(|d| &d.type_ == a) {
-            Some(d) => writer.write(a, Fact::from(d)),
-            None => writer.keep_or_initialize(a),
-        })
-        .collect();
-    let advisory: Vec<Condition> = spec
-        .advisory
-        .iter()
-        .filter_map(|t| {
-            verdict
-                .advisory
-                .iter()
-                .find(|d| &d.type_ == t)
-                .map(|d| writer.write(t, Fact::from(d)))
-        })
-        .collect();
-    let host = rollup::from_verdict(
-        spec,
-        &aspects,
-        writer.generation(),
-        paused,
-        verdict.stall.as_ref(),
-    );
-    let status = Status {
-        observed_generation: Some(writer.generation()),
-        conditions: assemble(spec, writer, host, aspects, advisory),
-        fields: fields::merge(&previous.fields, &verdict.status_fields),
-    };
-    let changed = status != *previous;
-    let events = events::collect(spec, previous, &status, None, &verdict.events, changed);
-    let recheck = verdict
-        .stall
-        .as_ref()
-        .and_then(|s| spec.stall_rule(&s.reason))
-        .and_then(|rule| rule.recheck_seconds);
-    let requeue_after_seconds = match (verdict.requeue_after_seconds, recheck) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    Output {
-        status,
-        changed,
-        events,
-        requeue_after_seconds,
-        stalled: verdict.stall.is_some(),
-    }
+    reported: &'a Reported,
 }
 
-fn from_error(
-    spec: &KindSpec,
-    writer: &ConditionWriter<'_>,
-    previous: &Status,
-    paused: bool,
-    class: ErrorClass,
-    text: &str,
-) -> Output {
-    let message = class.ready_message(text);
-    let newly_reported = !previous
-        .condition(READY)
-        .is_some_and(|ready| class.is_reported_by(ready));
-    let error_event = newly_reported.then(|| Event {
-        type_: EventType::Warning,
-        reason: class.as_str().to_owned(),
-        note: message.clone(),
-    });
-    let aspects = spec
-        .aspects
-        .iter()
-        .map(|a| writer.keep_or_initialize(a))
-        .collect();
-    let advisory = spec
-        .advisory
-        .iter()
-        .filter_map(|t| writer.keep(t))
-        .collect();
-    let host = rollup::from_error(spec, paused, message);
-    let status = Status {
-        observed_generation: Some(writer.generation()),
-        conditions: assemble(spec, writer, host, aspects, advisory),
-        fields: previous.fields.clone(),
-    };
-    let changed = status != *previous;
-    let events = events::collect(spec, previous, &status, error_event, &[], changed);
-    Output {
-        status,
-        changed,
-        events,
-        requeue_after_seconds: None,
-        stalled: false,
+impl Context<'_> {
+    fn on_verdict(&self, verdict: &Verdict) -> Output {
+        let Context {
+            spec,
+            writer,
+            previous,
+            paused,
+            reported,
+        } = *self;
+        let aspects: Vec<Condition> = spec
+            .aspects
+            .iter()
+            .map(|a| match verdict.aspects.iter().find(|d| &d.type_ == a) {
+                Some(d) => writer.write(a, Fact::from(d)),
+                None => writer.keep_or_initialize(a),
+            })
+            .collect();
+        let advisory: Vec<Condition> = spec
+            .advisory
+            .iter()
+            .filter_map(|t| {
+                verdict
+                    .advisory
+                    .iter()
+                    .find(|d| &d.type_ == t)
+                    .map(|d| writer.write(t, Fact::from(d)))
+            })
+            .collect();
+        let host = rollup::from_verdict(
+            spec,
+            &aspects,
+            writer.generation(),
+            paused,
+            verdict.stall.as_ref(),
+        );
+        let status = Status {
+            observed_generation: Some(writer.generation()),
+            conditions: assemble(spec, writer, host, aspects, advisory),
+            fields: fields::merge(&previous.fields, &verdict.status_fields),
+        };
+        let changed = status != *previous;
+        let events = events::collect(
+            spec,
+            previous,
+            &status,
+            reported,
+            None,
+            &verdict.events,
+            changed,
+        );
+        let recheck = verdict
+            .stall
+            .as_ref()
+            .and_then(|s| spec.stall_rule(&s.reason))
+            .and_then(|rule| rule.recheck_seconds);
+        let requeue_after_seconds = match (verdict.requeue_after_seconds, recheck) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Output {
+            status,
+            changed,
+            events,
+            requeue_after_seconds,
+            stalled: verdict.stall.is_some(),
+            reported: Reported::after_verdict(verdict.stall.as_ref().map(|s| s.reason.as_str())),
+        }
+    }
+
+    /// An error of `class` is reported by a Warning unless it was already:
+    /// remembered in [`Reported`], or carried by Ready (the memory lost to
+    /// a restart).
+    fn on_error(&self, class: ErrorClass, text: &str) -> Output {
+        let Context {
+            spec,
+            writer,
+            previous,
+            paused,
+            reported,
+        } = *self;
+        let message = class.ready_message(text);
+        let newly_reported = !reported.has_class(class)
+            && !previous
+                .condition(READY)
+                .is_some_and(|ready| class.is_reported_by(ready));
+        let error_event = newly_reported.then(|| Event {
+            type_: EventType::Warning,
+            reason: class.as_str().to_owned(),
+            note: message.clone(),
+        });
+        let aspects = spec
+            .aspects
+            .iter()
+            .map(|a| writer.keep_or_initialize(a))
+            .collect();
+        let advisory = spec
+            .advisory
+            .iter()
+            .filter_map(|t| writer.keep(t))
+            .collect();
+        let host = rollup::from_error(spec, paused, message);
+        let status = Status {
+            observed_generation: Some(writer.generation()),
+            conditions: assemble(spec, writer, host, aspects, advisory),
+            fields: previous.fields.clone(),
+        };
+        let changed = status != *previous;
+        let events = events::collect(spec, previous, &status, reported, error_event, &[], changed);
+        Output {
+            status,
+            changed,
+            events,
+            requeue_after_seconds: None,
+            stalled: false,
+            reported: reported.with_class(class),
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::kind::{KindSpec, PauseAnnotation, Profile, ReasonEntry, StallRule};
 use crate::status::Status;
 use crate::verdict::{ConditionStatus, Decision as Fact, EventType, KindEvent, Stall, Verdict};
 
-use crate::engine::{ErrorClass, Input, Outcome, Output, decide};
+use crate::engine::{ErrorClass, Input, Outcome, Output, Reported, decide};
 
 fn reasons(owner: &str, names: &[&str]) -> Vec<ReasonEntry> {
     names
@@ -191,6 +191,8 @@ pub struct Pass<'a> {
     pub generation: i64,
     pub paused: bool,
     pub now: jiff::Timestamp,
+    /// What earlier passes reported; none when not given.
+    pub reported: Option<&'a Reported>,
 }
 
 impl<'a> Pass<'a> {
@@ -200,6 +202,15 @@ impl<'a> Pass<'a> {
             generation: 1,
             paused: false,
             now: t(0),
+            reported: None,
+        }
+    }
+
+    /// The pass follows passes that reported `reported`.
+    pub fn after(self, reported: &'a Reported) -> Pass<'a> {
+        Pass {
+            reported: Some(reported),
+            ..self
         }
     }
 
@@ -222,6 +233,7 @@ impl<'a> Pass<'a> {
     }
 
     pub fn outcome(&self, previous: &Status, outcome: Outcome) -> Output {
+        let none = Reported::default();
         decide(Input {
             spec: self.spec,
             generation: self.generation,
@@ -229,6 +241,7 @@ impl<'a> Pass<'a> {
             previous,
             now: self.now,
             outcome,
+            reported: self.reported.unwrap_or(&none),
         })
     }
 

@@ -88,7 +88,6 @@ async fn reconcile(
         });
     };
     let spec = module.spec().clone();
-    let generation_of = |o: &Value| o["metadata"]["generation"].as_i64().unwrap_or(0);
     // Only what the host owns of the status: other writers' fields and
     // conditions are neither rewritten nor a reason to write.
     let previous = match Status::from_json(&parent["status"]) {
@@ -99,21 +98,9 @@ async fn reconcile(
         }
     };
 
-    let mut parent = parent;
-    let mut previous = previous;
-    if previous.conditions.is_empty() {
-        let initial = engine::first_touch(&spec, generation_of(&parent), jiff::Timestamp::now());
-        match write(registry, kind, &spec, &parent, &previous, &initial).await {
-            Ok(stored) => {
-                previous = initial;
-                parent = stored;
-            }
-            Err(done) => return Pass::without_guest(done),
-        }
-    }
-    // The generation of what the pass evaluates: after a first-touch
-    // write, the stored object's, which may be newer than the one read.
-    let generation = generation_of(&parent);
+    // One status write per pass, a first one included: what the pass does
+    // not evaluate is written Unknown (Initializing) by the engine.
+    let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
 
     let paused = spec.is_paused(&parent);
     let now = jiff::Timestamp::now();
@@ -157,7 +144,7 @@ async fn reconcile(
     // asks only for what the seed says still happens then (a refused
     // hostname's exposure withdrawn).
     let made = match &evaluated.outcome {
-        Ok(_) if !evaluated.changes.is_empty() => {
+        Ok(_) if evaluated.failed_read.is_none() && !evaluated.changes.is_empty() => {
             let made = children::make(
                 kind.writer.client(),
                 &registry.source,
@@ -181,7 +168,7 @@ async fn reconcile(
         .outcome
         .as_ref()
         .is_err_and(|e| e.blame() == Blame::Guest);
-    let mut failed = evaluated.outcome.is_err();
+    let mut failed = evaluated.outcome.is_err() || evaluated.failed_read.is_some();
     // A serving certificate made or kept asks for a pass when it is due
     // for renewal.
     let renew_after = made
@@ -204,6 +191,16 @@ async fn reconcile(
                 text: e.to_string(),
             }
         }
+        // A kind served at start and not now fails the pass, retried with
+        // backoff (seed 000): what the guest made of its absence is moot.
+        (Ok(_), _) if evaluated.failed_read.is_some() => Outcome::Error {
+            class: ErrorClass::ReconciliationFailed,
+            text: evaluated
+                .failed_read
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        },
         (Ok(_), Some(Err(e))) => {
             let Some(class) = e.class() else {
                 // A conflict: retried soon, nothing reported.
@@ -245,6 +242,7 @@ async fn reconcile(
         previous: &previous,
         now,
         outcome,
+        reported: &queue.reported(key),
     });
     registry
         .metrics
@@ -252,7 +250,8 @@ async fn reconcile(
         .get_or_create(&label)
         .observe((host_time + started.elapsed()).as_secs_f64());
     if output.changed {
-        match write(registry, kind, &spec, &parent, &previous, &output.status).await {
+        let target = Target { kind, queue, key };
+        match write(registry, &target, &spec, &parent, &previous, &output.status).await {
             // The stored object carries a change the pass did not see (its
             // spec changed between the pass's read and its write): the
             // watch event of that change will compare equal to the cache,
@@ -268,6 +267,7 @@ async fn reconcile(
             .get_or_create(&label)
             .inc_by(output.events.len() as u64);
     }
+    queue.remember(key, output.reported);
     let after = output
         .requeue_after_seconds
         .map(|s| Duration::from_secs(u64::from(s)))
@@ -287,6 +287,15 @@ async fn reconcile(
     })
 }
 
+/// The parent a status is written to: its kind, and its queue entry that
+/// remembers what its passes reported.
+#[derive(Clone, Copy)]
+struct Target<'a> {
+    kind: &'a Kind,
+    queue: &'a WorkQueue<ParentKey>,
+    key: &'a ParentKey,
+}
+
 /// Writes a status and puts the stored object in the cache, so the next
 /// pass starts from what was written even before the watch delivers it.
 /// A failed write ends the pass: a conflict is retried quietly; another
@@ -294,12 +303,13 @@ async fn reconcile(
 /// status when possible, and reported once.
 async fn write(
     registry: &Registry,
-    kind: &Kind,
+    target: &Target<'_>,
     spec: &KindSpec,
     parent: &Value,
     stored: &Status,
     status: &Status,
 ) -> Result<Arc<Value>, Done> {
+    let kind = target.kind;
     match kind.writer.write_status(parent, status).await {
         Ok(written) => {
             registry
@@ -316,7 +326,7 @@ async fn write(
             }
             ApiErrorClass::Reported(class) => {
                 tracing::warn!(error = %e, class = class.as_str(), "status write failed");
-                report_error(kind, spec, parent, stored, class, &api_error::text(&e)).await;
+                report_error(target, spec, parent, stored, class, &api_error::text(&e)).await;
                 Err(Done::Failed)
             }
         },
@@ -324,14 +334,19 @@ async fn write(
 }
 
 /// Best effort: the error outcome through the engine, written and reported.
+/// When that write is refused too (an admission webhook on `/status` that
+/// refuses every status), the class is reported by its Event all the same,
+/// once: the status cannot say it, the memory of the parent's queue entry
+/// does.
 async fn report_error(
-    kind: &Kind,
+    target: &Target<'_>,
     spec: &KindSpec,
     parent: &Value,
     previous: &Status,
     class: ErrorClass,
     text: &str,
 ) {
+    let Target { kind, queue, key } = *target;
     let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
     let output = engine::decide(Input {
         spec,
@@ -343,14 +358,22 @@ async fn report_error(
             class,
             text: text.to_owned(),
         },
+        reported: &queue.reported(key),
     });
-    if output.changed
-        && kind
-            .writer
-            .write_status(parent, &output.status)
-            .await
-            .is_ok()
-    {
-        kind.writer.publish(parent, &output.events).await;
+    if !output.changed {
+        return;
     }
+    match kind.writer.write_status(parent, &output.status).await {
+        Ok(_) => kind.writer.publish(parent, &output.events).await,
+        Err(e) => {
+            tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
+            let class_event: Vec<_> = output
+                .events
+                .into_iter()
+                .filter(|event| event.reason == class.as_str())
+                .collect();
+            kind.writer.publish(parent, &class_event).await;
+        }
+    }
+    queue.remember(key, output.reported);
 }

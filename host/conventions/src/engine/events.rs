@@ -1,13 +1,13 @@
-//! Which changes of a pass are worth an Event, their type by polarity, and
-//! one Event per reason within a pass.
+//! Which changes of a pass are worth an Event, per profile, their type by
+//! polarity, and one Event per reason within a pass.
 
-use crate::kind::{KindSpec, READY, STALLED};
+use crate::kind::{KindSpec, Profile, READY, STALLED};
 use crate::message::bound;
 use crate::status::{Condition, Status};
 use crate::verdict::{ConditionStatus, EventType, KindEvent};
 
-use super::Event;
 use super::rollup::convergence_type;
+use super::{Event, Reported};
 
 /// A transition is a change of status or reason; a message change alone is
 /// silent. A condition that did not exist before transitions.
@@ -18,15 +18,22 @@ fn is_transition(before: Option<&Condition>, after: &Condition) -> bool {
 /// The Event a transition is worth, if any. Event type follows polarity: a
 /// condition arriving at its bad state (True on a negative-polarity type,
 /// False on a positive one) is a Warning, at its good state a Normal. Of
-/// those, the ones worth attention (seed 000):
+/// those, the ones worth attention:
 /// - Ready turning True: Normal, AsExpected. Ready arriving elsewhere is
 ///   silent: the aspect or the error it copies is reported on its own.
 /// - Stalled turning True: Warning with the stall's reason.
-/// - An aspect or advisory condition arriving at its bad state: Warning
-///   with its reason, unless the reason is quiet (a child on its way).
-///   Arriving at the good state is silent: Ready turning True says it once
-///   for all aspects.
 /// - Progressing / Reconciling: silent, it moves on every rollout.
+/// - An aspect arriving at its bad state: Warning with its reason, unless
+///   the reason is quiet (a child on its way).
+/// - The rest by profile. Seed 000 (Progressing) lists nothing else: an
+///   aspect arriving at its good state is silent (Ready turning True says
+///   it once for all aspects), and an advisory condition is silent
+///   whatever its state (a refused hostname gives "one Warning for both
+///   conditions", not a third for the exposure policy it keeps). Seed 004
+///   (kstatus) records every transition of a condition with its event
+///   type by polarity: an advisory condition arriving at its bad state is
+///   a Warning (unless quiet), and an aspect or advisory condition
+///   arriving at its good state is a Normal with its reason.
 fn transition_event(
     spec: &KindSpec,
     before: Option<&Condition>,
@@ -43,12 +50,22 @@ fn transition_event(
     } else if type_ == convergence_type(spec) {
         None
     } else {
-        let bad = if spec.is_negative_polarity(type_) {
-            ConditionStatus::True
+        let (good, bad) = if spec.is_negative_polarity(type_) {
+            (ConditionStatus::False, ConditionStatus::True)
         } else {
-            ConditionStatus::False
+            (ConditionStatus::True, ConditionStatus::False)
         };
-        (after.status == bad && !spec.is_quiet(&after.reason)).then_some(EventType::Warning)
+        let advisory = spec.advisory.iter().any(|a| a == type_);
+        match spec.profile {
+            Profile::Progressing if advisory => None,
+            Profile::Progressing | Profile::Kstatus
+                if after.status == bad && !spec.is_quiet(&after.reason) =>
+            {
+                Some(EventType::Warning)
+            }
+            Profile::Kstatus if after.status == good => Some(EventType::Normal),
+            Profile::Progressing | Profile::Kstatus => None,
+        }
     }?;
     Some(Event {
         type_: event_type,
@@ -61,6 +78,11 @@ fn transition_event(
 /// the condition transitions in condition order, then the kind's own
 /// Events when the pass changed the status.
 ///
+/// Stalled turning True with the reason of the stall reported `earlier` is
+/// silent: an error pass between two passes of one stall wrote Stalled
+/// False, and the stall never changed (a brief error during a stall does
+/// not repeat the stall's Warning).
+///
 /// Deduplication within a pass: condition transitions give one Event per
 /// (type, reason), the first condition's message as note (so
 /// ConfigurationValid=False, ExposureReady=False and Stalled=True, all
@@ -71,6 +93,7 @@ pub(super) fn collect(
     spec: &KindSpec,
     previous: &Status,
     next: &Status,
+    earlier: &Reported,
     error: Option<Event>,
     kind_events: &[KindEvent],
     changed: bool,
@@ -79,6 +102,12 @@ pub(super) fn collect(
     let mut reported: Vec<(EventType, String)> = Vec::new();
     for after in &next.conditions {
         let before = previous.condition(&after.type_);
+        let same_stall = after.type_ == STALLED
+            && after.status == ConditionStatus::True
+            && earlier.stall() == Some(after.reason.as_str());
+        if same_stall {
+            continue;
+        }
         if let Some(event) = transition_event(spec, before, after) {
             let key = (event.type_, event.reason.clone());
             if !reported.contains(&key) {

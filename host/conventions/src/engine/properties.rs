@@ -206,11 +206,13 @@ struct Step {
     now: jiff::Timestamp,
     outcome: Outcome,
     previous: Status,
+    reported: Reported,
     decision: Output,
 }
 
 fn run(spec: &KindSpec, passes: &[RawPass]) -> Vec<Step> {
     let mut previous = Status::default();
+    let mut reported = Reported::default();
     let mut generation = 1;
     let mut seconds = 0;
     let mut steps = Vec::new();
@@ -227,17 +229,21 @@ fn run(spec: &KindSpec, passes: &[RawPass]) -> Vec<Step> {
             previous: &previous,
             now: t(seconds),
             outcome: outcome.clone(),
+            reported: &reported,
         });
         let next = decision.status.clone();
+        let next_reported = decision.reported.clone();
         steps.push(Step {
             generation,
             paused: raw.paused,
             now: t(seconds),
             outcome,
             previous,
+            reported,
             decision,
         });
         previous = next;
+        reported = next_reported;
     }
     steps
 }
@@ -250,6 +256,7 @@ fn again(spec: &KindSpec, step: &Step, previous: &Status, now: jiff::Timestamp) 
         previous,
         now,
         outcome: step.outcome.clone(),
+        reported: &step.reported,
     })
 }
 
@@ -300,6 +307,7 @@ proptest! {
                 });
                 let class = error_class.is_some_and(|class| {
                     event.reason == class.as_str()
+                        && !step.reported.has_class(class)
                         && !step.previous.condition(READY).is_some_and(|r| class.is_reported_by(r))
                 });
                 let kind = match &step.outcome {
@@ -308,6 +316,26 @@ proptest! {
                     Outcome::Error { .. } => false,
                 };
                 prop_assert!(transition || class || kind, "unexplained {:?}", event);
+            }
+        }
+    }
+
+    #[test]
+    fn each_error_class_is_reported_once_until_a_verdict((kstatus, passes) in history()) {
+        let spec = spec_of(kstatus);
+        let mut since_verdict: Vec<String> = Vec::new();
+        for step in run(&spec, &passes) {
+            let class = match &step.outcome {
+                Outcome::Error { class, .. } => Some(*class),
+                Outcome::Verdict(v) => check_verdict(&spec, v, step.paused).err().map(|_| ErrorClass::GuestFailed),
+            };
+            let Some(class) = class else {
+                since_verdict.clear();
+                continue;
+            };
+            for event in step.decision.events.iter().filter(|e| e.reason == class.as_str()) {
+                prop_assert!(!since_verdict.contains(&event.reason), "{} again", event.reason);
+                since_verdict.push(event.reason.clone());
             }
         }
     }

@@ -60,9 +60,12 @@ type Fact = crate::verdict::Decision;
 // Rule 1: first touch.
 
 #[test]
-fn first_touch_writes_every_always_carried_condition_unknown_initializing() {
+fn a_first_pass_is_one_write_of_every_always_carried_condition() {
     for spec in [console(), registry_kind()] {
-        let status = first_touch(&spec, 3, t(0));
+        let d = Pass::new(&spec)
+            .generation(3)
+            .verdict(&Status::default(), all_ok(&spec));
+        assert!(d.changed, "a first pass writes");
         let expected: Vec<&str> = spec
             .host_conditions()
             .iter()
@@ -70,16 +73,15 @@ fn first_touch_writes_every_always_carried_condition_unknown_initializing() {
             .chain(spec.aspects.iter().map(String::as_str))
             .collect();
         assert_eq!(
-            types(&status),
+            types(&d.status),
             expected,
-            "no advisory condition on first touch"
+            "no advisory condition unless set"
         );
-        for c in &status.conditions {
-            assert_eq!((c.status, c.reason.as_str()), (Unknown, INITIALIZING));
+        for c in &d.status.conditions {
             assert_eq!(c.observed_generation, 3);
             assert_eq!(c.last_transition_time, rfc3339_seconds(t(0)));
         }
-        assert_eq!(status.observed_generation, Some(3));
+        assert_eq!(d.status.observed_generation, Some(3));
     }
 }
 
@@ -111,10 +113,11 @@ fn first_touch_paused_partial_verdict_initializes_the_aspects_it_leaves_out() {
 }
 
 #[test]
-fn first_touch_then_first_verdict_is_a_transition_of_every_aspect() {
+fn a_first_verdict_is_a_transition_of_every_aspect() {
     let spec = console();
-    let touched = first_touch(&spec, 1, t(0));
-    let d = Pass::new(&spec).at(5).verdict(&touched, all_ok(&spec));
+    let d = Pass::new(&spec)
+        .at(5)
+        .verdict(&Status::default(), all_ok(&spec));
     assert_eq!(sr(&d.status, READY), (True, AS_EXPECTED));
     assert_eq!(
         get(&d.status, READY).last_transition_time,
@@ -329,6 +332,55 @@ fn error_during_a_stall_clears_stalled() {
     assert_eq!(sr(&d.status, STALLED), (False, AS_EXPECTED));
     assert_eq!(sr(&d.status, READY), (False, RECONCILE_ERROR));
     assert!(!d.stalled);
+}
+
+#[test]
+fn a_brief_error_during_a_stall_does_not_repeat_the_stalls_warning() {
+    let spec = console();
+    let stalled_on = |reason: &str| {
+        let mut v = console_verdict(
+            bad("ConfigurationValid", reason, "refused"),
+            ok("WorkloadReady"),
+            ok("ExposureReady"),
+        );
+        v.stall = stall(reason, "refused");
+        v
+    };
+    let p = Pass::new(&spec);
+    let stalled = p.verdict(&Status::default(), stalled_on("ImageNotAllowed"));
+    assert_eq!(warnings(&stalled), vec!["ImageNotAllowed"]);
+    let error = p.at(10).after(&stalled.reported).error(
+        &stalled.status,
+        ErrorClass::ReconciliationFailed,
+        "etcd timeout",
+    );
+    assert_eq!(warnings(&error), vec!["ReconciliationFailed"]);
+    let again = p
+        .at(20)
+        .after(&error.reported)
+        .verdict(&error.status, stalled_on("ImageNotAllowed"));
+    assert_eq!(sr(&again.status, STALLED), (True, "ImageNotAllowed"));
+    assert!(
+        again.events.is_empty(),
+        "the stall never changed: {:?}",
+        again.events
+    );
+    // Another stall after the error is a change, reported.
+    let other = p
+        .at(20)
+        .after(&error.reported)
+        .verdict(&error.status, stalled_on("HostnameNotAllowed"));
+    assert_eq!(warnings(&other), vec!["HostnameNotAllowed"]);
+    // Once a pass ends without the stall, its return is reported again.
+    let fixed = p
+        .at(30)
+        .after(&error.reported)
+        .verdict(&error.status, all_ok(&spec));
+    let back = p
+        .at(40)
+        .after(&fixed.reported)
+        .verdict(&fixed.status, stalled_on("ImageNotAllowed"));
+    assert_eq!(warnings(&back), vec!["ImageNotAllowed"]);
 }
 
 #[test]
@@ -966,6 +1018,51 @@ fn error_class_is_reported_once_until_a_pass_succeeds() {
 }
 
 #[test]
+fn once_per_class_means_a_b_a_reports_a_once() {
+    let spec = console();
+    let p = Pass::new(&spec);
+    let a = p.error(&converged(&spec), ErrorClass::QuotaExceeded, "quota");
+    let b = p
+        .at(10)
+        .after(&a.reported)
+        .error(&a.status, ErrorClass::AdmissionDenied, "denied");
+    assert_eq!(warnings(&b), vec!["AdmissionDenied"]);
+    let a_again = p
+        .at(20)
+        .after(&b.reported)
+        .error(&b.status, ErrorClass::QuotaExceeded, "quota");
+    assert!(a_again.changed, "Ready says the class again");
+    assert!(a_again.events.is_empty(), "{:?}", a_again.events);
+    let success = p
+        .at(30)
+        .after(&a_again.reported)
+        .verdict(&a_again.status, all_ok(&spec));
+    assert_eq!(success.reported, Reported::default());
+    let after = p.at(40).after(&success.reported).error(
+        &success.status,
+        ErrorClass::QuotaExceeded,
+        "quota",
+    );
+    assert_eq!(warnings(&after), vec!["QuotaExceeded"]);
+}
+
+#[test]
+fn a_class_reported_without_a_status_write_is_remembered() {
+    // The error's status write was refused: the status still says what it
+    // said before, and the Event was published all the same.
+    let spec = console();
+    let p = Pass::new(&spec);
+    let before = converged(&spec);
+    let refused = p.error(&before, ErrorClass::AdmissionDenied, "denied");
+    assert_eq!(warnings(&refused), vec!["AdmissionDenied"]);
+    let retry =
+        p.at(10)
+            .after(&refused.reported)
+            .error(&before, ErrorClass::AdmissionDenied, "denied");
+    assert!(retry.events.is_empty(), "{:?}", retry.events);
+}
+
+#[test]
 fn reported_class_is_recognised_by_its_prefix_only() {
     let ready = |message: &str| Condition {
         type_: READY.to_owned(),
@@ -1012,17 +1109,75 @@ fn negative_polarity_advisory_turning_true_is_a_warning() {
 }
 
 #[test]
-fn advisory_at_its_good_state_is_silent_and_positive_advisory_false_warns() {
+fn kstatus_advisory_at_its_good_state_is_a_normal_with_its_reason() {
+    // Seed 004: "Event type follows polarity. A condition arriving at its
+    // bad state is a Warning and at its good state a Normal".
     let spec = registry_kind();
     let mut v = all_ok(&spec);
-    v.advisory = vec![cond("Degraded", False, AS_EXPECTED, "")];
+    v.advisory = vec![cond("Degraded", True, "ToolsMissing", "3 of 5")];
+    let degraded = Pass::new(&spec).verdict(&converged(&spec), v);
+    let mut v = all_ok(&spec);
+    v.advisory = vec![cond("Degraded", False, "ToolsDiscoveredEvent", "5 of 5")];
+    let d = Pass::new(&spec).at(10).verdict(&degraded.status, v);
+    assert_eq!(
+        event_reasons(&d),
+        vec![(EventType::Normal, "ToolsDiscoveredEvent")]
+    );
+}
+
+#[test]
+fn kstatus_aspect_reaching_its_good_state_is_a_normal() {
+    let spec = registry_kind();
+    let failing = verdict(vec![
+        ok("SourceValid"),
+        bad("ToolsDiscovered", "DiscoveryFailed", "timeout"),
+    ]);
+    let failed = Pass::new(&spec).verdict(&converged(&spec), failing);
+    assert_eq!(warnings(&failed), vec!["DiscoveryFailed"]);
+    let d = Pass::new(&spec)
+        .at(10)
+        .verdict(&failed.status, all_ok(&spec));
+    assert_eq!(event_reasons(&d), vec![(EventType::Normal, AS_EXPECTED)]);
+}
+
+#[test]
+fn seed_000_advisory_conditions_raise_no_event() {
+    // Seed 000's Events worth attention name Ready turning True, Stalled
+    // turning True, an aspect turning False and error classes: nothing for
+    // advisory conditions.
+    let spec = console();
+    let mut v = all_ok(&spec);
+    v.advisory = vec![
+        bad("InstanceCABundleComplete", "InstanceCAMissing", "db1"),
+        bad("ExposureConfined", "ExposureOpen", "open"),
+    ];
     let d = Pass::new(&spec).verdict(&converged(&spec), v);
-    assert!(d.events.is_empty());
-    let cspec = console();
-    let mut v = all_ok(&cspec);
-    v.advisory = vec![bad("InstanceCABundleComplete", "InstanceCAMissing", "db1")];
-    let d = Pass::new(&cspec).verdict(&converged(&cspec), v);
-    assert_eq!(warnings(&d), vec!["InstanceCAMissing"]);
+    assert!(d.events.is_empty(), "{:?}", d.events);
+}
+
+#[test]
+fn refused_hostname_with_the_policy_kept_is_one_warning() {
+    // Seed 000, HostnameNotAllowed: "ExposureReady turns False with this
+    // reason and status.url is cleared (one Warning for both conditions)".
+    let spec = console();
+    let m = "hostname outside .apps.example.com";
+    let mut v = console_verdict(
+        bad("ConfigurationValid", "HostnameNotAllowed", m),
+        ok("WorkloadReady"),
+        bad("ExposureReady", "HostnameNotAllowed", m),
+    );
+    v.stall = stall("HostnameNotAllowed", m);
+    v.advisory = vec![cond(
+        "ExposureConfined",
+        Unknown,
+        "ExposurePolicyKept",
+        "kept",
+    )];
+    let d = Pass::new(&spec).verdict(&Status::default(), v);
+    assert_eq!(
+        event_reasons(&d),
+        vec![(EventType::Warning, "HostnameNotAllowed")]
+    );
 }
 
 #[test]
@@ -1121,7 +1276,10 @@ fn identical_input_gives_identical_output() {
     let mut v = all_ok(&spec);
     v.advisory = vec![bad("ExposureConfined", "ExposureOpen", "open")];
     v.status_fields.insert("url".to_owned(), json!("https://c"));
-    let before = first_touch(&spec, 1, t(0));
+    let before = Pass::new(&spec)
+        .paused()
+        .verdict(&Status::default(), verdict(vec![]))
+        .status;
     let a = Pass::new(&spec).at(9).verdict(&before, v.clone());
     let b = Pass::new(&spec).at(9).verdict(&before, v);
     assert_eq!(a, b);
@@ -1238,9 +1396,12 @@ fn not_watched_again_writes_nothing_and_reports_nothing() {
 #[test]
 fn not_watched_moves_ready_transition_time_only_when_its_status_moves() {
     let spec = console();
-    // Ready already Unknown (Initializing): a new reason and message, the
-    // same status: the time stays; the reason changed: one Warning.
-    let initial = first_touch(&spec, 1, t(0));
+    // Ready already Unknown (paused): a new reason and message, the same
+    // status: the time stays; the reason changed: one Warning.
+    let initial = Pass::new(&spec)
+        .paused()
+        .verdict(&Status::default(), verdict(vec![]))
+        .status;
     let d = not_watched(&spec, 1, &initial, t(60), LEFT_OUT);
     assert_eq!(
         get(&d.status, READY).last_transition_time,

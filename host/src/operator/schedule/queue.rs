@@ -1,5 +1,6 @@
 //! The work queue of one kind: which keys are due for a pass and when, with
-//! de-duplication, one pass per key at a time, and per-key failure backoff.
+//! de-duplication, one pass per key at a time, and per-key failure backoff
+//! and memory of what its passes reported.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap};
@@ -8,6 +9,7 @@ use std::hash::{BuildHasher, DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use reconciler_conventions::engine::Reported;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -88,6 +90,9 @@ struct State<K> {
     in_flight: HashMap<K, Pass>,
     /// Consecutive failures per key.
     failures: HashMap<K, u32>,
+    /// What each key's passes reported by Event that its status may no
+    /// longer say; in memory only (see docs/design.md).
+    reported: HashMap<K, Reported>,
     shut_down: bool,
 }
 
@@ -141,6 +146,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
                     pending: HashMap::new(),
                     in_flight: HashMap::new(),
                     failures: HashMap::new(),
+                    reported: HashMap::new(),
                     shut_down: false,
                 }),
                 changed: Notify::new(),
@@ -247,7 +253,25 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
         }
     }
 
-    /// The object is gone: drops the key's pending time and backoff. A pass
+    /// What the key's earlier passes reported (nothing for a key not seen
+    /// since the start).
+    pub fn reported(&self, key: &K) -> Reported {
+        self.lock().reported.get(key).cloned().unwrap_or_default()
+    }
+
+    /// What the key's passes have reported once a pass's Events are
+    /// published.
+    pub fn remember(&self, key: &K, reported: Reported) {
+        let mut state = self.lock();
+        if reported == Reported::default() {
+            state.reported.remove(key);
+        } else {
+            state.reported.insert(key.clone(), reported);
+        }
+    }
+
+    /// The object is gone: drops the key's pending time, backoff and what
+    /// it reported. A pass
     /// in flight ends as usual, but its outcome schedules nothing.
     pub fn forget(&self, key: &K) {
         let mut state = self.lock();
@@ -255,6 +279,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
             state.due.remove(&(at, key.clone()));
         }
         state.failures.remove(key);
+        state.reported.remove(key);
         if let Some(pass) = state.in_flight.get_mut(key) {
             *pass = Pass {
                 again_at: None,
