@@ -17,3 +17,25 @@ fn sdk_common_reasons_are_not_host_reasons() {
         );
     }
 }
+
+#[test]
+fn sdk_message_bound_is_the_hosts() {
+    use reconciler_conventions::message;
+    use reconciler_guest_sdk::message as sdk;
+    assert_eq!(sdk::MAX_MESSAGE_BYTES, message::MAX_MESSAGE_BYTES);
+    assert_eq!(sdk::TRUNCATION_MARKER, message::TRUNCATION_MARKER);
+    for m in [
+        "fine".to_owned(),
+        "a\nb\u{1b}[0m\u{9b}c".to_owned(),
+        "x".repeat(5000),
+        "é".repeat(2000),
+        format!("{}\u{9b}", "y".repeat(1023)),
+    ] {
+        assert_eq!(sdk::bound(&m), message::bound(&m), "{m:?}");
+        assert_eq!(
+            message::bound(&sdk::bound(&m)),
+            sdk::bound(&m),
+            "kept as it is"
+        );
+    }
+}

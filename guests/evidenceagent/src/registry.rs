@@ -36,6 +36,7 @@ pub const POD_UNSCHEDULABLE: &str = "PodUnschedulable";
 pub const IMAGE_PULL_FAILED: &str = "ImagePullFailed";
 pub const CRASH_LOOP_BACK_OFF: &str = "CrashLoopBackOff";
 pub const POD_NOT_READY: &str = "PodNotReady";
+pub const SCALED_TO_ZERO: &str = "ScaledToZero";
 
 /// Every ConfigurationValid=False reason: each one stalls the agent.
 pub const CONFIGURATION_REASONS: &[&str] = &[
@@ -52,7 +53,10 @@ pub const CONFIGURATION_REASONS: &[&str] = &[
     RESOURCE_NOT_OWNED,
 ];
 
-/// The common reasons the kind sets (the host registers its own).
+/// The common reasons the kind registers (the host registers its own):
+/// those it sets, then ScaledToZero, which seed 000 registers for every
+/// kind ("common reasons are shared by every kind") and says "no current
+/// reconciler sets".
 const COMMON_USED: &[&str] = &[
     CONFIGURATION_INVALID,
     CLUSTER_NOT_FOUND,
@@ -68,6 +72,7 @@ const COMMON_USED: &[&str] = &[
     IMAGE_PULL_FAILED,
     CRASH_LOOP_BACK_OFF,
     POD_NOT_READY,
+    SCALED_TO_ZERO,
 ];
 
 /// The reasons the kind owns, with their meanings.

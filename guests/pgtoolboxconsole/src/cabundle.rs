@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use reconciler_guest_sdk::message::{self, MAX_MESSAGE_BYTES};
 use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::verdict::{RECONCILING, condition, fails, ok, unknown};
 use reconciler_guest_sdk::{Condition, ConditionStatus, Facts, ReadError, read};
@@ -23,9 +24,6 @@ pub const BUNDLE_LIMIT_BYTES: u64 = 1_000_000;
 /// CA bundle's sources): a Cluster whose Secret would be one more is left
 /// out as InstanceCABundleFull too.
 pub const MAX_SOURCES: usize = 1000;
-/// How many left-out Clusters the condition's message names (the status
-/// field lists them all).
-const NAMED_IN_MESSAGE: usize = 10;
 
 /// Why a Cluster's CA is not in the bundle.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,25 +180,11 @@ pub fn evaluate(
             ..complete(bundle, included.len(), bytes, &why)
         };
     }
-    let named: Vec<String> = missing
-        .iter()
-        .take(NAMED_IN_MESSAGE)
-        .map(|m| format!("{} ({}: {})", m.cluster, m.secret, explain(m.reason)))
-        .collect();
-    let more = match missing.len().saturating_sub(NAMED_IN_MESSAGE) {
-        0 => String::new(),
-        n => format!(", and {n} more (status.instanceCABundle.missing)"),
-    };
     Bundle {
         condition: fails(
             INSTANCE_CA_BUNDLE_COMPLETE,
             INSTANCE_CA_MISSING,
-            format!(
-                "{} of {} selected Clusters have no server CA in ConfigMap {bundle} and read \"not verifiable\" in the console: {}{more}",
-                missing.len(),
-                clusters.len(),
-                named.join(", ")
-            ),
+            missing_message(bundle, clusters.len(), &missing),
         ),
         field: json!({
             "missing": missing
@@ -228,13 +212,78 @@ fn complete(bundle: &str, cas: usize, bytes: u64, why: &str) -> Bundle {
     }
 }
 
-fn explain(reason: &str) -> &'static str {
-    match reason {
-        SECRET_NOT_FOUND => "SecretNotFound, the Secret does not exist",
-        SECRET_KEY_MISSING => "SecretKeyMissing, no ca.crt",
-        INSTANCE_CA_INVALID => "InstanceCAInvalid, no PEM certificate in ca.crt",
-        _ => "InstanceCABundleFull, the bundle is full",
+/// Why a Cluster is left out, in the seed's words, by reason.
+const WHY: &[(&str, &str)] = &[
+    (SECRET_NOT_FOUND, "its CA Secret does not exist"),
+    (SECRET_KEY_MISSING, "a Secret without ca.crt"),
+    (
+        INSTANCE_CA_INVALID,
+        "a ca.crt with no PEM certificate in it",
+    ),
+    (
+        INSTANCE_CA_BUNDLE_FULL,
+        "the mirrored bundle reached the size a ConfigMap holds; the Clusters after it, by name, are left out",
+    ),
+];
+
+/// InstanceCAMissing's message: each left-out Cluster (with its CA Secret)
+/// under the reason it is left out for, and why. Within the message bound:
+/// every reason is given with why, and the Clusters are named in turn
+/// across the reasons while they fit; a reason whose Clusters do not all
+/// fit says how many more, and status.instanceCABundle.missing names each.
+fn missing_message(bundle: &str, selected: usize, missing: &[Missing]) -> String {
+    let groups: Vec<(&str, &str, Vec<String>)> = WHY
+        .iter()
+        .map(|(reason, why)| {
+            let names = missing
+                .iter()
+                .filter(|m| m.reason == *reason)
+                .map(|m| format!("{} ({})", m.cluster, m.secret))
+                .collect();
+            (*reason, *why, names)
+        })
+        .filter(|(_, _, names): &(_, _, Vec<String>)| !names.is_empty())
+        .collect();
+    let head = format!(
+        "{} of {selected} selected Clusters have no server CA in ConfigMap {bundle} and read \"not verifiable\" in the console",
+        missing.len()
+    );
+    let render = |shown: &[usize]| {
+        let mut m = head.clone();
+        for ((reason, why, names), &n) in groups.iter().zip(shown) {
+            m.push_str(&format!("; {reason} ({why}): "));
+            m.push_str(&names[..n].join(", "));
+            match (n, names.len() - n) {
+                (_, 0) => {}
+                (0, more) => m.push_str(&format!("{more} Clusters")),
+                (_, more) => m.push_str(&format!(", and {more} more")),
+            }
+        }
+        if groups
+            .iter()
+            .zip(shown)
+            .any(|((_, _, names), &n)| n < names.len())
+        {
+            m.push_str(" (status.instanceCABundle.missing names each)");
+        }
+        m
+    };
+    let mut shown = vec![0; groups.len()];
+    let mut growing = true;
+    while growing {
+        growing = false;
+        for i in 0..groups.len() {
+            if shown[i] < groups[i].2.len() {
+                shown[i] += 1;
+                if render(&shown).len() <= MAX_MESSAGE_BYTES {
+                    growing = true;
+                } else {
+                    shown[i] -= 1;
+                }
+            }
+        }
     }
+    message::bound(&render(&shown))
 }
 
 /// The previous InstanceCABundleComplete (or any condition) of `status`,
@@ -346,7 +395,13 @@ mod tests {
             .with_certificates(CA_KEY, certs("c-ca", &[]));
         let b = evaluate(&facts, &parent("x"), "x-instance-ca", Some(&team()));
         assert_eq!(b.condition.reason, INSTANCE_CA_MISSING);
-        assert!(b.condition.message.contains("a (a-ca: SecretNotFound"));
+        assert_eq!(
+            b.condition.message,
+            "3 of 3 selected Clusters have no server CA in ConfigMap x-instance-ca and read \"not verifiable\" in the console; \
+             SecretNotFound (its CA Secret does not exist): a (a-ca); \
+             SecretKeyMissing (a Secret without ca.crt): b (b-ca); \
+             InstanceCAInvalid (a ca.crt with no PEM certificate in it): c (c-ca)"
+        );
         assert_eq!(
             b.field,
             json!({"missing": [
@@ -412,6 +467,37 @@ mod tests {
             b.field["missing"],
             json!([{"cluster": "pg1000", "secret": "pg1000-ca", "reason": "InstanceCABundleFull"}])
         );
+    }
+
+    /// Seed 000: InstanceCAMissing, "naming each Cluster and why"; "Every
+    /// message is bounded."
+    #[test]
+    fn many_missing_are_named_across_every_reason_within_the_bound() {
+        let mut facts = MockFacts::at(0);
+        for i in 0..300 {
+            let name = format!("pg{i:03}");
+            facts = facts.with_object(&cluster_kind(), cluster(&name, json!({"team": "a"}), None));
+            if i % 100 == 1 {
+                facts = facts.with_secret("ns", &format!("{name}-ca"), &["tls.crt"]);
+            }
+        }
+        let b = evaluate(&facts, &parent("x"), "x-instance-ca", Some(&team()));
+        let m = &b.condition.message;
+        assert!(m.len() <= MAX_MESSAGE_BYTES, "{}", m.len());
+        assert!(!m.contains(message::TRUNCATION_MARKER), "{m}");
+        assert!(m.contains("SecretKeyMissing (a Secret without ca.crt): pg001 (pg001-ca), pg101 (pg101-ca), pg201 (pg201-ca) (status"), "{m}");
+        assert!(
+            m.contains(
+                "SecretNotFound (its CA Secret does not exist): pg000 (pg000-ca), pg002 (pg002-ca)"
+            ),
+            "{m}"
+        );
+        assert!(m.contains(", and 258 more; SecretKeyMissing"), "{m}");
+        assert!(
+            m.ends_with("(status.instanceCABundle.missing names each)"),
+            "{m}"
+        );
+        assert_eq!(b.field["missing"].as_array().map(Vec::len), Some(300));
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! (found, or possibly left behind in a kind the operator may no longer
 //! read), or while the ingress policy is kept without one
 //! (`ExposurePolicyKept`: a console Pod may still trust every peer, or the
-//! console is stalled on HostnameNotAllowed). When several problems hold,
+//! console is stalled on HostnameNotAllowed with its policy left as it
+//! was). A console that never had a policy and publishes nothing has no
+//! ExposureConfined; when the policies cannot be read and nothing is
+//! published, a previous ExposurePolicyKept is given again as it was.
+//! When several problems hold,
 //! the first in this order decides (README-confinement.md says why):
 //!
 //! 1. `ExposurePolicyKept` / `ExposureOpen` — whether a policy is in force
@@ -123,8 +127,9 @@ pub struct Confinement {
     pub condition: Option<Condition>,
     pub status_fields: serde_json::Map<String, serde_json::Value>,
     /// Whether the console Pods may carry the any-peer grant
-    /// ([`pods::TRUST_ANNOTATION`]: [`pods::TRUST_ALL_PEERS`]): only when
-    /// the exposure is confined and verified (the check is True).
+    /// ([`pods::TRUST_ANNOTATION`]: [`pods::TRUST_ALL_PEERS`]): only while
+    /// ExposureConfined is present and True (an exposure is published,
+    /// confined and verified).
     /// Otherwise the Pod template says [`pods::TRUST_NONE`].
     pub trust_every_peer: bool,
     /// What becomes of the `<name>-ingress` policy.
@@ -218,7 +223,7 @@ pub fn evaluate(ctx: &ConfinementContext<'_>, facts: &dyn Facts) -> Confinement 
                 };
                 let (outcome, plan) = check.run(&policies);
                 Decided {
-                    present: ctx.published != Published::Nothing,
+                    present: Present::when(ctx.published != Published::Nothing),
                     outcome,
                     plan,
                     record: Some(check.record.take()),
@@ -226,13 +231,22 @@ pub fn evaluate(ctx: &ConfinementContext<'_>, facts: &dyn Facts) -> Confinement 
             }
         }
     };
-    let trust_every_peer = decided.outcome.status == ConditionStatus::True;
     let mut status_fields = serde_json::Map::new();
     if let Some(r) = decided.record {
         status_fields = record(r);
     }
+    let condition = match decided.present {
+        Present::Yes => Some(decided.outcome.condition(&notes)),
+        Present::No => None,
+        Present::AsBefore => kept_before(ctx.previous_status),
+    };
+    // The grant follows the condition users read: only ExposureConfined
+    // True, so no console trusts every peer while the condition is absent.
+    let trust_every_peer = condition
+        .as_ref()
+        .is_some_and(|c| c.status == ConditionStatus::True);
     Confinement {
-        condition: decided.present.then(|| decided.outcome.condition(&notes)),
+        condition,
         status_fields,
         trust_every_peer,
         policy: decided.plan,
@@ -240,9 +254,32 @@ pub fn evaluate(ctx: &ConfinementContext<'_>, facts: &dyn Facts) -> Confinement 
     }
 }
 
+/// Whether ExposureConfined is present.
+#[derive(Clone, Copy)]
+enum Present {
+    Yes,
+    No,
+    /// Nothing is published and the NetworkPolicies could not be read, so
+    /// whether the policy is kept is not known: a previous
+    /// ExposurePolicyKept is given again as it was, else it stays absent.
+    AsBefore,
+}
+
+impl Present {
+    fn when(present: bool) -> Self {
+        if present { Present::Yes } else { Present::No }
+    }
+}
+
+/// The previous ExposureConfined, when it said the policy is kept.
+fn kept_before(previous_status: &Value) -> Option<Condition> {
+    crate::cabundle::previous(previous_status, CONDITION)
+        .filter(|c| c.reason == EXPOSURE_POLICY_KEPT)
+}
+
 /// What one branch decided.
 struct Decided {
-    present: bool,
+    present: Present,
     outcome: Outcome,
     plan: PolicyPlan,
     /// The verified blocks to keep: `None` leaves the status field as it
@@ -341,8 +378,9 @@ fn open(ctx: &ConfinementContext<'_>, why: &str) -> Outcome {
 }
 
 /// Stalled on HostnameNotAllowed: the exposure is withdrawn, the workload
-/// and the policy stay as they were. Present even with nothing published;
-/// ExposureOpen while something is still published and unconfined.
+/// and the policy stay as they were. Present even with nothing published
+/// while the policy exists (it is kept); ExposureOpen while something is
+/// still published and unconfined.
 fn hostname_refused(
     ctx: &ConfinementContext<'_>,
     own_name: &str,
@@ -360,34 +398,34 @@ fn hostname_refused(
             read_error(e)
         )),
     };
-    let outcome = match (&gap, ctx.published) {
-        (Some(why), Published::Found(_) | Published::Unreadable(_)) => {
-            let why = format!("the console is stalled on HostnameNotAllowed and {why}");
-            open(ctx, &why)
-        }
-        _ => {
-            let policy_state = match (own, policies) {
-                (Some(_), _) => {
-                    format!("its workload and NetworkPolicy {own_name} stay as they were")
-                }
-                (None, Ok(_)) => format!(
-                    "its workload stays as it was; no NetworkPolicy {own_name} exists, and none is rendered"
-                ),
-                (None, Err(_)) => {
-                    format!("its workload and NetworkPolicy {own_name}, if any, stay as they were")
-                }
-            };
-            Outcome::fails(
-                EXPOSURE_POLICY_KEPT,
-                format!(
-                    "the console is stalled on HostnameNotAllowed: its exposure is withdrawn, and {policy_state}"
-                ),
-                ctx.pods,
-            )
-        }
+    let kept = || {
+        Outcome::fails(
+            EXPOSURE_POLICY_KEPT,
+            format!(
+                "the console is stalled on HostnameNotAllowed: its exposure is withdrawn, and its workload and NetworkPolicy {own_name} stay as they were"
+            ),
+            ctx.pods,
+        )
+    };
+    // Present while something is published, or while the policy is kept
+    // without it (seed): not for a console that never had a policy.
+    let (present, outcome) = match (ctx.published, gap) {
+        (Published::Found(_) | Published::Unreadable(_), Some(why)) => (
+            Present::Yes,
+            open(
+                ctx,
+                &format!("the console is stalled on HostnameNotAllowed and {why}"),
+            ),
+        ),
+        (Published::Found(_) | Published::Unreadable(_), None) => (Present::Yes, kept()),
+        (Published::Nothing, _) => match (own, policies) {
+            (Some(_), _) => (Present::Yes, kept()),
+            (None, Ok(_)) => (Present::No, kept()),
+            (None, Err(_)) => (Present::AsBefore, kept()),
+        },
     };
     Decided {
-        present: true,
+        present,
         outcome,
         plan: PolicyPlan::Keep,
         record: None,
@@ -409,7 +447,7 @@ fn not_rendered(
         .map(|all| all.iter().any(|p| p.meta.name == own_name));
     let (present, outcome, plan) = match (granted.is_empty(), &own_exists) {
         (false, Ok(true)) => (
-            true,
+            Present::Yes,
             Outcome::fails(
                 EXPOSURE_POLICY_KEPT,
                 format!(
@@ -420,7 +458,11 @@ fn not_rendered(
             PolicyPlan::Keep,
         ),
         (false, Err(e)) => (
-            true,
+            if ctx.published == Published::Nothing {
+                Present::AsBefore
+            } else {
+                Present::Yes
+            },
             Outcome::fails(
                 EXPOSURE_TRUST_UNVERIFIED,
                 format!(
@@ -439,7 +481,7 @@ fn not_rendered(
                 _ => format!("{why_text}, so no ingress NetworkPolicy is rendered"),
             };
             (
-                ctx.published != Published::Nothing,
+                Present::when(ctx.published != Published::Nothing),
                 open(ctx, &why),
                 PolicyPlan::Remove,
             )

@@ -6,6 +6,7 @@ use reconciler_guest_sdk::{
 };
 use serde_json::Value;
 
+use reconciler_guest_sdk::message;
 use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::read;
 
@@ -461,10 +462,14 @@ fn type_name(kind: ExposureKind) -> &'static str {
     }
 }
 
-/// Appends the may-remain sentences to ExposureReady's message.
+/// Appends the may-remain sentences to ExposureReady's message. The seed
+/// fixes them ("... may remain; delete it by hand"), so they survive
+/// whatever the controller's message before them says: that message is
+/// cut first, within the host's bound.
 pub fn with_sentences(mut condition: Condition, sentences: &[String]) -> Condition {
-    for s in sentences {
-        condition.message = format!("{}; {s}", condition.message);
+    if !sentences.is_empty() {
+        let tail: String = sentences.iter().map(|s| format!("; {s}")).collect();
+        condition.message = message::bound_keeping_tail(&condition.message, &tail);
     }
     condition
 }
@@ -631,5 +636,28 @@ mod tests {
         );
         assert_eq!(e.url, Url::Clear);
         assert!(o.entries.is_empty());
+    }
+
+    /// Seed 000, RouteAPIUnavailable: the operator "appends a fixed
+    /// sentence to ExposureReady's message, whatever the reason"; "Every
+    /// message is bounded": the controller's text is cut, never the
+    /// sentence.
+    #[test]
+    fn the_fixed_sentence_survives_a_long_controller_message() {
+        let sentence = "the operator may not read Routes in team-b: a Route orders-console published before may remain; delete it by hand".to_owned();
+        let long = fails(EXPOSURE_READY, NOT_ADMITTED, "é".repeat(3000));
+        let c = with_sentences(long, std::slice::from_ref(&sentence));
+        assert!(c.message.len() <= message::MAX_MESSAGE_BYTES);
+        assert!(
+            c.message.ends_with(&format!("…[truncated]; {sentence}")),
+            "{}",
+            c.message
+        );
+        assert_eq!(message::bound(&c.message), c.message, "the host keeps it");
+        let short = with_sentences(
+            fails(EXPOSURE_READY, NOT_ADMITTED, "m"),
+            std::slice::from_ref(&sentence),
+        );
+        assert_eq!(short.message, format!("m; {sentence}"));
     }
 }

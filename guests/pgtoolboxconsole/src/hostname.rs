@@ -10,6 +10,9 @@ use crate::spec::ExposureType;
 /// allowed, fail closed.
 pub const ALLOWED_HOST_SUFFIXES: &str = "allowedHostSuffixes";
 
+/// What a refusal for want of any suffix tells the operator to set.
+const SET_SUFFIXES: &str = "set the operator's PgToolBoxConsole setting allowedHostSuffixes (--setting=PgToolBoxConsole.allowedHostSuffixes=<suffix>,...; the chart's operator.exposure.allowedHostSuffixes, EXPOSURE_ALLOWED_HOST_SUFFIXES) to the suffixes your routers serve";
+
 /// The hostname an exposure asks to publish, read leniently from the
 /// parent so it is checked first, before (and whatever) the rest of the
 /// spec parses to. `None` when nothing is requested (clusterIP, or no
@@ -87,16 +90,16 @@ pub fn check(hostname: &str, configured: &[&str]) -> Result<(), String> {
             .join(", ")
     };
     if suffixes.is_empty() {
-        let why = if configured.is_empty() {
-            "the operator allows no host suffix (allowedHostSuffixes, EXPOSURE_ALLOWED_HOST_SUFFIXES, is not set)".to_owned()
+        let none = if configured.is_empty() {
+            "no host suffix is configured".to_owned()
         } else {
             format!(
-                "the operator's allowedHostSuffixes ({}) hold no usable suffix",
+                "no usable host suffix is configured (allowedHostSuffixes is {:?}; an empty suffix is ignored)",
                 listed()
             )
         };
         return Err(format!(
-            "spec.exposure.hostname {hostname:?} is not allowed: {why}"
+            "spec.exposure.hostname {hostname:?} is not allowed: {none}, so the operator allows no hostname; {SET_SUFFIXES}"
         ));
     }
     if !is_dns_name(name) {
@@ -145,9 +148,15 @@ mod tests {
     #[test]
     fn no_suffix_allows_nothing_and_an_empty_suffix_is_ignored() {
         let e = check("console.apps.example.com", &[]).unwrap_err();
-        assert!(e.contains("allows no host suffix"), "{e}");
+        assert!(e.contains("no host suffix is configured"), "{e}");
+        assert!(
+            e.contains("--setting=PgToolBoxConsole.allowedHostSuffixes="),
+            "{e}"
+        );
+        assert!(!e.contains("()"), "no empty list: {e}");
         let e = check("console.apps.example.com", &[".", " "]).unwrap_err();
-        assert!(e.contains("no usable suffix"), "{e}");
+        assert!(e.contains("no usable host suffix is configured"), "{e}");
+        assert!(e.contains("operator.exposure.allowedHostSuffixes"), "{e}");
     }
 
     #[test]

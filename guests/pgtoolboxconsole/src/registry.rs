@@ -36,6 +36,7 @@ pub const POD_UNSCHEDULABLE: &str = "PodUnschedulable";
 pub const IMAGE_PULL_FAILED: &str = "ImagePullFailed";
 pub const CRASH_LOOP_BACK_OFF: &str = "CrashLoopBackOff";
 pub const POD_NOT_READY: &str = "PodNotReady";
+pub const SCALED_TO_ZERO: &str = "ScaledToZero";
 
 // ExposureReady.
 pub const NOT_REQUESTED: &str = "NotRequested";
@@ -43,6 +44,8 @@ pub const NOT_ADMITTED: &str = "NotAdmitted";
 pub const NOT_ACCEPTED: &str = "NotAccepted";
 pub const ROUTE_API_UNAVAILABLE: &str = "RouteAPIUnavailable";
 pub const GATEWAY_API_UNAVAILABLE: &str = "GatewayAPIUnavailable";
+pub const GATEWAY_NOT_FOUND: &str = "GatewayNotFound";
+pub const HOSTNAME_CONFLICT: &str = "HostnameConflict";
 
 // InstanceCABundleComplete (and the reasons of status.instanceCABundle.missing).
 pub const INSTANCE_CA_MISSING: &str = "InstanceCAMissing";
@@ -75,7 +78,10 @@ pub const CONFIGURATION_REASONS: &[(&str, Option<u32>)] = &[
     (RESOURCE_NOT_OWNED, None),
 ];
 
-/// The common reasons the kind sets (the host registers its own).
+/// The common reasons the kind registers (the host registers its own):
+/// those it sets, then those seed 000 registers and says no current
+/// reconciler sets: ScaledToZero (every kind: "common reasons are shared by
+/// every kind"), GatewayNotFound and HostnameConflict (an exposure's).
 const COMMON_USED: &[&str] = &[
     CONFIGURATION_INVALID,
     RESOURCE_NOT_OWNED,
@@ -96,6 +102,9 @@ const COMMON_USED: &[&str] = &[
     GATEWAY_API_UNAVAILABLE,
     IMAGE_NOT_ALLOWED,
     HOSTNAME_NOT_ALLOWED,
+    SCALED_TO_ZERO,
+    GATEWAY_NOT_FOUND,
+    HOSTNAME_CONFLICT,
 ];
 
 /// The reasons the `console` owner registers, with the seed's meanings.

@@ -16,6 +16,7 @@ pub mod configuration;
 pub mod facts;
 pub mod image;
 mod input;
+pub mod message;
 pub mod mock;
 pub mod ownership;
 pub mod read;

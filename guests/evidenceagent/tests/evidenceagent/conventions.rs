@@ -75,6 +75,19 @@ fn the_registry_has_unique_reasons_with_owners_and_no_host_reason() {
     }
 }
 
+/// Seed 000, common reasons ("shared by every kind"): ScaledToZero
+/// "Registered; no current reconciler sets it."
+#[test]
+fn scaled_to_zero_is_registered_with_the_seeds_meaning() {
+    let spec = EvidenceAgent::describe();
+    let r = spec.reasons.iter().find(|r| r.name == SCALED_TO_ZERO);
+    let r = r.expect("ScaledToZero registered");
+    assert_eq!(
+        (r.owner.as_str(), r.meaning.as_str()),
+        ("common", "Registered; no current reconciler sets it.")
+    );
+}
+
 #[test]
 fn reads_declare_every_kind_the_guest_reads() {
     assert_reads(

@@ -1,38 +1,47 @@
-//! Bounded message pieces: lists with "and N more", timestamps, the cap.
+//! Bounded message pieces, in bytes as the host bounds messages: lists with "and N more", timestamps, the message with its tail kept.
 
 use reconciler_guest_sdk::Timestamp;
-
-/// The longest message the host keeps; longer ones are cut here first, so
-/// the cut is ours (the main statement shortened, the notes kept).
-pub const MESSAGE_CAP: usize = 1024;
+use reconciler_guest_sdk::message::{MAX_MESSAGE_BYTES, bound_keeping_tail};
 
 /// How many items a list in a message names before "and N more".
 pub const LIST_SHOWN: usize = 3;
 
-/// The longest description of one item (a peer, an error) a message
+/// The most bytes of one item's description (a peer, an error) a message
 /// names on its own.
 pub const ITEM_CAP: usize = 160;
 
-/// The longest name in a list of names (Pods, Nodes, policies).
+/// The most bytes of a name in a list of names (Pods, Nodes, policies).
 pub const LIST_ITEM_CAP: usize = 64;
 
-/// The longest Pod entry of a list: its name and what is said of it
-/// (its deletion time, its address and Node).
+/// The most bytes of a Pod entry of a list: its name and what is said of
+/// it (its deletion time, its address and Node).
 pub const POD_ITEM_CAP: usize = 136;
 
-/// The longest part saying what the console does with X-Forwarded-For.
+/// The most bytes of the part saying what the console does with
+/// X-Forwarded-For.
 pub const XFF_CAP: usize = 400;
 
-/// The longest note (about the Nodes).
+/// The most bytes of a note (about the Nodes).
 pub const NOTE_CAP: usize = 340;
 
-/// `s` cut to at most `max` characters, ending in "…" when cut.
+/// The most bytes of the tail (X-Forwarded-For and notes) together: the
+/// main statement keeps at least the rest of [`MAX_MESSAGE_BYTES`].
+pub const TAIL_CAP: usize = MAX_MESSAGE_BYTES / 2 + XFF_CAP / 2;
+
+/// What ends a piece that was cut.
+const ELLIPSIS: &str = "…";
+
+/// `s` cut to at most `max` bytes on a character boundary, ending in "…"
+/// when cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if s.len() <= max {
         return s.to_owned();
     }
-    let kept: String = s.chars().take(max.saturating_sub(1)).collect();
-    format!("{kept}…")
+    let mut cut = max.saturating_sub(ELLIPSIS.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{ELLIPSIS}", &s[..cut])
 }
 
 /// "a", "a and b", "a, b and c", "a, b, c and 2 more": the first
@@ -83,9 +92,10 @@ pub fn rfc3339(t: &Timestamp) -> String {
 }
 
 /// A message of a main statement, what the console does with
-/// X-Forwarded-For, and notes, each a sentence; at most [`MESSAGE_CAP`]
-/// characters: the X-Forwarded-For part and each note have a cap of their
-/// own, and the main statement gets the rest.
+/// X-Forwarded-For, and notes, each a sentence; at most
+/// [`MAX_MESSAGE_BYTES`] bytes, so the host keeps it as it is: the
+/// X-Forwarded-For part and each note have a cap of their own, and the
+/// main statement is cut first (the SDK's [`bound_keeping_tail`]).
 pub fn message(main: &str, xff: &str, notes: &[String]) -> String {
     let mut tail = format!("; {}.", truncate(xff, XFF_CAP));
     for note in notes {
@@ -93,9 +103,7 @@ pub fn message(main: &str, xff: &str, notes: &[String]) -> String {
         tail.push_str(&truncate(note, NOTE_CAP));
         tail.push('.');
     }
-    let tail = truncate(&tail, MESSAGE_CAP / 2 + XFF_CAP / 2);
-    let room = MESSAGE_CAP - tail.chars().count();
-    format!("{}{tail}", truncate(main, room))
+    bound_keeping_tail(main, &truncate(&tail, TAIL_CAP))
 }
 
 /// The word agreeing with `n`: `one` for a single item, else `many`
@@ -120,7 +128,10 @@ mod tests {
         assert_eq!(list(&items(3)), "p1, p2 and p3");
         assert_eq!(list(&items(5)), "p1, p2, p3 and 2 more");
         let long = vec!["x".repeat(1000)];
-        assert_eq!(list(&long).chars().count(), LIST_ITEM_CAP);
+        assert_eq!(list(&long).len(), LIST_ITEM_CAP);
+        let wide = vec!["é".repeat(1000)];
+        assert!(list(&wide).len() <= LIST_ITEM_CAP);
+        assert!(list(&wide).ends_with("é…"));
     }
 
     #[test]
@@ -132,15 +143,26 @@ mod tests {
         assert_eq!(at(1_767_225_599), "2025-12-31T23:59:59Z");
     }
 
+    /// The host cuts at 1024 bytes: a message of multi-byte characters
+    /// within 1024 characters would lose its tail there, so the bound is
+    /// in bytes, and the host keeps the message as it is.
     #[test]
-    fn messages_are_capped_keeping_the_tail() {
-        let m = message(
-            &"m".repeat(5000),
-            "the console trusts no peer",
-            &["Note".into()],
+    fn messages_are_bounded_in_bytes_keeping_the_tail() {
+        for main in ["m".repeat(5000), "é".repeat(1000)] {
+            let m = message(&main, "the console trusts no peer", &["Note".into()]);
+            assert!(m.len() <= MAX_MESSAGE_BYTES, "{}", m.len());
+            assert!(
+                m.ends_with("…[truncated]; the console trusts no peer. Note."),
+                "{m}"
+            );
+            assert_eq!(reconciler_guest_sdk::message::bound(&m), m);
+        }
+        let long_notes = ["n".repeat(2000), "o".repeat(2000)];
+        let m = message("main", &"x".repeat(2000), &long_notes);
+        assert!(
+            m.len() <= MAX_MESSAGE_BYTES && m.starts_with("main; x"),
+            "{m}"
         );
-        assert_eq!(m.chars().count(), MESSAGE_CAP);
-        assert!(m.ends_with("…; the console trusts no peer. Note."), "{m}");
         assert_eq!(message("main", "xff", &[]), "main; xff.");
     }
 }

@@ -107,6 +107,33 @@ fn the_registry_has_every_seed_reason_with_its_owner() {
     }
 }
 
+/// Seed 000, common reasons: ScaledToZero "Registered; no current
+/// reconciler sets it."; GatewayNotFound, HostnameConflict "The Gateway
+/// named by parentRef is absent; another route claims the hostname.
+/// Registered; the current reconcilers do not set them."
+#[test]
+fn the_reasons_no_reconciler_sets_are_registered_with_the_seeds_meaning() {
+    let spec = PgToolBoxConsole::describe();
+    let meaning = |name: &str| {
+        let r = spec.reasons.iter().find(|r| r.name == name);
+        let r = r.unwrap_or_else(|| panic!("{name} registered"));
+        assert_eq!(r.owner, "common", "{name}");
+        r.meaning.clone()
+    };
+    assert_eq!(
+        meaning(SCALED_TO_ZERO),
+        "Registered; no current reconciler sets it."
+    );
+    assert!(meaning(GATEWAY_NOT_FOUND).starts_with("The Gateway named by parentRef is absent."));
+    assert!(meaning(HOSTNAME_CONFLICT).starts_with("Another route claims the hostname."));
+    for name in [GATEWAY_NOT_FOUND, HOSTNAME_CONFLICT] {
+        assert!(
+            meaning(name).ends_with("Registered; the current reconcilers do not set it."),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn reads_declare_every_kind_the_guest_reads() {
     let spec = PgToolBoxConsole::describe();

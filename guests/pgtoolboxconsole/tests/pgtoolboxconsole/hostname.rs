@@ -80,7 +80,7 @@ fn no_host_suffix_configured_allows_no_hostname() {
         aspect(&v, CONFIGURATION_VALID),
         ConditionStatus::False,
         HOSTNAME_NOT_ALLOWED,
-        "allows no host suffix",
+        "no host suffix is configured, so the operator allows no hostname; set the operator's PgToolBoxConsole setting allowedHostSuffixes",
     );
 }
 

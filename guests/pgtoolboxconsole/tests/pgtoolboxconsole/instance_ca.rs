@@ -46,12 +46,14 @@ fn missing_cas_are_named_with_their_reason() {
         (ConditionStatus::False, INSTANCE_CA_MISSING)
     );
     assert!(
-        c.message.contains("pg-a (pg-a-ca: SecretNotFound"),
+        c.message
+            .contains("SecretNotFound (its CA Secret does not exist): pg-a (pg-a-ca)"),
         "{}",
         c.message
     );
     assert!(
-        c.message.contains("pg-b (pg-b-ca: SecretKeyMissing"),
+        c.message
+            .contains("SecretKeyMissing (a Secret without ca.crt): pg-b (pg-b-ca)"),
         "{}",
         c.message
     );
