@@ -5,7 +5,9 @@ TARGET_DIR   := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/guest
 HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent pgtoolboxconsole
-GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p writer-guest
+GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p kstatus-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p writer-guest
+# The test guests (guests/testing/) that have fixtures.
+TEST_GUESTS_WITH_FIXTURES := kstatus
 
 .PHONY: setup guests host stand-ins fixtures bless unit test lint fmt bench ci run docs deploy
 
@@ -30,12 +32,19 @@ fixtures: guests host
 	  echo "== fixtures of $$g"; \
 	  $(HOST) test $(WASM_DIR)/$${g}_guest.wasm guests/$$g/fixtures/*.yaml; \
 	done
+	@set -e; for g in $(TEST_GUESTS_WITH_FIXTURES); do \
+	  echo "== fixtures of the test guest $$g"; \
+	  $(HOST) test $(WASM_DIR)/$${g}_guest.wasm guests/testing/$$g/fixtures/*.yaml; \
+	done
 
 ## bless: rewrite the golden files (fixture outcomes, CLI output) from what
 ## the code produces now; review the diff before committing.
 bless: guests host
 	@set -e; for g in $(GUESTS); do \
 	  $(HOST) test --bless $(WASM_DIR)/$${g}_guest.wasm guests/$$g/fixtures/*.yaml; \
+	done
+	@set -e; for g in $(TEST_GUESTS_WITH_FIXTURES); do \
+	  $(HOST) test --bless $(WASM_DIR)/$${g}_guest.wasm guests/testing/$$g/fixtures/*.yaml; \
 	done
 	BLESS=1 $(CARGO) test -p reconciler-host --test cli
 

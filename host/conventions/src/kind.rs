@@ -19,6 +19,20 @@ pub const RECONCILING: &str = "Reconciling";
 /// The `kstatus` profile's "serving, but not as specified" (negative).
 pub const DEGRADED: &str = "Degraded";
 
+/// Seed 004's negative-polarity registry ("Six condition types mean
+/// trouble when True"): in the `kstatus` profile, True on a condition of
+/// one of these types is its bad state, whether or not the kind lists it
+/// in [`KindSpec::negative_polarity`]. A kind that declares one of them
+/// declares it advisory: an aspect's True must be its good state.
+pub const KSTATUS_NEGATIVE_POLARITY: &[&str] = &[
+    DEGRADED,
+    STALLED,
+    "ContentDrift",
+    "Superseded",
+    "DuplicateVersion",
+    "InsecureEgressTestHosts",
+];
+
 /// The owner of the reasons every kind shares.
 pub const COMMON_OWNER: &str = "common";
 
@@ -223,10 +237,13 @@ impl KindSpec {
         self.reads.iter().map(|r| &r.kind).chain(&self.writes)
     }
 
-    /// True on this type is the bad state.
+    /// True on this type is the bad state: Stalled in both profiles; in
+    /// the kstatus profile Reconciling (abnormal-true) and the types of
+    /// [`KSTATUS_NEGATIVE_POLARITY`]; and the types the kind declares.
     pub fn is_negative_polarity(&self, type_: &str) -> bool {
         type_ == STALLED
-            || (self.profile == Profile::Kstatus && (type_ == RECONCILING || type_ == DEGRADED))
+            || (self.profile == Profile::Kstatus
+                && (type_ == RECONCILING || KSTATUS_NEGATIVE_POLARITY.contains(&type_)))
             || self.negative_polarity.iter().any(|t| t == type_)
     }
 
@@ -534,6 +551,41 @@ mod tests {
         assert_eq!(
             refused(&spec),
             SpecError::NegativeAspect(DEGRADED.to_owned())
+        );
+    }
+
+    /// Seed 004: "Six condition types mean trouble when True" (Degraded,
+    /// Stalled, ContentDrift, Superseded, DuplicateVersion,
+    /// InsecureEgressTestHosts), and Reconciling is abnormal-true.
+    #[test]
+    fn kstatus_registers_seed_004s_negative_polarity_types() {
+        let mut spec = registry_kind();
+        spec.negative_polarity.clear();
+        for t in [
+            "Degraded",
+            "Stalled",
+            "ContentDrift",
+            "Superseded",
+            "DuplicateVersion",
+            "InsecureEgressTestHosts",
+            "Reconciling",
+        ] {
+            assert!(spec.is_negative_polarity(t), "{t} is negative");
+        }
+        for t in ["Ready", "SourceValid", "ToolsDiscovered"] {
+            assert!(!spec.is_negative_polarity(t), "{t} is positive");
+        }
+        assert!(!console().is_negative_polarity("Superseded"));
+        assert!(console().is_negative_polarity("Stalled"));
+    }
+
+    #[test]
+    fn kstatus_refuses_a_registered_negative_type_as_an_aspect() {
+        let mut spec = registry_kind();
+        spec.aspects.push("Superseded".to_owned());
+        assert_eq!(
+            refused(&spec),
+            SpecError::NegativeAspect("Superseded".to_owned())
         );
     }
 

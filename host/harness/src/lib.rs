@@ -8,6 +8,8 @@
 //! - [`operator`]: the host as a child process against the test API
 //!   server, polling, statuses and Events;
 //! - [`objects`] and [`console_objects`]: the objects the tests create;
+//! - [`kstatus`]: sigs.k8s.io/cli-utils' kstatus, a client reading the
+//!   kstatus conventions, computing an object's status;
 //! - [`kubelet`]: the kubelet stand-in, writing the status of the Pods the
 //!   controllers make (the only component a test stands in for);
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
@@ -19,6 +21,7 @@ pub mod bench;
 pub mod console_objects;
 pub mod guests;
 pub mod http_proxy;
+pub mod kstatus;
 pub mod kubelet;
 pub mod makefile;
 pub mod objects;

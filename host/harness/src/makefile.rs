@@ -1,5 +1,6 @@
 //! The guests the workspace bundles: the Makefile's `GUESTS`, the one list
-//! `make docs`, `make deploy` and `make fixtures` work from.
+//! `make docs` and `make deploy` work from, and `make fixtures` with the
+//! test guests that have fixtures.
 
 pub use crate::paths::workspace;
 

@@ -1,6 +1,6 @@
 //! How the host's own conditions are derived: Ready from the aspects,
 //! Progressing (or Reconciling) and Stalled from convergence, a stall, a
-//! pause or an error.
+//! pause or an error, and which generation the status says it observed.
 
 use crate::kind::{KindSpec, PROGRESSING, Profile, RECONCILING};
 use crate::status::Condition;
@@ -75,6 +75,14 @@ fn paused_message(spec: &KindSpec) -> String {
     }
 }
 
+/// A settled failure: an aspect False at the current generation whose
+/// reason is not quiet (a quiet reason is a child on its way). The kstatus
+/// profile does not count it as work in progress (seed 004: Reconciling
+/// "differs from Ready=False, which means settled and broken").
+fn is_settled_failure(spec: &KindSpec, aspect: &Condition) -> bool {
+    aspect.status == ConditionStatus::False && !spec.is_quiet(&aspect.reason)
+}
+
 /// The host conditions of a pass that ended with a verdict.
 ///
 /// - In a stall: Stalled True with the stall's reason and message, and the
@@ -82,6 +90,16 @@ fn paused_message(spec: &KindSpec) -> String {
 /// - Otherwise Stalled False (AsExpected), and the convergence condition
 ///   True (Reconciling) while some aspect is not True at the current
 ///   generation, False (AsExpected) once every aspect is.
+/// - The kstatus profile's Reconciling is True only while the controller
+///   still works toward the observed generation (seed 004: "Reconciling is
+///   True while the controller is still working toward the observed
+///   generation. It differs from Ready=False, which means settled and
+///   broken"): an aspect not evaluated at this generation, Unknown, or
+///   False with a quiet reason. A settled failure (see
+///   [`is_settled_failure`]) gives Reconciling False with that aspect's
+///   reason, as a stall gives it the stall's; Ready says the failure.
+///   Progressing (seed 000) stays True: "True (Reconciling) while children
+///   converge" is its own rule.
 /// - Paused: Ready Unknown (ReconciliationPaused) and, without a stall, the
 ///   convergence condition False (ReconciliationPaused); a stall found
 ///   while paused still says Stalled True and gives the convergence
@@ -127,6 +145,16 @@ pub(super) fn from_verdict(
                         c.type_
                     ),
                 ),
+                Some(c) if spec.profile == Profile::Kstatus && is_settled_failure(spec, c) => {
+                    Fact::new(
+                        ConditionStatus::False,
+                        &c.reason,
+                        format!(
+                            "Settled at generation {generation}: {} is False ({}); Ready says why",
+                            c.type_, c.reason
+                        ),
+                    )
+                }
                 Some(c) => Fact::new(
                     ConditionStatus::True,
                     RECONCILING_REASON,
@@ -175,5 +203,26 @@ pub(super) fn from_error(spec: &KindSpec, paused: bool, ready_message: String) -
         ready: Fact::new(ConditionStatus::False, RECONCILE_ERROR, ready_message),
         convergence,
         stalled: stalled_not(),
+    }
+}
+
+/// The generation `.status.observedGeneration` says the status describes:
+/// `generation`, the one this pass reconciled; except for a paused object
+/// of the kstatus profile, which keeps `previous`. Pausing stops work
+/// toward a new generation, and kstatus reads an observedGeneration equal
+/// to `metadata.generation` as "the controller has acted on this spec"
+/// (seed 004: observedGeneration is "the metadata.generation it was
+/// computed against"), so a spec changed while paused stays visibly not
+/// observed until the pause is lifted.
+pub(super) fn observed_generation(
+    spec: &KindSpec,
+    paused: bool,
+    previous: Option<i64>,
+    generation: i64,
+) -> Option<i64> {
+    if paused && spec.profile == Profile::Kstatus {
+        previous
+    } else {
+        Some(generation)
     }
 }
