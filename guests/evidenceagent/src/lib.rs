@@ -20,7 +20,7 @@ use reconciler_guest_sdk::{
 };
 
 use children::Children;
-use registry::{CONFIGURATION_VALID, KIND, SERVING_CERTIFICATE_READY, WORKLOAD_READY};
+use registry::{CONFIGURATION_VALID, KIND};
 
 pub struct EvidenceAgent;
 
@@ -41,7 +41,9 @@ impl Guest for EvidenceAgent {
     /// the verdict is empty and the host keeps the previous aspects.
     /// Otherwise ConfigurationValid is decided first; only a valid
     /// configuration renders the children (nothing is rendered, nor
-    /// deleted, before), and the later aspects say so otherwise.
+    /// deleted, before). On an invalid or unknown one the later aspects are
+    /// not evaluated and left out: the host keeps what they said at an
+    /// older generation, or says Initializing for one never evaluated.
     fn reconcile(input: &Evaluation, facts: &dyn Facts) -> Reconciliation {
         let mut verdict = VerdictBuilder::new();
         let mut changes = Vec::new();
@@ -80,33 +82,17 @@ impl Guest for EvidenceAgent {
                 verdict
                     .aspect(fails(CONFIGURATION_VALID, reason, message.clone()))
                     .stall(reason, message);
-                not_evaluated(
-                    &mut verdict,
-                    &format!("ConfigurationValid is False ({reason})"),
-                );
             }
             Err(NotValid::Unread(message)) => {
                 verdict
                     .aspect(unknown(CONFIGURATION_VALID, RECONCILING, message))
                     .requeue_after(read::RETRY_SECONDS);
-                not_evaluated(&mut verdict, "ConfigurationValid is not known yet");
             }
         }
         Reconciliation {
             verdict: verdict.build(),
             changes,
         }
-    }
-}
-
-/// The aspects after ConfigurationValid, while nothing is rendered.
-fn not_evaluated(verdict: &mut VerdictBuilder, why: &str) {
-    for aspect in [SERVING_CERTIFICATE_READY, WORKLOAD_READY] {
-        verdict.aspect(unknown(
-            aspect,
-            RECONCILING,
-            format!("not evaluated while {why}"),
-        ));
     }
 }
 

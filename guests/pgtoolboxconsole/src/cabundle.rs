@@ -288,7 +288,9 @@ fn missing_message(bundle: &str, selected: usize, missing: &[Missing]) -> String
 
 /// The previous InstanceCABundleComplete (or any condition) of `status`,
 /// given again as it was: while paused or stalled the operator does not
-/// touch the bundle, so what was said of it still holds.
+/// touch the bundle, so what was said of it still holds, and a verdict
+/// that does not evaluate everything carries it forward with its older
+/// observedGeneration (the contract's rule for advisory conditions).
 pub fn previous(status: &Value, type_: &str) -> Option<Condition> {
     let c = status["conditions"]
         .as_array()?

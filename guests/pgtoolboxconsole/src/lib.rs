@@ -117,12 +117,21 @@ impl Guest for PgToolBoxConsole {
         pass.recover(status, input.paused);
 
         let mut verdict = VerdictBuilder::new();
-        if let Some(exposure) = pass.exposure.take() {
-            pass.exposure = Some(exposure::with_sentences(
-                exposure,
-                &observation.may_remain(),
-            ));
-        }
+        let may_remain = observation.may_remain();
+        pass.exposure = match pass.exposure.take() {
+            Some(exposure) => Some(exposure::with_sentences(exposure, &may_remain)),
+            // Not evaluated, but what may remain is said whatever else
+            // holds (seed 000): what the operator cannot observe now.
+            None if !input.paused && !may_remain.is_empty() => Some(exposure::with_sentences(
+                unknown(
+                    EXPOSURE_READY,
+                    RECONCILING,
+                    "not evaluated while ConfigurationValid is not True",
+                ),
+                &may_remain,
+            )),
+            None => None,
+        };
         let configuration_valid = pass
             .configuration
             .as_ref()
@@ -307,12 +316,6 @@ impl Pass {
         }
         self.stall = Some((HOSTNAME_NOT_ALLOWED, message));
         self.url = Url::Clear;
-        if !input.paused {
-            self.workload = Some(not_evaluated(
-                WORKLOAD_READY,
-                "ConfigurationValid is False (HostnameNotAllowed); the workload stays as it was",
-            ));
-        }
     }
 
     /// An unpaused pass with an allowed hostname: ConfigurationValid, then
@@ -379,17 +382,11 @@ impl Pass {
                 }
                 self.configuration = Some(fails(CONFIGURATION_VALID, reason, message.clone()));
                 self.stall = Some((reason, message));
-                let why = format!("ConfigurationValid is False ({reason})");
-                self.workload = Some(not_evaluated(WORKLOAD_READY, &why));
-                self.exposure = Some(not_evaluated(EXPOSURE_READY, &why));
                 None
             }
             Err(NotValid::Unread(message)) => {
                 self.configuration = Some(unknown(CONFIGURATION_VALID, RECONCILING, message));
                 self.unread();
-                let why = "ConfigurationValid is not known yet";
-                self.workload = Some(not_evaluated(WORKLOAD_READY, why));
-                self.exposure = Some(not_evaluated(EXPOSURE_READY, why));
                 None
             }
         }
@@ -422,18 +419,8 @@ impl Pass {
         }
         if recovery::said_hostname_not_allowed(status, CONFIGURATION_VALID) {
             // ConfigurationValid is not known this pass: no stall either,
-            // and the later aspects wait for it.
+            // and the later aspects left out wait for it.
             self.stall = None;
-            if self
-                .workload
-                .as_ref()
-                .is_some_and(|w| w.message.starts_with(NOT_EVALUATED))
-            {
-                self.workload = Some(not_evaluated(
-                    WORKLOAD_READY,
-                    "ConfigurationValid is not known yet",
-                ));
-            }
         }
         if recovery::said_hostname_not_allowed(status, EXPOSURE_READY) {
             self.url = Url::Keep;
@@ -442,12 +429,6 @@ impl Pass {
             self.retry(RECOVERY_REQUEUE_SECONDS);
         }
     }
-}
-
-const NOT_EVALUATED: &str = "not evaluated while ";
-
-fn not_evaluated(type_: &str, why: &str) -> Condition {
-    unknown(type_, RECONCILING, format!("{NOT_EVALUATED}{why}"))
 }
 
 fn valid_message(valid: &Valid, children: &Children) -> String {

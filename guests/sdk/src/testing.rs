@@ -12,7 +12,9 @@ use crate::{Condition, ConditionStatus, KindSpec, Verdict};
 const CONFIGURATION_VALID: &str = "ConfigurationValid";
 
 /// What the host checks of a verdict: every aspect once in declared order
-/// (when `paused`, the ones given, in that order), registered reasons (the
+/// up to the first that is not True, the later ones given or left out (not
+/// evaluated); when `paused`, the ones given, in that order), registered
+/// reasons (the
 /// kind's, or `host_reasons_used`) with a message, declared advisory
 /// conditions and stalls, no reserved status field; and the rule the kinds
 /// keep that ConfigurationValid=False always stalls with its reason.
@@ -23,16 +25,24 @@ pub fn keeps_contract(
     host_reasons_used: &[&str],
 ) {
     let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
-    if paused {
-        let declared: Vec<&str> = spec
+    let declared: Vec<&str> = spec
+        .aspects
+        .iter()
+        .map(String::as_str)
+        .filter(|a| types.contains(a))
+        .collect();
+    assert_eq!(types, declared, "aspects in declared order");
+    if !paused {
+        let deciding = verdict
             .aspects
             .iter()
-            .map(String::as_str)
-            .filter(|a| types.contains(a))
-            .collect();
-        assert_eq!(types, declared, "aspects in declared order");
-    } else {
-        assert_eq!(types, spec.aspects, "aspects in declared order");
+            .position(|c| c.status != ConditionStatus::True)
+            .map_or(spec.aspects.len(), |i| i + 1);
+        assert_eq!(
+            types[..deciding.min(types.len())],
+            spec.aspects[..deciding],
+            "every aspect up to the first not True"
+        );
     }
     let registered =
         |r: &str| host_reasons_used.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
@@ -326,22 +336,25 @@ mod tests {
     }
 
     #[test]
-    fn a_stall_leaves_the_later_aspects_waiting() {
+    fn a_stall_leaves_the_later_aspects_out() {
         let mut b = VerdictBuilder::new();
         b.aspect(fails(
             CONFIGURATION_VALID,
             "SecretNotFound",
             "Secret s is gone",
         ))
-        .aspect(unknown(
-            "WorkloadReady",
-            RECONCILING,
-            "not evaluated while ConfigurationValid is False (SecretNotFound)",
-        ))
         .stall("SecretNotFound", "Secret s is gone");
         let v = b.build();
-        keeps_contract(&spec(), &v, false, &[RECONCILING]);
+        keeps_contract(&spec(), &v, false, &[]);
         assert_stall(&v, "SecretNotFound", "Secret s");
+    }
+
+    #[test]
+    #[should_panic(expected = "every aspect up to the first not True")]
+    fn an_aspect_that_decides_ready_is_not_left_out() {
+        let mut b = VerdictBuilder::new();
+        b.aspect(ok(CONFIGURATION_VALID, "fine"));
+        keeps_contract(&spec(), &b.build(), false, &[]);
     }
 
     #[test]

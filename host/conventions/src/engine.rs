@@ -154,10 +154,19 @@ pub struct Output {
 ///   ([`check_verdict`]); a broken one is decided exactly as an error of
 ///   class [`ErrorClass::GuestFailed`] whose text is the violation.
 /// - A verdict's aspects and advisory conditions are written; Ready, the
-///   convergence condition and Stalled are derived (see `rollup`). While
-///   paused, an aspect the verdict leaves out keeps its previous value.
-///   An advisory condition left out is removed, paused or not: it is
-///   present only while the verdict says its fact holds.
+///   convergence condition and Stalled are derived (see `rollup`). An
+///   aspect the verdict leaves out (while paused, or after its first aspect
+///   that is not True: see [`check_verdict`]) is not evaluated: it keeps
+///   its previous condition, older observedGeneration included (seed 004:
+///   a condition carries the generation it was computed against), or is
+///   Unknown (Initializing) when it has none (seed 000: never a guessed
+///   state).
+/// - An advisory condition left out is removed, paused or not: it is
+///   present only while the verdict says its fact holds. A verdict that
+///   does not evaluate everything (paused, stalled, or leaving an aspect
+///   out) carries an advisory condition forward by giving it as the status
+///   has it (status, reason and message): it keeps its observedGeneration
+///   (see `ConditionWriter::carry_forward`).
 /// - An error keeps the aspects and advisory conditions as previously
 ///   written and the previous status fields, and writes Ready False
 ///   (ReconcileError).
@@ -170,6 +179,9 @@ pub struct Output {
 ///   previous condition of a type the kind does not declare (a type a
 ///   replaced module dropped) is not carried over: the host owns
 ///   `.status.conditions`.
+/// - `.status.observedGeneration` is the object's generation, except on a
+///   paused object of the kstatus profile, which keeps the one it had (see
+///   `rollup::observed_generation`).
 pub fn decide(input: Input<'_>) -> Output {
     let Input {
         spec,
@@ -302,15 +314,22 @@ impl Context<'_> {
                 None => writer.keep_or_initialize(a),
             })
             .collect();
+        // A pass that did not evaluate everything may give an advisory
+        // condition as it was.
+        let carries_forward =
+            paused || verdict.stall.is_some() || verdict.aspects.len() < spec.aspects.len();
         let advisory: Vec<Condition> = spec
             .advisory
             .iter()
             .filter_map(|t| {
-                verdict
-                    .advisory
-                    .iter()
-                    .find(|d| &d.type_ == t)
-                    .map(|d| writer.write(t, Fact::from(d)))
+                verdict.advisory.iter().find(|d| &d.type_ == t).map(|d| {
+                    let fact = Fact::from(d);
+                    if carries_forward {
+                        writer.carry_forward(t, fact)
+                    } else {
+                        writer.write(t, fact)
+                    }
+                })
             })
             .collect();
         let host = rollup::from_verdict(
@@ -321,7 +340,12 @@ impl Context<'_> {
             verdict.stall.as_ref(),
         );
         let status = Status {
-            observed_generation: Some(writer.generation()),
+            observed_generation: rollup::observed_generation(
+                spec,
+                paused,
+                previous.observed_generation,
+                writer.generation(),
+            ),
             conditions: assemble(spec, writer, host, aspects, advisory),
             fields: fields::merge(&previous.fields, &verdict.status_fields),
         };
@@ -387,7 +411,12 @@ impl Context<'_> {
             .collect();
         let host = rollup::from_error(spec, paused, message);
         let status = Status {
-            observed_generation: Some(writer.generation()),
+            observed_generation: rollup::observed_generation(
+                spec,
+                paused,
+                previous.observed_generation,
+                writer.generation(),
+            ),
             conditions: assemble(spec, writer, host, aspects, advisory),
             fields: previous.fields.clone(),
         };

@@ -532,6 +532,32 @@ mod tests {
         assert_eq!(reads(facts), ["Ingress ns/i", "Route ns/r"]);
     }
 
+    /// Seed 000: an error ends in Ready=False (ReconcileError); only an
+    /// optional kind not served or refused is the guest's to report.
+    #[test]
+    fn a_failed_read_fails_the_pass_unless_an_optional_kind_is_refused() {
+        let route = exposure_kind_ref(ExposureKind::Route);
+        let ingress = exposure_kind_ref(ExposureKind::Ingress);
+        let mut source = MemorySource::new();
+        source.set_availability(route.clone(), "", Availability::Forbidden);
+        source.set_availability(ingress.clone(), "", Availability::Forbidden);
+        let mut facts = server(source, vec![ingress, route.clone()])
+            .with_optional(Arc::new(std::iter::once(route).collect()));
+        assert!(matches!(
+            facts.exposure(ExposureKind::Route, "ns".into(), "r".into()),
+            Err(ReadError::Forbidden(_))
+        ));
+        assert!(facts.take_failed_read().is_none(), "the guest's reason");
+        assert!(matches!(
+            facts.exposure(ExposureKind::Ingress, "ns".into(), "i".into()),
+            Err(ReadError::Forbidden(_))
+        ));
+        assert!(matches!(
+            facts.take_failed_read(),
+            Some(crate::facts::source::SourceError::Forbidden { .. })
+        ));
+    }
+
     #[test]
     fn cluster_roles_secret_certificates_and_last_applies() {
         use base64::Engine as _;

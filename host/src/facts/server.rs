@@ -36,8 +36,13 @@ pub struct FactServer {
     /// Workloads derived in this pass: the source does not change within
     /// a pass, and deriving one parses the Deployment and all its Pods.
     workloads: BTreeMap<(String, String), Option<WorkloadFact>>,
+    /// The declared kinds the guest reads as optional: found not served or
+    /// refused, the guest's answer is its own (RouteAPIUnavailable and the
+    /// like), not an error of the pass.
+    optional: Arc<BTreeSet<KindRef>>,
     /// The first read that fails the pass whatever the guest makes of its
-    /// answer: a kind no longer served ([`SourceError::NoLongerServed`]).
+    /// answer: every read the source could not serve, except an optional
+    /// kind not served or refused (see [`Self::read_error`]).
     failed_read: Option<SourceError>,
 }
 
@@ -65,8 +70,15 @@ impl FactServer {
             scope: None,
             parent_uid: None,
             workloads: BTreeMap::new(),
+            optional: Arc::default(),
             failed_read: None,
         }
+    }
+
+    /// The declared kinds the guest reads as optional.
+    pub fn with_optional(mut self, optional: Arc<BTreeSet<KindRef>>) -> Self {
+        self.optional = optional;
+        self
     }
 
     /// Serves the pass of `parent`: reads are limited to its namespace (a
@@ -143,19 +155,26 @@ impl FactServer {
         self.failed_read.take()
     }
 
-    /// The guest's answer to a read the source could not serve; a kind no
-    /// longer served also fails the pass ([`Self::take_failed_read`]).
+    /// The guest's answer to a read the source could not serve. Seed 000:
+    /// an error ends in Ready=False (ReconcileError), so every such read
+    /// also fails the pass ([`Self::take_failed_read`]), except an optional
+    /// kind not served or refused, which the guest reports under its own
+    /// reason. A kind no longer served fails it, optional or not.
     fn read_error(&mut self, e: SourceError) -> ReadError {
         let text = e.to_string();
-        match e {
+        let answer = match &e {
+            SourceError::NotServed(kind) if self.optional.contains(kind) => {
+                return ReadError::NotServed(text);
+            }
+            SourceError::Forbidden { kind, .. } if self.optional.contains(kind) => {
+                return ReadError::Forbidden(text);
+            }
             SourceError::NotServed(_) => ReadError::NotServed(text),
             SourceError::Forbidden { .. } => ReadError::Forbidden(text),
-            SourceError::NotWatched(_) => ReadError::Failed(text),
-            SourceError::NoLongerServed(_) => {
-                self.failed_read.get_or_insert(e);
-                ReadError::Failed(text)
-            }
-        }
+            SourceError::NotWatched(_) | SourceError::NoLongerServed(_) => ReadError::Failed(text),
+        };
+        self.failed_read.get_or_insert(e);
+        answer
     }
 
     /// What the pass read so far.

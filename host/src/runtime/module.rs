@@ -47,6 +47,8 @@ pub struct GuestModule {
     spec: Arc<KindSpec>,
     /// The kinds the spec declares it reads, built once for every pass.
     declared: Arc<BTreeSet<KindRef>>,
+    /// Those of them it reads as optional.
+    optional: Arc<BTreeSet<KindRef>>,
     contract: ContractVersion,
     pre: Pre,
     engine: wasmtime::Engine,
@@ -85,8 +87,9 @@ pub struct Evaluated {
     /// declares it writes (empty when the outcome is an error).
     pub changes: Vec<Change>,
     pub reads: BTreeSet<Dependency>,
-    /// A read that fails the pass whatever the verdict says: a kind no
-    /// longer served ([`SourceError::NoLongerServed`]).
+    /// A read that fails the pass whatever the verdict says: any read the
+    /// source could not serve but an optional kind not served or refused
+    /// (`FactServer::read_error`).
     pub failed_read: Option<SourceError>,
 }
 
@@ -179,6 +182,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         digest,
         spec: Arc::new(placeholder_spec()),
         declared: Arc::default(),
+        optional: Arc::default(),
         contract,
         pre,
         engine: rt.engine.clone(),
@@ -197,6 +201,13 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         source,
     })?;
     module.declared = Arc::new(spec.readable().cloned().collect());
+    module.optional = Arc::new(
+        spec.reads
+            .iter()
+            .filter(|r| r.optional)
+            .map(|r| r.kind.clone())
+            .collect(),
+    );
     module.spec = Arc::new(spec);
     Ok(module)
 }
@@ -366,6 +377,7 @@ impl GuestModule {
             .as_str()
             .unwrap_or_default();
         let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now)
+            .with_optional(self.optional.clone())
             .for_parent(req.parent);
         // Declared before the store, so dropped after it: the slot is free
         // again only once the instance is gone.

@@ -85,6 +85,23 @@ impl<'a> ConditionWriter<'a> {
         })
     }
 
+    /// `fact` over the previous condition: kept as it was written, its
+    /// observedGeneration included, when it says the same (status, reason
+    /// and message), else (re)written at the current generation. How a
+    /// pass that did not evaluate a condition gives it again.
+    pub fn carry_forward(&self, type_: &str, fact: Fact) -> Condition {
+        match self.keep(type_) {
+            Some(before)
+                if before.status == fact.status
+                    && before.reason == fact.reason
+                    && before.message == bound(&fact.message) =>
+            {
+                before
+            }
+            _ => self.write(type_, fact),
+        }
+    }
+
     /// The previous condition, or Unknown/Initializing when there is none:
     /// for a condition the kind always carries that this pass did not set.
     pub fn keep_or_initialize(&self, type_: &str) -> Condition {

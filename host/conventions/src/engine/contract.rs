@@ -1,10 +1,11 @@
 //! The contract a verdict keeps with its kind's spec: registered reasons,
-//! declared condition types, every aspect given once, declared stalls.
+//! declared condition types, every deciding aspect given once, declared
+//! stalls.
 
 use std::collections::BTreeSet;
 
 use crate::kind::KindSpec;
-use crate::verdict::Verdict;
+use crate::verdict::{ConditionStatus, Verdict};
 
 use super::fields::RESERVED_STATUS_FIELDS;
 
@@ -25,7 +26,9 @@ pub enum ContractError {
         "verdict gives {condition} as an advisory condition, which is not an advisory condition of {kind}"
     )]
     NotAdvisory { kind: String, condition: String },
-    #[error("verdict leaves out aspect {aspect} of {kind}: an unpaused pass decides every aspect")]
+    #[error(
+        "verdict leaves out aspect {aspect} of {kind}: an unpaused pass decides every aspect up to the first that is not True"
+    )]
     MissingAspect { kind: String, aspect: String },
     #[error("verdict gives aspect {aspect} of {kind} twice")]
     DuplicateAspect { kind: String, aspect: String },
@@ -42,9 +45,12 @@ pub enum ContractError {
 }
 
 /// Checks a verdict against its kind's spec. Outside a pause every aspect
-/// must be given exactly once; while paused the verdict gives only the
-/// aspects the kind still checks (the others keep their previous values),
-/// but none twice. Returns the first violation, in the order: aspects,
+/// up to the first that is not True must be given, and the aspects after
+/// that one may be left out: not evaluated (after a stall, or while an
+/// earlier aspect is False or Unknown), they cannot decide Ready, and each
+/// keeps its previous condition, older observedGeneration included, or is
+/// Unknown (Initializing) when it has none. While paused the verdict gives
+/// only the aspects the kind still checks. None is given twice. Returns the first violation, in the order: aspects,
 /// advisory conditions, stall, Events, status fields.
 pub fn check_verdict(
     spec: &KindSpec,
@@ -80,10 +86,10 @@ pub fn check_verdict(
         }
         registered(&d.type_, &d.reason)?;
     }
-    if !paused && let Some(missing) = spec.aspects.iter().find(|a| !aspects.contains(a.as_str())) {
+    if !paused && let Some(missing) = first_missing_decisive(spec, verdict) {
         return Err(ContractError::MissingAspect {
             kind: kind(),
-            aspect: missing.clone(),
+            aspect: missing.to_owned(),
         });
     }
 
@@ -139,4 +145,17 @@ pub fn check_verdict(
         });
     }
     Ok(())
+}
+
+/// The first aspect, in declared order, the verdict leaves out although no
+/// earlier aspect it gives is short of True: one that would decide Ready.
+fn first_missing_decisive<'s>(spec: &'s KindSpec, verdict: &Verdict) -> Option<&'s str> {
+    for aspect in &spec.aspects {
+        match verdict.aspects.iter().find(|d| &d.type_ == aspect) {
+            None => return Some(aspect),
+            Some(d) if d.status != ConditionStatus::True => return None,
+            Some(_) => {}
+        }
+    }
+    None
 }

@@ -57,6 +57,8 @@ fn console_verdict(cv: Fact, wr: Fact, er: Fact) -> Verdict {
 
 type Fact = crate::verdict::Decision;
 
+mod kstatus;
+
 // Rule 1: first touch.
 
 #[test]
@@ -733,7 +735,7 @@ fn contract_refuses_an_advisory_condition_with_an_unregistered_reason() {
 }
 
 #[test]
-fn contract_requires_every_aspect_unless_paused() {
+fn contract_requires_every_aspect_up_to_the_first_not_true_unless_paused() {
     let spec = console();
     let v = verdict(vec![ok("ConfigurationValid"), ok("ExposureReady")]);
     let err = check_verdict(&spec, &v, false);
@@ -741,6 +743,119 @@ fn contract_requires_every_aspect_unless_paused() {
         matches!(&err, Err(ContractError::MissingAspect { aspect, .. }) if aspect == "WorkloadReady")
     );
     assert_eq!(check_verdict(&spec, &v, true), Ok(()));
+    let before_false = verdict(vec![bad("WorkloadReady", "PodNotReady", "")]);
+    assert!(
+        matches!(&check_verdict(&spec, &before_false, false), Err(ContractError::MissingAspect { aspect, .. }) if aspect == "ConfigurationValid"),
+        "an aspect before the False one would decide Ready"
+    );
+}
+
+#[test]
+fn contract_lets_a_verdict_leave_out_the_aspects_after_its_first_not_true() {
+    let spec = console();
+    let mut stalled = verdict(vec![bad(
+        "ConfigurationValid",
+        "ConsoleImageRequired",
+        "no image",
+    )]);
+    stalled.stall = stall("ConsoleImageRequired", "no image");
+    assert_eq!(check_verdict(&spec, &stalled, false), Ok(()));
+    let unknown_first = verdict(vec![unknown("ConfigurationValid", RECONCILING_REASON)]);
+    assert_eq!(check_verdict(&spec, &unknown_first, false), Ok(()));
+    let workload_false = verdict(vec![
+        ok("ConfigurationValid"),
+        bad("WorkloadReady", "PodNotReady", ""),
+    ]);
+    assert_eq!(check_verdict(&spec, &workload_false, false), Ok(()));
+}
+
+/// Seed 000: "An aspect not yet evaluated at the current generation makes
+/// Ready Unknown (Reconciling)"; seed 004: every condition carries the
+/// generation it was computed against.
+#[test]
+fn an_aspect_left_out_after_a_stall_keeps_its_verdict_and_older_generation() {
+    let spec = console();
+    let before = converged(&spec);
+    let mut v = verdict(vec![bad(
+        "ConfigurationValid",
+        "ConsoleImageRequired",
+        "no image",
+    )]);
+    v.stall = stall("ConsoleImageRequired", "no image");
+    let d = Pass::new(&spec).generation(2).at(10).verdict(&before, v);
+    assert_eq!(
+        get(&d.status, "WorkloadReady"),
+        get(&before, "WorkloadReady")
+    );
+    assert_eq!(get(&d.status, "ExposureReady").observed_generation, 1);
+    assert_eq!(get(&d.status, "ConfigurationValid").observed_generation, 2);
+    assert_eq!(sr(&d.status, READY), (False, "ConsoleImageRequired"));
+    assert_eq!(sr(&d.status, STALLED), (True, "ConsoleImageRequired"));
+}
+
+/// Seed 000: "A condition not yet evaluated is Unknown with reason
+/// Initializing, never a guessed state."
+#[test]
+fn an_aspect_never_evaluated_and_left_out_is_initializing() {
+    let spec = console();
+    let mut v = verdict(vec![bad(
+        "ConfigurationValid",
+        "ConsoleImageRequired",
+        "no image",
+    )]);
+    v.stall = stall("ConsoleImageRequired", "no image");
+    let d = Pass::new(&spec).verdict(&Status::default(), v);
+    assert_eq!(sr(&d.status, "WorkloadReady"), (Unknown, INITIALIZING));
+    assert_eq!(sr(&d.status, "ExposureReady"), (Unknown, INITIALIZING));
+    assert_eq!(
+        warnings(&d),
+        vec!["ConsoleImageRequired"],
+        "no Warning for Initializing"
+    );
+}
+
+#[test]
+fn an_advisory_given_unchanged_by_a_stalled_or_paused_verdict_keeps_its_generation() {
+    let spec = console();
+    let mut v = all_ok(&spec);
+    v.advisory = vec![bad("InstanceCABundleComplete", "InstanceCAMissing", "db-1")];
+    let first = Pass::new(&spec).verdict(&Status::default(), v);
+    let mut stalled = verdict(vec![bad(
+        "ConfigurationValid",
+        "ConsoleImageRequired",
+        "no image",
+    )]);
+    stalled.stall = stall("ConsoleImageRequired", "no image");
+    stalled.advisory = vec![bad("InstanceCABundleComplete", "InstanceCAMissing", "db-1")];
+    let d = Pass::new(&spec)
+        .generation(2)
+        .at(10)
+        .verdict(&first.status, stalled.clone());
+    assert_eq!(
+        get(&d.status, "InstanceCABundleComplete"),
+        get(&first.status, "InstanceCABundleComplete")
+    );
+    let paused = Pass::new(&spec).generation(2).at(10).paused().verdict(
+        &first.status,
+        Verdict {
+            advisory: stalled.advisory.clone(),
+            ..Verdict::default()
+        },
+    );
+    assert_eq!(
+        get(&paused.status, "InstanceCABundleComplete").observed_generation,
+        1
+    );
+    let mut evaluated = all_ok(&spec);
+    evaluated.advisory = stalled.advisory;
+    let fresh = Pass::new(&spec)
+        .generation(2)
+        .verdict(&first.status, evaluated);
+    assert_eq!(
+        get(&fresh.status, "InstanceCABundleComplete").observed_generation,
+        2,
+        "a pass that evaluates it stamps the current generation"
+    );
 }
 
 #[test]
