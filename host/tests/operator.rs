@@ -53,6 +53,33 @@ async fn pods_of(ns: &TestNamespace, agent: &str) -> Vec<String> {
         .collect()
 }
 
+/// Waits for the agent `orders`'s AdmissionDenied Warning, lets the pass
+/// be retried with backoff (1 s, 2 s, 4 s, ...), each retry refused again,
+/// and asserts the class was reported once (seed 000: "once per class,
+/// not per retry"). The Events about the agent.
+async fn admission_denied_reported_once(
+    client: &kube::Client,
+    namespace: &str,
+) -> Vec<harness::Published> {
+    eventually("the AdmissionDenied Warning", async || {
+        let events = events_about(client, namespace, "orders").await;
+        if published(&events, "Warning", "AdmissionDenied") > 0 {
+            Ok(())
+        } else {
+            Err(events)
+        }
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_secs(8)).await;
+    let events = events_about(client, namespace, "orders").await;
+    assert_eq!(
+        published(&events, "Warning", "AdmissionDenied"),
+        1,
+        "reported once until a pass succeeds: {events:#?}"
+    );
+    events
+}
+
 /// A metadata-only change of an object: a watch event for the host, and
 /// nothing any guest decides on.
 async fn touch(api: &kube::Api<kube::api::DynamicObject>, name: &str, value: &str) {
@@ -858,24 +885,7 @@ async fn refused_status_write_is_reported_once() {
     let o = wait_for(&agents, "orders", &[("Ready", "False", "ReconcileError")]).await;
     let ready = condition(&o, "Ready").unwrap();
     assert!(ready.message.starts_with("AdmissionDenied: "), "{ready:?}");
-    eventually("the AdmissionDenied Warning", async || {
-        let events = events_about(&client, ns.name(), "orders").await;
-        if published(&events, "Warning", "AdmissionDenied") > 0 {
-            Ok(())
-        } else {
-            Err(events)
-        }
-    })
-    .await;
-
-    // Retries with backoff (1 s, 2 s, 4 s, ...), each refused again.
-    tokio::time::sleep(std::time::Duration::from_secs(8)).await;
-    let events = events_about(&client, ns.name(), "orders").await;
-    assert_eq!(
-        published(&events, "Warning", "AdmissionDenied"),
-        1,
-        "reported once until a pass succeeds: {events:#?}"
-    );
+    admission_denied_reported_once(&client, ns.name()).await;
 
     policy.remove().await;
     // The refused writes are logged as warnings: expected here.
@@ -898,24 +908,7 @@ async fn refused_error_status_write_is_still_reported_once() {
     let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
-    eventually("the AdmissionDenied Warning", async || {
-        let events = events_about(&client, ns.name(), "orders").await;
-        if published(&events, "Warning", "AdmissionDenied") > 0 {
-            Ok(())
-        } else {
-            Err(events)
-        }
-    })
-    .await;
-
-    // Retries with backoff (1 s, 2 s, 4 s, ...), each refused again.
-    tokio::time::sleep(std::time::Duration::from_secs(8)).await;
-    let events = events_about(&client, ns.name(), "orders").await;
-    assert_eq!(
-        published(&events, "Warning", "AdmissionDenied"),
-        1,
-        "reported once though no status says it: {events:#?}"
-    );
+    let events = admission_denied_reported_once(&client, ns.name()).await;
     assert!(
         events.iter().all(|e| e.reason == "AdmissionDenied"),
         "nothing the status does not say: {events:#?}"
