@@ -191,8 +191,10 @@ async fn reconcile(
                 text: e.to_string(),
             }
         }
-        // A kind served at start and not now fails the pass, retried with
-        // backoff (seed 000): what the guest made of its absence is moot.
+        // A read the source could not serve (a kind gone since start, a
+        // required kind refused or not watched) fails the pass, retried
+        // with backoff (seed 000): what the guest made of it is moot. Only
+        // an optional kind not served or refused is the guest's to report.
         (Ok(_), _) if evaluated.failed_read.is_some() => Outcome::Error {
             class: ErrorClass::ReconciliationFailed,
             text: evaluated
