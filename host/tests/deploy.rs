@@ -1,7 +1,9 @@
 //! `deploy/` is what a cluster administrator applies: the generated CRDs
 //! and ClusterRole are what the bundled guests describe today (`make
 //! deploy` rewrites them), the Deployment mounts a ConfigMap for every
-//! bundled guest, and a real API server accepts every manifest.
+//! bundled guest, the plans' manifests (`deploy/plans-*.yaml`) have an
+//! approver role for every bundled kind, and a real API server accepts
+//! every manifest.
 
 use reconciler_host_harness::guests as support;
 use reconciler_host_harness::makefile;
@@ -94,6 +96,53 @@ fn the_deployment_mounts_a_config_map_for_every_bundled_guest() {
     }
 }
 
+/// Deciding a plan needs `approve` on its parent's kind: every bundled
+/// kind has its approver role, joining the aggregated one; and `manage`
+/// (the approve check's exemption) is the host's role's alone.
+#[test]
+fn every_bundled_kind_has_a_plan_approver_role() {
+    let roles: Vec<Value> = documents("deploy/plans-rbac.yaml")
+        .into_iter()
+        .filter(|d| d["kind"] == "ClusterRole")
+        .collect();
+    for g in guests() {
+        let crd = documents(&format!("deploy/generated/{g}-crd.yaml"))
+            .pop()
+            .expect("a CRD");
+        let (group, plural) = (&crd["spec"]["group"], &crd["spec"]["names"]["plural"]);
+        let name = format!(
+            "reconciler-plan-approver-{}",
+            plural.as_str().expect("plural")
+        );
+        let role = roles
+            .iter()
+            .find(|r| r["metadata"]["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("deploy/plans-rbac.yaml has no ClusterRole {name}"));
+        assert_eq!(
+            role["metadata"]["labels"]["reconciler.dev/aggregate-to-plan-approver"], "true",
+            "{name} joins reconciler-plan-approver"
+        );
+        assert_eq!(
+            role["rules"],
+            serde_json::json!([{"apiGroups": [group], "resources": [plural], "verbs": ["approve"]}]),
+            "{name}"
+        );
+    }
+    for role in &roles {
+        let grants_manage = role["rules"].as_array().into_iter().flatten().any(|r| {
+            r["verbs"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|v| v == "manage" || v == "*"))
+        });
+        assert_eq!(
+            grants_manage,
+            role["metadata"]["name"] == "reconciler-plan-manager",
+            "only reconciler-plan-manager grants manage: {}",
+            role["metadata"]["name"]
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_real_api_server_accepts_every_manifest() {
     let client = reconciler_testsupport::client()
@@ -105,6 +154,9 @@ async fn a_real_api_server_accepts_every_manifest() {
     }
     manifests.extend(documents("deploy/generated/rbac.yaml"));
     manifests.extend(documents("deploy/operator.yaml"));
+    for file in ["plans-crd", "plans-rbac", "plans-admission"] {
+        manifests.extend(documents(&format!("deploy/{file}.yaml")));
+    }
     for manifest in manifests {
         let (group, version) = match manifest["apiVersion"].as_str().expect("apiVersion") {
             v if v.contains('/') => v.split_once('/').expect("group/version"),
