@@ -7,5 +7,6 @@ pub mod docs;
 pub mod facts;
 pub mod fixture;
 pub mod operator;
+pub mod plan;
 pub mod rbac;
 pub mod runtime;
