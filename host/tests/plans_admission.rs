@@ -7,12 +7,16 @@
 //!
 //! Every refusal is the API server's, and says why: the tests assert on
 //! the message.
+//!
+//! The reviewer CLI (`reconciler-host plan show|approve|deny`) is run here
+//! too, as the built binary, with a kubeconfig impersonating each reviewer.
 
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, pinned_kind};
 use kube::{Api, Client};
 use reconciler_host_harness::makefile::workspace;
+use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_testsupport::{Access, TestNamespace, await_access, client_as};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -512,5 +516,135 @@ async fn the_hosts_own_decision_is_allowed() {
     let status = fx.status("p").await;
     assert!(decided(&status, "Approved"), "{status}");
     assert_eq!(status["decidedBy"]["username"], HOST);
+    fx.finish().await;
+}
+
+/// A kubeconfig for the CLI acting as `user`: the admin's, with user
+/// impersonation (`as`), as `client_as` does for the tests' own clients.
+fn kubeconfig_as(user: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let mut config = kube::config::Kubeconfig::read_from(&admin).expect("the admin kubeconfig");
+    for named in &mut config.auth_infos {
+        if let Some(auth) = named.auth_info.as_mut() {
+            auth.impersonate = Some(user.to_string());
+        }
+    }
+    let path = dir.join(format!("kubeconfig-{user}"));
+    std::fs::write(&path, serde_yaml::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+/// `reconciler-host plan <args>` under `kubeconfig`: whether it succeeded,
+/// its stdout and its stderr.
+fn plan_cli(kubeconfig: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+        .arg("plan")
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .output()
+        .expect("the CLI runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    eprintln!("plan {args:?}: {}\n{stdout}{stderr}", out.status);
+    (out.status.success(), stdout, stderr)
+}
+
+/// The reviewer CLI decides as the user the cluster authenticates: an
+/// approver's approval and denial land with decidedBy naming them; a second
+/// decision is refused saying by whom the first was made; a reviewer
+/// without `approve` is refused with the policy's message; `show` prints
+/// the phase and the decision.
+#[tokio::test]
+async fn the_plan_cli_decides_as_the_reviewer() {
+    let fx = Fixture::new("plans-cli").await;
+    let ns = fx.ns.name().to_string();
+    fx.open("p").await;
+    fx.open("q").await;
+    let dir = target_tmpdir().join(&ns);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (alice, bob) = (kubeconfig_as(ALICE, &dir), kubeconfig_as(BOB, &dir));
+
+    let (ok, shown, _) = plan_cli(&alice, &["show", "p", "-n", &ns]);
+    assert!(ok);
+    for line in [
+        "Parent:      EvidenceAgent orders (evidenceagents.pgtoolbox.fyannk.dev",
+        "Mode:        apply",
+        "Phase:       Pending",
+        "Digest:      sha256:9f2c (reconciler.dev/effects/v1)",
+        "Changes:     1 applies, 0 deletions, 0 generated",
+        "Decision:    none yet",
+        "  apply Deployment orders-agent",
+    ] {
+        assert!(shown.contains(line), "{line:?} not in:\n{shown}");
+    }
+
+    let (ok, _, err) = plan_cli(&bob, &["approve", "p", "-n", &ns]);
+    assert!(!ok);
+    for says in [
+        "refused by admission",
+        &format!("\"{BOB}\" may not decide plan p of EvidenceAgent orders"),
+        "needs the verb approve on evidenceagents.pgtoolbox.fyannk.dev",
+    ] {
+        assert!(err.contains(says), "{says:?} not in {err:?}");
+    }
+    assert!(fx.status("p").await.get("decidedBy").is_none());
+
+    let (ok, out, _) = plan_cli(&alice, &["approve", "p", "-n", &ns]);
+    assert!(ok);
+    assert!(out.contains(&format!("approved by {ALICE}")), "{out}");
+    let status = fx.status("p").await;
+    assert!(decided(&status, "Approved"), "{status}");
+    assert_eq!(status["decidedBy"]["username"], ALICE);
+    // As the SelfSubjectReview says: an impersonated user is in
+    // system:authenticated.
+    assert_eq!(
+        status["decidedBy"]["groups"],
+        json!(["system:authenticated"])
+    );
+    // The host's Approved=False is replaced, not kept beside.
+    let approved: Vec<_> = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "Approved")
+        .collect();
+    assert_eq!(approved.len(), 1, "{status}");
+
+    let (ok, _, err) = plan_cli(&alice, &["approve", "p", "-n", &ns]);
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("plan {ns}/p was already approved by {ALICE}")),
+        "{err}"
+    );
+
+    let (ok, out, _) = plan_cli(
+        &alice,
+        &["deny", "q", "-n", &ns, "--reason", "not during the freeze"],
+    );
+    assert!(ok);
+    assert!(out.contains(&format!("denied by {ALICE}")), "{out}");
+    let status = fx.status("q").await;
+    assert!(
+        decided(&status, "Denied") && !decided(&status, "Approved"),
+        "{status}"
+    );
+    assert_eq!(status["decidedBy"]["username"], ALICE);
+    let (ok, shown, _) = plan_cli(&alice, &["show", "q", "-n", &ns]);
+    assert!(ok);
+    assert!(shown.contains("Phase:       Pending"), "{shown}");
+    assert!(
+        shown.contains(&format!("Decision:    denied by {ALICE}"))
+            && shown.contains("(DeniedByReviewer: not during the freeze)"),
+        "{shown}"
+    );
+
+    let (ok, _, err) = plan_cli(&alice, &["show", "nope", "-n", &ns]);
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("plan nope not found in namespace {ns}")),
+        "{err}"
+    );
     fx.finish().await;
 }

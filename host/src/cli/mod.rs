@@ -3,6 +3,7 @@
 mod docs;
 mod inspect;
 mod operate;
+mod plan;
 mod test;
 
 use std::path::PathBuf;
@@ -50,6 +51,9 @@ enum Command {
     Run(operate::RunArgs),
     /// Print the conditions reference of guests (Markdown), or check a file against it.
     Docs(docs::DocsArgs),
+    /// Review a ReconcilePlan: show it, approve it or deny it, as the user
+    /// the cluster authenticates you as (KUBECONFIG).
+    Plan(plan::PlanArgs),
 }
 
 /// Limits and caching of the guest runtime.
@@ -96,8 +100,10 @@ impl RuntimeArgs {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let instances = match &cli.command {
-        Command::Run(args) => args.instances(),
+    let instances = match cli.command {
+        // Plans are the cluster's: no guest runs.
+        Command::Plan(args) => return plan::run(args),
+        Command::Run(ref args) => args.instances(),
         _ => Runtime::DEFAULT_INSTANCES,
     };
     let runtime = cli.runtime.runtime(instances)?;
@@ -113,5 +119,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rbac(args) => inspect::rbac(&runtime, args),
         Command::Run(args) => operate::run(&runtime, args),
         Command::Docs(args) => docs::run(&runtime, args),
+        Command::Plan(_) => unreachable!("dispatched before the runtime is built"),
     }
 }
