@@ -59,6 +59,12 @@ pub enum ChildrenError {
     /// not be read or made, or is not a CA): retried with backoff.
     #[error("the {change} could not be issued: {text}")]
     Certificate { change: String, text: String },
+    /// The operating system's random generator failed: retried with
+    /// backoff, nothing of the Secret written.
+    #[error(
+        "the {change} could not be made: the operating system's random generator failed: {text}"
+    )]
+    Random { change: String, text: String },
     /// A kind the guest writes is not watched (not served by the cluster).
     #[error("the {change} is not possible: {kind} is not served by this cluster")]
     NotServed { change: String, kind: KindRef },
@@ -75,9 +81,9 @@ impl ChildrenError {
                 ..
             } => Some(*class),
             ChildrenError::Api { .. } => None,
-            ChildrenError::NotServed { .. } | ChildrenError::Certificate { .. } => {
-                Some(ErrorClass::ReconciliationFailed)
-            }
+            ChildrenError::NotServed { .. }
+            | ChildrenError::Certificate { .. }
+            | ChildrenError::Random { .. } => Some(ErrorClass::ReconciliationFailed),
         }
     }
 }
@@ -225,7 +231,11 @@ pub async fn make(
                     metrics.child_applies_unchanged.get_or_create(&labels).inc();
                     continue;
                 }
-                let secret = with_owner(&generated_secret(name, keys), &owner);
+                let secret = generated_secret(name, keys).map_err(|e| ChildrenError::Random {
+                    change: change.to_string(),
+                    text: e.to_string(),
+                })?;
+                let secret = with_owner(&secret, &owner);
                 match create(&api, secret).await {
                     Ok(_) => {
                         made.applied += 1;
@@ -542,24 +552,24 @@ fn api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicO
 /// A Secret of `keys` (name, bytes), each random from the operating
 /// system's generator, owned by the parent. Its values exist only in this
 /// request: the cache keeps no Secret value, and no guest ever reads one.
-fn generated_secret(name: &str, keys: &[(String, u32)]) -> Value {
+fn generated_secret(name: &str, keys: &[(String, u32)]) -> Result<Value, getrandom::Error> {
     use base64::Engine as _;
     let mut data = serde_json::Map::new();
     for (key, length) in keys {
         let mut bytes = vec![0u8; usize::try_from(*length).unwrap_or(0)];
-        getrandom::fill(&mut bytes).expect("the operating system's random generator");
+        getrandom::fill(&mut bytes)?;
         data.insert(
             key.clone(),
             json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
         );
     }
-    json!({
+    Ok(json!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": name},
         "type": "Opaque",
         "data": data,
-    })
+    }))
 }
 
 /// The body with the parent's namespace, the parent as controller owner,
@@ -629,6 +639,23 @@ mod tests {
             Some(json!({"spec": {"ports": [{"port": 8080}]}}))
         );
         assert_eq!(lists_of(&json!({"data": {"k": "v"}})), None);
+    }
+
+    #[test]
+    fn a_generated_secret_holds_random_bytes_of_each_length() {
+        use base64::Engine as _;
+        let keys = [("password".to_owned(), 32), ("pin".to_owned(), 4)];
+        let one = generated_secret("s", &keys).expect("random bytes");
+        let two = generated_secret("s", &keys).expect("random bytes");
+        let decoded = |s: &Value, k: &str| {
+            base64::engine::general_purpose::STANDARD
+                .decode(s["data"][k].as_str().expect(k))
+                .expect("base64")
+        };
+        assert_eq!(decoded(&one, "password").len(), 32);
+        assert_eq!(decoded(&one, "pin").len(), 4);
+        assert_ne!(one["data"]["password"], two["data"]["password"]);
+        assert_eq!(one["type"], "Opaque");
     }
 
     #[test]
