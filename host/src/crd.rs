@@ -80,7 +80,6 @@ fn status_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler_conventions::kind::Profile;
 
     fn spec(schema: Option<&str>) -> KindSpec {
         KindSpec {
@@ -89,17 +88,9 @@ mod tests {
             kind: "EvidenceAgent".into(),
             plural: "evidenceagents".into(),
             namespaced: true,
-            profile: Profile::Progressing,
             aspects: vec!["WorkloadReady".into()],
-            advisory: vec![],
-            reasons: vec![],
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
-            reads: vec![],
-            pause: None,
             spec_schema: schema.map(str::to_owned),
-            writes: vec![],
+            ..KindSpec::default()
         }
     }
 

@@ -201,7 +201,7 @@ pub fn namespaced_roles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler_conventions::kind::{Profile, ReadDecl};
+    use reconciler_conventions::kind::ReadDecl;
 
     #[test]
     fn cluster_scoped_reads_get_list_and_watch() {
@@ -216,13 +216,7 @@ mod tests {
             kind: "Widget".into(),
             plural: "widgets".into(),
             namespaced: true,
-            profile: Profile::Progressing,
             aspects: vec!["Ready".into()],
-            advisory: vec![],
-            reasons: vec![],
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
             reads: [
                 kind("", "Node"),
                 kind("rbac.authorization.k8s.io", "ClusterRole"),
@@ -235,9 +229,7 @@ mod tests {
                 optional: true,
             })
             .collect(),
-            pause: None,
-            spec_schema: None,
-            writes: vec![],
+            ..KindSpec::default()
         };
         let role = cluster_role("host", &[&spec], &offline);
         let grants = |rules: &Value, group: &str| -> Vec<Value> {
@@ -315,17 +307,9 @@ mod tests {
             kind: "Widget".into(),
             plural: "widgets".into(),
             namespaced: true,
-            profile: Profile::Progressing,
             aspects: vec!["Ready".into()],
-            advisory: vec![],
-            reasons: vec![],
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
-            reads: vec![],
-            pause: None,
-            spec_schema: None,
             writes: vec![secret],
+            ..KindSpec::default()
         };
         let role = cluster_role("host", &[&spec], &offline);
         let on_secrets: Vec<&Value> = role["rules"]

@@ -81,10 +81,11 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
 ];
 
 /// Which condition vocabulary the host writes for the kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// Ready, Progressing, Stalled (seed "Conditions and reasons").
+    #[default]
     Progressing,
     /// Ready, Reconciling, Stalled, Degraded where declared (seed "Status conventions").
     Kstatus,
@@ -139,7 +140,9 @@ pub struct PauseAnnotation {
 }
 
 /// Everything the host needs to serve a kind, as its guest describes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// `Default` is an empty spec on the Progressing profile, for building one
+/// field by field.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindSpec {
     pub group: String,
     pub version: String,

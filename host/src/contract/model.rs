@@ -419,16 +419,7 @@ mod tests {
             kind: "Widget".into(),
             plural: "widgets".into(),
             namespaced: true,
-            profile: model::Profile::Progressing,
             aspects: vec!["Ready2".into()],
-            advisory: vec![],
-            reasons: vec![],
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
-            reads: vec![],
-            pause: None,
-            spec_schema: None,
             writes: writes
                 .iter()
                 .map(|k| model::KindRef {
@@ -437,6 +428,7 @@ mod tests {
                     kind: (*k).into(),
                 })
                 .collect(),
+            ..KindSpec::default()
         }
     }
 

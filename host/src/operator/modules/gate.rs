@@ -277,7 +277,6 @@ mod tests {
             kind: "Widget".into(),
             plural: "widgets".into(),
             namespaced: true,
-            profile: Profile::Progressing,
             aspects: vec!["Configured".into(), "Serving".into()],
             advisory: vec!["Tidy".into()],
             reasons: ["ClusterNotFound", "ImageRefused"]
@@ -288,13 +287,7 @@ mod tests {
                     meaning: String::new(),
                 })
                 .collect(),
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
-            reads: vec![],
-            pause: None,
-            spec_schema: None,
-            writes: vec![],
+            ..KindSpec::default()
         }
     }
 

@@ -75,7 +75,7 @@ fn parse(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use reconciler_conventions::kind::{Profile, ReasonEntry};
+    use reconciler_conventions::kind::ReasonEntry;
 
     use super::*;
     use crate::operator::modules::gate::Check;
@@ -87,9 +87,7 @@ mod tests {
             kind: "Widget".into(),
             plural: "widgets".into(),
             namespaced: true,
-            profile: Profile::Progressing,
             aspects: vec!["Configured".into(), "Serving".into()],
-            advisory: vec![],
             reasons: ["AsExpected", "ClusterNotFound"]
                 .iter()
                 .map(|r| ReasonEntry {
@@ -98,13 +96,7 @@ mod tests {
                     meaning: String::new(),
                 })
                 .collect(),
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
-            reads: vec![],
-            pause: None,
-            spec_schema: None,
-            writes: vec![],
+            ..KindSpec::default()
         }
     }
 

@@ -183,17 +183,8 @@ mod tests {
             kind: "K".into(),
             plural: "ks".into(),
             namespaced: true,
-            profile: reconciler_conventions::kind::Profile::Progressing,
             aspects: vec!["WorkloadReady".into()],
-            advisory: vec![],
-            reasons: vec![],
-            negative_polarity: vec![],
-            quiet_reasons: vec![],
-            stalls: vec![],
-            reads: vec![],
-            pause: None,
-            spec_schema: None,
-            writes: vec![],
+            ..KindSpec::default()
         };
         let status = Status::from_json(&json!({
             "observedGeneration": 3,
