@@ -75,6 +75,17 @@ pub fn from_jiff(t: jiff::Timestamp) -> Timestamp {
     }
 }
 
+/// The UID of `object`'s controller (the owner reference with
+/// `controller: true`), if it has one: what makes an object a parent's
+/// child.
+pub fn controller_uid(object: &Value) -> Option<&str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|r| r["controller"] == true)
+        .and_then(|r| r["uid"].as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

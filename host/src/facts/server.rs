@@ -115,13 +115,7 @@ impl FactServer {
             .collect();
         Ok(all
             .into_iter()
-            .filter(|o| {
-                o["metadata"]["ownerReferences"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|r| r["controller"] == true && r["uid"] == uid.as_str())
-            })
+            .filter(|o| super::meta::controller_uid(o) == Some(uid.as_str()))
             .collect())
     }
 

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::facts::meta::controller_uid;
 use crate::operator::cluster::cache::{Change, ObjectChange, RecoveredChange, ServedChange};
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 
@@ -82,15 +83,6 @@ impl Scheduler {
             self.add(key);
         }
     }
-}
-
-/// The UID of `object`'s controller, if it has one.
-fn controller_uid(object: &serde_json::Value) -> Option<&str> {
-    object["metadata"]["ownerReferences"]
-        .as_array()?
-        .iter()
-        .find(|r| r["controller"] == true)
-        .and_then(|r| r["uid"].as_str())
 }
 
 /// A parent's change that needs a pass: created, deleted, or

@@ -26,6 +26,7 @@ use reconciler_conventions::kind::KindRef;
 use serde_json::{Value, json};
 
 use crate::contract::model::{Change, secret_kind};
+use crate::facts::meta::controller_uid;
 use crate::facts::{ApplyOutcome, certificates};
 use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
 use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
@@ -106,15 +107,6 @@ struct Parent<'a> {
     name: &'a str,
     namespace: &'a str,
     uid: &'a str,
-}
-
-/// The UID of `child`'s controller, if it has one.
-fn controller_uid(child: &Value) -> Option<&str> {
-    child["metadata"]["ownerReferences"]
-        .as_array()?
-        .iter()
-        .find(|r| r["controller"] == true)
-        .and_then(|r| r["uid"].as_str())
 }
 
 /// Whether `actual` already has every field of `desired`: objects by key
