@@ -39,17 +39,11 @@ async fn namespace(prefix: &str) -> TestNamespace {
 }
 
 /// The names of the Pods of `agent` (the ReplicaSet controller names them).
-async fn pods_of(ns: &TestNamespace, agent: &str) -> Vec<String> {
-    let list = pods(&ns.client(), ns.name())
-        .list(
-            &kube::api::ListParams::default()
-                .labels(&format!("app.kubernetes.io/instance={agent}")),
-        )
+async fn pod_names(ns: &TestNamespace, agent: &str) -> Vec<String> {
+    objects::agent_pods(&ns.client(), ns.name(), agent)
         .await
-        .expect("listing Pods");
-    list.items
-        .into_iter()
-        .filter_map(|p| p.metadata.name)
+        .iter()
+        .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_owned))
         .collect()
 }
 
@@ -306,7 +300,7 @@ async fn crashloop_turns_workload_and_ready_false_with_one_warning() {
     .await;
     // More passes finding the same state: a metadata-only change of the
     // Pod the agent lists, and of its Cluster.
-    for pod in pods_of(&ns, "orders").await {
+    for pod in pod_names(&ns, "orders").await {
         touch(&pods(&client, ns.name()), &pod, "1").await;
     }
     let clusters = objects::api(&client, ns.name(), "postgresql.cnpg.io/v1", "Cluster");
@@ -630,7 +624,7 @@ async fn converged_objects_cause_no_writes() {
     let secrets = objects::api(&client, ns.name(), "v1", "Secret");
     touch(&secrets, CREDENTIALS, "1").await;
     for n in names {
-        for pod in pods_of(&ns, n).await {
+        for pod in pod_names(&ns, n).await {
             touch(&pods(&client, ns.name()), &pod, "1").await;
         }
     }
