@@ -86,7 +86,13 @@ fn header(out: &mut String, specs: &[&KindSpec]) {
          - **Quiet**: an aspect arriving at its bad state with this reason emits no\n\
          \x20 Warning Event (a child on its way).\n\
          - Reasons owned by `common` share one meaning across kinds; those marked\n\
-         \x20 *(host)* are set by the host itself and registered for every kind.\n\n",
+         \x20 *(host)* are set by the host itself and registered for every kind.\n\
+         - **Plans** (every kind, where changes go through review: mode `observe`\n\
+         \x20 or approval `manual`): the host adds `Drifted` (negative polarity: True,\n\
+         \x20 ChangesPending, while changes are planned and not made; False, InSync)\n\
+         \x20 and `ApprovalIgnored` (True, ObserveMode, while a decision sits on an\n\
+         \x20 observe-mode plan); in mode `observe`, Ready is True with reason\n\
+         \x20 Planned while changes are pending.\n\n",
     );
     if specs.is_empty() {
         out.push_str("No guest was given: no kind is documented.\n");

@@ -6,6 +6,7 @@ pub mod crd;
 pub mod docs;
 pub mod facts;
 pub mod fixture;
+pub mod marks;
 pub mod operator;
 pub mod plan;
 pub mod rbac;

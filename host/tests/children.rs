@@ -450,3 +450,52 @@ async fn a_generated_secret_is_made_once_and_kept() {
     assert_eq!(kept["data"], first["data"]);
     host.finish();
 }
+
+/// Review asked for where the cluster serves no ReconcilePlan (this test
+/// server has no plans CRD): nothing is made, and the Widget says why
+/// (ReconcileError naming the CRD to install), reported once. A gate
+/// annotation that is no gate is named with its value.
+#[tokio::test]
+async fn review_where_plans_are_not_served_makes_nothing_and_says_why() {
+    let ns = namespace("children-no-plans").await;
+    let client = ns.client();
+    let _host = Host::start_in(ns.name(), &["--approval", "Widget=manual"]).await;
+    create(&client, ns.name(), widget("w", json!({"data": {"a": "1"}}))).await;
+    let mut typo = widget("t", json!({"data": {"a": "1"}}));
+    typo["metadata"]["annotations"] = json!({"reconciler.dev/mode": "obsrve"});
+    create(&client, ns.name(), typo).await;
+    let api = widgets(&ns);
+    for (name, says) in [
+        (
+            "w",
+            "needs ReconcilePlans, which this cluster does not serve (install deploy/plans-crd.yaml): nothing was changed",
+        ),
+        (
+            "t",
+            "annotation reconciler.dev/mode is \"obsrve\"; it must be observe or apply",
+        ),
+    ] {
+        let w = eventually(&format!("{name}: ReconcileError"), async || {
+            let o = get(&api, name).await;
+            match condition(&o, "Ready") {
+                Some(c) if c.reason == "ReconcileError" && c.message.contains(says) => Ok(o),
+                other => Err(other),
+            }
+        })
+        .await;
+        assert_eq!(condition(&w, "Ready").unwrap().status, "False");
+    }
+    settle().await;
+    for name in ["w-config", "t-config"] {
+        assert!(
+            config_maps(&ns).get_opt(name).await.unwrap().is_none(),
+            "{name}: nothing is made"
+        );
+    }
+    let events = reconciler_host_harness::operator::events_about(&client, ns.name(), "w").await;
+    assert_eq!(
+        reconciler_host_harness::operator::published(&events, "Warning", "ReconciliationFailed"),
+        1,
+        "{events:?}"
+    );
+}

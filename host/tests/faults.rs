@@ -795,6 +795,7 @@ impl InProcess {
         use reconciler_host::operator::metrics::Metrics;
         use reconciler_host::operator::schedule::ParentKey;
         use reconciler_host::operator::write::certificates::{Authority, AuthorityConfig};
+        use reconciler_host::operator::write::plans::{PlanConfig, Planner};
         use reconciler_host::runtime::{Runtime, RuntimeConfig};
         use reconciler_host_harness::guests::guest_wasm_with;
 
@@ -839,6 +840,7 @@ impl InProcess {
             Arc::new(ClusterSource::default()),
             Arc::new(Metrics::new()),
             Arc::new(authority),
+            Arc::new(Planner::new(client.clone(), PlanConfig::default())),
         );
         let cache = registry.source.add_kind(spec.kind_ref());
         let id = registry.add(&client, base, resource, cache.clone(), Vec::new());

@@ -13,12 +13,10 @@
 
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
-use kube::discovery::{Scope, pinned_kind};
 use kube::{Api, Client};
-use reconciler_host_harness::makefile::workspace;
 use reconciler_host_harness::paths::target_tmpdir;
+use reconciler_host_harness::plans::{self, install};
 use reconciler_testsupport::{Access, TestNamespace, await_access, client_as};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// A reviewer bound to the reviewer role and the EvidenceAgent approver role.
@@ -34,51 +32,11 @@ const HOST_GROUPS: &[&str] = &[
     "system:serviceaccounts:reconciler-system",
 ];
 
-/// Every document of a YAML file of `deploy/`.
-fn documents(file: &str) -> Vec<Value> {
-    let path = workspace().join("deploy").join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_yaml::Deserializer::from_str(&text)
-        .map(|d| Value::deserialize(d).unwrap_or_else(|e| panic!("{file}: {e}")))
-        .filter(|v| !v.is_null())
-        .collect()
-}
-
 fn plan_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("reconciler.dev", "v1alpha1", "ReconcilePlan"),
         "reconcileplans",
     )
-}
-
-/// Applies the plans' manifests of `deploy/` as they are: the CRD (waiting
-/// until it is Established), the roles, the admission policy.
-async fn install(client: &Client) {
-    for crd in documents("plans-crd.yaml") {
-        reconciler_testsupport::install_crd(client, serde_json::from_value(crd).expect("a CRD"))
-            .await
-            .expect("installing the plans CRD");
-    }
-    let mut manifests = documents("plans-rbac.yaml");
-    manifests.extend(documents("plans-admission.yaml"));
-    for manifest in manifests {
-        let (group, version) = manifest["apiVersion"]
-            .as_str()
-            .and_then(|v| v.split_once('/'))
-            .expect("group/version");
-        let gvk = GroupVersionKind::gvk(group, version, manifest["kind"].as_str().expect("kind"));
-        let (resource, caps) = pinned_kind(client, &gvk).await.expect("served");
-        assert!(matches!(caps.scope, Scope::Cluster), "{gvk:?}");
-        let name = manifest["metadata"]["name"].as_str().expect("name");
-        Api::<DynamicObject>::all_with(client.clone(), &resource)
-            .patch(
-                name,
-                &PatchParams::apply("plans-admission-test").force(),
-                &Patch::Apply(&manifest),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("applying {} {name}: {e}", gvk.kind));
-    }
 }
 
 /// A namespace with the plans' manifests installed and enforced, and a
@@ -534,21 +492,13 @@ fn kubeconfig_as(user: &str, dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
-/// `reconciler-host plan <args>` under `kubeconfig`: whether it succeeded,
-/// its stdout and its stderr.
+/// `reconciler-host plan <args>` under `kubeconfig`.
 fn plan_cli(kubeconfig: &std::path::Path, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
-        .arg("plan")
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .expect("the CLI runs");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    eprintln!("plan {args:?}: {}\n{stdout}{stderr}", out.status);
-    (out.status.success(), stdout, stderr)
+    plans::plan_cli(
+        std::path::Path::new(env!("CARGO_BIN_EXE_reconciler-host")),
+        kubeconfig,
+        args,
+    )
 }
 
 /// The reviewer CLI decides as the user the cluster authenticates: an

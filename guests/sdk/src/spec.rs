@@ -22,6 +22,16 @@ pub const HOST_REASONS: &[&str] = &[
     "AdmissionDenied",
     "GuestFailed",
     "NamespaceNotWatched",
+    "Planned",
+    "ChangesPending",
+    "InSync",
+    "ObserveMode",
+    "PlanCreated",
+    "PlanApproved",
+    "PlanRejected",
+    "PlanSuperseded",
+    "PlanApplied",
+    "PlanFailed",
 ];
 
 /// The common reasons a kind may register (the host registers the ones it

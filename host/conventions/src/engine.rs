@@ -8,6 +8,7 @@ mod condition;
 mod contract;
 mod events;
 mod fields;
+pub mod plans;
 mod reported;
 mod rollup;
 
@@ -26,6 +27,7 @@ use crate::verdict::{EventType, Verdict};
 use condition::{ConditionWriter, Fact};
 pub use contract::{ContractError, check_verdict};
 pub use fields::RESERVED_STATUS_FIELDS;
+pub use plans::{PlanFacts, with_plan};
 pub use reported::Reported;
 pub use rollup::convergence_type;
 

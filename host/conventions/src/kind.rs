@@ -78,6 +78,46 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
         "NamespaceNotWatched",
         "Ready=Unknown: the namespace was left out of the watch for missing permissions; the message names them.",
     ),
+    (
+        "Planned",
+        "Ready=True in mode observe: the changes are planned in a ReconcilePlan and never made.",
+    ),
+    (
+        "ChangesPending",
+        "Drifted=True: changes are planned and not made (mode observe, or awaiting approval); the message names the plan.",
+    ),
+    (
+        "InSync",
+        "Drifted=False: nothing to change (mode observe or approval manual).",
+    ),
+    (
+        "ObserveMode",
+        "ApprovalIgnored=True: a decision was recorded on a plan made in mode observe; nothing is executed.",
+    ),
+    (
+        "PlanCreated",
+        "Event: a ReconcilePlan was created for the parent's pending changes.",
+    ),
+    (
+        "PlanApproved",
+        "Event: a reviewer approved the parent's ReconcilePlan; it is executed.",
+    ),
+    (
+        "PlanRejected",
+        "Event: a reviewer denied the parent's ReconcilePlan; a replacement comes on a later pass.",
+    ),
+    (
+        "PlanSuperseded",
+        "Event: the parent's ReconcilePlan no longer describes its changes (they changed, went, or the target moved) and is void.",
+    ),
+    (
+        "PlanApplied",
+        "Event: the changes of the parent's ReconcilePlan were made.",
+    ),
+    (
+        "PlanFailed",
+        "Event: the execution of the parent's ReconcilePlan failed or was interrupted; what is left is a new plan.",
+    ),
 ];
 
 /// Which condition vocabulary the host writes for the kind.

@@ -12,6 +12,7 @@
 //!   kstatus conventions, computing an object's status;
 //! - [`kubelet`]: the kubelet stand-in, writing the status of the Pods the
 //!   controllers make (the only component a test stands in for);
+//! - [`plans`]: the plans' manifests of `deploy/`, and the reviewer CLI;
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
 //!   test's own, which the test may restart (TCP: outages, latency);
 //!   [`http_proxy`]: one that answers 503 on request (HTTP);
@@ -27,4 +28,5 @@ pub mod makefile;
 pub mod objects;
 pub mod operator;
 pub mod paths;
+pub mod plans;
 pub mod proxy;

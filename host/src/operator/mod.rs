@@ -49,6 +49,7 @@ use modules::reloader::Reloader;
 pub use modules::served::RollbackPolicy;
 use workers::Workers;
 use write::certificates::{Authority, AuthorityConfig};
+use write::plans::{PlanConfig, Planner};
 
 /// How the operator runs.
 #[derive(Clone, Debug)]
@@ -78,6 +79,8 @@ pub struct OperatorConfig {
     pub watch_down_bound: Duration,
     /// Where the operator's CA lives and how long what it signs is valid.
     pub authority: AuthorityConfig,
+    /// The gates per kind, plan retention, the hold after a rejection.
+    pub plans: PlanConfig,
     /// The operator's metrics; the client's requests count in them
     /// ([`client::counted`]).
     pub metrics: Arc<metrics::Metrics>,
@@ -123,6 +126,9 @@ pub async fn run(
             *entry &= optional;
         }
     }
+    // The host's own plans, where the cluster serves them: a decision
+    // written to one passes its parent.
+    reads.entry(crate::plan::record::kind_ref()).or_insert(true);
 
     // The kinds the host needs wherever it watches: each guest's parent
     // kind and every read no guest has optional.
@@ -163,10 +169,12 @@ pub async fn run(
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
     let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
+    let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
     let registry = Arc::new(Registry::new(
         Arc::new(ClusterSource::default()),
         metrics,
         authority,
+        planner,
     ));
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches

@@ -13,6 +13,7 @@ use reconciler_conventions::status::Status;
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::facts::Dependency;
 use crate::facts::ObjectSource;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
@@ -20,8 +21,10 @@ use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::dispatch::needs_pass;
 use crate::operator::schedule::queue::{Done, WorkQueue};
 use crate::operator::write::api_error::{self, ApiErrorClass};
-use crate::operator::write::children::{self, ChildrenError};
+use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::owned::owned_part;
+use crate::operator::write::plans::{PlanPass, Planned};
+use crate::plan::record;
 use crate::runtime::{Blame, EvaluateRequest, GuestErrorClass, GuestModule};
 
 /// How a pass ended, for the queue and for the module's probation.
@@ -131,38 +134,74 @@ async fn reconcile(
         .get_or_create(&label)
         .observe(guest_time.as_secs_f64());
     {
+        let mut reads = evaluated.reads;
+        // A decision on one of its plans passes the parent.
+        if registry.source.resource(&record::kind_ref()).is_some()
+            && let Some(uid) = parent["metadata"]["uid"].as_str()
+        {
+            reads.insert(Dependency::Children {
+                kind: record::kind_ref(),
+                controller: uid.to_owned(),
+            });
+        }
         let mut deps = registry.scheduler.deps.lock().expect("deps lock");
-        deps.replace(key, evaluated.reads);
+        deps.replace(key, reads);
         registry
             .metrics
             .dependency_entries
             .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
     }
     let host_time = started.elapsed();
-    // The changes the guest wants, made before the status that reports
+    // The changes the guest wants, through the parent's plan (made,
+    // planned or held, as its gates say), before the status that reports
     // them is written. A paused parent's guest is told it is paused and
     // asks only for what the seed says still happens then (a refused
     // hostname's exposure withdrawn).
+    let mut planned = Planned::default();
+    let mut plan_error = None;
     let made = match &evaluated.outcome {
-        Ok(_) if evaluated.failed_read.is_none() && !evaluated.changes.is_empty() => {
-            let made = children::make(
-                kind.writer.client(),
+        Ok(_) if evaluated.failed_read.is_none() => {
+            match children::check(
                 &registry.source,
-                &registry.metrics,
-                &registry.authority,
                 &kind.resource,
                 &parent,
                 &evaluated.changes,
-            )
-            .await;
-            match &made {
-                Ok(made) => tracing::debug!(?made, "children made"),
-                Err(e) => tracing::warn!(error = %e, "children not made"),
+            ) {
+                Err(e) => Some(Err(e)),
+                Ok(checked) => {
+                    let at = PlanPass {
+                        source: &registry.source,
+                        metrics: &registry.metrics,
+                        authority: &registry.authority,
+                        spec: &spec,
+                        resource: &kind.resource,
+                        parent: &parent,
+                    };
+                    match registry.planner.pass(&at, checked).await {
+                        Ok(p) => {
+                            planned = p;
+                            planned.made.take()
+                        }
+                        Err(e) => {
+                            if e.class().is_some() {
+                                tracing::warn!(error = %e, "the plan was not made");
+                            } else {
+                                tracing::debug!(error = %e, "the plan changed meanwhile; passing again");
+                            }
+                            plan_error = Some(e);
+                            None
+                        }
+                    }
+                }
             }
-            Some(made)
         }
         _ => None,
     };
+    match &made {
+        Some(Ok(made)) if *made != Made::default() => tracing::debug!(?made, "children made"),
+        Some(Err(e)) => tracing::warn!(error = %e, "children not made"),
+        _ => {}
+    }
     let started = std::time::Instant::now();
     let mut blamed = evaluated
         .outcome
@@ -203,6 +242,22 @@ async fn reconcile(
                 .map(ToString::to_string)
                 .unwrap_or_default(),
         },
+        (Ok(_), _) if plan_error.is_some() => {
+            let e = plan_error.as_ref().expect("a plan error");
+            let Some(class) = e.class() else {
+                // A decision landed meanwhile: nothing was executed; the
+                // pass runs again from it.
+                return Pass {
+                    done: Done::Retry,
+                    evaluated: Some((module.clone(), false)),
+                };
+            };
+            failed = true;
+            Outcome::Error {
+                class,
+                text: e.to_string(),
+            }
+        }
         (Ok(_), Some(Err(e))) => {
             let Some(class) = e.class() else {
                 // A conflict: retried soon, nothing reported.
@@ -246,6 +301,20 @@ async fn reconcile(
         outcome,
         reported: &queue.reported(key),
     });
+    let output = match &planned.facts {
+        Some(facts) => engine::with_plan(&previous, generation, now, output, facts),
+        // A pass that failed before its plan keeps what the status said of it.
+        None if failed => engine::plans::keeping_plan(&previous, output),
+        None => engine::plans::without_plan(&previous, output),
+    };
+    if !planned.events.is_empty() {
+        kind.writer.publish(&parent, &planned.events).await;
+        registry
+            .metrics
+            .events
+            .get_or_create(&label)
+            .inc_by(planned.events.len() as u64);
+    }
     registry
         .metrics
         .pass_seconds
@@ -275,6 +344,7 @@ async fn reconcile(
         .map(|s| Duration::from_secs(u64::from(s)))
         .into_iter()
         .chain(renew_after)
+        .chain(planned.requeue_after)
         .min();
     ended(if failed {
         Done::Failed

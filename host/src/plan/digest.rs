@@ -6,9 +6,7 @@
 //! SHA-256 of their canonical form, prefixed by the tag naming that form
 //! ([`TAG`]), so a later form can coexist and a digest under another tag is
 //! never compared, only superseded. Planning records it on the plan;
-//! execution recomputes it and runs only on a match. Not yet called: the
-//! plan slice of issue 14 (plan objects, revalidation, execution) is its
-//! caller.
+//! execution recomputes it and runs only on a match.
 //!
 //! What it binds, and what it leaves out because it legitimately differs
 //! between planning and execution:
@@ -59,7 +57,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
 use crate::contract::model::Change;
-use crate::operator::write::children::{APPLIED, MANAGED_BY};
+use crate::marks::{APPLIED, MANAGED_BY};
 
 /// The tag of the canonical form this module computes.
 pub const TAG: &str = "rhd1-sha256";
@@ -162,8 +160,9 @@ fn canonical(changes: &[Change], mode: Mode, target: &Target) -> String {
     out
 }
 
-/// One change as the canonical form has it (see the module's doc).
-fn effect(change: &Change) -> Value {
+/// One change as the canonical form has it (see the module's doc): also
+/// what the review artifact shows of it.
+pub fn effect(change: &Change) -> Value {
     let kind = change.kind();
     let mut e = json!({
         "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind},

@@ -4,7 +4,12 @@
 use serde_json::{Map, Value};
 
 /// Top-level `.status` keys the host owns; a verdict may not set them.
-pub const RESERVED_STATUS_FIELDS: &[&str] = &["conditions", "observedGeneration"];
+pub const RESERVED_STATUS_FIELDS: &[&str] = &[
+    "conditions",
+    "observedGeneration",
+    super::plans::CURRENT_PLAN_REF,
+    super::plans::CHANGE_SUMMARY,
+];
 
 /// A shallow merge at the top level: each key of `patch` replaces the
 /// previous value whole (objects are not merged recursively), and a `null`

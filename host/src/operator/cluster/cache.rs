@@ -278,7 +278,7 @@ impl ObjectCache {
 /// Secrets and ConfigMaps (only key names are served; a ConfigMap's values
 /// stay as digests, [`value_digest`], so a child the host applies is known
 /// to be current), and the values of a Pod's environment variables (a fact
-/// never needs them, and they may hold credentials).
+/// never needs them, and they may hold credentials), and a plan's effects.
 /// A Secret's certificates are summarised first (SHA-256 and PEM size per
 /// block, under [`certificates::SUMMARY_FIELD`]), so
 /// `facts.secret-certificates` is served without the data being held.
@@ -313,6 +313,13 @@ pub fn slim(mut object: Value) -> Value {
                 }
             }
         }
+    }
+    // A plan's review artifact is for reviewers: the host recomputes what
+    // it executes.
+    if object["kind"] == crate::plan::record::KIND
+        && let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.remove("effects");
     }
     if object["apiVersion"] == "v1" && object["kind"] == "Pod" {
         for list in ["containers", "initContainers", "ephemeralContainers"] {

@@ -18,6 +18,7 @@ use crate::operator::modules::served::ServedModule;
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::certificates::Authority;
+use crate::operator::write::plans::Planner;
 use crate::runtime::GuestModule;
 
 /// One served kind.
@@ -48,6 +49,8 @@ pub struct Registry {
     pub metrics: Arc<Metrics>,
     /// The operator's CA, for the serving certificates guests ask for.
     pub authority: Arc<Authority>,
+    /// The plans changes go through.
+    pub planner: Arc<Planner>,
 }
 
 impl Registry {
@@ -55,6 +58,7 @@ impl Registry {
         source: Arc<ClusterSource>,
         metrics: Arc<Metrics>,
         authority: Arc<Authority>,
+        planner: Arc<Planner>,
     ) -> Self {
         Registry {
             kinds: RwLock::new(Vec::new()),
@@ -62,6 +66,7 @@ impl Registry {
             scheduler: Scheduler::default(),
             metrics,
             authority,
+            planner,
         }
     }
 

@@ -28,18 +28,12 @@ use serde_json::{Value, json};
 use crate::contract::model::{Change, secret_kind};
 use crate::facts::meta::controller_uid;
 use crate::facts::{ApplyOutcome, certificates};
+use crate::marks::FIELD_MANAGER;
+pub use crate::marks::{APPLIED, MANAGED_BY};
 use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
 use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
-use crate::operator::write::FIELD_MANAGER;
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::certificates::Authority;
-
-/// The annotation holding the SHA-256 of the body the host last applied
-/// to a child (see [`stamped`]).
-pub const APPLIED: &str = "reconciler.dev/applied";
-
-/// The label the host sets on every child it applies.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANAGER);
 
 /// Why the changes of a pass were not all made. Only `Api` with a
 /// conflict is retried at once; the rest end the pass.
@@ -128,8 +122,9 @@ pub fn has_all(desired: &Value, actual: &Value) -> bool {
     }
 }
 
-/// Makes `changes` for `parent` (of `parent_resource`). `metrics` counts
-/// them per parent kind; `authority` signs serving certificates.
+/// Makes `changes` for `parent` (of `parent_resource`) at once: checked,
+/// then executed. `metrics` counts them per parent kind; `authority` signs
+/// serving certificates.
 pub async fn make(
     client: &Client,
     source: &ClusterSource,
@@ -139,6 +134,52 @@ pub async fn make(
     parent: &Value,
     changes: &[Change],
 ) -> Result<Made, ChildrenError> {
+    let checked = check(source, parent_resource, parent, changes)?;
+    execute(client, source, metrics, authority, checked).await
+}
+
+/// The changes of a pass checked as a whole against the cache, each with
+/// what the cache holds of its object: ready to be made, or planned.
+pub struct Checked<'a> {
+    owner: Parent<'a>,
+    planned: Vec<Planned<'a>>,
+}
+
+impl Checked<'_> {
+    /// The changes that would change something now: an apply whose object
+    /// lacks a field or was last applied with another body, a generated
+    /// Secret or a certificate missing (or due for renewal), a deletion of
+    /// an object that is there. What a plan holds and its digest hashes.
+    pub fn pending(&self, authority: &Authority, now: jiff::Timestamp) -> Vec<Change> {
+        self.planned
+            .iter()
+            .filter(|p| match p.change {
+                Change::Apply { .. } | Change::Bundle { .. } => !p
+                    .cached
+                    .as_ref()
+                    .zip(p.desired.as_ref())
+                    .is_some_and(|(c, d)| has_all(d, c)),
+                Change::Generate { .. } => p.cached.is_none(),
+                Change::Certificate { dns_names, .. } => p
+                    .cached
+                    .as_ref()
+                    .and_then(|c| authority.still_good(c, dns_names, now))
+                    .is_none(),
+                Change::Delete { .. } => p.cached.is_some(),
+            })
+            .map(|p| p.change.clone())
+            .collect()
+    }
+}
+
+/// Checks `changes` for `parent` (of `parent_resource`) against the
+/// cache: nothing is to be written if one is refused.
+pub fn check<'a>(
+    source: &ClusterSource,
+    parent_resource: &'a ApiResource,
+    parent: &'a Value,
+    changes: &'a [Change],
+) -> Result<Checked<'a>, ChildrenError> {
     let md = &parent["metadata"];
     let owner = Parent {
         api_version: &parent_resource.api_version,
@@ -148,6 +189,26 @@ pub async fn make(
         uid: md["uid"].as_str().unwrap_or_default(),
     };
     let planned = plan(source, &owner, changes)?;
+    Ok(Checked { owner, planned })
+}
+
+/// Makes the checked changes: generated Secrets and certificates first,
+/// immediately before the changes that use them, then the rest in the
+/// guest's order.
+pub async fn execute(
+    client: &Client,
+    source: &ClusterSource,
+    metrics: &Metrics,
+    authority: &Authority,
+    checked: Checked<'_>,
+) -> Result<Made, ChildrenError> {
+    let Checked { owner, mut planned } = checked;
+    planned.sort_by_key(|p| {
+        !matches!(
+            p.change,
+            Change::Generate { .. } | Change::Certificate { .. }
+        )
+    });
     let mut made = Made::default();
     for Planned {
         change,

@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 
 use crate::operator::write::events::EventPublisher;
 
-/// The field manager of every write the host makes.
-pub const FIELD_MANAGER: &str = "reconciler-host";
+pub use crate::marks::FIELD_MANAGER;
 
 /// Writes statuses and Events for one kind.
 #[derive(Clone)]

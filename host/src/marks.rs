@@ -1,0 +1,14 @@
+//! The marks the host puts on what it writes: its field manager, the
+//! managed-by label of its children, the digest annotation of what it
+//! applied. Shared by the writes (`operator::write`) and the change digest
+//! (`plan::digest`), which leaves them out.
+
+/// The field manager of every write the host makes.
+pub const FIELD_MANAGER: &str = "reconciler-host";
+
+/// The annotation holding the SHA-256 of the body the host last applied
+/// to a child (see `operator::write::children`).
+pub const APPLIED: &str = "reconciler.dev/applied";
+
+/// The label the host sets on every child it applies.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANAGER);
