@@ -40,7 +40,10 @@
 //! competing for the CPUs from the agents' creation on, at most 300 s),
 //! `BENCH_CONCURRENCY` (the host's
 //! `--concurrency`; default: the host's own default), `BENCH_TIMEOUT_SECS`
-//! (the convergence limit, default 900), `RECONCILER_TEST_KUBECONFIG` (reuse
+//! (the convergence limit, default 900), `BENCH_PLANS=1` (install the
+//! plans' manifests of `deploy/`: every agent's changes are then recorded
+//! in a ReconcilePlan the host approves itself, approval auto; the totals
+//! count the plans), `RECONCILER_TEST_KUBECONFIG` (reuse
 //! a running test apiserver instead of starting one; its service IP range
 //! must hold N Services: a server the bench starts gets a /16; and it must
 //! run the deployment and replicaset controllers, as `tests/apiserver`
@@ -129,6 +132,9 @@ async fn bench(
 ) -> Result<String> {
     let ns = TestNamespace::new("bench").await?;
     harness::install_crds(&ns.client()).await;
+    if std::env::var("BENCH_PLANS").is_ok_and(|v| v == "1") {
+        reconciler_host_harness::plans::install(&ns.client()).await;
+    }
     let result = run(&ns, parents, concurrency, timeout, kubeconfig).await;
     // The namespace controller deletes what is in it (the agents, then
     // their children by garbage collection).
@@ -482,6 +488,24 @@ async fn run(
             ),
         );
     }
+    let plans = objects::api(
+        &ns.client(),
+        ns.name(),
+        "reconciler.dev/v1alpha1",
+        "ReconcilePlan",
+    )
+    .list(&Default::default())
+    .await
+    .map(|l| {
+        let applied = l
+            .items
+            .iter()
+            .filter(|p| p.data["status"]["phase"] == "Applied")
+            .count();
+        format!("{} / {applied}", l.items.len())
+    })
+    .unwrap_or_else(|_| "not served (BENCH_PLANS=1 installs them)".to_owned());
+    out.row("ReconcilePlans / Applied, at the end", plans);
     out.row(
         "guest errors / dependency entries, at the end",
         format!(

@@ -553,20 +553,15 @@ async fn retention_keeps_a_bound_per_phase_and_what_is_marked_to_keep() {
         json!({"metadata": {"annotations": {"reconciler.dev/keep": "true"}}}),
     )
     .await;
-    for v in 1..=4 {
-        merge(
-            &widgets(&ns),
-            "w",
-            json!({"spec": {"data": {"v": v.to_string()}}}),
-        )
-        .await;
+    for v in ["1", "2", "3", "4"] {
+        merge(&widgets(&ns), "w", json!({"spec": {"data": {"v": v}}})).await;
         eventually(&format!("v={v} applied"), async || {
             let cm = get(
                 &objects::api(&ns.client(), ns.name(), "v1", "ConfigMap"),
                 "w-config",
             )
             .await;
-            if cm["data"]["v"] == v.to_string() {
+            if cm["data"]["v"] == v {
                 Ok(())
             } else {
                 Err(cm["data"].clone())

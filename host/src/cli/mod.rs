@@ -48,7 +48,7 @@ enum Command {
     /// ClusterRole for the cluster-scoped kinds guests read).
     Rbac(inspect::RbacArgs),
     /// Run the operator: serve every guest in a directory.
-    Run(operate::RunArgs),
+    Run(Box<operate::RunArgs>),
     /// Print the conditions reference of guests (Markdown), or check a file against it.
     Docs(docs::DocsArgs),
     /// Review a ReconcilePlan: show it, approve it or deny it, as the user
@@ -117,7 +117,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => test::run(&runtime, &guest, &fixtures, bless),
         Command::Crd { guest } => inspect::crd(&runtime, &guest),
         Command::Rbac(args) => inspect::rbac(&runtime, args),
-        Command::Run(args) => operate::run(&runtime, args),
+        Command::Run(args) => operate::run(&runtime, *args),
         Command::Docs(args) => docs::run(&runtime, args),
         Command::Plan(_) => unreachable!("dispatched before the runtime is built"),
     }

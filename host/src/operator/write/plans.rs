@@ -430,34 +430,14 @@ impl Run<'_, '_> {
         pending: &[Change],
     ) -> Result<(), PlanError> {
         match (&plan.decision, self.gates.mode) {
-            (Some(Decision::Denied { by }), _) => {
-                let by = by.clone();
-                self.write_status(
-                    &plan,
-                    json!({"phase": Phase::Rejected.as_str()}),
-                    plan.conditions.clone(),
-                )
-                .await?;
-                self.event(
-                    EventType::Normal,
-                    "PlanRejected",
-                    format!(
-                        "ReconcilePlan {} was denied by {by}; the same changes are planned again after {}s",
-                        plan.name,
-                        self.planner.config.replan_after.as_secs()
-                    ),
-                );
-                self.out.facts = self.facts(None, pending, Some(format!(
-                    "ReconcilePlan {} was denied by {by}; the same changes are planned again after {}s",
-                    plan.name,
-                    self.planner.config.replan_after.as_secs()
-                )));
-                self.out.requeue_after = Some(self.planner.config.replan_after);
-                Ok(())
-            }
-            (Some(Decision::Approved { by }), Mode::Observe) => {
+            // Mode observe: any decision is accepted and does nothing.
+            (Some(decision), Mode::Observe) => {
+                let (verb, by) = match decision {
+                    Decision::Approved { by } => ("approved", by),
+                    Decision::Denied { by } => ("denied", by),
+                };
                 let message = format!(
-                    "ReconcilePlan {} was approved by {by}, but it was made in mode observe: nothing is executed",
+                    "ReconcilePlan {} was {verb} by {by}, but it was made in mode observe: nothing is executed",
                     plan.name
                 );
                 self.revalidate(&plan).await?;
@@ -465,6 +445,23 @@ impl Run<'_, '_> {
                 if let Some(facts) = &mut self.out.facts {
                     facts.ignored = Some(message);
                 }
+                Ok(())
+            }
+            (Some(Decision::Denied { by }), Mode::Apply) => {
+                let message = format!(
+                    "ReconcilePlan {} was denied by {by}; the same changes are planned again after {}s",
+                    plan.name,
+                    self.planner.config.replan_after.as_secs()
+                );
+                self.write_status(
+                    &plan,
+                    json!({"phase": Phase::Rejected.as_str()}),
+                    plan.conditions.clone(),
+                )
+                .await?;
+                self.event(EventType::Normal, "PlanRejected", message.clone());
+                self.out.facts = self.facts(None, pending, Some(message));
+                self.out.requeue_after = Some(self.planner.config.replan_after);
                 Ok(())
             }
             (Some(Decision::Approved { by }), Mode::Apply) => {
