@@ -1,7 +1,7 @@
 //! Every contract version the host serves loads and runs: components built
-//! against the released 0.1.0 and 0.2.0 (the legacy test guests) next to
-//! the current 0.3.0 (the EvidenceAgent), and another version is refused
-//! by name.
+//! against the released 0.1.0, 0.2.0 and 0.3.0 (the legacy test guests)
+//! next to the current 0.4.0 (the EvidenceAgent), and another version is
+//! refused by name.
 
 use reconciler_host_harness::guests as support;
 
@@ -143,14 +143,47 @@ fn a_0_2_component_loads_describes_and_evaluates() {
 }
 
 #[test]
-fn a_0_3_component_runs_beside_them() {
+fn a_0_3_component_loads_describes_and_reconciles_with_changes() {
+    let rt = runtime();
+    let device = rt
+        .load_file(&support::guest_wasm("legacy-v0_3-guest"))
+        .expect("the 0.3 guest loads");
+    assert_eq!(device.contract(), ContractVersion::V0_3);
+    assert_eq!(device.contract_version(), "0.3.0");
+    assert_eq!(device.spec().kind, "LegacyDevice");
+    assert_eq!(device.spec().writes.len(), 1, "0.3 declares what it writes");
+    let parent = json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "LegacyDevice",
+        "metadata": {"name": "d", "namespace": "ns", "uid": "u1", "generation": 1},
+        "spec": {"message": "hello"}});
+    let mut source = MemorySource::new();
+    source.insert(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "d-legacy", "namespace": "ns",
+            "ownerReferences": [{"apiVersion": "testing.reconciler.dev/v1", "kind": "LegacyDevice",
+                                 "name": "d", "uid": "u1", "controller": true}]}}));
+    let evaluated = device.evaluate(EvaluateRequest {
+        parent: &parent,
+        paused: false,
+        settings: &[],
+        source: Arc::new(source),
+        now: jiff::Timestamp::UNIX_EPOCH,
+    });
+    let verdict = evaluated.outcome.expect("a verdict");
+    assert_eq!(
+        verdict.aspects[0].message, "1 ConfigMaps controlled",
+        "facts.children (0.3) answers through the current facts"
+    );
+    assert_eq!(evaluated.changes.len(), 1, "its change crosses to the host");
+}
+
+#[test]
+fn a_0_4_component_runs_beside_them() {
     let rt = runtime();
     let _legacy = legacy(&rt);
     let agent = rt
         .load_file(&support::guest_wasm("evidenceagent-guest"))
         .expect("the EvidenceAgent loads");
-    assert_eq!(agent.contract(), ContractVersion::V0_3);
-    assert_eq!(agent.contract_version(), "0.3.0");
+    assert_eq!(agent.contract(), ContractVersion::V0_4);
+    assert_eq!(agent.contract_version(), "0.4.0");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml");
     let report = run_fixture(&agent, &Fixture::load(&fixture).expect("the fixture loads"));
@@ -175,7 +208,7 @@ fn exporting(version: &str) -> Vec<u8> {
 fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served() {
     let rt = runtime();
     let e = rt
-        .load("future", &exporting("0.4.0"))
+        .load("future", &exporting("0.5.0"))
         .err()
         .expect("refused");
     assert!(
@@ -184,17 +217,17 @@ fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served
     );
     assert_eq!(
         e.to_string(),
-        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.4.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0"
+        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.5.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0"
     );
     // Importing another version's facts is the same mismatch, named so.
     let importing =
-        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.4.0" (instance)))"#)
+        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.5.0" (instance)))"#)
             .unwrap();
     let e = rt.load("future", &importing).err().expect("refused");
     assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
     assert!(
         e.to_string()
-            .contains("it imports reconciler:guest/facts@0.4.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0"),
+            .contains("it imports reconciler:guest/facts@0.5.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0"),
         "{e}"
     );
     // A served version with the wrong shape is told apart: it gets past the

@@ -5,11 +5,13 @@
 //! whole `NetworkPolicyPeer`, selectors included. [`selector`] matches label
 //! selectors (`matchLabels` and `matchExpressions`) and compares them,
 //! [`ports`] reads a rule's `ports`, and [`within`] decides whether one peer
-//! admits no source another does not. Everything is pure and std-only, so
+//! admits no source another does not. [`egress`] decides whether an egress
+//! rule confines traffic to named destinations. Everything is pure and std-only, so
 //! it runs the same natively and inside a `wasm32-wasip2` guest.
 
 pub mod broad;
 pub mod cidr;
+pub mod egress;
 pub mod peers;
 pub mod ports;
 pub mod selector;

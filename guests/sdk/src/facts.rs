@@ -1,11 +1,11 @@
 //! The facts a guest reads, as a trait: served by the host's `facts`
 //! import in wasm, and by [`crate::mock::MockFacts`] in native tests.
 
-use crate::bindings::reconciler::guest0_3_0::facts as host;
+use crate::bindings::reconciler::guest0_4_0::facts as host;
 use crate::{
-    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ExposureFact, ExposureKind,
-    KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact,
-    Timestamp, WorkloadFact,
+    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, EgressPolicyFact,
+    ExposureFact, ExposureKind, JobFact, KindRef, NetworkPolicyFact, NodePodCidrsFact, Object,
+    ObjectMeta, ReadError, SecretFact, Timestamp, WorkloadFact,
 };
 
 /// Read-only facts about the cluster. Every read becomes a dependency of
@@ -58,6 +58,24 @@ pub trait Facts {
     fn children(&self, kind: &KindRef) -> Result<Vec<Object>, ReadError>;
     /// When the API server answered the host's last apply of the child.
     fn last_apply_time(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<Timestamp>;
+    /// Since 0.4.0: the Job `name` with its conditions and its latest Pod
+    /// failure. A `Facts` that does not serve Jobs (a test's own, written
+    /// before them) answers `failed`.
+    fn job(&self, namespace: &str, name: &str) -> Result<Option<JobFact>, ReadError> {
+        Err(not_served_here("facts.job", namespace, name))
+    }
+    /// Since 0.4.0: the egress side of the NetworkPolicies of `namespace`,
+    /// sorted by name; answers `failed` as `job` does.
+    fn egress_policies(&self, namespace: &str) -> Result<Vec<EgressPolicyFact>, ReadError> {
+        Err(not_served_here("facts.egress-policies", namespace, ""))
+    }
+}
+
+/// The answer of a `Facts` that does not serve a call.
+fn not_served_here(call: &str, namespace: &str, name: &str) -> ReadError {
+    ReadError::Failed(format!(
+        "{call} ({namespace}/{name}) is not served by these facts"
+    ))
 }
 
 /// The facts the host serves through the component's `facts` import.
@@ -143,5 +161,13 @@ impl Facts for HostFacts {
 
     fn last_apply_time(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<Timestamp> {
         host::last_apply_time(kind, namespace, name)
+    }
+
+    fn job(&self, namespace: &str, name: &str) -> Result<Option<JobFact>, ReadError> {
+        host::job(namespace, name)
+    }
+
+    fn egress_policies(&self, namespace: &str) -> Result<Vec<EgressPolicyFact>, ReadError> {
+        host::egress_policies(namespace)
     }
 }

@@ -14,6 +14,7 @@ pub use wit_bindgen;
 pub mod bindings;
 pub mod configuration;
 pub mod facts;
+pub mod hostname;
 pub mod image;
 mod input;
 pub mod message;
@@ -25,18 +26,19 @@ pub mod testing;
 pub mod verdict;
 pub mod workload;
 
-pub use bindings::exports::reconciler::guest0_3_0::reconciler::{
+pub use bindings::exports::reconciler::guest0_4_0::reconciler::{
     ApplyObject, CaBundle, Change, Condition, ConventionProfile, DeleteObject, Evaluation,
     EventType, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry,
     Reconciliation, ServingCertificate, Stall, StallRule, Verdict,
 };
-pub use bindings::reconciler::guest0_3_0::facts::{
+pub use bindings::reconciler::guest0_4_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
-    ConfigMapFact, ContainerWaiting, ExposureFact, ExposureKind, IngressRuleFact, IpBlockFact,
+    ConfigMapFact, ContainerWaiting, EgressPolicyFact, EgressRuleFact, ExposureFact, ExposureKind,
+    IngressRuleFact, IpBlockFact, JobCondition, JobFact, JobPodFailure, JobState,
     LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact, PortFact,
     ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
 };
-pub use bindings::reconciler::guest0_3_0::types::{
+pub use bindings::reconciler::guest0_4_0::types::{
     ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,
 };
 pub use facts::{Facts, HostFacts};
@@ -80,7 +82,7 @@ macro_rules! export_guest {
         pub struct __ReconcilerGuestExport;
 
         #[cfg(target_arch = "wasm32")]
-        impl $crate::bindings::exports::reconciler::guest0_3_0::reconciler::Guest
+        impl $crate::bindings::exports::reconciler::guest0_4_0::reconciler::Guest
             for __ReconcilerGuestExport
         {
             fn describe() -> $crate::KindSpec {

@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::Facts;
 use crate::{
-    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ControllerRef, ExposureFact,
-    ExposureKind, KindRef, NetworkPolicyFact, NodePodCidrsFact, Object, ObjectMeta, ReadError,
-    SecretFact, Timestamp, WorkloadFact, WorkloadState,
+    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ControllerRef,
+    EgressPolicyFact, ExposureFact, ExposureKind, JobFact, KindRef, NetworkPolicyFact,
+    NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact, Timestamp, WorkloadFact,
+    WorkloadState,
 };
 
 type Key = (String, String);
@@ -32,6 +33,8 @@ pub struct MockFacts {
     apply_times: BTreeMap<(String, String, String, String), i64>,
     controllers: BTreeMap<String, ControllerRef>,
     children: BTreeMap<(String, String), Vec<Object>>,
+    jobs: BTreeMap<Key, JobFact>,
+    egress_policies: BTreeMap<String, Vec<EgressPolicyFact>>,
     failing: BTreeSet<(String, String)>,
     reads: RefCell<BTreeSet<String>>,
 }
@@ -109,6 +112,24 @@ impl MockFacts {
     ) -> Self {
         self.unavailable
             .insert((kind.kind.clone(), namespace.to_owned()), availability);
+        self
+    }
+
+    /// A Job (served by `job`).
+    pub fn with_job(mut self, job: JobFact) -> Self {
+        let key = (job.meta.namespace.clone(), job.meta.name.clone());
+        self.jobs.insert(key, job);
+        self
+    }
+
+    /// A NetworkPolicy's egress side (served by `egress_policies`).
+    pub fn with_egress_policy(mut self, policy: EgressPolicyFact) -> Self {
+        let policies = self
+            .egress_policies
+            .entry(policy.meta.namespace.clone())
+            .or_default();
+        policies.push(policy);
+        policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         self
     }
 
@@ -193,7 +214,7 @@ impl MockFacts {
 
     /// The read of `name` by `what` fails (`ReadError::Failed`, "the cache
     /// of `what` is not synced"). `what` is `workload`, `secret`,
-    /// `configmap`, `clusterrole`, `exposure` or `certificates`; a kind
+    /// `configmap`, `clusterrole`, `exposure`, `certificates` or `job`; a kind
     /// (`Cluster`) for `get`; `list` with the kind as `name` for a list.
     pub fn failing(mut self, what: &str, name: &str) -> Self {
         self.failing.insert((what.to_owned(), name.to_owned()));
@@ -324,6 +345,28 @@ impl Facts for MockFacts {
             .get(&(kind.kind.clone(), namespace.to_owned()))
             .copied()
             .unwrap_or(Availability::Available)
+    }
+
+    fn job(&self, namespace: &str, name: &str) -> Result<Option<JobFact>, ReadError> {
+        self.record(format!("job {namespace}/{name}"));
+        self.fail("job", name)?;
+        Ok(self
+            .jobs
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+            .map(|mut j| {
+                j.meta = self.controlled(j.meta);
+                j
+            }))
+    }
+
+    fn egress_policies(&self, namespace: &str) -> Result<Vec<EgressPolicyFact>, ReadError> {
+        self.record(format!("egresspolicies {namespace}"));
+        Ok(self
+            .egress_policies
+            .get(namespace)
+            .cloned()
+            .unwrap_or_default())
     }
 
     fn network_policies(&self, namespace: &str) -> Result<Vec<NetworkPolicyFact>, ReadError> {

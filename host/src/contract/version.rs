@@ -10,16 +10,19 @@ pub enum ContractVersion {
     V0_1,
     /// `reconciler:guest@0.2.0`, the released second contract.
     V0_2,
-    /// `reconciler:guest@0.3.0`, the current one.
+    /// `reconciler:guest@0.3.0`, the released third contract.
     V0_3,
+    /// `reconciler:guest@0.4.0`, the current one.
+    V0_4,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const SERVED: [ContractVersion; 3] = [
+    pub const SERVED: [ContractVersion; 4] = [
         ContractVersion::V0_1,
         ContractVersion::V0_2,
         ContractVersion::V0_3,
+        ContractVersion::V0_4,
     ];
 
     /// The version, as the WIT package spells it (`0.2.0`).
@@ -28,6 +31,7 @@ impl ContractVersion {
             ContractVersion::V0_1 => "0.1.0",
             ContractVersion::V0_2 => "0.2.0",
             ContractVersion::V0_3 => "0.3.0",
+            ContractVersion::V0_4 => "0.4.0",
         }
     }
 
@@ -84,6 +88,8 @@ mod tests {
         assert_eq!(detected, Ok(ContractVersion::V0_2));
         let detected = detect(["reconciler:guest/reconciler@0.3.0"]);
         assert_eq!(detected, Ok(ContractVersion::V0_3));
+        let detected = detect(["reconciler:guest/reconciler@0.4.0"]);
+        assert_eq!(detected, Ok(ContractVersion::V0_4));
         let both = [
             "reconciler:guest/reconciler@0.1.0",
             "reconciler:guest/reconciler@0.2.0",
@@ -94,8 +100,8 @@ mod tests {
     #[test]
     fn another_version_is_refused_naming_what_it_exports_and_what_is_served() {
         assert_eq!(
-            detect(["reconciler:guest/reconciler@0.4.0"]),
-            Err("it exports reconciler:guest/reconciler@0.4.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0".to_owned())
+            detect(["reconciler:guest/reconciler@0.5.0"]),
+            Err("it exports reconciler:guest/reconciler@0.5.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0".to_owned())
         );
         assert!(detect([]).unwrap_err().starts_with("it exports nothing;"));
     }

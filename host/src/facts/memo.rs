@@ -82,6 +82,12 @@ pub enum MemoKey {
     Exposure(u8),
     /// A Secret's certificate bundle under a key.
     Certificates(String),
+    /// A Job's part of a Job fact.
+    Job,
+    /// A Pod's failure, as a Job fact reports it.
+    PodFailure,
+    /// A NetworkPolicy's egress side.
+    EgressPolicy,
 }
 
 type Entry = (MemoKey, Arc<dyn Any + Send + Sync>);

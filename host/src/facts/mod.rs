@@ -5,6 +5,7 @@ pub mod certificates;
 pub mod dependency;
 pub mod diagnose;
 pub mod exposure;
+pub mod job;
 pub mod known_kinds;
 pub mod memo;
 pub mod meta;

@@ -1,11 +1,11 @@
-//! NetworkPolicy facts: a policy's ingress side, typed as written (pure, table-tested).
+//! NetworkPolicy facts: a policy's ingress and egress sides, typed as written (pure, table-tested).
 
 use serde_json::Value;
 
 use super::meta::object_meta;
 use crate::contract::facts::{
-    IngressRuleFact, IpBlockFact, LabelSelectorFact, NetworkPolicyFact, PeerFact, PortFact,
-    SelectorRequirement,
+    EgressPolicyFact, EgressRuleFact, IngressRuleFact, IpBlockFact, LabelSelectorFact,
+    NetworkPolicyFact, PeerFact, PortFact, SelectorRequirement,
 };
 
 /// A networking.k8s.io/v1 NetworkPolicy's ingress side. Ingress isolates
@@ -36,6 +36,30 @@ pub fn network_policy_fact(policy: &Value) -> NetworkPolicyFact {
                 from_peers: items(&rule["from"]).map(peer).collect(),
             })
             .collect(),
+    }
+}
+
+/// A networking.k8s.io/v1 NetworkPolicy's egress side. Egress isolates
+/// when `policyTypes` names it or, with `policyTypes` left out (or empty),
+/// when the policy has egress rules, as the API server defaults it. Fields
+/// of the wrong type read as for the ingress side.
+pub fn egress_policy_fact(policy: &Value) -> EgressPolicyFact {
+    let spec = &policy["spec"];
+    let egress: Vec<EgressRuleFact> = items(&spec["egress"])
+        .map(|rule| EgressRuleFact {
+            ports: items(&rule["ports"]).map(port).collect(),
+            to_peers: items(&rule["to"]).map(peer).collect(),
+        })
+        .collect();
+    let isolates_egress = match spec["policyTypes"].as_array() {
+        Some(types) if !types.is_empty() => types.iter().any(|t| t == "Egress"),
+        _ => !egress.is_empty(),
+    };
+    EgressPolicyFact {
+        meta: object_meta(policy),
+        pod_selector: label_selector(&spec["podSelector"]),
+        isolates_egress,
+        egress,
     }
 }
 
@@ -182,6 +206,50 @@ mod tests {
             (block.cidr.as_str(), block.except.clone()),
             ("10.0.0.0/8", vec!["10.1.0.0/16".to_owned()])
         );
+    }
+
+    #[test]
+    fn the_egress_side_is_typed_and_isolates_as_the_api_server_defaults_it() {
+        for (spec, isolates) in [
+            (json!({"podSelector": {}}), false),
+            (json!({"podSelector": {}, "egress": [{}]}), true),
+            (
+                json!({"podSelector": {}, "policyTypes": ["Ingress"], "egress": [{}]}),
+                false,
+            ),
+            (
+                json!({"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}),
+                true,
+            ),
+        ] {
+            assert_eq!(
+                egress_policy_fact(&policy(spec.clone())).isolates_egress,
+                isolates,
+                "{spec}"
+            );
+        }
+        let fact = egress_policy_fact(&policy(json!({
+        "podSelector": {"matchLabels": {"app": "pgadmin"}},
+        "policyTypes": ["Egress"],
+        "egress": [
+            {"to": [{"podSelector": {"matchLabels": {"cnpg.io/cluster": "orders"}}},
+                    {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
+             "ports": [{"port": 5432}]},
+            {"ports": [{"protocol": "UDP", "port": 53}]}
+        ]})));
+        assert_eq!(
+            fact.pod_selector.match_labels,
+            [("app".to_owned(), "pgadmin".to_owned())]
+        );
+        assert_eq!(fact.egress.len(), 2);
+        assert_eq!(fact.egress[0].to_peers.len(), 2);
+        assert_eq!(fact.egress[0].ports[0].port.as_deref(), Some("5432"));
+        assert_eq!(
+            fact.egress[0].to_peers[1].ip_block.as_ref().unwrap().except,
+            ["10.1.0.0/16"]
+        );
+        assert!(fact.egress[1].to_peers.is_empty(), "every destination");
+        assert_eq!(fact.egress[1].ports[0].protocol, "UDP");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::contract::model;
 use crate::contract::model::Change;
 use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
-use crate::contract::{convert as twin, v0_1, v0_2, v0_3};
+use crate::contract::{convert as twin, v0_1, v0_2, v0_3, v0_4};
 use crate::facts::meta::object_meta;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource, SourceError};
 
@@ -65,6 +65,7 @@ enum Pre {
     V0_1(v0_1::GuestPre<PassState>),
     V0_2(v0_2::GuestPre<PassState>),
     V0_3(v0_3::GuestPre<PassState>),
+    V0_4(v0_4::GuestPre<PassState>),
 }
 
 /// One evaluation's input.
@@ -102,6 +103,8 @@ const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
     "reconciler:guest/facts@0.2.",
     "reconciler:guest/types@0.3.",
     "reconciler:guest/facts@0.3.",
+    "reconciler:guest/types@0.4.",
+    "reconciler:guest/facts@0.4.",
     "wasi:cli/environment@0.2",
     "wasi:cli/exit@0.2",
     "wasi:cli/stdin@0.2",
@@ -175,6 +178,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         ContractVersion::V0_1 => v0_1::GuestPre::new(instance_pre).map(Pre::V0_1),
         ContractVersion::V0_2 => v0_2::GuestPre::new(instance_pre).map(Pre::V0_2),
         ContractVersion::V0_3 => v0_3::GuestPre::new(instance_pre).map(Pre::V0_3),
+        ContractVersion::V0_4 => v0_4::GuestPre::new(instance_pre).map(Pre::V0_4),
     }
     .map_err(|e| world_mismatch(format!("{e:#}")))?;
     let mut module = GuestModule {
@@ -307,12 +311,19 @@ impl GuestModule {
         store: &mut Store<PassState>,
     ) -> wasmtime::Result<(WitKindSpec, Vec<WitKindRef>)> {
         match &self.pre {
+            Pre::V0_4(pre) => {
+                let guest = pre.instantiate(&mut *store)?;
+                let reconciler = guest.reconciler_guest0_4_0_reconciler();
+                let spec = reconciler.call_describe(&mut *store)?;
+                let writes = reconciler.call_writes(&mut *store)?;
+                Ok((spec, writes))
+            }
             Pre::V0_3(pre) => {
                 let guest = pre.instantiate(&mut *store)?;
                 let reconciler = guest.reconciler_guest0_3_0_reconciler();
                 let spec = reconciler.call_describe(&mut *store)?;
                 let writes = reconciler.call_writes(&mut *store)?;
-                Ok((spec, writes))
+                Ok((twin(spec), twin(writes)))
             }
             Pre::V0_2(pre) => pre
                 .instantiate(&mut *store)?
@@ -335,11 +346,16 @@ impl GuestModule {
         input: &Evaluation,
     ) -> wasmtime::Result<(WitVerdict, Vec<WitChange>)> {
         match &self.pre {
+            Pre::V0_4(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_4_0_reconciler()
+                .call_reconcile(store, input)
+                .map(|r| (r.verdict, r.changes)),
             Pre::V0_3(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_3_0_reconciler()
-                .call_reconcile(store, input)
-                .map(|r| (r.verdict, r.changes)),
+                .call_reconcile(store, &twin(input))
+                .map(|r| (twin(r.verdict), twin(r.changes))),
             Pre::V0_2(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_2_0_reconciler()
@@ -364,6 +380,7 @@ impl GuestModule {
         let _slot = self.slot()?;
         let mut store = self.store(facts);
         let instantiated = match &self.pre {
+            Pre::V0_4(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_3(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_2(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_1(pre) => pre.instantiate(&mut store).map(drop),

@@ -1,0 +1,497 @@
+//! ExposureReady: the Route, Ingress or HTTPRoute `<name>-pgadmin` and its admission, `status.url`, what may remain published under a kind the operator is refused, and `status.publishedExposureKinds` (as for a PgToolBoxConsole).
+
+use reconciler_guest_sdk::verdict::{RECONCILING, fails, holds, ok, unknown};
+use reconciler_guest_sdk::{
+    Admission, Availability, Condition, ExposureFact, ExposureKind, Facts, ReadError, message, read,
+};
+use serde_json::Value;
+
+use crate::registry::*;
+
+/// The status field recording the kinds published, so a later refusal of
+/// the kind still knows one may remain.
+pub const PUBLISHED_KINDS_FIELD: &str = "publishedExposureKinds";
+/// The status field holding pgAdmin's address once it is admitted.
+pub const URL_FIELD: &str = "url";
+
+/// The kind's name as messages and `status.publishedExposureKinds` write it.
+pub fn kind_name(kind: ExposureKind) -> &'static str {
+    match kind {
+        ExposureKind::Route => "Route",
+        ExposureKind::Ingress => "Ingress",
+        ExposureKind::HttpRoute => "HTTPRoute",
+    }
+}
+
+/// The kind's plural, as in "may not read Routes".
+fn kind_plural(kind: ExposureKind) -> &'static str {
+    match kind {
+        ExposureKind::Route => "Routes",
+        ExposureKind::Ingress => "Ingresses",
+        ExposureKind::HttpRoute => "HTTPRoutes",
+    }
+}
+
+/// Every exposure kind, in the order they are looked at.
+pub const EXPOSURE_KINDS: [ExposureKind; 3] = [
+    ExposureKind::Route,
+    ExposureKind::Ingress,
+    ExposureKind::HttpRoute,
+];
+
+fn kind_named(name: &str) -> Option<ExposureKind> {
+    EXPOSURE_KINDS.into_iter().find(|k| kind_name(*k) == name)
+}
+
+/// What one read of an exposure object answered.
+#[derive(Clone, Debug)]
+pub enum Read {
+    Found(Box<ExposureFact>),
+    Absent,
+    /// The API is not served by the cluster: nothing of the kind exists.
+    NotServed,
+    /// The operator may not read the kind in the namespace.
+    Refused,
+    /// Any other failure: not known now, retried.
+    Failed(String),
+}
+
+/// One kind looked at: the requested one, and each recorded as published.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub kind: ExposureKind,
+    /// The probe says the kind is refused (403) in the namespace.
+    pub refused: bool,
+    pub read: Read,
+}
+
+impl Entry {
+    /// One may remain that the operator cannot manage: the kind is refused
+    /// and the object was found anyway or could not be read.
+    fn may_remain(&self) -> bool {
+        matches!(self.read, Read::Found(_) | Read::Refused)
+            && (self.refused || matches!(self.read, Read::Refused))
+    }
+
+    fn refused_or_unreadable(&self) -> bool {
+        self.refused || matches!(self.read, Read::Refused)
+    }
+}
+
+/// The exposure objects of a PgAdmin, as one pass found them.
+#[derive(Clone, Debug)]
+pub struct Observation {
+    pub namespace: String,
+    /// `<name>-pgadmin`.
+    pub object: String,
+    pub requested: Option<ExposureKind>,
+    pub entries: Vec<Entry>,
+    /// `status.publishedExposureKinds` before this pass.
+    pub previous: Vec<ExposureKind>,
+}
+
+/// `status.publishedExposureKinds` of the previous status.
+pub fn previous_kinds(status: &Value) -> Vec<ExposureKind> {
+    status[PUBLISHED_KINDS_FIELD]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k.as_str().and_then(kind_named))
+        .collect()
+}
+
+fn optional_api(kind: ExposureKind) -> Option<reconciler_guest_sdk::KindRef> {
+    match kind {
+        ExposureKind::Route => Some(route_kind()),
+        ExposureKind::HttpRoute => Some(http_route_kind()),
+        ExposureKind::Ingress => None,
+    }
+}
+
+/// Reads the exposure object `object` of the requested kind and of every
+/// kind `status` records as published.
+pub fn observe(
+    facts: &dyn Facts,
+    namespace: &str,
+    object: &str,
+    requested: Option<ExposureKind>,
+    status: &Value,
+) -> Observation {
+    let previous = previous_kinds(status);
+    let entries = EXPOSURE_KINDS
+        .into_iter()
+        .filter(|k| requested == Some(*k) || previous.contains(k))
+        .map(|kind| {
+            let availability = optional_api(kind).map_or(Availability::Available, |api| {
+                facts.api_availability(&api, namespace)
+            });
+            let read = if availability == Availability::NotServed {
+                Read::NotServed
+            } else {
+                match facts.exposure(kind, namespace, object) {
+                    Ok(Some(found)) => Read::Found(Box::new(found)),
+                    Ok(None) => Read::Absent,
+                    Err(ReadError::NotServed(_)) => Read::NotServed,
+                    Err(ReadError::Forbidden(_)) => Read::Refused,
+                    Err(e) => {
+                        Read::Failed(read::failure(&format!("{} {object}", kind_name(kind)), &e))
+                    }
+                }
+            };
+            Entry {
+                kind,
+                refused: availability == Availability::Forbidden,
+                read,
+            }
+        })
+        .collect();
+    Observation {
+        namespace: namespace.to_owned(),
+        object: object.to_owned(),
+        requested,
+        entries,
+        previous,
+    }
+}
+
+impl Observation {
+    fn entry(&self, kind: ExposureKind) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.kind == kind)
+    }
+
+    /// The fixed sentences appended to ExposureReady's message, whatever
+    /// its reason: one per kind refused to the operator under which an
+    /// object of the PgAdmin may remain.
+    pub fn may_remain(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.may_remain())
+            .map(|e| {
+                format!(
+                    "the operator may not read {} in {}: {} {} {} published before may remain; delete it by hand",
+                    kind_plural(e.kind),
+                    self.namespace,
+                    article(e.kind),
+                    kind_name(e.kind),
+                    self.object
+                )
+            })
+            .collect()
+    }
+
+    /// `status.publishedExposureKinds` after this pass: the kinds found or
+    /// possibly remaining, and those recorded before whose read failed;
+    /// `null` (removed) when none.
+    pub fn published_kinds(&self) -> Value {
+        let kinds: Vec<Value> = self
+            .entries
+            .iter()
+            .filter(|e| match &e.read {
+                Read::Found(_) => true,
+                Read::Refused => true,
+                Read::Failed(_) => self.previous.contains(&e.kind),
+                Read::Absent | Read::NotServed => false,
+            })
+            .map(|e| Value::String(kind_name(e.kind).to_owned()))
+            .collect();
+        if kinds.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(kinds)
+        }
+    }
+
+    /// The object of the requested kind, when found.
+    fn found(&self) -> Option<&ExposureFact> {
+        self.requested
+            .and_then(|k| self.entry(k))
+            .and_then(|e| match &e.read {
+                Read::Found(f) => Some(f.as_ref()),
+                _ => None,
+            })
+    }
+}
+
+/// What happens to `status.url`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Url {
+    Set(String),
+    Clear,
+    /// A read failed or nothing was evaluated: left as it is.
+    #[default]
+    Keep,
+}
+
+/// ExposureReady, before the may-remain sentences are appended.
+#[derive(Clone, Debug)]
+pub struct Exposure {
+    pub condition: Condition,
+    pub url: Url,
+    pub retry: bool,
+}
+
+fn exposure(condition: Condition, url: Url) -> Exposure {
+    Exposure {
+        condition,
+        url,
+        retry: false,
+    }
+}
+
+/// ExposureReady of a PgAdmin whose configuration is valid and whose
+/// hostname is allowed.
+pub fn decide(observation: &Observation, hostname: Option<&str>) -> Exposure {
+    let Some(kind) = observation.requested else {
+        return exposure(
+            holds(
+                EXPOSURE_READY,
+                NOT_REQUESTED,
+                "spec.exposure.type is clusterIP: nothing is published outside the cluster",
+            ),
+            Url::Clear,
+        );
+    };
+    let ns = &observation.namespace;
+    let object = &observation.object;
+    let name = kind_name(kind);
+    let (api_reason, api) = match kind {
+        ExposureKind::Route => (
+            ROUTE_API_UNAVAILABLE,
+            "the Route API (route.openshift.io/v1)",
+        ),
+        ExposureKind::HttpRoute => (
+            GATEWAY_API_UNAVAILABLE,
+            "the Gateway API's HTTPRoute (gateway.networking.k8s.io/v1)",
+        ),
+        ExposureKind::Ingress => ("", "the Ingress API (networking.k8s.io/v1)"),
+    };
+    let Some(entry) = observation.entry(kind) else {
+        return exposure(
+            unknown(
+                EXPOSURE_READY,
+                RECONCILING,
+                format!("{name} {object} is not observed yet"),
+            ),
+            Url::Clear,
+        );
+    };
+    let optional = kind != ExposureKind::Ingress;
+    if optional && matches!(entry.read, Read::NotServed) {
+        return exposure(
+            fails(
+                EXPOSURE_READY,
+                api_reason,
+                format!(
+                    "spec.exposure.type is {}, but {api} is not served by this cluster: pgAdmin in {ns} is not published",
+                    type_name(kind)
+                ),
+            ),
+            Url::Clear,
+        );
+    }
+    if optional && entry.refused_or_unreadable() {
+        return exposure(
+            fails(
+                EXPOSURE_READY,
+                api_reason,
+                format!(
+                    "spec.exposure.type is {}, but {api} is not readable in {ns}: the operator is refused {} there, and pgAdmin is not published",
+                    type_name(kind),
+                    kind_plural(kind)
+                ),
+            ),
+            Url::Clear,
+        );
+    }
+    let fact = match &entry.read {
+        Read::Found(_) => observation.found().expect("the requested kind was found"),
+        Read::Absent => {
+            return exposure(
+                unknown(
+                    EXPOSURE_READY,
+                    RECONCILING,
+                    format!("{name} {object} is not observed yet"),
+                ),
+                Url::Clear,
+            );
+        }
+        Read::Failed(message) => {
+            return Exposure {
+                condition: unknown(EXPOSURE_READY, RECONCILING, message.clone()),
+                url: Url::Keep,
+                retry: true,
+            };
+        }
+        Read::NotServed | Read::Refused => {
+            return Exposure {
+                condition: unknown(
+                    EXPOSURE_READY,
+                    RECONCILING,
+                    format!("could not read {name} {object}: {api} answered no"),
+                ),
+                url: Url::Keep,
+                retry: true,
+            };
+        }
+    };
+    let hostname = hostname.unwrap_or_default().to_ascii_lowercase();
+    if !fact
+        .hostnames
+        .iter()
+        .any(|h| h.to_ascii_lowercase() == hostname)
+    {
+        let publishes = if fact.hostnames.is_empty() {
+            "no host name".to_owned()
+        } else {
+            fact.hostnames.join(", ")
+        };
+        return exposure(
+            unknown(
+                EXPOSURE_READY,
+                RECONCILING,
+                format!(
+                    "{name} {object} publishes {publishes}, not spec.exposure.hostname {hostname} yet"
+                ),
+            ),
+            Url::Clear,
+        );
+    }
+    match &fact.admission {
+        Admission::Admitted => exposure(
+            ok(
+                EXPOSURE_READY,
+                format!("{name} {object} is admitted: pgAdmin is at https://{hostname}"),
+            ),
+            Url::Set(format!("https://{hostname}")),
+        ),
+        Admission::Refused(why) => {
+            let (reason, verb) = if kind == ExposureKind::HttpRoute {
+                (NOT_ACCEPTED, "accepted")
+            } else {
+                (NOT_ADMITTED, "admitted")
+            };
+            exposure(
+                fails(
+                    EXPOSURE_READY,
+                    reason,
+                    format!("{name} {object} is not {verb} by its controller: {why}"),
+                ),
+                Url::Clear,
+            )
+        }
+        Admission::Pending => {
+            let what = match kind {
+                ExposureKind::Ingress => "has no address in status.loadBalancer yet",
+                ExposureKind::Route => "has no answer from a router yet",
+                ExposureKind::HttpRoute => "has no answer from its Gateway yet",
+            };
+            exposure(
+                unknown(
+                    EXPOSURE_READY,
+                    RECONCILING,
+                    format!("{name} {object} {what}"),
+                ),
+                Url::Clear,
+            )
+        }
+    }
+}
+
+fn article(kind: ExposureKind) -> &'static str {
+    match kind {
+        ExposureKind::Route => "a",
+        ExposureKind::Ingress | ExposureKind::HttpRoute => "an",
+    }
+}
+
+fn type_name(kind: ExposureKind) -> &'static str {
+    match kind {
+        ExposureKind::Route => "route",
+        ExposureKind::Ingress => "ingress",
+        ExposureKind::HttpRoute => "gateway",
+    }
+}
+
+/// Appends the may-remain sentences to ExposureReady's message. The seed
+/// fixes them ("... may remain; delete it by hand"), so they survive
+/// whatever the controller's message before them says: that message is
+/// cut first, within the host's bound.
+pub fn with_sentences(mut condition: Condition, sentences: &[String]) -> Condition {
+    if !sentences.is_empty() {
+        let tail: String = sentences.iter().map(|s| format!("; {s}")).collect();
+        condition.message = message::bound_keeping_tail(&condition.message, &tail);
+    }
+    condition
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reconciler_guest_sdk::ConditionStatus;
+    use reconciler_guest_sdk::mock::{MockFacts, exposure_kind_ref, meta};
+    use serde_json::json;
+
+    fn route(admission: Admission) -> ExposureFact {
+        ExposureFact {
+            meta: meta("team-b", "orders-pgadmin"),
+            kind: ExposureKind::Route,
+            hostnames: vec!["orders.apps.example.com".into()],
+            admission,
+        }
+    }
+
+    fn decided(facts: &MockFacts, status: Value) -> (Exposure, Observation) {
+        let o = observe(
+            facts,
+            "team-b",
+            "orders-pgadmin",
+            Some(ExposureKind::Route),
+            &status,
+        );
+        (decide(&o, Some("orders.apps.example.com")), o)
+    }
+
+    #[test]
+    fn an_admitted_route_sets_the_url_and_a_refused_one_is_not_admitted() {
+        let facts = MockFacts::at(0).with_exposure(route(Admission::Admitted));
+        let (e, o) = decided(&facts, json!({}));
+        assert_eq!(e.condition.status, ConditionStatus::True);
+        assert_eq!(e.url, Url::Set("https://orders.apps.example.com".into()));
+        assert_eq!(o.published_kinds(), json!(["Route"]));
+        let facts =
+            MockFacts::at(0).with_exposure(route(Admission::Refused("HostAlreadyClaimed".into())));
+        let (e, _) = decided(&facts, json!({}));
+        assert_eq!(e.condition.reason, NOT_ADMITTED);
+        assert!(e.condition.message.contains("HostAlreadyClaimed"));
+    }
+
+    #[test]
+    fn a_route_refused_after_it_was_published_may_remain() {
+        let facts = MockFacts::at(0).with_availability(
+            &exposure_kind_ref(ExposureKind::Route),
+            "team-b",
+            Availability::Forbidden,
+        );
+        let (e, o) = decided(&facts, json!({"publishedExposureKinds": ["Route"]}));
+        assert_eq!(e.condition.reason, ROUTE_API_UNAVAILABLE);
+        let c = with_sentences(e.condition, &o.may_remain());
+        assert!(c.message.ends_with("the operator may not read Routes in team-b: a Route orders-pgadmin published before may remain; delete it by hand"), "{}", c.message);
+    }
+
+    #[test]
+    fn cluster_ip_is_not_requested() {
+        let o = observe(
+            &MockFacts::at(0),
+            "team-b",
+            "orders-pgadmin",
+            None,
+            &json!({}),
+        );
+        let e = decide(&o, None);
+        assert_eq!(
+            (e.condition.status, e.condition.reason.as_str()),
+            (ConditionStatus::True, NOT_REQUESTED)
+        );
+        assert_eq!(e.url, Url::Clear);
+    }
+}

@@ -1,0 +1,246 @@
+//! The PgAdmin guest: ConfigurationValid, WorkloadReady and ExposureReady of a pgAdmin, the advisory PgAdminEgressConfined, and the children it asks the host for.
+
+pub mod configuration;
+pub mod egress;
+pub mod exposure;
+pub mod registry;
+pub mod render;
+pub mod spec;
+
+use reconciler_guest_sdk::configuration::NotValid;
+use reconciler_guest_sdk::hostname::{self, ALLOWED_HOST_SUFFIXES};
+use reconciler_guest_sdk::ownership::Parent;
+use reconciler_guest_sdk::verdict::{RECONCILING, condition, fails, ok, unknown};
+use reconciler_guest_sdk::{
+    Condition, ConditionStatus, Evaluation, Facts, Guest, KindRef, KindSpec, Reconciliation,
+    Verdict, VerdictBuilder, read, workload,
+};
+use serde_json::{Value, json};
+
+use exposure::{PUBLISHED_KINDS_FIELD, URL_FIELD, Url};
+use registry::*;
+use render::{Plan, child_name};
+
+pub struct PgAdmin;
+
+/// How soon the pass after a HostnameNotAllowed recovery runs: the
+/// conditions that said it are Unknown until then.
+pub const RECOVERY_REQUEUE_SECONDS: u32 = 1;
+
+impl Guest for PgAdmin {
+    fn describe() -> KindSpec {
+        registry::describe()
+    }
+
+    fn writes() -> Vec<KindRef> {
+        registry::writes()
+    }
+
+    fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
+        Self::reconcile(input, facts).verdict
+    }
+
+    /// The hostname is checked first, paused or not: a refused one stalls
+    /// the PgAdmin (ConfigurationValid and ExposureReady False with
+    /// HostnameNotAllowed, `status.url` cleared) and its exposure objects
+    /// are withdrawn (the only changes then, and while paused). Otherwise a
+    /// paused pass only recovers the conditions that still say
+    /// HostnameNotAllowed and asks for nothing; an unpaused one decides
+    /// ConfigurationValid, and on a valid configuration asks for its
+    /// children and decides the later aspects. See the README.
+    fn reconcile(input: &Evaluation, facts: &dyn Facts) -> Reconciliation {
+        let parent = input.parent_json();
+        let status = &parent["status"];
+        let pgadmin = Parent::of(KIND, &input.parent.meta);
+        let mut v = VerdictBuilder::new();
+        if let Some(advisory) = previous(status, EGRESS_CONFINED) {
+            v.advisory(advisory);
+        }
+        let refusal = spec::requested_hostname(&parent).and_then(|h| {
+            hostname::check(h, &input.setting_list(ALLOWED_HOST_SUFFIXES), KIND).err()
+        });
+        if let Some(refusal) = refusal {
+            return hostname_refused(&mut v, input, &parent, &pgadmin, facts, &refusal);
+        }
+        let recovering: Vec<&str> = [CONFIGURATION_VALID, WORKLOAD_READY, EXPOSURE_READY]
+            .into_iter()
+            .filter(|t| said_hostname_not_allowed(status, t))
+            .collect();
+        // A pass that stops short says what holds of those it evaluates;
+        // the others turn Unknown until the next pass, soon.
+        let recover = |v: &mut VerdictBuilder| {
+            for type_ in &recovering {
+                if v.aspect_of(type_).is_none() {
+                    v.aspect(recovered(type_));
+                    v.requeue_after(RECOVERY_REQUEUE_SECONDS);
+                }
+            }
+        };
+        if input.paused {
+            recover(&mut v);
+            return done(&v, Vec::new());
+        }
+        let valid = match configuration::evaluate(&parent, &pgadmin, input, facts) {
+            Ok(valid) => valid,
+            Err(NotValid::Stalled { reason, message }) => {
+                v.aspect(fails(CONFIGURATION_VALID, reason, message.clone()));
+                v.stall(reason, message);
+                recover(&mut v);
+                return done(&v, Vec::new());
+            }
+            Err(NotValid::Unread(message)) => {
+                v.aspect(unknown(CONFIGURATION_VALID, RECONCILING, message));
+                v.requeue_after(read::RETRY_SECONDS);
+                recover(&mut v);
+                return done(&v, Vec::new());
+            }
+        };
+        v.aspect(ok(CONFIGURATION_VALID, valid.message.clone()));
+        let ns = pgadmin.namespace;
+        let name = child_name(pgadmin.name);
+        let changes = render::changes(
+            &Plan {
+                pgadmin: pgadmin.name,
+                image: &valid.image,
+                oauth2_secret: valid.spec.oauth2_secret.as_deref(),
+                exposure: valid.spec.exposure.as_ref(),
+            },
+            facts,
+        );
+        let workload_read = facts.workload(ns, &name);
+        v.aspect(workload::condition(WORKLOAD_READY, &name, &workload_read));
+        if workload_read.is_err() {
+            v.requeue_after(read::RETRY_SECONDS);
+        }
+        let exposure = valid.spec.exposure.as_ref();
+        let observation = exposure::observe(facts, ns, &name, exposure.map(|e| e.kind), status);
+        let decided = exposure::decide(&observation, exposure.map(|e| e.hostname.as_str()));
+        if decided.retry {
+            v.requeue_after(read::RETRY_SECONDS);
+        }
+        v.aspect(exposure::with_sentences(
+            decided.condition,
+            &observation.may_remain(),
+        ));
+        match decided.url {
+            Url::Set(url) => {
+                v.field(URL_FIELD, json!(url));
+            }
+            Url::Clear => {
+                v.field(URL_FIELD, Value::Null);
+            }
+            Url::Keep => {}
+        }
+        v.field(PUBLISHED_KINDS_FIELD, observation.published_kinds());
+        let pods = match &workload_read {
+            Ok(Some(w)) => w.pods.as_slice(),
+            _ => &[],
+        };
+        v.advisory(egress::evaluate(facts, ns, pods));
+        done(&v, changes)
+    }
+}
+
+fn done(v: &VerdictBuilder, changes: Vec<reconciler_guest_sdk::Change>) -> Reconciliation {
+    Reconciliation {
+        verdict: v.build(),
+        changes,
+    }
+}
+
+/// A refused hostname: ConfigurationValid and ExposureReady False with
+/// HostnameNotAllowed (the first naming a refused image too), a stall,
+/// `status.url` cleared, and the PgAdmin's exposure objects withdrawn.
+fn hostname_refused(
+    v: &mut VerdictBuilder,
+    input: &Evaluation,
+    parent: &Value,
+    pgadmin: &Parent,
+    facts: &dyn Facts,
+    refusal: &str,
+) -> Reconciliation {
+    let configuration = match configuration::image(parent, input) {
+        Err(NotValid::Stalled { reason, message }) if reason == IMAGE_NOT_ALLOWED => {
+            format!("{refusal}; and {message}")
+        }
+        _ => refusal.to_owned(),
+    };
+    let withdrawal = render::withdraw(facts, None);
+    let name = child_name(pgadmin.name);
+    let observation = exposure::observe(
+        facts,
+        pgadmin.namespace,
+        &name,
+        spec::ExposureType::of(parent).and_then(spec::ExposureType::kind),
+        &parent["status"],
+    );
+    let withdrawn = if withdrawal.withdrawn.is_empty() {
+        "nothing is published under it and status.url is cleared".to_owned()
+    } else {
+        format!(
+            "{} {} withdrawn and status.url cleared",
+            withdrawal.withdrawn.join(", "),
+            if withdrawal.withdrawn.len() == 1 {
+                "is"
+            } else {
+                "are"
+            }
+        )
+    };
+    v.aspect(fails(
+        CONFIGURATION_VALID,
+        HOSTNAME_NOT_ALLOWED,
+        configuration.clone(),
+    ));
+    v.aspect(exposure::with_sentences(
+        fails(
+            EXPOSURE_READY,
+            HOSTNAME_NOT_ALLOWED,
+            format!("{refusal}: {withdrawn}"),
+        ),
+        &observation.may_remain(),
+    ));
+    v.stall(HOSTNAME_NOT_ALLOWED, configuration);
+    v.field(URL_FIELD, Value::Null);
+    v.field(PUBLISHED_KINDS_FIELD, observation.published_kinds());
+    done(v, withdrawal.deletions)
+}
+
+/// Whether the previous `status` has the condition `type_` with reason
+/// HostnameNotAllowed.
+fn said_hostname_not_allowed(status: &Value, type_: &str) -> bool {
+    previous(status, type_).is_some_and(|c| c.reason == HOSTNAME_NOT_ALLOWED)
+}
+
+/// The condition `type_` in the step after a HostnameNotAllowed refusal.
+fn recovered(type_: &str) -> Condition {
+    unknown(
+        type_,
+        RECONCILING,
+        format!(
+            "spec.exposure.hostname is no longer refused; {type_} said HostnameNotAllowed and is evaluated again"
+        ),
+    )
+}
+
+/// The condition `type_` as the previous status has it, carried forward by
+/// a pass that does not evaluate it.
+fn previous(status: &Value, type_: &str) -> Option<Condition> {
+    let c = status["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"].as_str() == Some(type_))?;
+    let status = match c["status"].as_str()? {
+        "True" => ConditionStatus::True,
+        "False" => ConditionStatus::False,
+        _ => ConditionStatus::Unknown,
+    };
+    Some(condition(
+        type_,
+        status,
+        c["reason"].as_str()?,
+        c["message"].as_str().unwrap_or_default(),
+    ))
+}
+
+reconciler_guest_sdk::export_guest!(PgAdmin);

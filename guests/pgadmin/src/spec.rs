@@ -1,0 +1,202 @@
+//! The PgAdmin's `spec`, parsed from the parent with errors that name the field.
+
+use reconciler_guest_sdk::ExposureKind;
+use serde_json::Value;
+
+/// `spec.exposure.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExposureType {
+    ClusterIp,
+    Route,
+    Ingress,
+    Gateway,
+}
+
+impl ExposureType {
+    /// The exposure type the parent asks for, read leniently (absent:
+    /// clusterIP; a value the CRD would refuse: None).
+    pub fn of(parent: &Value) -> Option<ExposureType> {
+        match parent["spec"]["exposure"]["type"].as_str() {
+            None | Some("clusterIP") => Some(ExposureType::ClusterIp),
+            Some("route") => Some(ExposureType::Route),
+            Some("ingress") => Some(ExposureType::Ingress),
+            Some("gateway") => Some(ExposureType::Gateway),
+            Some(_) => None,
+        }
+    }
+
+    /// The kind of object that publishes it, if any.
+    pub fn kind(self) -> Option<ExposureKind> {
+        match self {
+            ExposureType::ClusterIp => None,
+            ExposureType::Route => Some(ExposureKind::Route),
+            ExposureType::Ingress => Some(ExposureKind::Ingress),
+            ExposureType::Gateway => Some(ExposureKind::HttpRoute),
+        }
+    }
+}
+
+/// `spec.exposure.gateway`: the Gateway an HTTPRoute attaches to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewayRef {
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+/// What is published, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exposure {
+    pub kind: ExposureKind,
+    pub hostname: String,
+    pub ingress_class: Option<String>,
+    pub gateway: Option<GatewayRef>,
+}
+
+/// The parsed spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgAdminSpec {
+    pub image: Option<String>,
+    /// None: clusterIP.
+    pub exposure: Option<Exposure>,
+    /// `spec.oauth2.clientSecretRef.name`.
+    pub oauth2_secret: Option<String>,
+}
+
+/// A spec the CRD admits but the guest cannot use: the message names the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+fn string(value: &Value, field: &str) -> Result<Option<String>, SpecError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        other => Err(SpecError(format!("{field} is {other}, not a string"))),
+    }
+}
+
+/// Parses `spec`.
+pub fn parse(parent: &Value) -> Result<PgAdminSpec, SpecError> {
+    let spec = &parent["spec"];
+    let exposure = &spec["exposure"];
+    let kind = ExposureType::of(parent)
+        .ok_or_else(|| {
+            SpecError(format!(
+                "spec.exposure.type {} is none of clusterIP, route, ingress, gateway",
+                exposure["type"]
+            ))
+        })?
+        .kind();
+    let exposure = match kind {
+        None => None,
+        Some(kind) => {
+            let hostname = string(&exposure["hostname"], "spec.exposure.hostname")?
+                .ok_or_else(|| {
+                    SpecError(format!(
+                        "spec.exposure.type is {}, but spec.exposure.hostname is not set: there is no host name to publish",
+                        exposure["type"].as_str().unwrap_or_default()
+                    ))
+                })?;
+            let gateway = match &exposure["gateway"] {
+                Value::Null => None,
+                g => Some(GatewayRef {
+                    name: string(&g["name"], "spec.exposure.gateway.name")?.ok_or_else(|| {
+                        SpecError("spec.exposure.gateway.name is not set".to_owned())
+                    })?,
+                    namespace: string(&g["namespace"], "spec.exposure.gateway.namespace")?,
+                }),
+            };
+            if kind == ExposureKind::HttpRoute && gateway.is_none() {
+                return Err(SpecError(
+                    "spec.exposure.type is gateway, but spec.exposure.gateway names no Gateway for the HTTPRoute to attach to".to_owned(),
+                ));
+            }
+            Some(Exposure {
+                kind,
+                hostname,
+                ingress_class: string(
+                    &exposure["ingressClassName"],
+                    "spec.exposure.ingressClassName",
+                )?,
+                gateway,
+            })
+        }
+    };
+    Ok(PgAdminSpec {
+        image: string(&spec["image"], "spec.image")?,
+        exposure,
+        oauth2_secret: string(
+            &spec["oauth2"]["clientSecretRef"]["name"],
+            "spec.oauth2.clientSecretRef.name",
+        )?,
+    })
+}
+
+/// The hostname an exposure asks to publish, read leniently so it is
+/// checked first, whatever the rest of the spec parses to.
+pub fn requested_hostname(parent: &Value) -> Option<&str> {
+    match ExposureType::of(parent) {
+        Some(ExposureType::ClusterIp) => None,
+        _ => parent["spec"]["exposure"]["hostname"]
+            .as_str()
+            .filter(|h| !h.trim().is_empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parent(spec: Value) -> Value {
+        json!({"spec": spec})
+    }
+
+    #[test]
+    fn an_empty_spec_is_cluster_ip_with_internal_login() {
+        let s = parse(&parent(json!({}))).unwrap();
+        assert_eq!(
+            s,
+            PgAdminSpec {
+                image: None,
+                exposure: None,
+                oauth2_secret: None
+            }
+        );
+    }
+
+    #[test]
+    fn an_exposure_needs_a_hostname_and_a_gateway_exposure_its_gateway() {
+        let e = parse(&parent(json!({"exposure": {"type": "route"}}))).unwrap_err();
+        assert!(e.0.contains("spec.exposure.hostname is not set"), "{e:?}");
+        let e = parse(&parent(
+            json!({"exposure": {"type": "gateway", "hostname": "a.b"}}),
+        ))
+        .unwrap_err();
+        assert!(e.0.contains("spec.exposure.gateway"), "{e:?}");
+        let s = parse(&parent(
+            json!({"exposure": {"type": "gateway", "hostname": "a.b",
+            "gateway": {"name": "public", "namespace": "infra"}}}),
+        ))
+        .unwrap();
+        assert_eq!(s.exposure.unwrap().kind, ExposureKind::HttpRoute);
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_named() {
+        let e = parse(&parent(json!({"image": 7}))).unwrap_err();
+        assert_eq!(e.0, "spec.image is 7, not a string");
+        let e = parse(&parent(json!({"exposure": {"type": "nodePort"}}))).unwrap_err();
+        assert!(e.0.starts_with("spec.exposure.type \"nodePort\""), "{e:?}");
+    }
+
+    #[test]
+    fn only_an_exposure_requests_a_hostname() {
+        let p = |e: Value| parent(json!({ "exposure": e }));
+        assert_eq!(requested_hostname(&p(json!({"hostname": "h.x"}))), None);
+        assert_eq!(
+            requested_hostname(&p(json!({"type": "ingress", "hostname": "h.x"}))),
+            Some("h.x")
+        );
+    }
+}
