@@ -200,7 +200,15 @@ impl Watches {
                 .expect("readable lock")
                 .insert(p.kind.clone());
             let Some(resource) = p.resource else {
-                tracing::warn!(kind = %p.kind, "optional API not served: the feature is off until the next start");
+                if p.kind == crate::plan::record::kind_ref() {
+                    // The host's own kind: no guest's feature is off.
+                    tracing::info!(
+                        "ReconcilePlans are not served (deploy/plans-crd.yaml installs them): until the next start, \
+                         changes are made without a plan record, and mode observe or approval manual fail the pass"
+                    );
+                } else {
+                    tracing::warn!(kind = %p.kind, "optional API not served: the feature is off until the next start");
+                }
                 source.set_availability(p.kind.clone(), "", Availability::NotServed);
                 continue;
             };
