@@ -18,6 +18,7 @@
 //!   [`http_proxy`]: one that answers 503 on request (HTTP);
 //! - [`bench`]: the benches' host process, metrics and printed table.
 
+pub mod access_requests;
 pub mod bench;
 pub mod console_objects;
 pub mod guests;
