@@ -7,20 +7,34 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let args = cli::Cli::parse();
+    logs(args.log_format);
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {}", report(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// Log lines to stderr, filtered by `RUST_LOG` (default `info`): text,
+/// coloured only when stderr is a terminal (files and pipes get no escape
+/// codes), or one JSON object a line with the current span's fields.
+fn logs(format: cli::LogFormat) {
+    use std::io::IsTerminal as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        cli::LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        cli::LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
     }
 }
 

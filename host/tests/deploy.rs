@@ -96,6 +96,39 @@ fn the_deployment_mounts_a_config_map_for_every_bundled_guest() {
     }
 }
 
+/// Replicas beyond one stand by: the Deployment runs the host with
+/// `--leader-elect` (one writer), serves the endpoints its probes ask
+/// (`/readyz`, `/healthz`) and logs JSON for a cluster's log pipeline.
+#[test]
+fn the_deployment_elects_a_leader_and_probes_the_host() {
+    let deployment = documents("deploy/operator.yaml")
+        .into_iter()
+        .find(|d| d["kind"] == "Deployment")
+        .expect("operator.yaml has the host's Deployment");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    if deployment["spec"]["replicas"].as_u64().unwrap_or(1) > 1 {
+        assert!(args.contains(&"--leader-elect"), "{args:?}");
+    }
+    assert!(
+        args.iter().any(|a| a.starts_with("--metrics-addr=")),
+        "{args:?}"
+    );
+    assert!(args.contains(&"--log-format=json"), "{args:?}");
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    let leases = documents("deploy/operator.yaml")
+        .into_iter()
+        .find(|d| d["kind"] == "Role" && d["metadata"]["name"] == "reconciler-host-leases")
+        .expect("a Role for the Lease");
+    assert_eq!(leases["rules"][0]["resources"][0], "leases");
+}
+
 /// Deciding a plan needs `approve` on its parent's kind: every bundled
 /// kind has its approver role, joining the aggregated one; and `manage`
 /// (the approve check's exemption) is the host's role's alone.

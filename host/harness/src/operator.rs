@@ -536,6 +536,27 @@ impl Host {
         Host::start_overriding(kubeconfig, args, &[], log_name).await
     }
 
+    /// The host started under `kubeconfig` with `args`, logging to
+    /// `<log_name>.log`, not waited for (a standby never says it
+    /// reconciles).
+    pub fn start_spawned(kubeconfig: &Path, args: &[&str], log_name: &str) -> Host {
+        Host::spawn(kubeconfig, args, &[], log_name)
+    }
+
+    fn spawn(kubeconfig: &Path, args: &[&str], overrides: &[&str], log_name: &str) -> Host {
+        let log = fixture().logs_dir.join(format!("{log_name}.log"));
+        let stderr = std::fs::File::create(&log).expect("the host's log");
+        let child = host_command_overriding(kubeconfig, stderr.into(), overrides)
+            .args(args)
+            .spawn()
+            .expect("the host starts");
+        Host {
+            child,
+            log,
+            stopped: None,
+        }
+    }
+
     /// [`start_with`](Self::start_with), with `overrides` in place of the
     /// binary's settings of the same name.
     pub async fn start_overriding(
@@ -544,17 +565,7 @@ impl Host {
         overrides: &[&str],
         log_name: &str,
     ) -> Host {
-        let log = fixture().logs_dir.join(format!("{log_name}.log"));
-        let stderr = std::fs::File::create(&log).expect("the host's log");
-        let child = host_command_overriding(kubeconfig, stderr.into(), overrides)
-            .args(args)
-            .spawn()
-            .expect("the host starts");
-        let mut host = Host {
-            child,
-            log,
-            stopped: None,
-        };
+        let mut host = Host::spawn(kubeconfig, args, overrides, log_name);
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if host.log_text().contains("caches synced; reconciling") {

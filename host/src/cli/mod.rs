@@ -20,10 +20,22 @@ use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
     about = "Runs kinds' WebAssembly guests as a Kubernetes operator"
 )]
 pub struct Cli {
+    /// How log lines are written to stderr: `text` (colour only on a
+    /// terminal) or `json` (one object a line, the pass's parent as
+    /// `parent.kind`, `parent.namespace` and `parent.name`).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "LOG_FORMAT")]
+    pub log_format: LogFormat,
     #[command(flatten)]
     runtime: RuntimeArgs,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The format of log lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]

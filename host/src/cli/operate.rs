@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::operator::leadership::{LeaderConfig, Shard};
 use reconciler_host::operator::metrics::Metrics;
 use reconciler_host::operator::write::certificates::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
@@ -63,6 +64,37 @@ pub struct RunArgs {
     /// How long a required watch may be down before /readyz fails.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     watch_down_bound: Duration,
+    /// How long parents may wait with no pass ending before /healthz fails
+    /// (a wedged process, which the kubelet's liveness probe restarts).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    wedged_after: Duration,
+    /// Write only while holding the shard's Lease (coordination.k8s.io);
+    /// standbys keep their caches warm and take over when it lapses.
+    #[arg(long, env = "LEADER_ELECT")]
+    leader_elect: bool,
+    /// The Lease's name (with `--shards`, `-shard-<i>-of-<n>` is added).
+    #[arg(long, default_value = "reconciler-host")]
+    lease_name: String,
+    /// The Lease's namespace (default: the client's, the host's own in a
+    /// cluster).
+    #[arg(long, env = "POD_NAMESPACE")]
+    lease_namespace: Option<String>,
+    /// How long the Lease lasts unrenewed (the failover time); it is
+    /// renewed once a third of it is left, and a holder whose renewal fails
+    /// stops before it lapses. At least 3s.
+    #[arg(long, default_value = "15s", value_parser = parse_lease_duration)]
+    lease_duration: Duration,
+    /// Who this replica is in the Lease (default: the Pod's name, else the
+    /// hostname, with a random suffix).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// Split parents into this many shards by a stable hash of
+    /// namespace/name; each replica serves `--shard-index`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    shards: u32,
+    /// The shard this replica serves, 0 to `--shards` - 1.
+    #[arg(long, default_value_t = 0)]
+    shard_index: u32,
     /// The Secret holding the operator's CA, `<namespace>/<name>`, created
     /// on first use (default: `reconciler-host-ca` in the namespace of the
     /// client's configuration, the host's own in a cluster).
@@ -138,6 +170,25 @@ fn parse_secret_ref(s: &str) -> Result<(String, String), String> {
         }
         _ => Err(format!("{s:?}: expected <namespace>/<name>")),
     }
+}
+
+/// Six random lowercase letters and digits: two replicas on one host (or
+/// a restarted one) are never the same holder.
+fn random_suffix() -> String {
+    let mut bytes = [0u8; 6];
+    let _ = getrandom::fill(&mut bytes);
+    bytes
+        .iter()
+        .map(|b| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[usize::from(*b) % 36]))
+        .collect()
+}
+
+fn parse_lease_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_secs(3) {
+        return Err(format!("{s:?}: a Lease lasts at least 3s"));
+    }
+    Ok(d)
 }
 
 /// A certificate's validity: at least a minute (it is renewed at two
@@ -226,6 +277,24 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     for (phase, count) in args.plan_retention {
         plans.retention.0.insert(phase, count);
     }
+    anyhow::ensure!(
+        args.shard_index < args.shards,
+        "--shard-index {} is not a shard of --shards {} (0 to {})",
+        args.shard_index,
+        args.shards,
+        args.shards - 1
+    );
+    let shard = Shard {
+        count: args.shards,
+        index: args.shard_index,
+    };
+    let identity = args.identity.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/etc/hostname")
+            .map(|h| h.trim().to_owned())
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "reconciler-host".to_owned())
+    });
     let certificate_authority = args.certificate_authority;
     let certificate_validity = args.certificate_validity;
     let mut config = OperatorConfig {
@@ -246,6 +315,9 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         resync: Some(args.resync).filter(|r| !r.is_zero()),
         watch_down_bound: args.watch_down_bound,
+        wedged_after: args.wedged_after,
+        leader: None,
+        shard,
         authority: AuthorityConfig {
             namespace: String::new(),
             name: String::new(),
@@ -259,6 +331,17 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         let client = operator::client::counted(&config.metrics).await.context(
             "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
         )?;
+        if args.leader_elect {
+            config.leader = Some(LeaderConfig {
+                lease: args.lease_name.clone(),
+                namespace: args
+                    .lease_namespace
+                    .clone()
+                    .unwrap_or_else(|| client.default_namespace().to_owned()),
+                identity: format!("{identity}-{}", random_suffix()),
+                duration: args.lease_duration,
+            });
+        }
         (config.authority.namespace, config.authority.name) =
             certificate_authority.unwrap_or_else(|| {
                 (

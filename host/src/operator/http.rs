@@ -1,7 +1,9 @@
 //! The host's HTTP endpoints, on `--metrics-addr`: `/metrics` (Prometheus
-//! text format) and `/readyz` (200 while every required watch has listed
-//! its kind and none has been down for longer than its bound; 503 naming
-//! the watches that are not).
+//! text format), `/readyz` (200 while every required watch has listed its
+//! kind and none has been down for longer than its bound; 503 naming the
+//! watches that are not; a standby is ready once its caches are) and
+//! `/healthz` (200 unless parents wait with no pass ending for longer than
+//! `--wedged-after`: a wedged process).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use crate::operator::cluster::health::WatchHealth;
+use crate::operator::liveness::Liveness;
 use crate::operator::metrics::Metrics;
 
 /// Binds `addr` (at start, so that a port in use fails the start).
@@ -26,6 +29,10 @@ pub struct Endpoints {
     pub health: Arc<WatchHealth>,
     /// How long a required watch may be down before `/readyz` fails.
     pub watch_down_bound: Duration,
+    pub liveness: Arc<Liveness>,
+    /// How long parents may wait with no pass ending before `/healthz`
+    /// fails.
+    pub wedged_after: Duration,
 }
 
 impl Endpoints {
@@ -38,7 +45,14 @@ impl Endpoints {
                 Ok(()) => ("200 OK", "ok\n".to_owned()),
                 Err(why) => ("503 Service Unavailable", why.join("\n") + "\n"),
             },
-            _ => ("404 Not Found", "served: /metrics, /readyz\n".to_owned()),
+            (Some("GET"), "/healthz") => match self.liveness.check(self.wedged_after) {
+                Ok(()) => ("200 OK", "ok\n".to_owned()),
+                Err(why) => ("503 Service Unavailable", why + "\n"),
+            },
+            _ => (
+                "404 Not Found",
+                "served: /metrics, /readyz, /healthz\n".to_owned(),
+            ),
         }
     }
 }
@@ -46,7 +60,7 @@ impl Endpoints {
 /// Serves the endpoints until the task is dropped.
 pub async fn serve(listener: TcpListener, endpoints: Arc<Endpoints>) {
     if let Ok(addr) = listener.local_addr() {
-        tracing::info!(%addr, "serving /metrics and /readyz");
+        tracing::info!(%addr, "serving /metrics, /readyz and /healthz");
     }
     while let Ok((mut stream, _)) = listener.accept().await {
         let endpoints = endpoints.clone();

@@ -6,18 +6,21 @@
 //!   dependency index recorded from reads, a work queue per kind);
 //! - [`pass`]: one pass over one parent (its guest evaluated, its status
 //!   derived through the conventions engine), run by the [`workers`];
-//! - [`write`]: the status write and the Events.
+//! - [`write`]: the plans, the children, the status write and the Events.
 //!
 //! Beside them: [`kinds`], the registry of served kinds that startup and
 //! hot swap share, with the one probe-and-watch path; [`modules`], the
 //! guest modules loaded at start and hot swapped while running;
-//! [`metrics`] and the [`http`] endpoints. This file starts it all
+//! [`metrics`] and the [`http`] endpoints with the [`liveness`] they
+//! report; [`leadership`], the Lease and shard a replica writes for. This file starts it all
 //! ([`run`]).
 
 pub mod client;
 pub mod cluster;
 pub mod http;
 pub mod kinds;
+pub mod leadership;
+pub mod liveness;
 pub mod metrics;
 pub mod modules;
 pub mod pass;
@@ -43,6 +46,8 @@ use cluster::{namespaces, probe};
 use kinds::not_watched::mark_not_watched;
 use kinds::watches::{ReadRefused, Watches};
 use kinds::{Registry, settings_of};
+use leadership::{LeaderConfig, Leadership, LeadershipError, Shard};
+use liveness::Liveness;
 use modules::guests_dir::GuestsDir;
 use modules::new_kind::NewKinds;
 use modules::reloader::Reloader;
@@ -77,6 +82,14 @@ pub struct OperatorConfig {
     pub resync: Option<Duration>,
     /// How long a required watch may be down before `/readyz` fails.
     pub watch_down_bound: Duration,
+    /// How long parents may wait with no pass ending before `/healthz`
+    /// fails (a wedged process).
+    pub wedged_after: Duration,
+    /// Compete for the shard's Lease and write only while holding it;
+    /// `None`: write from the start (one replica).
+    pub leader: Option<LeaderConfig>,
+    /// Which parents this replica serves.
+    pub shard: Shard,
     /// Where the operator's CA lives and how long what it signs is valid.
     pub authority: AuthorityConfig,
     /// The gates per kind, plan retention, the hold after a rejection.
@@ -105,6 +118,7 @@ pub async fn run(
             .unzip();
     let metrics = config.metrics.clone();
     let health = Arc::new(WatchHealth::new(metrics.clone()));
+    let liveness = Arc::new(Liveness::default());
     let http_server = match config.metrics_addr {
         Some(addr) => {
             let listener = http::bind(addr).await?;
@@ -112,6 +126,8 @@ pub async fn run(
                 metrics: metrics.clone(),
                 health: health.clone(),
                 watch_down_bound: config.watch_down_bound,
+                liveness: liveness.clone(),
+                wedged_after: config.wedged_after,
             });
             Some(tokio::spawn(http::serve(listener, endpoints)))
         }
@@ -170,12 +186,15 @@ pub async fn run(
     let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
-    let registry = Arc::new(Registry::new(
-        Arc::new(ClusterSource::default()),
-        metrics,
-        authority,
-        planner,
-    ));
+    let registry = Arc::new(
+        Registry::new(
+            Arc::new(ClusterSource::default()),
+            metrics,
+            authority,
+            planner,
+        )
+        .serving(config.shard),
+    );
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches
         .watch_reads(&registry.source, &registry.metrics, &reads, &required)
@@ -202,16 +221,12 @@ pub async fn run(
         tracing::debug!(index = id.0, kind = %kind_ref, "serving kind");
     }
     let kinds: Vec<_> = registry.kinds().into_iter().map(|(_, k)| k).collect();
-    mark_not_watched(&client, &kinds, &registry.metrics, &left_out).await;
 
     for wait in synced {
         let _ = wait.await;
     }
-    tracing::info!(kinds = kinds.len(), "caches synced; reconciling");
-
-    for (id, _) in registry.kinds() {
-        registry.requeue_all(id);
-    }
+    // Changes queue their parents from now on (a queue holds a parent
+    // once, however many changes): a standby's queues wait for its workers.
     let dispatcher = {
         let registry = registry.clone();
         tokio::spawn(async move {
@@ -220,12 +235,36 @@ pub async fn run(
             }
         })
     };
-    let workers = Arc::new(Workers::default());
+    // A standby keeps its caches warm (and is ready) until it holds its
+    // shard's Lease; nothing is written before.
+    let leadership = match &config.leader {
+        Some(leader) => {
+            tracing::info!(
+                kinds = kinds.len(),
+                "caches synced; standby until the Lease is held"
+            );
+            let lease = config.shard.lease_name(&leader.lease);
+            Some(Leadership::acquire(leader.clone(), lease).await?)
+        }
+        None => None,
+    };
+    tracing::info!(
+        kinds = kinds.len(),
+        shard = config.shard.index,
+        shards = config.shard.count,
+        "caches synced; reconciling"
+    );
+    mark_not_watched(&client, &kinds, &registry.metrics, &left_out, config.shard).await;
+
+    for (id, _) in registry.kinds() {
+        registry.requeue_all(id);
+    }
+    let workers = Arc::new(Workers::new(liveness.clone()));
     for (id, _) in registry.kinds() {
         workers.spawn(&registry, id, config.concurrency);
     }
     let background = [
-        tokio::spawn(queue_depths(registry.clone())),
+        tokio::spawn(queue_depths(registry.clone(), liveness.clone())),
         tokio::spawn(resync(registry.clone(), config.resync)),
     ];
 
@@ -253,9 +292,13 @@ pub async fn run(
             tokio::select! {
                 () = shutdown => {}
                 () = reloader.run(registry.clone(), poll) => {}
+                lost = lost(leadership) => return Err(lost.into()),
             }
         }
-        None => shutdown.await,
+        None => tokio::select! {
+            () = shutdown => {}
+            lost = lost(leadership) => return Err(lost.into()),
+        },
     }
     tracing::info!("shutting down: finishing in-flight passes");
     registry.scheduler.shutdown();
@@ -272,19 +315,33 @@ pub async fn run(
     Ok(())
 }
 
-/// Keeps `reconciler_queue_depth` current, every second.
-async fn queue_depths(registry: Arc<Registry>) {
+/// Resolves when `leadership` is lost (never without one). The caller
+/// returns at once: the process exits with the error, nothing in flight is
+/// waited for, and its restart competes again as a standby.
+async fn lost(leadership: Option<Leadership>) -> LeadershipError {
+    match leadership {
+        Some(l) => l.lost().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Keeps `reconciler_queue_depth` and the liveness's waiting work current,
+/// every second.
+async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
+        let mut pending = 0;
         for (id, kind) in registry.kinds() {
             let depth = registry.scheduler.queue(id).pending();
+            pending += depth;
             registry
                 .metrics
                 .queue_depth
                 .get_or_create(&metrics::Metrics::kind(&kind.resource.kind))
                 .set(i64::try_from(depth).unwrap_or(i64::MAX));
         }
+        liveness.set_pending(pending);
     }
 }
 

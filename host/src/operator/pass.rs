@@ -49,12 +49,21 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Pass {
     let kind = registry.kind(key.kind);
     let queue = registry.scheduler.queue(key.kind);
     let kind = &*kind;
+    // The parent's identity on every line of its pass, text and JSON alike
+    // (`parent.name`, not `name`: a JSON span object has its own `name`).
     let span = tracing::info_span!(
         "reconcile",
-        kind = %kind.resource.kind,
-        namespace = %key.namespace,
-        name = %key.name
+        parent.kind = %kind.resource.kind,
+        parent.namespace = %key.namespace,
+        parent.name = %key.name
     );
+    // Another shard's parent (a replica of another shard writes it).
+    if !registry.shard.owns(&key.namespace, &key.name) {
+        queue.forget(key);
+        return Pass::without_guest(Done::Converged {
+            requeue_after: None,
+        });
+    }
     // The module is taken once: a swap during the pass leaves it on this one.
     let Some(module) = kind.module() else {
         // The kind's module was removed: nothing runs, nothing is written.

@@ -7,22 +7,32 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
 use crate::operator::kinds::Registry;
+use crate::operator::liveness::Liveness;
 use crate::operator::modules::probation;
 use crate::operator::pass;
 use crate::operator::schedule::KindId;
 
 /// The pass workers of every served kind.
-#[derive(Default)]
 pub struct Workers {
     handles: Mutex<Vec<JoinHandle<()>>>,
+    liveness: Arc<Liveness>,
 }
 
 impl Workers {
+    /// Workers marking each pass they end on `liveness`.
+    pub fn new(liveness: Arc<Liveness>) -> Self {
+        Workers {
+            handles: Mutex::new(Vec::new()),
+            liveness,
+        }
+    }
+
     /// Spawns `concurrency` workers (at least one) for kind `id`.
     pub fn spawn(&self, registry: &Arc<Registry>, id: KindId, concurrency: usize) {
         let mut handles = self.handles.lock().expect("workers lock");
         for _ in 0..concurrency.max(1) {
             let registry = registry.clone();
+            let liveness = self.liveness.clone();
             handles.push(tokio::spawn(async move {
                 let queue = registry.scheduler.queue(id);
                 while let Some(key) = queue.next().await {
@@ -31,6 +41,7 @@ impl Workers {
                         probation::record(&registry, id, module, *blamed);
                     }
                     queue.done(&key, pass.done);
+                    liveness.progressed();
                 }
             }));
         }

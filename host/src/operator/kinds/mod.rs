@@ -13,6 +13,7 @@ use kube::Client;
 use kube::core::ApiResource;
 
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
+use crate::operator::leadership::Shard;
 use crate::operator::metrics::{Metrics, ModuleLabels};
 use crate::operator::modules::served::ServedModule;
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
@@ -51,6 +52,8 @@ pub struct Registry {
     pub authority: Arc<Authority>,
     /// The plans changes go through.
     pub planner: Arc<Planner>,
+    /// The parents this replica serves.
+    pub shard: Shard,
 }
 
 impl Registry {
@@ -67,7 +70,14 @@ impl Registry {
             metrics,
             authority,
             planner,
+            shard: Shard::default(),
         }
+    }
+
+    /// The registry serving only the parents of `shard`.
+    pub fn serving(mut self, shard: Shard) -> Self {
+        self.shard = shard;
+        self
     }
 
     /// The kind `id` (one Arc clone: what a pass takes once).

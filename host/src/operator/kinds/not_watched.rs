@@ -11,6 +11,7 @@ use reconciler_conventions::status::Status;
 
 use crate::operator::cluster::namespaces::{LeftOut, not_watched_message};
 use crate::operator::kinds::Kind;
+use crate::operator::leadership::Shard;
 use crate::operator::metrics::Metrics;
 use crate::operator::write::owned::owned_part;
 
@@ -23,6 +24,7 @@ pub async fn mark_not_watched(
     kinds: &[Arc<Kind>],
     metrics: &Metrics,
     left_out: &LeftOut,
+    shard: Shard,
 ) {
     for (ns, refused) in left_out {
         let message = not_watched_message(ns, refused);
@@ -60,6 +62,9 @@ pub async fn mark_not_watched(
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
+                if !shard.owns(ns, &name) {
+                    continue;
+                }
                 let generation = parent["metadata"]["generation"].as_i64().unwrap_or(0);
                 let previous = Status::from_json(&parent["status"])
                     .map(|s| owned_part(&s, &spec, &parent))

@@ -180,6 +180,7 @@ impl NewKinds {
                 &[registry.kind(id)],
                 &registry.metrics,
                 &self.left_out,
+                registry.shard,
             )
             .await;
         }
