@@ -11,3 +11,4 @@ pub mod operator;
 pub mod plan;
 pub mod rbac;
 pub mod runtime;
+pub mod telemetry;

@@ -5,37 +5,68 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use reconciler_host::telemetry;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    logs(args.log_format);
-    match cli::run(args) {
+    let traces = match args.otlp_endpoint.as_deref().map(telemetry::provider) {
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        Some(Ok(provider)) => Some(provider),
+        None => None,
+    };
+    logs(args.log_format, traces.as_ref());
+    let code = match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {}", report(&e));
             ExitCode::from(2)
         }
+    };
+    if let Some(provider) = traces
+        && let Err(e) = provider.shutdown()
+    {
+        eprintln!("warning: the last traces were not exported: {e}");
     }
+    code
 }
 
 /// Log lines to stderr, filtered by `RUST_LOG` (default `info`): text,
 /// coloured only when stderr is a terminal (files and pipes get no escape
-/// codes), or one JSON object a line with the current span's fields.
-fn logs(format: cli::LogFormat) {
+/// codes), or one JSON object a line with the current span's fields. With
+/// `traces`, spans are exported too (their own filter: the host's spans
+/// and kube's requests, whatever `RUST_LOG` says).
+fn logs(format: cli::LogFormat, traces: Option<&SdkTracerProvider>) {
     use std::io::IsTerminal as _;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        cli::LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
-        cli::LogFormat::Json => builder
+    let lines = match format {
+        cli::LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .boxed(),
+        cli::LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
+            .with_writer(std::io::stderr)
             .with_current_span(true)
             .with_span_list(false)
-            .init(),
-    }
+            .boxed(),
+    };
+    let spans = traces.map(|provider| {
+        tracing_opentelemetry::layer()
+            .with_tracer(telemetry::tracer(provider))
+            .with_filter(telemetry::traced())
+    });
+    tracing_subscriber::registry()
+        .with(lines.with_filter(filter))
+        .with(spans)
+        .init();
 }
 
 /// The error and its causes, each said once: a cause whose text an outer

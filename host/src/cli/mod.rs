@@ -25,6 +25,10 @@ pub struct Cli {
     /// `parent.kind`, `parent.namespace` and `parent.name`).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "LOG_FORMAT")]
     pub log_format: LogFormat,
+    /// Export traces over OTLP (HTTP, protobuf) to this collector,
+    /// `http://host:4318`; unset: no traces, at no cost.
+    #[arg(long, global = true, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
     #[command(flatten)]
     runtime: RuntimeArgs,
     #[command(subcommand)]

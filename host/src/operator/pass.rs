@@ -122,7 +122,11 @@ async fn reconcile(
         let source: Arc<dyn ObjectSource> = registry.source.clone();
         let settings = kind.settings.clone();
         let parent = parent.clone();
+        let pass_span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
+            let _evaluating =
+                tracing::info_span!(parent: &pass_span, "evaluate", guest = %module.name())
+                    .entered();
             let started = std::time::Instant::now();
             let evaluated = module.evaluate(EvaluateRequest {
                 parent: &parent,
@@ -186,7 +190,12 @@ async fn reconcile(
                         resource: &kind.resource,
                         parent: &parent,
                     };
-                    match registry.planner.pass(&at, checked).await {
+                    match registry
+                        .planner
+                        .pass(&at, checked)
+                        .instrument(tracing::info_span!("plan"))
+                        .await
+                    {
                         Ok(p) => {
                             planned = p;
                             planned.made.take()
