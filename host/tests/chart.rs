@@ -1,0 +1,203 @@
+//! The Helm chart (`deploy/chart`, issue 17) with the real Helm
+//! (helm.sh/helm/v4, built from the Go module proxy by `tests/helm/helm`):
+//! it lints, and what it renders (CRDs included) is accepted by the real API
+//! server; its Deployment is in step with `deploy/operator.yaml`; shards
+//! render one Deployment each with its own shard index.
+
+use std::process::Command;
+
+use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{Scope, pinned_kind};
+use reconciler_host_harness::makefile::workspace;
+use reconciler_host_harness::plans::documents;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// `helm <args>` from the workspace: its stdout, or a panic with stderr.
+fn helm(args: &[&str]) -> String {
+    let out = Command::new(workspace().join("tests/helm/helm"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("tests/helm/helm runs");
+    assert!(
+        out.status.success(),
+        "helm {args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The documents of a YAML stream.
+fn parse(text: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(text)
+        .map(|d| Value::deserialize(d).expect("YAML"))
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn render(extra: &[&str]) -> Vec<Value> {
+    let mut args = vec![
+        "template",
+        "reconciler-host",
+        "deploy/chart",
+        "--namespace",
+        "reconciler-system",
+        "--include-crds",
+    ];
+    args.extend_from_slice(extra);
+    parse(&helm(&args))
+}
+
+fn deployments(documents: &[Value]) -> Vec<&Value> {
+    documents
+        .iter()
+        .filter(|d| d["kind"] == "Deployment")
+        .collect()
+}
+
+#[test]
+fn the_chart_lints_with_its_defaults_and_every_option_on() {
+    helm(&["lint", "deploy/chart", "--strict"]);
+    helm(&[
+        "lint",
+        "deploy/chart",
+        "--strict",
+        "--set",
+        "serviceMonitor.enabled=true,shards=3,otlpEndpoint=http://collector:4318",
+        "--set",
+        "plans.approvals.PgAdmin=manual,plans.modes.EvidenceAgent=observe",
+    ]);
+}
+
+/// The chart's Deployment runs the host as deploy/operator.yaml does:
+/// every argument, environment variable, probe, volume and security
+/// setting of the plain manifest is the chart's default too.
+#[test]
+fn the_chart_and_the_plain_manifests_are_in_step() {
+    let rendered = render(&[]);
+    let chart = deployments(&rendered);
+    assert_eq!(chart.len(), 1, "one shard: one Deployment");
+    let plain = documents("operator.yaml");
+    let plain = plain
+        .iter()
+        .find(|d| d["kind"] == "Deployment")
+        .expect("operator.yaml's Deployment");
+    let (c, p) = (&chart[0]["spec"], &plain["spec"]);
+    assert_eq!(c["replicas"], p["replicas"]);
+    let (cs, ps) = (&c["template"]["spec"], &p["template"]["spec"]);
+    assert_eq!(cs["securityContext"], ps["securityContext"]);
+    assert_eq!(cs["volumes"], ps["volumes"]);
+    assert_eq!(cs["serviceAccountName"], ps["serviceAccountName"]);
+    let (cc, pc) = (&cs["containers"][0], &ps["containers"][0]);
+    for field in [
+        "readinessProbe",
+        "livenessProbe",
+        "securityContext",
+        "resources",
+        "volumeMounts",
+        "ports",
+    ] {
+        assert_eq!(cc[field], pc[field], "{field}");
+    }
+    let chart_args: Vec<&Value> = cc["args"].as_array().expect("args").iter().collect();
+    for arg in pc["args"].as_array().expect("args") {
+        assert!(
+            chart_args.contains(&arg),
+            "operator.yaml runs {arg}; the chart does not: {chart_args:?}"
+        );
+    }
+    let names = |c: &Value| -> Vec<String> {
+        c["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let chart_env = names(cc);
+    for name in names(pc) {
+        assert!(chart_env.contains(&name), "env {name}: {chart_env:?}");
+    }
+}
+
+/// Three shards: three Deployments, each its own shard index and pods.
+#[test]
+fn each_shard_is_a_deployment_of_its_own() {
+    let rendered = render(&["--set", "shards=3"]);
+    let shards = deployments(&rendered);
+    assert_eq!(shards.len(), 3);
+    for (i, d) in shards.iter().enumerate() {
+        let args: Vec<&str> = d["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect();
+        assert!(args.contains(&"--shards=3"), "{args:?}");
+        assert!(
+            args.contains(&format!("--shard-index={i}").as_str()),
+            "{args:?}"
+        );
+        assert_eq!(
+            d["spec"]["selector"]["matchLabels"]["reconciler.dev/shard"],
+            i.to_string()
+        );
+    }
+}
+
+/// Everything the chart renders, its CRDs first, is accepted by the real
+/// API server (server-side apply, as `helm install` would create it).
+#[tokio::test]
+async fn the_real_api_server_accepts_what_the_chart_renders() {
+    let client = reconciler_testsupport::client()
+        .await
+        .expect("the test apiserver");
+    let rendered = render(&["--set", "plans.approvals.PgAdmin=manual"]);
+    let (crds, rest): (Vec<Value>, Vec<Value>) = rendered
+        .into_iter()
+        .partition(|d| d["kind"] == "CustomResourceDefinition");
+    assert_eq!(crds.len(), 5, "four kinds and ReconcilePlan");
+    for crd in crds {
+        reconciler_testsupport::install_crd(&client, serde_json::from_value(crd).expect("a CRD"))
+            .await
+            .expect("installing a CRD");
+    }
+    let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "reconciler-system"}});
+    let mut all = vec![namespace];
+    all.extend(rest);
+    for manifest in all {
+        let (group, version) = match manifest["apiVersion"].as_str().expect("apiVersion") {
+            v if v.contains('/') => v.split_once('/').expect("group/version"),
+            v => ("", v),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, manifest["kind"].as_str().expect("kind"));
+        let name = manifest["metadata"]["name"]
+            .as_str()
+            .expect("name")
+            .to_owned();
+        let (resource, caps) = pinned_kind(&client, &gvk)
+            .await
+            .unwrap_or_else(|e| panic!("{gvk:?} is served: {e}"));
+        let api: kube::Api<DynamicObject> = match caps.scope {
+            Scope::Namespaced => kube::Api::namespaced_with(
+                client.clone(),
+                manifest["metadata"]["namespace"]
+                    .as_str()
+                    .expect("the chart names every namespace"),
+                &resource,
+            ),
+            Scope::Cluster => kube::Api::all_with(client.clone(), &resource),
+        };
+        api.patch(
+            &name,
+            &PatchParams::apply("chart-test").force(),
+            &Patch::Apply(&manifest),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("the API server refuses {} {name}: {e}", gvk.kind));
+    }
+}
