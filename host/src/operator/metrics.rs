@@ -100,6 +100,9 @@ pub struct Metrics {
     pub refused_namespaces: Family<KindLabel, Gauge>,
     /// Namespaces of `--namespaces` left out of the watch at start.
     pub unwatched_namespaces: Gauge,
+    /// Guest modules held pending: an API their kind needs is not served
+    /// (retried on every poll of the guests directory).
+    pub modules_pending: Gauge,
     pub dependency_entries: Gauge,
     /// Keys waiting for a pass, per kind.
     pub queue_depth: Family<KindLabel, Gauge>,
@@ -150,6 +153,7 @@ impl Metrics {
             rollbacks: Family::default(),
             refused_namespaces: Family::default(),
             unwatched_namespaces: Gauge::default(),
+            modules_pending: Gauge::default(),
             dependency_entries: Gauge::default(),
             queue_depth: Family::default(),
             watch_connected: Family::default(),
@@ -208,6 +212,11 @@ impl Metrics {
             "optional_api_refused_namespaces",
             "Watched namespaces where an optional API is refused (403)",
             m.refused_namespaces.clone(),
+        );
+        r.register(
+            "modules_pending",
+            "Guest modules held pending: an API their kind needs (its CRD, a kind it reads) is not served; retried on every poll",
+            m.modules_pending.clone(),
         );
         r.register(
             "unwatched_namespaces",

@@ -112,10 +112,7 @@ pub async fn run(
             config.guests_dir.display()
         )
     })?;
-    let (files, modules): (Vec<String>, Vec<GuestModule>) =
-        modules::load_dir(runtime, &mut guests_dir, config.allow_golden_drift)?
-            .into_iter()
-            .unzip();
+    let loaded = modules::load_dir(runtime, &mut guests_dir, config.allow_golden_drift)?;
     let metrics = config.metrics.clone();
     let health = Arc::new(WatchHealth::new(metrics.clone()));
     let liveness = Arc::new(Liveness::default());
@@ -133,6 +130,39 @@ pub async fn run(
         }
         None => None,
     };
+    // A module whose kind, or a kind it needs to read, is not served is
+    // held pending (one line now, its refusal and count on the first poll,
+    // served once the API appears), as a module dropped in while the host
+    // runs is: the others are served.
+    let mut required: BTreeMap<KindRef, probe::Resolved> = BTreeMap::new();
+    let mut files = Vec::new();
+    let mut modules = Vec::new();
+    let mut pending = Vec::new();
+    for (file, module) in loaded {
+        match needs(&client, &module, &mut required).await? {
+            None => {
+                files.push(file.file);
+                modules.push(module);
+            }
+            Some(missing) => {
+                tracing::warn!(
+                    guest = module.name(),
+                    kind = %module.spec().kind_ref(),
+                    "guest {} held pending: {missing}; it is served once that is installed{}",
+                    module.name(),
+                    if config.guests_poll.is_some_and(|p| !p.is_zero()) {
+                        " (the guests directory is polled)"
+                    } else {
+                        " and the host restarted (--guests-poll 0)"
+                    }
+                );
+                pending.push(file);
+            }
+        }
+    }
+    metrics
+        .modules_pending
+        .set(i64::try_from(pending.len()).unwrap_or(i64::MAX));
     // Every kind read by some guest, optional unless one needs it; a kind
     // a guest writes is a required read (its children are watched).
     let mut reads: BTreeMap<KindRef, bool> = BTreeMap::new();
@@ -146,25 +176,6 @@ pub async fn run(
     // written to one passes its parent.
     reads.entry(crate::plan::record::kind_ref()).or_insert(true);
 
-    // The kinds the host needs wherever it watches: each guest's parent
-    // kind and every read no guest has optional.
-    let mut required: BTreeMap<KindRef, probe::Resolved> = BTreeMap::new();
-    for module in &modules {
-        let kind_ref = module.spec().kind_ref();
-        let resource = probe::resolve(&client, &kind_ref)
-            .await?
-            .with_context(|| format!("the CustomResourceDefinition of {kind_ref} is not installed (see `reconciler-host crd`)"))?;
-        required.insert(kind_ref, resource);
-    }
-    for (kind, optional) in &reads {
-        if *optional || required.contains_key(kind) {
-            continue;
-        }
-        let Some(resource) = probe::resolve(&client, kind).await? else {
-            return Err(probe::ProbeError::Required { kind: kind.clone() }.into());
-        };
-        required.insert(kind.clone(), resource);
-    }
     let left_out = namespaces::check(&client, &required, &config.namespaces).await?;
     for (ns, refused) in &left_out {
         tracing::warn!("{}", namespaces::left_out_line(ns, refused));
@@ -284,7 +295,14 @@ pub async fn run(
                 settings: config.settings.clone(),
                 concurrency: config.concurrency,
             };
-            let reloader = Reloader::new(runtime, guests_dir, files, new_kinds, config.rollback);
+            let reloader = Reloader::new(
+                runtime,
+                guests_dir,
+                files,
+                new_kinds,
+                config.rollback,
+                pending,
+            );
             tracing::info!(
                 every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),
                 "watching the guests directory"
@@ -313,6 +331,41 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// What `module` needs that the cluster does not serve (its kind's CRD, or
+/// a kind it must read), `None` when everything resolves; what resolves is
+/// added to `required`, the kinds the host needs wherever it watches.
+async fn needs(
+    client: &Client,
+    module: &GuestModule,
+    required: &mut BTreeMap<KindRef, probe::Resolved>,
+) -> anyhow::Result<Option<String>> {
+    let kind_ref = module.spec().kind_ref();
+    let mut resolved = Vec::new();
+    match probe::resolve(client, &kind_ref).await? {
+        Some(r) => resolved.push((kind_ref.clone(), r)),
+        None => {
+            return Ok(Some(format!(
+                "the CustomResourceDefinition of {kind_ref} is not installed (see `reconciler-host crd`)"
+            )));
+        }
+    }
+    for (kind, optional) in kinds::watches::reads_of(module.spec()) {
+        if optional || required.contains_key(&kind) || kind == kind_ref {
+            continue;
+        }
+        match probe::resolve(client, &kind).await? {
+            Some(r) => resolved.push((kind, r)),
+            None => {
+                return Ok(Some(format!(
+                    "it reads {kind}, which this cluster does not serve"
+                )));
+            }
+        }
+    }
+    required.extend(resolved);
+    Ok(None)
 }
 
 /// Resolves when `leadership` is lost (never without one). The caller

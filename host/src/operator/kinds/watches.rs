@@ -188,7 +188,11 @@ impl Watches {
         for (kind, optional) in reads {
             let watched = self.readable.lock().expect("readable lock").contains(kind)
                 || source.cache(kind).is_some();
-            if watched || plan.iter().any(|p| &p.kind == kind) {
+            // A kind some guest read as optional and found not served is
+            // probed again when another needs it: not served still, that
+            // one waits (held pending); served now, it is watched.
+            let needed_unserved = !*optional && source.resource(kind).is_none();
+            if (watched && !needed_unserved) || plan.iter().any(|p| &p.kind == kind) {
                 continue;
             }
             plan.push(self.plan(kind, *optional, checked).await?);

@@ -19,7 +19,7 @@ use anyhow::Context;
 
 use crate::runtime::{GuestModule, Runtime};
 use golden::Golden;
-use guests_dir::{DirEvent, GuestsDir};
+use guests_dir::{DirEvent, GuestFile, GuestsDir};
 use probation::short;
 
 /// The first scan of the guests directory: every module, by file name,
@@ -29,11 +29,11 @@ pub fn load_dir(
     runtime: &Runtime,
     dir: &mut GuestsDir,
     allow_golden_drift: bool,
-) -> anyhow::Result<Vec<(String, GuestModule)>> {
+) -> anyhow::Result<Vec<(GuestFile, GuestModule)>> {
     let events = dir
         .scan()
         .with_context(|| format!("reading the guests directory {}", dir.path().display()))?;
-    let mut modules: Vec<(String, GuestModule)> = Vec::new();
+    let mut modules: Vec<(GuestFile, GuestModule)> = Vec::new();
     for event in events {
         let file = match event {
             DirEvent::Changed(file) => file,
@@ -59,7 +59,7 @@ pub fn load_dir(
             );
         }
         tracing::info!(guest = module.name(), kind = %module.spec().kind_ref(), digest = module.digest(), "loaded guest");
-        modules.push((file.file, module));
+        modules.push((file, module));
     }
     anyhow::ensure!(
         !modules.is_empty(),

@@ -49,6 +49,7 @@ impl<'r> Reloader<'r> {
         files: BTreeMap<String, KindId>,
         new_kinds: NewKinds,
         rollback: RollbackPolicy,
+        pending: Vec<GuestFile>,
     ) -> Self {
         Reloader {
             runtime,
@@ -56,7 +57,12 @@ impl<'r> Reloader<'r> {
             files,
             new_kinds,
             rollback,
-            pending: BTreeMap::new(),
+            // Held at start (an API they need is missing): tried on the
+            // first poll like a new module, their refusal logged then.
+            pending: pending
+                .into_iter()
+                .map(|f| (f.file.clone(), (f, String::new())))
+                .collect(),
             last_scan_error: None,
         }
     }
@@ -122,6 +128,10 @@ impl<'r> Reloader<'r> {
         for (_, (file, last)) in pending {
             self.changed(registry, file, Some(last), true).await;
         }
+        registry
+            .metrics
+            .modules_pending
+            .set(i64::try_from(self.pending.len()).unwrap_or(i64::MAX));
     }
 
     /// A module file, new or changed, or `retried` while pending (`last`:
