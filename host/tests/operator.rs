@@ -701,6 +701,9 @@ async fn deleting_a_parent_drops_its_dependencies() {
         }
     })
     .await;
+    // A pass in flight when it went may still end (its status write
+    // answered 404, nothing reported); none starts after.
+    settle().await;
     let writes_gone = host.status_writes(ns.name(), "gone");
     let events_gone = events_about(&client, ns.name(), "gone").await;
 

@@ -409,6 +409,14 @@ async fn write(
                 .inc();
             Ok(kind.cache.apply_if_newer(written))
         }
+        // Deleted since the pass read it (its watch event not in yet):
+        // there is no status to write, nor a failure to report.
+        Err(kube::Error::Api(s)) if s.code == 404 => {
+            tracing::debug!("the parent is gone; its status is not written");
+            Err(Done::Converged {
+                requeue_after: None,
+            })
+        }
         Err(e) => match api_error::classify(&e) {
             ApiErrorClass::Conflict => {
                 tracing::debug!(error = %e, "status write conflicted; retrying");
