@@ -2,6 +2,7 @@
 
 mod docs;
 mod inspect;
+mod new;
 mod operate;
 mod plan;
 mod test;
@@ -70,6 +71,10 @@ enum Command {
     /// Review a ReconcilePlan: show it, approve it or deny it, as the user
     /// the cluster authenticates you as (KUBECONFIG).
     Plan(plan::PlanArgs),
+    /// Create a guest crate for a new kind in an empty directory: a typed
+    /// spec, one aspect, a native test, fixtures and a README; it builds
+    /// outside this repository.
+    New(new::NewArgs),
 }
 
 /// Limits and caching of the guest runtime.
@@ -119,6 +124,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let instances = match cli.command {
         // Plans are the cluster's: no guest runs.
         Command::Plan(args) => return plan::run(args),
+        Command::New(args) => return new::run(args),
         Command::Run(ref args) => args.instances(),
         _ => Runtime::DEFAULT_INSTANCES,
     };
@@ -135,6 +141,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rbac(args) => inspect::rbac(&runtime, args),
         Command::Run(args) => operate::run(&runtime, *args),
         Command::Docs(args) => docs::run(&runtime, args),
-        Command::Plan(_) => unreachable!("dispatched before the runtime is built"),
+        Command::Plan(_) | Command::New(_) => {
+            unreachable!("dispatched before the runtime is built")
+        }
     }
 }

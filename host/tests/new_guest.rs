@@ -1,0 +1,148 @@
+//! `reconciler-host new` (issue 20): a guest crate made in a directory
+//! outside the workspace builds there as a component, passes its own
+//! native tests and fixtures, and is served by the unchanged host against
+//! the real API server, Ready True for a Greeting that says something.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use reconciler_host_harness::objects::{self, create};
+use reconciler_host_harness::operator::{condition, eventually, get};
+use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+
+/// Runs `command` in `dir`, panicking with its output unless it succeeds;
+/// returns its stdout.
+fn ok(mut command: Command, what: &str) -> String {
+    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn cargo(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    // The workspace's target directory: the SDK's dependencies are built
+    // there already (a crate outside the workspace shares them).
+    let target = target_tmpdir().parent().expect("<target>").to_path_buf();
+    c.args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("RUSTFLAGS");
+    c
+}
+
+#[tokio::test]
+async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
+    let dir = target_tmpdir().join(format!("new-guest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let crate_dir = dir.join("greeting");
+    let mut new = Command::new(host_binary());
+    new.args([
+        "new",
+        "Greeting",
+        "--group",
+        "greetings.example.com",
+        "--sdk-path",
+    ])
+    .arg(workspace().join("guests/sdk"))
+    .arg(&crate_dir);
+    let said = ok(new, "reconciler-host new");
+    assert!(said.contains("a guest for Greeting"), "{said}");
+    // Refused: the directory is not empty now.
+    let mut again = Command::new(host_binary());
+    again
+        .args(["new", "Greeting", "--sdk-path"])
+        .arg(workspace().join("guests/sdk"))
+        .arg(&crate_dir);
+    let refused = again.output().unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not empty"));
+
+    ok(
+        cargo(
+            &crate_dir,
+            &["build", "--target", "wasm32-wasip2", "--profile", "guest"],
+        ),
+        "building the component outside the workspace",
+    );
+    ok(cargo(&crate_dir, &["test"]), "the crate's native tests");
+    let wasm = target_tmpdir()
+        .parent()
+        .unwrap()
+        .join("wasm32-wasip2/guest/greeting_guest.wasm");
+    let fixtures: Vec<String> = ["valid", "missing-greeting"]
+        .iter()
+        .map(|f| {
+            crate_dir
+                .join(format!("fixtures/{f}.yaml"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut bless = Command::new(host_binary());
+    bless.arg("test").arg("--bless").arg(&wasm).args(&fixtures);
+    ok(bless, "blessing its fixtures");
+    let mut test = Command::new(host_binary());
+    test.arg("test").arg(&wasm).args(&fixtures);
+    let passed = ok(test, "its fixtures");
+    assert!(passed.contains("2 passed, 0 failed"), "{passed}");
+
+    // Served by the unchanged host.
+    let ns = TestNamespace::new("new-guest").await.expect("a namespace");
+    let mut crd = Command::new(host_binary());
+    crd.arg("crd").arg(&wasm);
+    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
+    reconciler_testsupport::install_crd(&ns.client(), serde_json::from_value(crd).unwrap())
+        .await
+        .expect("installing the CRD");
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    std::fs::copy(&wasm, guests.join("greeting_guest.wasm")).unwrap();
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let mut host = Command::new(host_binary())
+        .env("KUBECONFIG", kubeconfig)
+        .args([
+            "run",
+            "--guests-poll",
+            "0",
+            "--namespaces",
+            ns.name(),
+            "--guests",
+        ])
+        .arg(&guests)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the host starts");
+    let api = objects::api(
+        &ns.client(),
+        ns.name(),
+        "greetings.example.com/v1alpha1",
+        "Greeting",
+    );
+    create(
+        &ns.client(),
+        ns.name(),
+        json!({"apiVersion": "greetings.example.com/v1alpha1", "kind": "Greeting",
+               "metadata": {"name": "hello"}, "spec": {"greeting": "hi"}}),
+    )
+    .await;
+    let ready = eventually("the Greeting Ready", async || {
+        let g = get(&api, "hello").await;
+        condition(&g, "Ready")
+            .filter(|c| c.status == "True")
+            .ok_or(g)
+    })
+    .await;
+    assert_eq!(ready.reason, "AsExpected");
+    let _ = host.kill();
+    let _ = host.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
