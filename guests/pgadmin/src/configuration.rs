@@ -1,4 +1,4 @@
-//! ConfigurationValid: the spec parses, the image is allowed, the OAuth2 client Secret exists, and every child name is free or the PgAdmin's.
+//! ConfigurationValid: the spec parses, the image is allowed, the OAuth2 client Secret exists, every child name is free or the PgAdmin's, and the offered set resolves.
 
 use reconciler_guest_sdk::configuration::{NotValid, owned, stalled};
 use reconciler_guest_sdk::image::{ALLOWED_REPOSITORIES, choose};
@@ -6,9 +6,12 @@ use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::{Evaluation, ExposureKind, Facts, ReadError, read};
 use serde_json::Value;
 
+use crate::configdb::{self, ConfigDatabase};
 use crate::exposure::kind_name;
+use crate::registration;
 use crate::registry::*;
 use crate::render::child_name;
+use crate::servers::{self, Offered};
 use crate::spec::{self, PgAdminSpec};
 
 /// The setting naming the pgAdmin image used when `spec.image` is not set.
@@ -19,7 +22,13 @@ pub const DEFAULT_IMAGE: &str = "defaultImage";
 pub struct Valid {
     pub spec: PgAdminSpec,
     pub image: String,
-    /// ConfigurationValid's message.
+    /// The servers pgAdmin is given, and what is left out.
+    pub offered: Offered,
+    /// Whether the PgAdmin registers servers.
+    pub registers: bool,
+    /// The settings database, with `spec.configDatabase`.
+    pub config_database: Option<ConfigDatabase>,
+    /// ConfigurationValid's message when nothing is left out.
     pub message: String,
 }
 
@@ -86,6 +95,12 @@ pub fn evaluate(
     let name = child_name(pgadmin.name);
     owned(
         pgadmin,
+        "PersistentVolumeClaim",
+        &name,
+        meta(facts.get(&pvc_kind(), ns, &name)),
+    )?;
+    owned(
+        pgadmin,
         "Deployment",
         &name,
         meta(facts.workload(ns, &name)),
@@ -104,6 +119,21 @@ pub fn evaluate(
             read => owned(pgadmin, kind_name(exposure.kind), &name, meta(read))?,
         }
     }
+    let offered = servers::resolve(&spec, ns, facts).map_err(NotValid::Unread)?;
+    let registers = registration::wanted(&offered, &parent["status"]);
+    if registers {
+        let config = registration::config_map_name(pgadmin.name);
+        owned(
+            pgadmin,
+            "ConfigMap",
+            &config,
+            meta(facts.config_map(ns, &config)),
+        )?;
+    }
+    let config_database = match &spec.config_database {
+        Some(cluster) => Some(configdb::evaluate(pgadmin, cluster, facts)?),
+        None => None,
+    };
     let login = match &spec.oauth2_secret {
         Some(secret) => format!("OAuth2 client Secret {secret}"),
         None => "pgAdmin's internal login".to_owned(),
@@ -116,11 +146,28 @@ pub fn evaluate(
         ),
         None => "clusterIP".to_owned(),
     };
+    let offering = if offered.requested {
+        format!("; {} offered", plural(offered.servers.len(), "server"))
+    } else {
+        String::new()
+    };
     Ok(Valid {
-        message: format!("image {image}; {login}; exposure {exposure}"),
+        message: format!("image {image}; {login}; exposure {exposure}{offering}"),
         spec,
         image,
+        offered,
+        registers,
+        config_database,
     })
+}
+
+/// `n` `what`s.
+pub fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 /// The metadata of a read object of any fact type.
@@ -135,6 +182,12 @@ trait HasMeta {
 }
 
 impl HasMeta for reconciler_guest_sdk::WorkloadFact {
+    fn into_meta(self) -> reconciler_guest_sdk::ObjectMeta {
+        self.meta
+    }
+}
+
+impl HasMeta for reconciler_guest_sdk::ConfigMapFact {
     fn into_meta(self) -> reconciler_guest_sdk::ObjectMeta {
         self.meta
     }

@@ -1,27 +1,36 @@
-//! The PgAdmin guest: ConfigurationValid, WorkloadReady and ExposureReady of a pgAdmin, the advisory PgAdminEgressConfined, and the children it asks the host for.
+//! The PgAdmin guest: ConfigurationValid, WorkloadReady, ExposureReady and ServersSynced of a pgAdmin, the advisory PgAdminEgressConfined, and the children it asks the host for.
 
+pub mod configdb;
 pub mod configuration;
 pub mod egress;
 pub mod exposure;
+pub mod registration;
 pub mod registry;
 pub mod render;
+pub mod servers;
 pub mod spec;
+pub mod upgrade;
 
 use reconciler_guest_sdk::configuration::NotValid;
 use reconciler_guest_sdk::hostname::{self, ALLOWED_HOST_SUFFIXES};
 use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::verdict::{RECONCILING, condition, fails, ok, unknown};
 use reconciler_guest_sdk::{
-    Condition, ConditionStatus, Evaluation, Facts, Guest, KindRef, KindSpec, Reconciliation,
-    Verdict, VerdictBuilder, read, workload,
+    Condition, ConditionStatus, Evaluation, EventType, Facts, Guest, KindRef, KindSpec,
+    Reconciliation, Verdict, VerdictBuilder, read, workload,
 };
 use serde_json::{Value, json};
 
 use exposure::{PUBLISHED_KINDS_FIELD, URL_FIELD, Url};
+use registration::{DEFAULT_REGISTRATION_USER, REGISTRATION_USER, Registration};
 use registry::*;
 use render::{Plan, child_name};
+use upgrade::Upgrade;
 
 pub struct PgAdmin;
+
+/// The `status` field listing the offered servers.
+pub const SERVERS_FIELD: &str = "servers";
 
 /// How soon the pass after a HostnameNotAllowed recovery runs: the
 /// conditions that said it are Unknown until then.
@@ -86,7 +95,18 @@ impl Guest for PgAdmin {
                 v.aspect(fails(CONFIGURATION_VALID, reason, message.clone()));
                 v.stall(reason, message);
                 recover(&mut v);
-                return done(&v, Vec::new());
+                // The one change that resolves it once CloudNativePG can
+                // generate passwords (looked at again every few minutes).
+                let changes = match spec::parse(&parent) {
+                    Ok(spec::PgAdminSpec {
+                        config_database: Some(cluster),
+                        ..
+                    }) if reason == PASSWORD_GENERATION_UNAVAILABLE => {
+                        vec![configdb::role_change(pgadmin.name, &cluster)]
+                    }
+                    _ => Vec::new(),
+                };
+                return done(&v, changes);
             }
             Err(NotValid::Unread(message)) => {
                 v.aspect(unknown(CONFIGURATION_VALID, RECONCILING, message));
@@ -95,20 +115,96 @@ impl Guest for PgAdmin {
                 return done(&v, Vec::new());
             }
         };
-        v.aspect(ok(CONFIGURATION_VALID, valid.message.clone()));
+        // What is left out of the offered set leaves pgAdmin running with
+        // the rest.
+        v.aspect(match valid.offered.problems.first() {
+            None => ok(CONFIGURATION_VALID, valid.message.clone()),
+            Some(first) => fails(
+                CONFIGURATION_VALID,
+                first.reason,
+                valid
+                    .offered
+                    .problems
+                    .iter()
+                    .map(|p| p.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        });
+        v.field(
+            SERVERS_FIELD,
+            if valid.offered.requested {
+                valid.offered.rows()
+            } else {
+                Value::Null
+            },
+        );
         let ns = pgadmin.namespace;
         let name = child_name(pgadmin.name);
-        let changes = render::changes(
-            &Plan {
-                pgadmin: pgadmin.name,
-                image: &valid.image,
-                oauth2_secret: valid.spec.oauth2_secret.as_deref(),
-                exposure: valid.spec.exposure.as_ref(),
-            },
+        let database = valid.config_database.as_ref();
+        let connection = database.and_then(|d| d.state.as_ref().ok());
+        let running = match upgrade::running_image(facts, ns, &name) {
+            Ok(running) => running,
+            Err(message) => {
+                v.aspect(unknown(WORKLOAD_READY, RECONCILING, message));
+                v.requeue_after(read::RETRY_SECONDS);
+                return done(&v, Vec::new());
+            }
+        };
+        let decided = upgrade::decide(
+            &mut v,
             facts,
+            pgadmin.name,
+            ns,
+            &input.parent.meta.annotations,
+            &valid.image,
+            running.as_deref(),
+            connection,
+            status,
         );
+        let (image, held, mut changes) = match decided {
+            Upgrade::Run { image, changes } => (image, None, changes),
+            Upgrade::Hold {
+                image,
+                condition,
+                changes,
+            } => (image, Some(condition), changes),
+            Upgrade::Failed { message } => {
+                v.aspect(fails(
+                    WORKLOAD_READY,
+                    UPGRADE_BACKUP_FAILED,
+                    message.clone(),
+                ));
+                v.stall(UPGRADE_BACKUP_FAILED, message);
+                return done(&v, Vec::new());
+            }
+            Upgrade::Unread(message) => {
+                v.aspect(unknown(WORKLOAD_READY, RECONCILING, message));
+                v.requeue_after(read::RETRY_SECONDS);
+                return done(&v, Vec::new());
+            }
+        };
+        if let Some(d) = database {
+            changes.extend(d.changes.iter().cloned());
+        }
+        let plan = Plan {
+            pgadmin: pgadmin.name,
+            image: &image,
+            oauth2_secret: valid.spec.oauth2_secret.as_deref(),
+            exposure: valid.spec.exposure.as_ref(),
+            database: connection,
+            stopped: database.is_some_and(|d| d.state.is_err()),
+        };
+        rollout(&mut v, &name, &image, &render::workload(&plan), status);
+        changes.extend(render::changes(&plan, facts));
         let workload_read = facts.workload(ns, &name);
-        v.aspect(workload::condition(WORKLOAD_READY, &name, &workload_read));
+        v.aspect(match (database.map(|d| &d.state), held) {
+            (Some(Err(message)), _) => {
+                fails(WORKLOAD_READY, CONFIG_DATABASE_NOT_READY, message.clone())
+            }
+            (_, Some(held)) => held,
+            _ => workload::condition(WORKLOAD_READY, &name, &workload_read),
+        });
         if workload_read.is_err() {
             v.requeue_after(read::RETRY_SECONDS);
         }
@@ -136,6 +232,24 @@ impl Guest for PgAdmin {
             Ok(Some(w)) => w.pods.as_slice(),
             _ => &[],
         };
+        if valid.registers {
+            let user = input
+                .setting(REGISTRATION_USER)
+                .unwrap_or(DEFAULT_REGISTRATION_USER);
+            let registration =
+                Registration::render(pgadmin.name, &image, user, &valid.offered, connection);
+            let synced = registration::sync(&mut v, facts, ns, &registration, pods, status);
+            if synced.retry {
+                v.requeue_after(read::RETRY_SECONDS);
+            }
+            v.aspect(synced.condition);
+            changes.extend(synced.changes);
+        } else {
+            v.aspect(ok(
+                SERVERS_SYNCED,
+                "no server is offered (spec.clusterSelector and spec.clusterRefs are not set)",
+            ));
+        }
         v.advisory(egress::evaluate(facts, ns, pods));
         done(&v, changes)
     }
@@ -146,6 +260,25 @@ fn done(v: &VerdictBuilder, changes: Vec<reconciler_guest_sdk::Change>) -> Recon
         verdict: v.build(),
         changes,
     }
+}
+
+/// The `status` field holding the digest of the Deployment's body.
+pub const WORKLOAD_HASH_FIELD: &str = "workloadHash";
+
+/// RolloutStarted when the Deployment's body changes (its digest is
+/// recorded in `status.workloadHash`); none for the first one.
+fn rollout(v: &mut VerdictBuilder, name: &str, image: &str, body: &Value, status: &Value) {
+    let hash = registration::digest(&body.to_string());
+    if let Some(previous) = status[WORKLOAD_HASH_FIELD].as_str()
+        && previous != hash
+    {
+        v.event(
+            EventType::Normal,
+            ROLLOUT_STARTED,
+            format!("Deployment {name} rolls out a changed template ({previous} to {hash}, image {image})"),
+        );
+    }
+    v.field(WORKLOAD_HASH_FIELD, json!(hash));
 }
 
 /// A refused hostname: ConfigurationValid and ExposureReady False with

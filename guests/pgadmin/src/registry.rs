@@ -13,6 +13,7 @@ pub const OWNER: &str = "pgadmin";
 pub const CONFIGURATION_VALID: &str = "ConfigurationValid";
 pub const WORKLOAD_READY: &str = "WorkloadReady";
 pub const EXPOSURE_READY: &str = "ExposureReady";
+pub const SERVERS_SYNCED: &str = "ServersSynced";
 pub const EGRESS_CONFINED: &str = "PgAdminEgressConfined";
 
 // ConfigurationValid=False: each a stall (seed: "Only some
@@ -22,6 +23,39 @@ pub const HOSTNAME_NOT_ALLOWED: &str = "HostnameNotAllowed";
 pub const RESOURCE_NOT_OWNED: &str = "ResourceNotOwned";
 pub const SECRET_NOT_FOUND: &str = "SecretNotFound";
 pub const CONFIGURATION_INVALID: &str = "ConfigurationInvalid";
+
+// ConfigurationValid=False that leave the PgAdmin running with the
+// servers that resolve.
+pub const CLUSTER_NOT_FOUND: &str = "ClusterNotFound";
+pub const NO_CLUSTER_SELECTED: &str = "NoClusterSelected";
+pub const POOLER_NOT_FOUND: &str = "PoolerNotFound";
+pub const TOO_MANY_SERVERS: &str = "TooManyServers";
+pub const POOLER_API_UNAVAILABLE: &str = "PoolerAPIUnavailable";
+pub const DATABASE_ROLE_API_UNAVAILABLE: &str = "DatabaseRoleAPIUnavailable";
+
+// configDatabase problems: each a stall.
+pub const DATABASE_API_UNAVAILABLE: &str = "DatabaseAPIUnavailable";
+pub const PASSWORD_GENERATION_UNAVAILABLE: &str = "PasswordGenerationUnavailable";
+
+// WorkloadReady=False of the PgAdmin's own.
+pub const CONFIG_DATABASE_NOT_READY: &str = "ConfigDatabaseNotReady";
+pub const UPGRADE_BACKUP_RUNNING: &str = "UpgradeBackupRunning";
+pub const UPGRADE_BACKUP_FAILED: &str = "UpgradeBackupFailed";
+// Events.
+pub const UPGRADE_BACKUP_COMPLETED: &str = "UpgradeBackupCompleted";
+pub const UPGRADE_BACKUP_SKIPPED: &str = "UpgradeBackupSkipped";
+pub const ROLLOUT_STARTED: &str = "RolloutStarted";
+
+/// How often a PasswordGenerationUnavailable stall is looked at again: an
+/// upgrade of CloudNativePG's CRDs changes no object the PgAdmin reads.
+pub const PASSWORD_GENERATION_RECHECK_SECONDS: u32 = 300;
+
+// ServersSynced.
+pub const REGISTRATION_RUNNING: &str = "RegistrationRunning";
+pub const REGISTRATION_FAILED: &str = "RegistrationFailed";
+// Events.
+pub const REGISTRATION_STARTED: &str = "RegistrationStarted";
+pub const SERVERS_REGISTERED: &str = "ServersRegistered";
 
 // WorkloadReady=False: the Deployment's fact, copied.
 pub const ROLLOUT_IN_PROGRESS: &str = "RolloutInProgress";
@@ -48,14 +82,20 @@ pub const HOSTNAME_CONFLICT: &str = "HostnameConflict";
 pub const PGADMIN_NOT_RUNNING: &str = "PgAdminNotRunning";
 pub const PGADMIN_EGRESS_OPEN: &str = "PgAdminEgressOpen";
 
-/// The ConfigurationValid=False reasons that stall, as seed 000 lists them
-/// (so far: the configDatabase and ServersSynced reasons come with them).
+/// The reasons that stall, as seed 000 lists them: ConfigurationValid's
+/// (DatabaseRoleAPIUnavailable when configDatabase needs DatabaseRoles; as
+/// a problem of the offered set it does not stall) and WorkloadReady's
+/// UpgradeBackupFailed.
 pub const STALLS: &[&str] = &[
     HOSTNAME_NOT_ALLOWED,
     IMAGE_NOT_ALLOWED,
     RESOURCE_NOT_OWNED,
     SECRET_NOT_FOUND,
     CONFIGURATION_INVALID,
+    DATABASE_API_UNAVAILABLE,
+    DATABASE_ROLE_API_UNAVAILABLE,
+    PASSWORD_GENERATION_UNAVAILABLE,
+    UPGRADE_BACKUP_FAILED,
 ];
 
 /// The common reasons the kind registers: those it sets, then those seed
@@ -63,6 +103,7 @@ pub const STALLS: &[&str] = &[
 /// GatewayNotFound, HostnameConflict).
 const COMMON_USED: &[&str] = &[
     CONFIGURATION_INVALID,
+    CLUSTER_NOT_FOUND,
     RESOURCE_NOT_OWNED,
     SECRET_NOT_FOUND,
     SECRET_KEY_MISSING,
@@ -93,6 +134,68 @@ const OWNED: &[(&str, &str)] = &[
         "pgAdmin has no Ready Pod yet; registration and the egress statement wait.",
     ),
     (PGADMIN_EGRESS_OPEN, "PgAdminEgressConfined=False."),
+    (NO_CLUSTER_SELECTED, "clusterSelector matches no Cluster."),
+    (
+        POOLER_NOT_FOUND,
+        "A pooler:<name> endpoint names no Pooler of a registered Cluster.",
+    ),
+    (
+        TOO_MANY_SERVERS,
+        "The offered set exceeds the bound the credential files and the registration accept (64).",
+    ),
+    (
+        REGISTRATION_RUNNING,
+        "The registration Job for the current offered set is running.",
+    ),
+    (
+        REGISTRATION_FAILED,
+        "The registration Job for the current offered set failed.",
+    ),
+    (
+        REGISTRATION_STARTED,
+        "Event: a new registration Job started.",
+    ),
+    (
+        SERVERS_REGISTERED,
+        "Event: a new registration Job succeeded.",
+    ),
+    (
+        DATABASE_ROLE_API_UNAVAILABLE,
+        "The CloudNativePG DatabaseRole API is not readable, or not served while the spec needs it (configDatabase). CloudNativePG 1.30 and later serve DatabaseRole; an install whose CRDs lack it only means none is offered: the PgAdmin stays Ready.",
+    ),
+    (
+        CONFIG_DATABASE_NOT_READY,
+        "CloudNativePG has not applied the configDatabase role, its generated password or the database yet; pgAdmin has no Pod until it has.",
+    ),
+    (
+        PASSWORD_GENERATION_UNAVAILABLE,
+        "configDatabase needs CloudNativePG to generate the role's password (DatabaseRole spec.password, 1.31 and later).",
+    ),
+    (
+        DATABASE_API_UNAVAILABLE,
+        "The CloudNativePG Database API, which configDatabase needs, is not served or not readable.",
+    ),
+    (
+        UPGRADE_BACKUP_RUNNING,
+        "The pre-upgrade backup of the settings database runs.",
+    ),
+    (
+        UPGRADE_BACKUP_FAILED,
+        "The pre-upgrade backup of the settings database failed (the old image keeps running).",
+    ),
+    (
+        UPGRADE_BACKUP_COMPLETED,
+        "Event: the pre-upgrade backup of the settings database completed.",
+    ),
+    (
+        UPGRADE_BACKUP_SKIPPED,
+        "Warning Event: the pgtoolbox.fyannk.dev/skip-upgrade-backup annotation named the target image, and it replaced the old one with no backup.",
+    ),
+    (ROLLOUT_STARTED, "Event: a changed workload hash."),
+    (
+        POOLER_API_UNAVAILABLE,
+        "The CloudNativePG Pooler API is not readable, or not served while the spec needs it (a pooler endpoint).",
+    ),
 ];
 
 /// The pause annotation every pgtoolbox kind shares.
@@ -109,6 +212,34 @@ pub fn service_kind() -> KindRef {
 
 pub fn network_policy_kind() -> KindRef {
     kind_ref("networking.k8s.io", "v1", "NetworkPolicy")
+}
+
+pub fn config_map_kind() -> KindRef {
+    kind_ref("", "v1", "ConfigMap")
+}
+
+pub fn pvc_kind() -> KindRef {
+    kind_ref("", "v1", "PersistentVolumeClaim")
+}
+
+pub fn job_kind() -> KindRef {
+    kind_ref("batch", "v1", "Job")
+}
+
+pub fn cluster_kind() -> KindRef {
+    kind_ref("postgresql.cnpg.io", "v1", "Cluster")
+}
+
+pub fn database_kind() -> KindRef {
+    kind_ref("postgresql.cnpg.io", "v1", "Database")
+}
+
+pub fn pooler_kind() -> KindRef {
+    kind_ref("postgresql.cnpg.io", "v1", "Pooler")
+}
+
+pub fn database_role_kind() -> KindRef {
+    kind_ref("postgresql.cnpg.io", "v1", "DatabaseRole")
 }
 
 pub fn route_kind() -> KindRef {
@@ -133,11 +264,18 @@ pub fn exposure_kind(kind: ExposureKind) -> KindRef {
 }
 
 /// Every kind the guest applies or deletes: the workload (Deployment,
-/// Service) and the exposure object of each kind.
+/// Service, the data PersistentVolumeClaim), the exposure object of each
+/// kind, the registration's ConfigMap and Jobs, the upgrade backup Jobs,
+/// and the configDatabase's DatabaseRole and Database.
 pub fn writes() -> Vec<KindRef> {
     vec![
         deployment_kind(),
         service_kind(),
+        pvc_kind(),
+        config_map_kind(),
+        job_kind(),
+        database_role_kind(),
+        database_kind(),
         route_kind(),
         ingress_kind(),
         http_route_kind(),
@@ -159,16 +297,36 @@ pub fn describe() -> KindSpec {
             CONFIGURATION_VALID.into(),
             WORKLOAD_READY.into(),
             EXPOSURE_READY.into(),
+            SERVERS_SYNCED.into(),
         ],
         advisory: vec![EGRESS_CONFINED.into()],
         reasons: registry(OWNER, COMMON_USED, OWNED),
         negative_polarity: vec![],
-        quiet_reasons: vec![ROLLOUT_IN_PROGRESS.into(), POD_NOT_READY.into()],
-        stalls: STALLS.iter().map(|reason| stall(reason, None)).collect(),
+        quiet_reasons: vec![
+            ROLLOUT_IN_PROGRESS.into(),
+            POD_NOT_READY.into(),
+            UPGRADE_BACKUP_RUNNING.into(),
+            CONFIG_DATABASE_NOT_READY.into(),
+        ],
+        stalls: STALLS
+            .iter()
+            .map(|reason| {
+                let recheck = (*reason == PASSWORD_GENERATION_UNAVAILABLE)
+                    .then_some(PASSWORD_GENERATION_RECHECK_SECONDS);
+                stall(reason, recheck)
+            })
+            .collect(),
         reads: vec![
             reads(deployment_kind()),
             reads(kind_ref("", "v1", "Pod")),
             reads(kind_ref("", "v1", "Secret")),
+            reads(config_map_kind()),
+            reads(pvc_kind()),
+            reads(job_kind()),
+            reads_optional(cluster_kind()),
+            reads_optional(pooler_kind()),
+            reads_optional(database_role_kind()),
+            reads_optional(database_kind()),
             reads(network_policy_kind()),
             reads_optional(kind_ref("", "v1", "Node")),
             reads_optional(route_kind()),

@@ -1,4 +1,4 @@
-//! The children a PgAdmin with a valid configuration asks the host for (its Deployment, Service and exposure object), and the withdrawal of its exposure objects no longer wanted.
+//! The children a PgAdmin with a valid configuration asks the host for (its data PersistentVolumeClaim, Deployment, Service and exposure object), and the withdrawal of its exposure objects no longer wanted.
 //!
 //! Bodies are written in the form the API server stores (no nulls, no
 //! empty lists or maps), so a converged PgAdmin costs the host no request.
@@ -6,6 +6,7 @@
 use reconciler_guest_sdk::{ApplyObject, Change, DeleteObject, ExposureKind, Facts, KindRef};
 use serde_json::{Value, json};
 
+use crate::configdb::Connection;
 use crate::exposure::{EXPOSURE_KINDS, kind_name};
 use crate::registry::*;
 use crate::spec::Exposure;
@@ -14,6 +15,12 @@ use crate::spec::Exposure;
 pub const PORT: u16 = 80;
 /// The Secret keys of the OAuth2 client (`spec.oauth2.clientSecretRef`).
 pub const OAUTH2_CLIENT_KEYS: [&str; 2] = ["client-id", "client-secret"];
+
+/// Where pgAdmin keeps its settings (SQLite) and sessions: the data
+/// PersistentVolumeClaim `<name>-pgadmin`.
+pub const DATA_DIR: &str = "/var/lib/pgadmin";
+/// The size of the data PersistentVolumeClaim.
+pub const DATA_SIZE: &str = "1Gi";
 
 /// The name of every child: `<name>-pgadmin`.
 pub fn child_name(pgadmin: &str) -> String {
@@ -25,7 +32,7 @@ pub fn labels(pgadmin: &str) -> Value {
     json!({"app.kubernetes.io/name": "pgadmin", "app.kubernetes.io/instance": pgadmin})
 }
 
-fn apply(kind: KindRef, body: Value) -> Change {
+pub fn apply(kind: KindRef, body: Value) -> Change {
     Change::Apply(ApplyObject {
         name: body["metadata"]["name"]
             .as_str()
@@ -36,7 +43,7 @@ fn apply(kind: KindRef, body: Value) -> Change {
     })
 }
 
-fn head(api_version: &str, kind: &str, pgadmin: &str) -> Value {
+pub fn head(api_version: &str, kind: &str, pgadmin: &str) -> Value {
     json!({"apiVersion": api_version, "kind": kind,
         "metadata": {"name": child_name(pgadmin), "labels": labels(pgadmin)}})
 }
@@ -47,6 +54,10 @@ pub struct Plan<'a> {
     pub image: &'a str,
     pub oauth2_secret: Option<&'a str>,
     pub exposure: Option<&'a Exposure>,
+    /// The settings database in PostgreSQL, when configDatabase is ready.
+    pub database: Option<&'a Connection>,
+    /// No Pod: configDatabase is not ready yet.
+    pub stopped: bool,
 }
 
 fn deployment(plan: &Plan) -> Value {
@@ -61,19 +72,41 @@ fn deployment(plan: &Plan) -> Value {
                 "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}));
         }
     }
+    if let Some(database) = plan.database {
+        env.extend(database.env());
+    }
     let mut body = head("apps/v1", "Deployment", plan.pgadmin);
     body["spec"] = json!({
         "selector": {"matchLabels": labels(plan.pgadmin)},
+        // The data volume mounts on one node at a time.
+        "strategy": {"type": "Recreate"},
         "template": {
             "metadata": {"labels": labels(plan.pgadmin)},
-            "spec": {"containers": [{
-                "name": "pgadmin",
-                "image": plan.image,
-                "env": env,
-                "ports": [{"name": "http", "containerPort": PORT, "protocol": "TCP"}],
-                "readinessProbe": {"httpGet": {"path": "/misc/ping", "port": "http"}},
-            }]}
+            "spec": {
+                "containers": [{
+                    "name": "pgadmin",
+                    "image": plan.image,
+                    "env": env,
+                    "ports": [{"name": "http", "containerPort": PORT, "protocol": "TCP"}],
+                    "readinessProbe": {"httpGet": {"path": "/misc/ping", "port": "http"}},
+                    "volumeMounts": [{"name": "data", "mountPath": DATA_DIR}],
+                }],
+                "volumes": [{"name": "data",
+                    "persistentVolumeClaim": {"claimName": child_name(plan.pgadmin)}}],
+            }
         }
+    });
+    if plan.stopped {
+        body["spec"]["replicas"] = json!(0);
+    }
+    body
+}
+
+fn data_claim(pgadmin: &str) -> Value {
+    let mut body = head("v1", "PersistentVolumeClaim", pgadmin);
+    body["spec"] = json!({
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": DATA_SIZE}},
     });
     body
 }
@@ -131,11 +164,17 @@ fn exposure_object(pgadmin: &str, exposure: &Exposure) -> Value {
     }
 }
 
-/// The children, in order: the Deployment, the Service, the exposure
-/// object; then the withdrawal of the PgAdmin's exposure objects of the
-/// other kinds.
+/// The Deployment's body.
+pub fn workload(plan: &Plan) -> Value {
+    deployment(plan)
+}
+
+/// The children, in order: the data claim, the Deployment, the Service,
+/// the exposure object; then the withdrawal of the PgAdmin's exposure
+/// objects of the other kinds.
 pub fn changes(plan: &Plan, facts: &dyn Facts) -> Vec<Change> {
     let mut changes = vec![
+        apply(pvc_kind(), data_claim(plan.pgadmin)),
         apply(deployment_kind(), deployment(plan)),
         apply(service_kind(), service(plan.pgadmin)),
     ];
@@ -203,10 +242,12 @@ mod tests {
             image: "dpage/pgadmin4:9.3",
             oauth2_secret: Some("orders-oidc"),
             exposure: None,
+            database: None,
+            stopped: false,
         };
         let changes = changes(&plan, &MockFacts::at(0));
-        assert_eq!(changes.len(), 2);
-        let d = body(&changes[0]);
+        assert_eq!(changes.len(), 3);
+        let d = body(&changes[1]);
         let env = &d["spec"]["template"]["spec"]["containers"][0]["env"];
         assert_eq!(env[2]["valueFrom"]["secretKeyRef"]["name"], "orders-oidc");
         assert_eq!(d["metadata"]["name"], "orders-pgadmin");
@@ -228,14 +269,16 @@ mod tests {
             image: "i",
             oauth2_secret: None,
             exposure: Some(&exposure),
+            database: None,
+            stopped: false,
         };
         let facts = MockFacts::at(0).with_child(
             &route_kind(),
             json!({"metadata": {"name": "orders-pgadmin", "namespace": "ns", "uid": "r1"}}),
         );
         let changes = changes(&plan, &facts);
-        let route = body(&changes[2]);
+        let route = body(&changes[3]);
         assert_eq!(route["spec"]["parentRefs"][0]["namespace"], "infra");
-        assert!(matches!(&changes[3], Change::Delete(d) if d.uid == "r1"));
+        assert!(matches!(&changes[4], Change::Delete(d) if d.uid == "r1"));
     }
 }

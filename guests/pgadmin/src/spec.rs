@@ -52,6 +52,49 @@ pub struct Exposure {
     pub gateway: Option<GatewayRef>,
 }
 
+/// One endpoint of a Cluster pgAdmin connects to: CloudNativePG's
+/// Services `<cluster>-rw`, `-ro`, `-r`, or a Pooler's (`pooler:<name>`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Endpoint {
+    Rw,
+    Ro,
+    R,
+    Pooler(String),
+}
+
+impl Endpoint {
+    /// Parses one `endpoints` entry.
+    pub fn parse(text: &str) -> Option<Endpoint> {
+        match text {
+            "rw" => Some(Endpoint::Rw),
+            "ro" => Some(Endpoint::Ro),
+            "r" => Some(Endpoint::R),
+            _ => text
+                .strip_prefix("pooler:")
+                .filter(|name| !name.is_empty())
+                .map(|name| Endpoint::Pooler(name.to_owned())),
+        }
+    }
+
+    /// As written in the spec and in `status.servers`.
+    pub fn text(&self) -> String {
+        match self {
+            Endpoint::Rw => "rw".to_owned(),
+            Endpoint::Ro => "ro".to_owned(),
+            Endpoint::R => "r".to_owned(),
+            Endpoint::Pooler(name) => format!("pooler:{name}"),
+        }
+    }
+}
+
+/// A `spec.clusterRefs` entry: a Cluster of the namespace, by name, and
+/// the endpoints offered for it (`[rw]` when left out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterRef {
+    pub name: String,
+    pub endpoints: Vec<Endpoint>,
+}
+
 /// The parsed spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PgAdminSpec {
@@ -60,6 +103,14 @@ pub struct PgAdminSpec {
     pub exposure: Option<Exposure>,
     /// `spec.oauth2.clientSecretRef.name`.
     pub oauth2_secret: Option<String>,
+    /// `spec.clusterSelector.matchLabels`: None selects no Cluster, an
+    /// empty list every Cluster of the namespace.
+    pub cluster_selector: Option<Vec<(String, String)>>,
+    /// `spec.clusterRefs`.
+    pub cluster_refs: Vec<ClusterRef>,
+    /// `spec.configDatabase.clusterRef.name`: the Cluster holding pgAdmin's
+    /// settings; None keeps them in SQLite on the data claim.
+    pub config_database: Option<String>,
 }
 
 /// A spec the CRD admits but the guest cannot use: the message names the field.
@@ -129,7 +180,91 @@ pub fn parse(parent: &Value) -> Result<PgAdminSpec, SpecError> {
             &spec["oauth2"]["clientSecretRef"]["name"],
             "spec.oauth2.clientSecretRef.name",
         )?,
+        cluster_selector: cluster_selector(&spec["clusterSelector"])?,
+        cluster_refs: cluster_refs(&spec["clusterRefs"])?,
+        config_database: match &spec["configDatabase"] {
+            Value::Null => None,
+            c => Some(
+                string(
+                    &c["clusterRef"]["name"],
+                    "spec.configDatabase.clusterRef.name",
+                )?
+                .ok_or_else(|| {
+                    SpecError("spec.configDatabase.clusterRef.name is not set".to_owned())
+                })?,
+            ),
+        },
     })
+}
+
+fn cluster_selector(selector: &Value) -> Result<Option<Vec<(String, String)>>, SpecError> {
+    match selector {
+        Value::Null => Ok(None),
+        Value::Object(_) => match &selector["matchLabels"] {
+            Value::Null => Ok(Some(Vec::new())),
+            Value::Object(labels) => labels
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(v) => Ok((k.clone(), v.clone())),
+                    other => Err(SpecError(format!(
+                        "spec.clusterSelector.matchLabels.{k} is {other}, not a string"
+                    ))),
+                })
+                .collect::<Result<_, _>>()
+                .map(Some),
+            other => Err(SpecError(format!(
+                "spec.clusterSelector.matchLabels is {other}, not a map"
+            ))),
+        },
+        other => Err(SpecError(format!(
+            "spec.clusterSelector is {other}, not a label selector"
+        ))),
+    }
+}
+
+fn cluster_refs(refs: &Value) -> Result<Vec<ClusterRef>, SpecError> {
+    let entries = match refs {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(entries) => entries,
+        other => {
+            return Err(SpecError(format!(
+                "spec.clusterRefs is {other}, not a list"
+            )));
+        }
+    };
+    let mut out: Vec<ClusterRef> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let field = format!("spec.clusterRefs[{i}]");
+        let name = string(&entry["name"], &format!("{field}.name"))?
+            .ok_or_else(|| SpecError(format!("{field}.name is not set")))?;
+        if out.iter().any(|r| r.name == name) {
+            return Err(SpecError(format!(
+                "{field} names Cluster {name} a second time: give its endpoints in one entry"
+            )));
+        }
+        let mut endpoints = Vec::new();
+        match &entry["endpoints"] {
+            Value::Null => endpoints.push(Endpoint::Rw),
+            Value::Array(list) => {
+                for (j, e) in list.iter().enumerate() {
+                    let at = format!("{field}.endpoints[{j}]");
+                    let endpoint = e.as_str().and_then(Endpoint::parse).ok_or_else(|| {
+                        SpecError(format!("{at} is {e}, none of rw, ro, r, pooler:<name>"))
+                    })?;
+                    if !endpoints.contains(&endpoint) {
+                        endpoints.push(endpoint);
+                    }
+                }
+            }
+            other => {
+                return Err(SpecError(format!(
+                    "{field}.endpoints is {other}, not a list"
+                )));
+            }
+        }
+        out.push(ClusterRef { name, endpoints });
+    }
+    Ok(out)
 }
 
 /// The hostname an exposure asks to publish, read leniently so it is
@@ -160,7 +295,10 @@ mod tests {
             PgAdminSpec {
                 image: None,
                 exposure: None,
-                oauth2_secret: None
+                oauth2_secret: None,
+                cluster_selector: None,
+                cluster_refs: Vec::new(),
+                config_database: None,
             }
         );
     }
@@ -188,6 +326,27 @@ mod tests {
         assert_eq!(e.0, "spec.image is 7, not a string");
         let e = parse(&parent(json!({"exposure": {"type": "nodePort"}}))).unwrap_err();
         assert!(e.0.starts_with("spec.exposure.type \"nodePort\""), "{e:?}");
+    }
+
+    #[test]
+    fn cluster_refs_default_to_rw_and_name_a_bad_endpoint() {
+        let s = parse(&parent(json!({"clusterSelector": {},
+            "clusterRefs": [{"name": "a"}, {"name": "b", "endpoints": ["ro", "pooler:p", "ro"]}]})))
+        .unwrap();
+        assert_eq!(s.cluster_selector, Some(vec![]));
+        assert_eq!(s.cluster_refs[0].endpoints, vec![Endpoint::Rw]);
+        assert_eq!(
+            s.cluster_refs[1].endpoints,
+            vec![Endpoint::Ro, Endpoint::Pooler("p".into())]
+        );
+        let e = parse(&parent(
+            json!({"clusterRefs": [{"name": "a", "endpoints": ["pooler:"]}]}),
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.0,
+            "spec.clusterRefs[0].endpoints[0] is \"pooler:\", none of rw, ro, r, pooler:<name>"
+        );
     }
 
     #[test]

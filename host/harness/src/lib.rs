@@ -8,6 +8,8 @@
 //! - [`operator`]: the host as a child process against the test API
 //!   server, polling, statuses and Events;
 //! - [`objects`] and [`console_objects`]: the objects the tests create;
+//!   [`pgadmin_objects`]: the PgAdmin tests', and the Job controller's
+//!   verdict they write in its place;
 //! - [`kstatus`]: sigs.k8s.io/cli-utils' kstatus, a client reading the
 //!   kstatus conventions, computing an object's status;
 //! - [`kubelet`]: the kubelet stand-in, writing the status of the Pods the
@@ -29,5 +31,6 @@ pub mod makefile;
 pub mod objects;
 pub mod operator;
 pub mod paths;
+pub mod pgadmin_objects;
 pub mod plans;
 pub mod proxy;
