@@ -227,6 +227,7 @@ mod tests {
             .map(|kind| ReadDecl {
                 kind,
                 optional: true,
+                cross_namespace: false,
             })
             .collect(),
             ..KindSpec::default()

@@ -159,7 +159,7 @@ async fn the_real_api_server_accepts_what_the_chart_renders() {
     let (crds, rest): (Vec<Value>, Vec<Value>) = rendered
         .into_iter()
         .partition(|d| d["kind"] == "CustomResourceDefinition");
-    assert_eq!(crds.len(), 5, "four kinds and ReconcilePlan");
+    assert_eq!(crds.len(), 6, "four kinds, PgAdminAccess and ReconcilePlan");
     for crd in crds {
         reconciler_testsupport::install_crd(&client, serde_json::from_value(crd).expect("a CRD"))
             .await

@@ -21,7 +21,8 @@ use reconciler_host_harness::operator::{
 };
 use reconciler_host_harness::pgadmin_objects::{
     IMAGE, JobOutcome, PGADMIN, component_jobs, end_as_job_controller, install_cloudnative_pg_crds,
-    pg_cluster, pgadmin, pgadmins, pooler, report_applied_as_cloudnative_pg, the_job,
+    install_pgadmin_access_crd, pg_cluster, pgadmin, pgadmin_access, pgadmins, pooler,
+    report_applied_as_cloudnative_pg, the_job,
 };
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -34,6 +35,7 @@ async fn namespace(prefix: &str) -> TestNamespace {
     let ns = TestNamespace::new(prefix).await.expect("a test namespace");
     install_crds(&ns.client()).await;
     install_cloudnative_pg_crds(&ns.client()).await;
+    install_pgadmin_access_crd(&ns.client()).await;
     ns
 }
 
@@ -245,6 +247,172 @@ async fn bad_input_names_the_field_and_leaves_pgadmin_running_with_what_resolves
         1
     );
     host.finish();
+}
+
+#[tokio::test]
+async fn a_cluster_of_another_namespace_is_offered_once_granted_there_and_an_unwatched_namespace_is_named()
+ {
+    let ns = namespace("pgadmin-grantee").await;
+    let theirs = TestNamespace::new("pgadmin-granter")
+        .await
+        .expect("a test namespace");
+    let unwatched = TestNamespace::new("pgadmin-unwatched")
+        .await
+        .expect("a test namespace");
+    let client = ns.client();
+    create_all(
+        &client,
+        theirs.name(),
+        vec![
+            pg_cluster("orders-db", json!({})),
+            pg_cluster("billing-db", json!({})),
+        ],
+    )
+    .await;
+    // Granted, in a namespace the host does not watch.
+    create(
+        &client,
+        unwatched.name(),
+        pg_cluster("secret-db", json!({})),
+    )
+    .await;
+    create(
+        &client,
+        unwatched.name(),
+        pgadmin_access("to-orders", &[(ns.name(), NAME)], &["secret-db"]),
+    )
+    .await;
+    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let host = Host::start(&format!("{},{}", ns.name(), theirs.name())).await;
+    create(
+        &client,
+        ns.name(),
+        pgadmin(
+            NAME,
+            json!({"crossNamespaceClusterRefs": [
+                {"namespace": theirs.name(), "name": "orders-db", "endpoints": ["rw", "ro"]},
+                {"namespace": theirs.name(), "name": "billing-db"},
+                {"namespace": unwatched.name(), "name": "secret-db"}]}),
+        ),
+    )
+    .await;
+    let admins = pgadmins(&client, ns.name());
+    let o = wait_for(
+        &admins,
+        NAME,
+        &[
+            ("ConfigurationValid", "False", "GrantMissing"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    let field = |i: usize| format!("spec.crossNamespaceClusterRefs[{i}]");
+    assert_eq!(
+        condition(&o, "ConfigurationValid").unwrap().message,
+        format!(
+            "no PgAdminAccess of {theirs} grants PgAdmin {ns}/{NAME} Cluster orders-db ({}); no PgAdminAccess of {theirs} grants PgAdmin {ns}/{NAME} Cluster billing-db ({})",
+            field(0),
+            field(1),
+            theirs = theirs.name(),
+            ns = ns.name(),
+        )
+    );
+    let not_offered = json!({"namespace": unwatched.name(), "cluster": "secret-db", "state": "NotOffered",
+        "message": format!("the operator may not read PgAdminAccesses in {}: Cluster secret-db ({}) is not offered",
+            unwatched.name(), field(2))});
+    assert_eq!(o["status"]["servers"], json!([not_offered]));
+
+    // Granted there: offered on both endpoints, from that namespace.
+    create(
+        &client,
+        theirs.name(),
+        pgadmin_access("to-orders", &[(ns.name(), NAME)], &["orders-db"]),
+    )
+    .await;
+    let config_maps = api(&client, ns.name(), "v1", "ConfigMap");
+    eventually("orders-db offered from the other namespace", async || {
+        let servers: Value = match config_maps.get_opt("orders-pgadmin-servers").await {
+            Ok(Some(cm)) => {
+                serde_json::from_value::<Value>(cm.data["data"]["servers.json"].clone())
+                    .ok()
+                    .and_then(|text| serde_json::from_str(text.as_str()?).ok())
+                    .unwrap_or_default()
+            }
+            _ => Value::Null,
+        };
+        let hosts: Vec<Value> = servers["Servers"]
+            .as_object()
+            .into_iter()
+            .flat_map(|s| s.values().map(|s| s["Host"].clone()))
+            .collect();
+        let want = [
+            json!(format!("orders-db-rw.{}.svc", theirs.name())),
+            json!(format!("orders-db-ro.{}.svc", theirs.name())),
+        ];
+        if hosts == want { Ok(()) } else { Err(hosts) }
+    })
+    .await;
+    let o = wait_for(
+        &admins,
+        NAME,
+        &[("ConfigurationValid", "False", "GrantMissing")],
+    )
+    .await;
+    assert!(
+        condition(&o, "ConfigurationValid")
+            .unwrap()
+            .message
+            .ends_with(&format!("Cluster billing-db ({})", field(1))),
+        "{o}"
+    );
+
+    // The other Cluster granted too: the configuration is valid, the
+    // unwatched namespace stays a row naming it and no other.
+    merge(
+        &api_of_access(&client, theirs.name()),
+        "to-orders",
+        json!({"spec": {"clusters": [{"name": "orders-db"}, {"name": "billing-db"}]}}),
+    )
+    .await;
+    let o = wait_for(
+        &admins,
+        NAME,
+        &[
+            ("ConfigurationValid", "True", "AsExpected"),
+            ("WorkloadReady", "True", "AsExpected"),
+        ],
+    )
+    .await;
+    let rows = o["status"]["servers"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows[2]["name"], "billing-db rw as app");
+    assert_eq!(rows[3], not_offered);
+    // Nothing of the other namespaces is written.
+    assert_eq!(
+        api_list_len(&theirs, "postgresql.cnpg.io/v1", "Cluster").await,
+        2
+    );
+    let children = api(&client, theirs.name(), "v1", "ConfigMap")
+        .list(&Default::default())
+        .await
+        .expect("listing")
+        .items;
+    assert!(
+        children
+            .iter()
+            .all(|c| c.metadata.owner_references.is_none()),
+        "no child in the granting namespace"
+    );
+    host.finish();
+}
+
+fn api_of_access(client: &kube::Client, ns: &str) -> kube::Api<kube::api::DynamicObject> {
+    api(
+        client,
+        ns,
+        reconciler_host_harness::pgadmin_objects::API_VERSION,
+        "PgAdminAccess",
+    )
 }
 
 async fn api_list_len(ns: &TestNamespace, api_version: &str, kind: &str) -> usize {

@@ -119,7 +119,7 @@ pub fn evaluate(
             read => owned(pgadmin, kind_name(exposure.kind), &name, meta(read))?,
         }
     }
-    let offered = servers::resolve(&spec, ns, facts).map_err(NotValid::Unread)?;
+    let offered = servers::resolve(&spec, ns, pgadmin.name, facts).map_err(NotValid::Unread)?;
     let registers = registration::wanted(&offered, &parent["status"]);
     if registers {
         let config = registration::config_map_name(pgadmin.name);

@@ -4,6 +4,7 @@ pub mod configdb;
 pub mod configuration;
 pub mod egress;
 pub mod exposure;
+pub mod grants;
 pub mod registration;
 pub mod registry;
 pub mod render;

@@ -364,7 +364,7 @@ mod tests {
                     username: "app".into(),
                 })
                 .collect(),
-            problems: Vec::new(),
+            ..Offered::default()
         }
     }
 

@@ -1,6 +1,8 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
-use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stall};
+use reconciler_guest_sdk::spec::{
+    across_namespaces, kind_ref, pause, reads, reads_optional, registry, stall,
+};
 use reconciler_guest_sdk::{ConventionProfile, ExposureKind, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -32,6 +34,7 @@ pub const POOLER_NOT_FOUND: &str = "PoolerNotFound";
 pub const TOO_MANY_SERVERS: &str = "TooManyServers";
 pub const POOLER_API_UNAVAILABLE: &str = "PoolerAPIUnavailable";
 pub const DATABASE_ROLE_API_UNAVAILABLE: &str = "DatabaseRoleAPIUnavailable";
+pub const GRANT_MISSING: &str = "GrantMissing";
 
 // configDatabase problems: each a stall.
 pub const DATABASE_API_UNAVAILABLE: &str = "DatabaseAPIUnavailable";
@@ -196,6 +199,10 @@ const OWNED: &[(&str, &str)] = &[
         POOLER_API_UNAVAILABLE,
         "The CloudNativePG Pooler API is not readable, or not served while the spec needs it (a pooler endpoint).",
     ),
+    (
+        GRANT_MISSING,
+        "A crossNamespaceClusterRefs entry names a Cluster no PgAdminAccess of its namespace grants this PgAdmin.",
+    ),
 ];
 
 /// The pause annotation every pgtoolbox kind shares.
@@ -240,6 +247,12 @@ pub fn pooler_kind() -> KindRef {
 
 pub fn database_role_kind() -> KindRef {
     kind_ref("postgresql.cnpg.io", "v1", "DatabaseRole")
+}
+
+/// The grant of Clusters to PgAdmins of other namespaces (a kind no guest
+/// serves: its CRD is `deploy/pgadminaccess-crd.yaml`).
+pub fn pgadmin_access_kind() -> KindRef {
+    kind_ref(GROUP, VERSION, "PgAdminAccess")
 }
 
 pub fn route_kind() -> KindRef {
@@ -323,9 +336,12 @@ pub fn describe() -> KindSpec {
             reads(config_map_kind()),
             reads(pvc_kind()),
             reads(job_kind()),
-            reads_optional(cluster_kind()),
-            reads_optional(pooler_kind()),
-            reads_optional(database_role_kind()),
+            // A Cluster of another namespace (crossNamespaceClusterRefs),
+            // its Poolers and DatabaseRoles, and the grant of it there.
+            across_namespaces(reads_optional(cluster_kind())),
+            across_namespaces(reads_optional(pooler_kind())),
+            across_namespaces(reads_optional(database_role_kind())),
+            across_namespaces(reads_optional(pgadmin_access_kind())),
             reads_optional(database_kind()),
             reads(network_policy_kind()),
             reads_optional(kind_ref("", "v1", "Node")),

@@ -95,6 +95,14 @@ pub struct ClusterRef {
     pub endpoints: Vec<Endpoint>,
 }
 
+/// A `spec.crossNamespaceClusterRefs` entry: a Cluster of another
+/// namespace, offered once a PgAdminAccess of that namespace grants it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CrossNamespaceClusterRef {
+    pub namespace: String,
+    pub cluster: ClusterRef,
+}
+
 /// The parsed spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PgAdminSpec {
@@ -108,6 +116,8 @@ pub struct PgAdminSpec {
     pub cluster_selector: Option<Vec<(String, String)>>,
     /// `spec.clusterRefs`.
     pub cluster_refs: Vec<ClusterRef>,
+    /// `spec.crossNamespaceClusterRefs`.
+    pub cross_namespace_refs: Vec<CrossNamespaceClusterRef>,
     /// `spec.configDatabase.clusterRef.name`: the Cluster holding pgAdmin's
     /// settings; None keeps them in SQLite on the data claim.
     pub config_database: Option<String>,
@@ -182,6 +192,10 @@ pub fn parse(parent: &Value) -> Result<PgAdminSpec, SpecError> {
         )?,
         cluster_selector: cluster_selector(&spec["clusterSelector"])?,
         cluster_refs: cluster_refs(&spec["clusterRefs"])?,
+        cross_namespace_refs: cross_namespace_refs(
+            &spec["crossNamespaceClusterRefs"],
+            parent["metadata"]["namespace"].as_str().unwrap_or_default(),
+        )?,
         config_database: match &spec["configDatabase"] {
             Value::Null => None,
             c => Some(
@@ -222,49 +236,88 @@ fn cluster_selector(selector: &Value) -> Result<Option<Vec<(String, String)>>, S
     }
 }
 
+/// The entries of a list field (`spec.clusterRefs`), empty when left out.
+fn entries<'a>(refs: &'a Value, field: &str) -> Result<&'a [Value], SpecError> {
+    match refs {
+        Value::Null => Ok(&[]),
+        Value::Array(entries) => Ok(entries),
+        other => Err(SpecError(format!("{field} is {other}, not a list"))),
+    }
+}
+
 fn cluster_refs(refs: &Value) -> Result<Vec<ClusterRef>, SpecError> {
-    let entries = match refs {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(entries) => entries,
-        other => {
-            return Err(SpecError(format!(
-                "spec.clusterRefs is {other}, not a list"
-            )));
-        }
-    };
     let mut out: Vec<ClusterRef> = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, entry) in entries(refs, "spec.clusterRefs")?.iter().enumerate() {
         let field = format!("spec.clusterRefs[{i}]");
-        let name = string(&entry["name"], &format!("{field}.name"))?
-            .ok_or_else(|| SpecError(format!("{field}.name is not set")))?;
-        if out.iter().any(|r| r.name == name) {
+        let cluster = cluster_ref(entry, &field)?;
+        if out.iter().any(|r| r.name == cluster.name) {
             return Err(SpecError(format!(
-                "{field} names Cluster {name} a second time: give its endpoints in one entry"
+                "{field} names Cluster {} a second time: give its endpoints in one entry",
+                cluster.name
             )));
         }
-        let mut endpoints = Vec::new();
-        match &entry["endpoints"] {
-            Value::Null => endpoints.push(Endpoint::Rw),
-            Value::Array(list) => {
-                for (j, e) in list.iter().enumerate() {
-                    let at = format!("{field}.endpoints[{j}]");
-                    let endpoint = e.as_str().and_then(Endpoint::parse).ok_or_else(|| {
-                        SpecError(format!("{at} is {e}, none of rw, ro, r, pooler:<name>"))
-                    })?;
-                    if !endpoints.contains(&endpoint) {
-                        endpoints.push(endpoint);
-                    }
-                }
-            }
-            other => {
-                return Err(SpecError(format!(
-                    "{field}.endpoints is {other}, not a list"
-                )));
-            }
-        }
-        out.push(ClusterRef { name, endpoints });
+        out.push(cluster);
     }
     Ok(out)
+}
+
+/// `spec.crossNamespaceClusterRefs`: each a Cluster of another namespace
+/// than `own`, named once.
+fn cross_namespace_refs(
+    refs: &Value,
+    own: &str,
+) -> Result<Vec<CrossNamespaceClusterRef>, SpecError> {
+    let mut out: Vec<CrossNamespaceClusterRef> = Vec::new();
+    let entries = entries(refs, "spec.crossNamespaceClusterRefs")?;
+    for (i, entry) in entries.iter().enumerate() {
+        let field = format!("spec.crossNamespaceClusterRefs[{i}]");
+        let namespace = string(&entry["namespace"], &format!("{field}.namespace"))?
+            .ok_or_else(|| SpecError(format!("{field}.namespace is not set")))?;
+        if namespace == own {
+            return Err(SpecError(format!(
+                "{field}.namespace is the PgAdmin's own namespace {own}: name the Cluster in spec.clusterRefs"
+            )));
+        }
+        let cluster = cluster_ref(entry, &field)?;
+        if out
+            .iter()
+            .any(|r| r.namespace == namespace && r.cluster.name == cluster.name)
+        {
+            return Err(SpecError(format!(
+                "{field} names Cluster {} of {namespace} a second time: give its endpoints in one entry",
+                cluster.name
+            )));
+        }
+        out.push(CrossNamespaceClusterRef { namespace, cluster });
+    }
+    Ok(out)
+}
+
+/// One entry naming a Cluster (`name`) and its `endpoints`.
+fn cluster_ref(entry: &Value, field: &str) -> Result<ClusterRef, SpecError> {
+    let name = string(&entry["name"], &format!("{field}.name"))?
+        .ok_or_else(|| SpecError(format!("{field}.name is not set")))?;
+    let mut endpoints = Vec::new();
+    match &entry["endpoints"] {
+        Value::Null => endpoints.push(Endpoint::Rw),
+        Value::Array(list) => {
+            for (j, e) in list.iter().enumerate() {
+                let at = format!("{field}.endpoints[{j}]");
+                let endpoint = e.as_str().and_then(Endpoint::parse).ok_or_else(|| {
+                    SpecError(format!("{at} is {e}, none of rw, ro, r, pooler:<name>"))
+                })?;
+                if !endpoints.contains(&endpoint) {
+                    endpoints.push(endpoint);
+                }
+            }
+        }
+        other => {
+            return Err(SpecError(format!(
+                "{field}.endpoints is {other}, not a list"
+            )));
+        }
+    }
+    Ok(ClusterRef { name, endpoints })
 }
 
 /// The hostname an exposure asks to publish, read leniently so it is
@@ -298,6 +351,7 @@ mod tests {
                 oauth2_secret: None,
                 cluster_selector: None,
                 cluster_refs: Vec::new(),
+                cross_namespace_refs: Vec::new(),
                 config_database: None,
             }
         );
@@ -346,6 +400,33 @@ mod tests {
         assert_eq!(
             e.0,
             "spec.clusterRefs[0].endpoints[0] is \"pooler:\", none of rw, ro, r, pooler:<name>"
+        );
+    }
+
+    #[test]
+    fn a_cross_namespace_ref_names_another_namespace_once() {
+        let p = |refs: Value| json!({"metadata": {"namespace": "team-a"}, "spec": {"crossNamespaceClusterRefs": refs}});
+        let s = parse(&p(json!([{"namespace": "team-b", "name": "a"},
+            {"namespace": "team-c", "name": "a", "endpoints": ["ro"]}])))
+        .unwrap();
+        assert_eq!(s.cross_namespace_refs[1].namespace, "team-c");
+        assert_eq!(s.cross_namespace_refs[1].cluster.endpoints, [Endpoint::Ro]);
+        let e = parse(&p(json!([{"namespace": "team-a", "name": "a"}]))).unwrap_err();
+        assert_eq!(
+            e.0,
+            "spec.crossNamespaceClusterRefs[0].namespace is the PgAdmin's own namespace team-a: name the Cluster in spec.clusterRefs"
+        );
+        let e = parse(&p(json!([{"name": "a"}]))).unwrap_err();
+        assert_eq!(
+            e.0,
+            "spec.crossNamespaceClusterRefs[0].namespace is not set"
+        );
+        let e = parse(&p(json!([{"namespace": "team-b", "name": "a"},
+            {"namespace": "team-b", "name": "a"}])))
+        .unwrap_err();
+        assert!(
+            e.0.contains("[1] names Cluster a of team-b a second time"),
+            "{e:?}"
         );
     }
 

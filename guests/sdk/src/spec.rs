@@ -177,6 +177,7 @@ pub fn reads(kind: KindRef) -> ReadDecl {
     ReadDecl {
         kind,
         optional: false,
+        cross_namespace: false,
     }
 }
 
@@ -185,6 +186,18 @@ pub fn reads_optional(kind: KindRef) -> ReadDecl {
     ReadDecl {
         kind,
         optional: true,
+        cross_namespace: false,
+    }
+}
+
+/// The same read, in other namespaces than the parent's too (contract
+/// 0.4.0, `read-decl.cross-namespace`): `facts.get` and `facts.list` answer
+/// as that namespace does, `forbidden` where the host does not watch it or
+/// may not read the kind there.
+pub fn across_namespaces(read: ReadDecl) -> ReadDecl {
+    ReadDecl {
+        cross_namespace: true,
+        ..read
     }
 }
 

@@ -171,6 +171,9 @@ pub struct StallRule {
 pub struct ReadDecl {
     pub kind: KindRef,
     pub optional: bool,
+    /// Read in other namespaces than the parent's too (contract 0.4.0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cross_namespace: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -642,6 +645,7 @@ mod tests {
                 kind: "Deployment".to_owned(),
             },
             optional: false,
+            cross_namespace: false,
         };
         spec.reads = vec![read.clone(), read];
         assert!(matches!(refused(&spec), SpecError::DuplicateRead(_)));

@@ -1,4 +1,4 @@
-//! What the PgAdmin tests create and stand in for: PgAdmins, CloudNativePG Clusters and Poolers, the CloudNativePG CRDs a PgAdmin reads, and the Job controller's verdict on a Job (no Job controller runs beside the test API server).
+//! What the PgAdmin tests create and stand in for: PgAdmins, PgAdminAccesses, CloudNativePG Clusters and Poolers, the CloudNativePG and PgAdminAccess CRDs a PgAdmin reads, and the Job controller's verdict on a Job (no Job controller runs beside the test API server).
 
 use kube::api::{Api, DynamicObject};
 use kube::{Client, ResourceExt};
@@ -68,6 +68,28 @@ pub async fn install_cloudnative_pg_crds(client: &Client) {
             .await
             .expect("installing a CRD");
     }
+}
+
+/// The PgAdminAccess CRD (`deploy/pgadminaccess-crd.yaml`), installed
+/// before a host starts so that it probes the kind served.
+pub async fn install_pgadmin_access_crd(client: &Client) {
+    let text = include_str!("../../../deploy/pgadminaccess-crd.yaml");
+    let crd = serde_yaml::from_str(text).expect("a CRD");
+    reconciler_testsupport::install_crd(client, crd)
+        .await
+        .expect("installing the PgAdminAccess CRD");
+}
+
+/// A PgAdminAccess granting the PgAdmins `pgadmins` (namespace, name) the
+/// Clusters `clusters` of its namespace.
+pub fn pgadmin_access(name: &str, pgadmins: &[(&str, &str)], clusters: &[&str]) -> Value {
+    let pgadmins: Vec<Value> = pgadmins
+        .iter()
+        .map(|(namespace, name)| json!({"namespace": namespace, "name": name}))
+        .collect();
+    let clusters: Vec<Value> = clusters.iter().map(|c| json!({"name": c})).collect();
+    json!({"apiVersion": API_VERSION, "kind": "PgAdminAccess", "metadata": {"name": name},
+        "spec": {"pgAdmins": pgadmins, "clusters": clusters}})
 }
 
 /// The PgAdmin's Jobs of `component` (registration, upgrade-backup).

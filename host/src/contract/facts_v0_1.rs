@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn the_kind_spec_and_verdict_convert_both_ways() {
-        round_trips::<v1_rec::KindSpec, v2_rec::KindSpec>(v1_rec::KindSpec {
+        let spec = v1_rec::KindSpec {
             group: "g".into(),
             version: "v1".into(),
             kind: "K".into(),
@@ -122,7 +122,14 @@ mod tests {
                 value: "skip".into(),
             }),
             spec_schema: Some("{}".into()),
-        });
+        };
+        // A 0.1 kind spec reads in its parent's namespace only: the flag
+        // 0.4.0 added is false, and nothing else changes.
+        let before = serde_json::to_value(&spec).unwrap();
+        let current = crate::contract::older_kind_spec(spec);
+        assert!(current.reads.iter().all(|r| !r.cross_namespace));
+        let back: v1_rec::KindSpec = convert(current);
+        assert_eq!(serde_json::to_value(back).unwrap(), before);
         round_trips::<v1_rec::Verdict, v2_rec::Verdict>(v1_rec::Verdict {
             aspects: vec![v1_rec::Condition {
                 type_: "A".into(),

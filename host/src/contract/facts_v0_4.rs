@@ -355,6 +355,80 @@ mod tests {
     }
 
     #[test]
+    fn a_kind_declared_cross_namespace_is_read_as_each_namespace_answers() {
+        let mut source = MemorySource::new();
+        for ns in ["mine", "theirs", "unwatched", "refused"] {
+            for kind in ["Service", "ConfigMap"] {
+                source.insert(json!({"apiVersion": "v1", "kind": kind,
+                    "metadata": {"name": "s", "namespace": ns, "labels": {"app": "s"}}}));
+            }
+        }
+        let (service, config_map) = (core_kind("", "Service"), core_kind("", "ConfigMap"));
+        source.leave_out("unwatched");
+        source.set_availability(
+            service.clone(),
+            "refused",
+            crate::facts::Availability::Forbidden,
+        );
+        let wit = |kind: &str| wit_types::KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: kind.into(),
+        };
+        let mut facts = FactServer::new(
+            Arc::new(source),
+            vec![service.clone(), config_map],
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .with_optional(Arc::new([service.clone()].into()))
+        .with_cross_namespace(Arc::new([service].into()))
+        .for_parent(&json!({"metadata": {"name": "p", "namespace": "mine", "uid": "u"}}));
+        let got = facts.get(wit("Service"), "theirs".into(), "s".into());
+        assert_eq!(got.unwrap().unwrap().meta.namespace, "theirs");
+        let listed = facts
+            .list(
+                wit("Service"),
+                "theirs".into(),
+                vec![("app".into(), "s".into())],
+            )
+            .unwrap();
+        assert_eq!(listed.len(), 1);
+        // Another kind stays in the parent's namespace.
+        let other = facts.get(wit("ConfigMap"), "theirs".into(), "s".into());
+        assert!(matches!(other, Err(ReadError::Forbidden(_))), "{other:?}");
+        // A namespace the host does not watch, or where it may not read
+        // the kind, is refused, naming that namespace and no other, and
+        // the pass goes on: the guest's answer is its own.
+        for ns in ["unwatched", "refused"] {
+            match facts.list(wit("Service"), ns.into(), Vec::new()) {
+                Err(ReadError::Forbidden(m)) => {
+                    assert!(m.contains(&format!("{ns:?}")) && !m.contains("mine"), "{m}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(facts.take_failed_read(), None);
+        // Listing every namespace still shows the parent's only.
+        let all = facts
+            .list(wit("Service"), String::new(), Vec::new())
+            .unwrap();
+        let namespaces: Vec<String> = all.iter().map(|o| o.meta.namespace.clone()).collect();
+        assert_eq!(namespaces, ["mine"]);
+        // Each read in the other namespace is recorded there: its change
+        // passes the parent again.
+        let reads: Vec<String> = facts.into_reads().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            reads,
+            [
+                "Service theirs/s",
+                "Service in \"\" matching {}",
+                "Service in \"refused\" matching {}",
+                "Service in \"theirs\" matching {app=s}",
+            ]
+        );
+    }
+
+    #[test]
     fn a_workload_read_twice_is_derived_once_and_recorded_once() {
         let mut source = MemorySource::new();
         source.insert(json!({"apiVersion": "apps/v1", "kind": "Deployment",

@@ -82,3 +82,17 @@ pub fn convert<A: serde::Serialize, B: serde::de::DeserializeOwned>(value: A) ->
         .and_then(serde_json::from_value)
         .expect("the contract versions give this type the same shape")
 }
+
+/// An older version's kind spec as the current one: [`convert`], each read
+/// declared in the parent's namespace only (`read-decl.cross-namespace`,
+/// which 0.4.0 added to the record, is false).
+pub fn older_kind_spec<A: serde::Serialize>(spec: A) -> exports::KindSpec {
+    let mut json = serde_json::to_value(spec).expect("a kind spec serializes");
+    if let Some(reads) = json["reads"].as_array_mut() {
+        for read in reads {
+            read["cross_namespace"] = serde_json::Value::Bool(false);
+        }
+    }
+    serde_json::from_value(json)
+        .expect("an older kind spec has the current shape but the read flag")
+}

@@ -56,6 +56,7 @@ pub fn kind_spec(s: wit::KindSpec, writes: Vec<wit_types::KindRef>) -> KindSpec 
             .map(|r| model::ReadDecl {
                 kind: kind_ref(&r.kind),
                 optional: r.optional,
+                cross_namespace: r.cross_namespace,
             })
             .collect(),
         pause: s.pause.map(|p| model::PauseAnnotation {

@@ -44,6 +44,9 @@ pub struct FactServer {
     /// answer: every read the source could not serve, except an optional
     /// kind not served or refused (see [`Self::read_error`]).
     failed_read: Option<SourceError>,
+    /// The declared kinds the guest may read in other namespaces than its
+    /// parent's (`read-decl.cross-namespace`).
+    across: Arc<BTreeSet<KindRef>>,
 }
 
 impl FactServer {
@@ -72,6 +75,7 @@ impl FactServer {
             workloads: BTreeMap::new(),
             optional: Arc::default(),
             failed_read: None,
+            across: Arc::default(),
         }
     }
 
@@ -81,10 +85,18 @@ impl FactServer {
         self
     }
 
+    /// The declared kinds the guest may read in other namespaces than its
+    /// parent's.
+    pub fn with_cross_namespace(mut self, across: Arc<BTreeSet<KindRef>>) -> Self {
+        self.across = across;
+        self
+    }
+
     /// Serves the pass of `parent`: reads are limited to its namespace (a
     /// cluster-scoped parent reads everywhere: a guest has no business
     /// with another namespace's objects, and could copy what it found into
-    /// its parent's status), and its children are what it controls.
+    /// its parent's status) but for the kinds it declared to read across
+    /// namespaces, and its children are what it controls.
     pub fn for_parent(mut self, parent: &Value) -> Self {
         let md = &parent["metadata"];
         self.scope = md["namespace"]
@@ -119,15 +131,26 @@ impl FactServer {
             .collect())
     }
 
-    /// Refuses a read in another namespace than the parent's.
-    fn in_scope(&self, kind: &KindRef, namespace: &str) -> Result<(), ReadError> {
+    /// Refuses a read in another namespace than the parent's, unless the
+    /// guest declared the kind a cross-namespace read and the host watches
+    /// that namespace; `Ok(true)` for such a read, whose objects are all
+    /// the guest's to see.
+    fn in_scope(&self, kind: &KindRef, namespace: &str) -> Result<bool, ReadError> {
         match &self.scope {
             Some(scope) if !namespace.is_empty() && namespace != scope => {
-                Err(ReadError::Forbidden(format!(
-                    "the guest reads {kind} in namespace {namespace:?}; it may read only its parent's namespace {scope:?}"
-                )))
+                if !self.across.contains(kind) {
+                    Err(ReadError::Forbidden(format!(
+                        "the guest reads {kind} in namespace {namespace:?}; it may read only its parent's namespace {scope:?}"
+                    )))
+                } else if !self.source.watches(namespace) {
+                    Err(ReadError::Forbidden(format!(
+                        "the host does not watch namespace {namespace:?}: it may not read {kind} there"
+                    )))
+                } else {
+                    Ok(true)
+                }
             }
-            _ => Ok(()),
+            _ => Ok(false),
         }
     }
 
@@ -194,7 +217,7 @@ impl FactServer {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<Cached>>, ReadError> {
-        self.in_scope(kind, namespace)?;
+        let across = self.in_scope(kind, namespace)?;
         self.reads.insert(Dependency::Object {
             kind: kind.clone(),
             namespace: namespace.to_owned(),
@@ -204,7 +227,7 @@ impl FactServer {
             .source
             .get(kind, namespace, name)
             .map_err(|e| self.read_error(e))?
-            .filter(|o| self.visible(o)))
+            .filter(|o| across || self.visible(o)))
     }
 
     /// Lists objects, recorded as a dependency.
@@ -214,12 +237,17 @@ impl FactServer {
         namespace: &str,
         selector: Selector,
     ) -> Result<Vec<Arc<Cached>>, ReadError> {
-        self.in_scope(kind, namespace)?;
+        let across = self.in_scope(kind, namespace)?;
         let found = self
             .source
             .list(kind, namespace, &selector)
             .map_err(|e| self.read_error(e))
-            .map(|objects| objects.into_iter().filter(|o| self.visible(o)).collect());
+            .map(|objects| {
+                objects
+                    .into_iter()
+                    .filter(|o| across || self.visible(o))
+                    .collect()
+            });
         self.reads.insert(Dependency::List {
             kind: kind.clone(),
             namespace: namespace.to_owned(),

@@ -108,6 +108,12 @@ pub trait ObjectSource: Send + Sync {
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability;
 
+    /// Whether the host watches `namespace` (its caches hold its objects):
+    /// a cross-namespace read of one it does not watch is refused.
+    fn watches(&self, _namespace: &str) -> bool {
+        true
+    }
+
     /// Whether `kind` was served in `namespace` when the host started
     /// watching it and is not now: asked of its availability, the source
     /// answers not served, and the pass that asked fails
@@ -140,6 +146,8 @@ pub struct MemorySource {
     availability: AvailabilityTable,
     applies: BTreeMap<ChildKey, ApplyOutcome>,
     apply_times: BTreeMap<ChildKey, jiff::Timestamp>,
+    /// Namespaces the source does not watch.
+    unwatched: std::collections::BTreeSet<String>,
 }
 
 impl MemorySource {
@@ -164,6 +172,11 @@ impl MemorySource {
 
     pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
         self.availability.set(kind, namespace, availability);
+    }
+
+    /// Leaves `namespace` out of what the source watches.
+    pub fn leave_out(&mut self, namespace: &str) {
+        self.unwatched.insert(namespace.to_owned());
     }
 
     /// Records the outcome of the host's last apply of a child.
@@ -224,6 +237,10 @@ impl ObjectSource for MemorySource {
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
         self.availability.get(kind, namespace)
+    }
+
+    fn watches(&self, namespace: &str) -> bool {
+        !self.unwatched.contains(namespace)
     }
 
     fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {

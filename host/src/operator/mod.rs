@@ -194,18 +194,12 @@ pub async fn run(
             .collect()
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
+    let source = Arc::new(ClusterSource::watching(&scopes));
     let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
-    let registry = Arc::new(
-        Registry::new(
-            Arc::new(ClusterSource::default()),
-            metrics,
-            authority,
-            planner,
-        )
-        .serving(config.shard),
-    );
+    let registry =
+        Arc::new(Registry::new(source, metrics, authority, planner).serving(config.shard));
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches
         .watch_reads(&registry.source, &registry.metrics, &reads, &required)

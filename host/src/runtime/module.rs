@@ -22,7 +22,7 @@ use crate::contract::model;
 use crate::contract::model::Change;
 use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
-use crate::contract::{convert as twin, v0_1, v0_2, v0_3, v0_4};
+use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4};
 use crate::facts::meta::object_meta;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource, SourceError};
 
@@ -49,6 +49,8 @@ pub struct GuestModule {
     declared: Arc<BTreeSet<KindRef>>,
     /// Those of them it reads as optional.
     optional: Arc<BTreeSet<KindRef>>,
+    /// Those of them it may read in other namespaces than the parent's.
+    across: Arc<BTreeSet<KindRef>>,
     contract: ContractVersion,
     pre: Pre,
     engine: wasmtime::Engine,
@@ -187,6 +189,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         spec: Arc::new(placeholder_spec()),
         declared: Arc::default(),
         optional: Arc::default(),
+        across: Arc::default(),
         contract,
         pre,
         engine: rt.engine.clone(),
@@ -209,6 +212,13 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         spec.reads
             .iter()
             .filter(|r| r.optional)
+            .map(|r| r.kind.clone())
+            .collect(),
+    );
+    module.across = Arc::new(
+        spec.reads
+            .iter()
+            .filter(|r| r.cross_namespace)
             .map(|r| r.kind.clone())
             .collect(),
     );
@@ -323,18 +333,18 @@ impl GuestModule {
                 let reconciler = guest.reconciler_guest0_3_0_reconciler();
                 let spec = reconciler.call_describe(&mut *store)?;
                 let writes = reconciler.call_writes(&mut *store)?;
-                Ok((twin(spec), twin(writes)))
+                Ok((older_kind_spec(spec), twin(writes)))
             }
             Pre::V0_2(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_2_0_reconciler()
                 .call_describe(store)
-                .map(|spec| (twin(spec), Vec::new())),
+                .map(|spec| (older_kind_spec(spec), Vec::new())),
             Pre::V0_1(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_1_0_reconciler()
                 .call_describe(store)
-                .map(|spec| (twin(spec), Vec::new())),
+                .map(|spec| (older_kind_spec(spec), Vec::new())),
         }
     }
 
@@ -395,6 +405,7 @@ impl GuestModule {
             .unwrap_or_default();
         let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now)
             .with_optional(self.optional.clone())
+            .with_cross_namespace(self.across.clone())
             .for_parent(req.parent);
         // Declared before the store, so dropped after it: the slot is free
         // again only once the instance is gone.

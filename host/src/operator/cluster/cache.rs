@@ -357,6 +357,8 @@ pub fn value_digest(value: &str) -> String {
 /// watched yet).
 #[derive(Default)]
 pub struct ClusterSource {
+    /// The namespaces the host watches; `None`: every one.
+    watched: Option<BTreeSet<String>>,
     caches: RwLock<HashMap<KindRef, Arc<ObjectCache>>>,
     availability: RwLock<AvailabilityTable>,
     resources: RwLock<HashMap<KindRef, ApiResource>>,
@@ -367,6 +369,15 @@ pub struct ClusterSource {
 type ChildKey = (KindRef, String, String);
 
 impl ClusterSource {
+    /// The source of a host watching `scopes` ("" for every namespace).
+    pub fn watching(scopes: &[String]) -> Self {
+        ClusterSource {
+            watched: (!scopes.iter().any(String::is_empty))
+                .then(|| scopes.iter().cloned().collect()),
+            ..ClusterSource::default()
+        }
+    }
+
     /// Records the API resource of a watched kind (its plural and scope,
     /// from discovery): what the host writes it through.
     pub fn set_resource(&self, kind: KindRef, resource: ApiResource) {
@@ -462,6 +473,10 @@ impl ObjectSource for ClusterSource {
             .read()
             .expect("availability lock")
             .get(kind, namespace)
+    }
+
+    fn watches(&self, namespace: &str) -> bool {
+        self.watched.as_ref().is_none_or(|w| w.contains(namespace))
     }
 
     fn no_longer_served(&self, kind: &KindRef, namespace: &str) -> bool {
