@@ -31,11 +31,7 @@ pub fn render(spec: &KindSpec) -> Value {
                 "served": true,
                 "storage": true,
                 "subresources": {"status": {}},
-                "additionalPrinterColumns": [
-                    {"name": "Ready", "type": "string", "jsonPath": ready("status")},
-                    {"name": "Reason", "type": "string", "jsonPath": ready("reason")},
-                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-                ],
+                "additionalPrinterColumns": columns(spec, &ready),
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
                     "properties": {
@@ -46,6 +42,27 @@ pub fn render(spec: &KindSpec) -> Value {
             }],
         },
     })
+}
+
+/// Ready, Reason, the guest's own columns (those marked wide only with
+/// `-o wide`), Age.
+fn columns(spec: &KindSpec, ready: &dyn Fn(&str) -> String) -> Value {
+    let mut columns = vec![
+        json!({"name": "Ready", "type": "string", "jsonPath": ready("status")}),
+        json!({"name": "Reason", "type": "string", "jsonPath": ready("reason")}),
+    ];
+    for c in &spec.printer_columns {
+        let mut column = json!({"name": c.name, "type": c.type_, "jsonPath": c.json_path});
+        if c.wide {
+            column["priority"] = json!(1);
+        }
+        if let Some(d) = &c.description {
+            column["description"] = json!(d);
+        }
+        columns.push(column);
+    }
+    columns.push(json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}));
+    Value::Array(columns)
 }
 
 /// `.status`: conditions as `metav1.Condition`, the guest's fields open.
@@ -121,5 +138,38 @@ mod tests {
         let crd = render(&spec(Some(r#"{"type":"object","required":["cluster"]}"#)));
         let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
         assert_eq!(schema["required"], json!(["cluster"]));
+    }
+
+    #[test]
+    fn the_guests_columns_sit_between_reason_and_age_wide_ones_at_priority_1() {
+        let mut spec = spec(None);
+        spec.printer_columns = vec![
+            reconciler_conventions::kind::PrinterColumn {
+                name: "URL".into(),
+                type_: "string".into(),
+                json_path: ".status.url".into(),
+                wide: false,
+                description: None,
+            },
+            reconciler_conventions::kind::PrinterColumn {
+                name: "Expiry".into(),
+                type_: "date".into(),
+                json_path: ".status.expiry".into(),
+                wide: true,
+                description: Some("when it expires".into()),
+            },
+        ];
+        let crd = render(&spec);
+        let columns = &crd["spec"]["versions"][0]["additionalPrinterColumns"];
+        let names: Vec<&str> = columns
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Ready", "Reason", "URL", "Expiry", "Age"]);
+        assert_eq!(columns[2].get("priority"), None);
+        assert_eq!(columns[3]["priority"], 1);
+        assert_eq!(columns[3]["description"], "when it expires");
     }
 }

@@ -422,6 +422,7 @@ mod tests {
                 value: "true".into(),
             }),
             spec_schema: None,
+            printer_columns: vec![],
             writes: vec![],
         }
     }

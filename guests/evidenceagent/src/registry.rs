@@ -1,6 +1,6 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads and writes.
 
-use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stalls};
+use reconciler_guest_sdk::spec::{self, kind_ref, pause, reads, reads_optional, registry, stalls};
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -203,5 +203,11 @@ pub fn describe() -> KindSpec {
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(SPEC_SCHEMA.into()),
+        // `kubectl get -o wide`: when the serving certificate expires.
+        printer_columns: vec![spec::wide_column(
+            "Certificate-Expiry",
+            "string",
+            ".status.servingCertificate.expiry",
+        )],
     }
 }

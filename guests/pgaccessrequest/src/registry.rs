@@ -159,5 +159,6 @@ pub fn describe() -> KindSpec {
         ],
         pause: None,
         spec_schema: Some(SPEC_SCHEMA.into()),
+        printer_columns: vec![],
     }
 }

@@ -351,6 +351,7 @@ pub fn describe() -> KindSpec {
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(SPEC_SCHEMA.into()),
+        printer_columns: vec![],
     }
 }
 

@@ -1,6 +1,6 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
-use reconciler_guest_sdk::spec::{kind_ref, pause, reads, reads_optional, registry, stall};
+use reconciler_guest_sdk::spec::{self, kind_ref, pause, reads, reads_optional, registry, stall};
 use reconciler_guest_sdk::{ConventionProfile, ExposureKind, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -266,6 +266,12 @@ pub fn describe() -> KindSpec {
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(SPEC_SCHEMA.into()),
+        // `kubectl get -o wide`: where it is published, and whether that is
+        // confined.
+        printer_columns: vec![
+            spec::wide_column("URL", "string", ".status.url"),
+            spec::condition_column(EXPOSURE_CONFINED),
+        ],
     }
 }
 

@@ -28,8 +28,8 @@ pub mod workload;
 
 pub use bindings::exports::reconciler::guest0_4_0::reconciler::{
     ApplyObject, CaBundle, Change, Condition, ConventionProfile, DeleteObject, Evaluation,
-    EventType, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, ReadDecl, ReasonEntry,
-    Reconciliation, ServingCertificate, Stall, StallRule, Verdict,
+    EventType, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, PrinterColumn, ReadDecl,
+    ReasonEntry, Reconciliation, ServingCertificate, Stall, StallRule, Verdict,
 };
 pub use bindings::reconciler::guest0_4_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,

@@ -2,7 +2,7 @@
 //! vocabulary (seed "Conditions and reasons") so every kind registers the
 //! same meaning for the same reason.
 
-use crate::{KindRef, PauseAnnotation, ReadDecl, ReasonEntry, StallRule};
+use crate::{KindRef, PauseAnnotation, PrinterColumn, ReadDecl, ReasonEntry, StallRule};
 
 /// The owner of the shared vocabulary.
 pub const COMMON: &str = "common";
@@ -223,6 +223,41 @@ pub fn stall(reason: &str, recheck_seconds: Option<u32>) -> StallRule {
         reason: reason.to_owned(),
         recheck_seconds,
     }
+}
+
+/// A column of `kubectl get`: `type_` is `string`, `integer`, `number`,
+/// `boolean` or `date`; `json_path` starts with `.`.
+///
+/// ```
+/// let url = reconciler_guest_sdk::spec::column("URL", "string", ".status.url");
+/// assert!(!url.wide);
+/// ```
+pub fn column(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
+    PrinterColumn {
+        name: name.to_owned(),
+        type_: type_.to_owned(),
+        json_path: json_path.to_owned(),
+        wide: false,
+        description: None,
+    }
+}
+
+/// A column shown only by `kubectl get -o wide`.
+pub fn wide_column(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
+    PrinterColumn {
+        wide: true,
+        ..column(name, type_, json_path)
+    }
+}
+
+/// The column showing a condition's status (`-o wide`), such as
+/// ExposureConfined's.
+pub fn condition_column(type_: &str) -> PrinterColumn {
+    wide_column(
+        type_,
+        "string",
+        &format!(".status.conditions[?(@.type==\"{type_}\")].status"),
+    )
 }
 
 /// The annotation `key: value` that pauses the kind's reconciliation.

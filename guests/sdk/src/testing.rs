@@ -13,17 +13,28 @@ const CONFIGURATION_VALID: &str = "ConfigurationValid";
 
 /// What the host checks of a verdict: every aspect once in declared order
 /// up to the first that is not True, the later ones given or left out (not
-/// evaluated); when `paused`, the ones given, in that order), registered
-/// reasons (the
-/// kind's, or `host_reasons_used`) with a message, declared advisory
-/// conditions and stalls, no reserved status field; and the rule the kinds
-/// keep that ConfigurationValid=False always stalls with its reason.
-pub fn keeps_contract(
-    spec: &KindSpec,
-    verdict: &Verdict,
-    paused: bool,
-    host_reasons_used: &[&str],
-) {
+/// evaluated; when `paused`, the ones given, in that order), registered
+/// reasons (the kind's, or the host's own, [`HOST_REASONS`], which every
+/// kind may use) with a message, declared advisory conditions and stalls,
+/// no reserved status field.
+///
+/// ```
+/// use reconciler_guest_sdk::testing::keeps_contract;
+/// use reconciler_guest_sdk::verdict::{VerdictBuilder, ok};
+/// use reconciler_guest_sdk::{ConventionProfile, KindSpec};
+///
+/// let spec = KindSpec {
+///     group: "example.com".into(), version: "v1".into(), kind: "Widget".into(),
+///     plural: "widgets".into(), namespaced: true, profile: ConventionProfile::Progressing,
+///     aspects: vec!["Serving".into()], advisory: vec![], reasons: vec![],
+///     negative_polarity: vec![], quiet_reasons: vec![], stalls: vec![], reads: vec![],
+///     pause: None, spec_schema: None, printer_columns: vec![],
+/// };
+/// let mut verdict = VerdictBuilder::new();
+/// verdict.aspect(ok("Serving", "fine")); // AsExpected: the host's, usable by every kind
+/// keeps_contract(&spec, &verdict.build(), false);
+/// ```
+pub fn keeps_contract(spec: &KindSpec, verdict: &Verdict, paused: bool) {
     let types: Vec<&str> = verdict.aspects.iter().map(|c| c.type_.as_str()).collect();
     let declared: Vec<&str> = spec
         .aspects
@@ -45,7 +56,7 @@ pub fn keeps_contract(
         );
     }
     let registered =
-        |r: &str| host_reasons_used.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
+        |r: &str| HOST_REASONS.contains(&r) || spec.reasons.iter().any(|e| e.name == r);
     for c in verdict.aspects.iter().chain(&verdict.advisory) {
         assert!(registered(&c.reason), "unregistered reason {}", c.reason);
         assert!(!c.message.is_empty(), "{} has no message", c.type_);
@@ -71,6 +82,13 @@ pub fn keeps_contract(
             stall.reason
         );
     }
+}
+
+/// The rule of seed 000's kinds whose only stalls are configuration
+/// problems (not the host's: a kind may stall on another aspect, or never):
+/// ConfigurationValid=False always stalls with its reason, and every stall
+/// is ConfigurationValid=False's.
+pub fn stalls_only_on_invalid_configuration(verdict: &Verdict) {
     if let Some(config) = verdict.aspect(CONFIGURATION_VALID) {
         match (&config.status, &verdict.stall) {
             (ConditionStatus::False, Some(stall)) => assert_eq!(stall.reason, config.reason),
@@ -298,6 +316,7 @@ mod tests {
             ],
             pause: crate::spec::pause("example.dev/reconcile", "skip"),
             spec_schema: None,
+            printer_columns: vec![],
         }
     }
 
@@ -311,12 +330,12 @@ mod tests {
     #[test]
     fn a_healthy_verdict_keeps_the_contract() {
         let v = healthy().build();
-        keeps_contract(&spec(), &v, false, &[AS_EXPECTED]);
+        keeps_contract(&spec(), &v, false);
         assert_as_expected(&v);
         assert_deterministic(|| healthy().build());
         let mut paused = VerdictBuilder::new();
         paused.aspect(ok("WorkloadReady", "fine"));
-        keeps_contract(&spec(), &paused.build(), true, &[AS_EXPECTED]);
+        keeps_contract(&spec(), &paused.build(), true);
     }
 
     #[test]
@@ -324,15 +343,22 @@ mod tests {
     fn configuration_valid_false_stalls() {
         let mut b = healthy();
         b.aspect(fails(CONFIGURATION_VALID, "SecretNotFound", "gone"));
-        keeps_contract(&spec(), &b.build(), false, &[AS_EXPECTED]);
+        stalls_only_on_invalid_configuration(&b.build());
     }
 
     #[test]
-    #[should_panic(expected = "unregistered reason Reconciling")]
-    fn a_host_reason_not_listed_is_unregistered() {
+    fn a_host_reason_is_registered_for_every_kind() {
         let mut b = healthy();
         b.aspect(unknown("WorkloadReady", RECONCILING, "later"));
-        keeps_contract(&spec(), &b.build(), false, &[AS_EXPECTED]);
+        keeps_contract(&spec(), &b.build(), false);
+    }
+
+    #[test]
+    #[should_panic(expected = "unregistered reason NoSuchReason")]
+    fn a_reason_neither_the_kinds_nor_the_hosts_is_unregistered() {
+        let mut b = healthy();
+        b.aspect(unknown("WorkloadReady", "NoSuchReason", "later"));
+        keeps_contract(&spec(), &b.build(), false);
     }
 
     #[test]
@@ -345,7 +371,7 @@ mod tests {
         ))
         .stall("SecretNotFound", "Secret s is gone");
         let v = b.build();
-        keeps_contract(&spec(), &v, false, &[]);
+        keeps_contract(&spec(), &v, false);
         assert_stall(&v, "SecretNotFound", "Secret s");
     }
 
@@ -354,7 +380,7 @@ mod tests {
     fn an_aspect_that_decides_ready_is_not_left_out() {
         let mut b = VerdictBuilder::new();
         b.aspect(ok(CONFIGURATION_VALID, "fine"));
-        keeps_contract(&spec(), &b.build(), false, &[]);
+        keeps_contract(&spec(), &b.build(), false);
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub fn console() -> KindSpec {
             value: "skip".to_owned(),
         }),
         spec_schema: None,
+        printer_columns: vec![],
         writes: vec![],
     }
 }
@@ -121,6 +122,7 @@ pub fn registry_kind() -> KindSpec {
         reads: Vec::new(),
         pause: None,
         spec_schema: None,
+        printer_columns: vec![],
         writes: vec![],
     }
 }

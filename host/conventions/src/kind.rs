@@ -176,6 +176,29 @@ pub struct ReadDecl {
     pub cross_namespace: bool,
 }
 
+/// A column of `kubectl get` beside Ready, Reason and Age (the CRD's
+/// additionalPrinterColumns; since contract 0.4.0).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrinterColumn {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// A JSONPath into the object, such as `.status.url`.
+    pub json_path: String,
+    /// Shown only with `-o wide`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wide: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The most columns a kind declares (kubectl's table stays readable).
+pub const MAX_PRINTER_COLUMNS: usize = 8;
+
+/// The column types a CRD accepts.
+const PRINTER_COLUMN_TYPES: &[&str] = &["string", "integer", "number", "boolean", "date"];
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PauseAnnotation {
     pub key: String,
@@ -202,6 +225,9 @@ pub struct KindSpec {
     pub reads: Vec<ReadDecl>,
     pub pause: Option<PauseAnnotation>,
     pub spec_schema: Option<String>,
+    /// Columns `kubectl get` shows beside Ready, Reason and Age.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub printer_columns: Vec<PrinterColumn>,
     /// The kinds the guest writes (since contract 0.3.0): the host applies
     /// and deletes their objects for it, watches them and serves its
     /// children of them.
@@ -248,6 +274,8 @@ pub enum SpecError {
     WritesItself(KindRef),
     #[error("spec schema is not a JSON object: {0}")]
     BadSchema(String),
+    #[error("printer column {name:?}: {why}")]
+    BadPrinterColumn { name: String, why: String },
 }
 
 impl KindSpec {
@@ -422,6 +450,40 @@ impl KindSpec {
                 return Err(SpecError::DuplicateWrite(w.clone()));
             }
         }
+        if self.printer_columns.len() > MAX_PRINTER_COLUMNS {
+            return Err(SpecError::BadPrinterColumn {
+                name: self.printer_columns[MAX_PRINTER_COLUMNS].name.clone(),
+                why: format!("a kind declares at most {MAX_PRINTER_COLUMNS} columns"),
+            });
+        }
+        let mut columns = BTreeSet::from(["Ready", "Reason", "Age"]);
+        for c in &self.printer_columns {
+            let bad = |why: String| SpecError::BadPrinterColumn {
+                name: c.name.clone(),
+                why,
+            };
+            if c.name.is_empty() || c.name.len() > 63 {
+                return Err(bad("a name is 1 to 63 characters".into()));
+            }
+            if !columns.insert(c.name.as_str()) {
+                return Err(bad(
+                    "the name is taken (Ready, Reason and Age are the host's)".into(),
+                ));
+            }
+            if !PRINTER_COLUMN_TYPES.contains(&c.type_.as_str()) {
+                return Err(bad(format!(
+                    "type {:?} is not one of {}",
+                    c.type_,
+                    PRINTER_COLUMN_TYPES.join(", ")
+                )));
+            }
+            if !c.json_path.starts_with('.') {
+                return Err(bad(format!(
+                    "jsonPath {:?} must start with `.` (such as .status.url)",
+                    c.json_path
+                )));
+            }
+        }
         if let Some(schema) = &self.spec_schema {
             match serde_json::from_str::<serde_json::Value>(schema) {
                 Ok(serde_json::Value::Object(_)) => {}
@@ -444,6 +506,51 @@ fn is_camel_identifier(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_printer_column_is_named_typed_and_rooted() {
+        let column = |name: &str, type_: &str, path: &str| PrinterColumn {
+            name: name.into(),
+            type_: type_.into(),
+            json_path: path.into(),
+            wide: false,
+            description: None,
+        };
+        let spec = |columns: Vec<PrinterColumn>| KindSpec {
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            aspects: vec!["Ok".into()],
+            printer_columns: columns,
+            ..KindSpec::default()
+        };
+        assert_eq!(
+            spec(vec![column("URL", "string", ".status.url")]).validate(),
+            Ok(())
+        );
+        for (bad, says) in [
+            (column("Ready", "string", ".status.x"), "the name is taken"),
+            (
+                column("URL", "text", ".status.url"),
+                "type \"text\" is not one of",
+            ),
+            (column("URL", "string", "status.url"), "must start with `.`"),
+            (column("", "string", ".x"), "1 to 63 characters"),
+        ] {
+            let e = spec(vec![bad]).validate().unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        let nine = (0..9)
+            .map(|i| column(&format!("C{i}"), "string", ".x"))
+            .collect();
+        assert!(
+            spec(nine)
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("at most 8")
+        );
+    }
     use super::*;
     use crate::fixtures::{console, registry_kind, stall_rule};
 

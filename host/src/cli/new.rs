@@ -187,6 +187,7 @@ impl Guest for {{Kind}} {
             reads: vec![],
             pause: spec::pause("{{group}}/reconcile", "skip"),
             spec_schema: Some(SPEC_SCHEMA.into()),
+            printer_columns: vec![],
         }
     }
 
@@ -214,6 +215,7 @@ reconciler_guest_sdk::export_guest!({{Kind}});
 const NATIVE_RS: &str = r#"//! The guest's logic natively, with mock facts: no host, no cluster.
 
 use reconciler_guest_sdk::mock::{MockFacts, evaluation};
+use reconciler_guest_sdk::testing::keeps_contract;
 use reconciler_guest_sdk::{ConditionStatus, Guest};
 use serde_json::json;
 use {{kind}}_guest::{CONFIGURATION_VALID, GREETING_MISSING, {{Kind}}};
@@ -227,6 +229,7 @@ fn parent(spec: serde_json::Value) -> serde_json::Value {
 #[test]
 fn a_greeting_is_valid() {
     let verdict = {{Kind}}::evaluate(&evaluation(parent(json!({"greeting": "hi"})), &[]), &MockFacts::at(0));
+    keeps_contract(&{{Kind}}::describe(), &verdict, false);
     let c = &verdict.aspects[0];
     assert_eq!(c.type_, CONFIGURATION_VALID);
     assert_eq!(c.status, ConditionStatus::True);
@@ -236,6 +239,7 @@ fn a_greeting_is_valid() {
 #[test]
 fn no_greeting_stalls() {
     let verdict = {{Kind}}::evaluate(&evaluation(parent(json!({})), &[]), &MockFacts::at(0));
+    keeps_contract(&{{Kind}}::describe(), &verdict, false);
     assert_eq!(verdict.aspects[0].reason, GREETING_MISSING);
     assert_eq!(verdict.stall.as_ref().map(|s| s.reason.as_str()), Some(GREETING_MISSING));
 }

@@ -93,6 +93,7 @@ pub fn older_kind_spec<A: serde::Serialize>(spec: A) -> exports::KindSpec {
             read["cross_namespace"] = serde_json::Value::Bool(false);
         }
     }
+    json["printer_columns"] = serde_json::Value::Array(Vec::new());
     serde_json::from_value(json)
-        .expect("an older kind spec has the current shape but the read flag")
+        .expect("an older kind spec has the current shape but the read flag and the columns")
 }

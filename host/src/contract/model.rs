@@ -64,6 +64,17 @@ pub fn kind_spec(s: wit::KindSpec, writes: Vec<wit_types::KindRef>) -> KindSpec 
             value: p.value,
         }),
         spec_schema: s.spec_schema,
+        printer_columns: s
+            .printer_columns
+            .into_iter()
+            .map(|c| model::PrinterColumn {
+                name: c.name,
+                type_: c.type_,
+                json_path: c.json_path,
+                wide: c.wide,
+                description: c.description,
+            })
+            .collect(),
         writes: writes.iter().map(kind_ref).collect(),
     }
 }

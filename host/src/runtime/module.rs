@@ -244,6 +244,7 @@ fn placeholder_spec() -> KindSpec {
         reads: Vec::new(),
         pause: None,
         spec_schema: None,
+        printer_columns: vec![],
         writes: Vec::new(),
     }
 }

@@ -143,7 +143,7 @@ pub fn contract(verdict: &Verdict) {
         !(c.type_ == registry::CONFIGURATION_VALID && c.status == ConditionStatus::False)
     });
     if without.aspects.len() == 2 {
-        keeps_contract(&spec, &without, false, &["AsExpected", "Reconciling"]);
+        keeps_contract(&spec, &without, false);
     } else {
         let c = verdict
             .aspect(registry::CONFIGURATION_VALID)

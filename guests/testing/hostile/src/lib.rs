@@ -40,6 +40,7 @@ impl Guest for Hostile {
             reads: vec![],
             pause: None,
             spec_schema: None,
+            printer_columns: vec![],
         }
     }
 

@@ -74,6 +74,7 @@ impl Guest for Beacon {
             reads: vec![],
             pause: spec::pause("testing.reconciler.dev/reconcile", "skip"),
             spec_schema: None,
+            printer_columns: vec![],
         }
     }
 

@@ -70,6 +70,7 @@ impl Guest for Writer {
             reads: vec![],
             pause: None,
             spec_schema: None,
+            printer_columns: vec![],
         }
     }
 
