@@ -8,7 +8,9 @@ use crate::{ObjectMeta, ReadError, read};
 pub enum NotValid {
     /// False with a stall reason: nothing is rendered until an input changes.
     Stalled {
+        /// The registered reason ConfigurationValid and the stall carry.
         reason: &'static str,
+        /// What is wrong, naming the field or object.
         message: String,
     },
     /// A read failed: not known yet.

@@ -22,6 +22,7 @@ impl Refusal {
         }
     }
 
+    /// The refusal's message, naming the image and what allows it.
     pub fn message(&self) -> &str {
         match self {
             Refusal::Invalid(m) | Refusal::NotAllowed(m) => m,

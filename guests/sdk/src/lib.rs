@@ -6,11 +6,15 @@
 //! the host; under plain `cargo test` the same logic runs natively against
 //! [`mock::MockFacts`].
 
+#![deny(missing_docs)]
+
 extern crate self as reconciler_guest_sdk;
 
 pub use serde_json;
 pub use wit_bindgen;
 
+// Generated from the WIT: its documentation is the contract's, in `wit/`.
+#[allow(missing_docs)]
 pub mod bindings;
 pub mod configuration;
 pub mod facts;

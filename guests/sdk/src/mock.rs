@@ -58,6 +58,7 @@ impl MockFacts {
         }
     }
 
+    /// The workload fact `facts.workload` answers for its Deployment.
     pub fn with_workload(mut self, workload: WorkloadFact) -> Self {
         let key = (workload.meta.namespace.clone(), workload.meta.name.clone());
         self.workloads.insert(key, workload);

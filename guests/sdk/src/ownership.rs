@@ -10,8 +10,11 @@ pub const RESOURCE_NOT_OWNED: &str = "ResourceNotOwned";
 pub struct Parent<'a> {
     /// The parent's kind (`EvidenceAgent`).
     pub kind: &'a str,
+    /// Its namespace (its children's).
     pub namespace: &'a str,
+    /// Its name.
     pub name: &'a str,
+    /// Its UID: the controller reference its children carry.
     pub uid: &'a str,
 }
 

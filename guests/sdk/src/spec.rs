@@ -164,6 +164,7 @@ pub fn registry(
         .collect()
 }
 
+/// A kind by group (empty for the core API), version and kind.
 pub fn kind_ref(group: &str, version: &str, kind: &str) -> KindRef {
     KindRef {
         group: group.to_owned(),

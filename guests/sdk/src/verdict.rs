@@ -27,6 +27,7 @@ pub fn unknown(type_: &str, reason: &str, message: impl Into<String>) -> Conditi
     condition(type_, ConditionStatus::Unknown, reason, message)
 }
 
+/// A condition of `type_` with `status`, `reason` and `message`.
 pub fn condition(
     type_: &str,
     status: ConditionStatus,
@@ -53,6 +54,7 @@ pub struct VerdictBuilder {
 }
 
 impl VerdictBuilder {
+    /// An empty verdict: nothing evaluated yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -116,6 +118,7 @@ impl VerdictBuilder {
         self.aspects.iter().find(|c| c.type_ == type_)
     }
 
+    /// The verdict as built so far.
     pub fn build(&self) -> Verdict {
         Verdict {
             aspects: self.aspects.clone(),
