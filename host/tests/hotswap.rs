@@ -382,6 +382,68 @@ async fn module_dropping_a_reason_is_refused_and_the_old_one_serves_on() {
     ns.cleanup().await.unwrap();
 }
 
+/// The golden list of reasons shipped beside a module holds at hot swap as
+/// at start: a module compatible with the running one but missing a reason
+/// of its `<guest>.reasons` is refused, naming the reason and the file, and
+/// the running module serves on. The module already served, copied back,
+/// says so instead of nothing.
+#[tokio::test]
+async fn a_swap_is_held_to_the_golden_list_beside_the_module() {
+    let v = variants();
+    let ns = namespace("swap-golden").await;
+    let dir = guests_dir("golden");
+    place(&dir, FILE, &v.base);
+    let host = SwapHost::start(ns.name(), &dir, &[]).await;
+    let api = hostiles(&ns);
+    create_hostile(&ns, "h", "one").await;
+    wait_messages(&api, &[("h".into(), "one".into())]).await;
+
+    place(&dir, "hostile_guest.reasons", b"AsExpected\nNoSuchReason\n");
+    place(&dir, FILE, &v.message);
+    let line = eventually("the refusal in the log", async || {
+        match host
+            .lines_with(&["refused guest hostile_guest (digest "])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(
+        line.contains(
+            "reason \"NoSuchReason\" is in the golden list hostile_guest.reasons and is not registered by the module"
+        ),
+        "{line}"
+    );
+    assert_eq!(host.sample(&module_series(&digest(&v.base))), Some(1.0));
+
+    std::fs::remove_file(dir.join("hostile_guest.reasons")).unwrap();
+    place(&dir, FILE, &v.base);
+    eventually("the module served already, said", async || {
+        match host
+            .lines_with(&["is the module serving kind Hostile already: nothing to swap"])
+            .len()
+        {
+            1 => Ok(()),
+            n => Err(n),
+        }
+    })
+    .await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        None,
+        "nothing was swapped"
+    );
+    assert_eq!(
+        host.problems(),
+        vec![line],
+        "the refusal is the only warning"
+    );
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
 /// 2. A module whose passes trap after the swap is rolled back to the
 /// previous one, which evaluates every object again.
 #[tokio::test]

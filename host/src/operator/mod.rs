@@ -296,6 +296,7 @@ pub async fn run(
                 new_kinds,
                 config.rollback,
                 pending,
+                config.allow_golden_drift,
             );
             tracing::info!(
                 every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),

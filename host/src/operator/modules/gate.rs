@@ -237,9 +237,11 @@ pub fn aspects_kept(
 }
 
 /// Runs the fixtures shipped beside a module (`(name, YAML text)`); the
-/// first that does not load or does not pass refuses the module. Golden
-/// files are not compared: the gate asks whether the module still meets its
-/// expectations, not whether its output is byte-identical.
+/// first that does not load or does not pass refuses the module. A
+/// fixture's `.golden` output file is not compared: the gate asks whether
+/// the module still meets the fixture's expectations, not whether its
+/// output is byte-identical (the golden *lists* of reasons and aspects
+/// beside the module are held, at start and at hot swap alike).
 pub fn fixtures(module: &GuestModule, fixtures: &[(String, String)]) -> Result<(), Refusal> {
     for (name, text) in fixtures {
         let fixture: Fixture = serde_yaml::from_str(text)

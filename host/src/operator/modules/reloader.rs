@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::operator::kinds::Registry;
 use crate::operator::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use crate::operator::modules::gate::{self, Check, Refusal};
+use crate::operator::modules::golden::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
 use crate::operator::modules::new_kind::{NewKinds, NotYet, SYNC_TIMEOUT};
 use crate::operator::modules::probation::short;
@@ -40,6 +41,9 @@ pub(crate) struct Reloader<'r> {
     /// installed yet), with the last refusal's detail (logged once).
     pending: BTreeMap<String, (GuestFile, String)>,
     last_scan_error: Option<String>,
+    /// Swap in a module that drops a golden reason or aspect (with a WARN),
+    /// as `--allow-golden-drift` lets it serve at start.
+    allow_golden_drift: bool,
 }
 
 impl<'r> Reloader<'r> {
@@ -50,6 +54,7 @@ impl<'r> Reloader<'r> {
         new_kinds: NewKinds,
         rollback: RollbackPolicy,
         pending: Vec<GuestFile>,
+        allow_golden_drift: bool,
     ) -> Self {
         Reloader {
             runtime,
@@ -64,6 +69,7 @@ impl<'r> Reloader<'r> {
                 .map(|f| (f.file.clone(), (f, String::new())))
                 .collect(),
             last_scan_error: None,
+            allow_golden_drift,
         }
     }
 
@@ -160,6 +166,42 @@ impl<'r> Reloader<'r> {
                 );
             }
         };
+        // The golden lists shipped beside it hold at hot swap as at start.
+        match Golden::read(&self.dir, module.name()) {
+            Ok(golden) => {
+                if let Err(refusal) = golden.check(module.spec()) {
+                    if self.allow_golden_drift {
+                        tracing::warn!(
+                            guest = module.name(),
+                            "--allow-golden-drift: swapping in guest {} though {}",
+                            module.name(),
+                            refusal.detail
+                        );
+                    } else {
+                        return refuse(
+                            registry,
+                            &file,
+                            served_kind.as_deref().unwrap_or_default(),
+                            refusal,
+                        );
+                    }
+                }
+            }
+            Err(e) => {
+                return refuse(
+                    registry,
+                    &file,
+                    served_kind.as_deref().unwrap_or_default(),
+                    Refusal::new(
+                        Check::Read,
+                        format!(
+                            "cannot read its golden lists ({0}.reasons, {0}.aspects): {e}",
+                            module.name()
+                        ),
+                    ),
+                );
+            }
+        }
         let claims = module.spec().kind_ref();
         let claimed = registry
             .kinds()
@@ -198,6 +240,12 @@ impl<'r> Reloader<'r> {
             (served.module.clone(), served.serving)
         };
         if was_serving && old.digest() == module.digest() {
+            tracing::info!(
+                kind = %name,
+                "guest {} (digest {}…) is the module serving kind {name} already: nothing to swap",
+                module.name(),
+                short(module.digest()),
+            );
             self.files.insert(file.file, index);
             return;
         }
