@@ -9,9 +9,17 @@ pub fn guest_wasm(crate_name: &str) -> PathBuf {
     guest_wasm_with(crate_name, None)
 }
 
-/// The same, with a cargo `feature` of the guest enabled. Every feature set
-/// builds to the same path: read the file before building another.
+/// Builds and snapshots one guest at a time in this process: cargo relinks
+/// a guest in place when another build of it had other features unified
+/// (`make guests` builds every guest together), and a test thread reading
+/// the file then could read half of it.
+static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The same, with a cargo `feature` of the guest enabled: a snapshot of the
+/// built component (its own path per crate and feature, replaced whole),
+/// which no later build rewrites under a reader.
 pub fn guest_wasm_with(crate_name: &str, feature: Option<&str>) -> PathBuf {
+    let _building = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
     let workspace = crate::paths::workspace();
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -40,5 +48,16 @@ pub fn guest_wasm_with(crate_name: &str, feature: Option<&str>) -> PathBuf {
         .join("wasm32-wasip2/guest")
         .join(format!("{}.wasm", crate_name.replace('-', "_")));
     assert!(path.is_file(), "{} was not built", path.display());
-    path
+    let snapshots = target_dir.join("wasm32-wasip2/guest/snapshots");
+    std::fs::create_dir_all(&snapshots).expect("the snapshots directory");
+    let stem = crate_name.replace('-', "_");
+    let name = match feature {
+        Some(f) => format!("{stem}.{f}.wasm"),
+        None => format!("{stem}.wasm"),
+    };
+    let snapshot = snapshots.join(name);
+    let tmp = snapshots.join(format!(".{stem}.{}", std::process::id()));
+    std::fs::copy(&path, &tmp).expect("copying the guest");
+    std::fs::rename(&tmp, &snapshot).expect("placing the guest's snapshot");
+    snapshot
 }
