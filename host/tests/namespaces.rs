@@ -7,6 +7,7 @@
 //! CA is a Secret of the namespace it may write in
 //! (`--certificate-authority`), as the host's own namespace in a cluster.
 
+use reconciler_host_harness::identity::{self, role_binding};
 use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
@@ -15,9 +16,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use kube::Client;
-use kube::api::{Patch, PatchParams};
 use reconciler_testsupport::{Access, TestNamespace, await_access};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use harness::{
@@ -40,55 +40,24 @@ async fn namespace(prefix: &str) -> TestNamespace {
     ns
 }
 
-/// Server-side applies a cluster-scoped or namespaced RBAC object as admin.
-async fn apply(client: &Client, object: Value) {
-    let kind = object["kind"].as_str().expect("kind").to_owned();
-    let name = object["metadata"]["name"]
-        .as_str()
-        .expect("name")
-        .to_owned();
-    let resource = objects::resource_of("rbac.authorization.k8s.io/v1", &kind);
-    let api: kube::Api<kube::api::DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(ns) => kube::Api::namespaced_with(client.clone(), ns, &resource),
-        None => kube::Api::all_with(client.clone(), &resource),
-    };
-    api.patch(
-        &name,
-        &PatchParams::apply("namespaces-test").force(),
-        &Patch::Apply(&object),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("applying {kind} {name}: {e}"));
-}
-
-fn role_binding(namespace: &str, name: &str, role_kind: &str, role: &str, user: &str) -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {"name": name, "namespace": namespace},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
-    })
-}
-
 /// Grants `user` everything the host needs in `full` (the ClusterRole
 /// `reconciler-host rbac` renders, bound by a RoleBinding there), and in
 /// `partial` only its own kind (list, watch, status writes) and Events.
 async fn grant(client: &Client, user: &str, full: &str, partial: Option<&str>) {
     let f = fixture();
     let role = format!("{user}-host");
-    apply(
+    identity::apply_rbac(
         client,
         reconciler_host::rbac::cluster_role(&role, &[&f.spec], &reconciler_host::rbac::offline),
     )
     .await;
-    apply(
+    identity::apply_rbac(
         client,
         role_binding(full, "host", "ClusterRole", &role, user),
     )
     .await;
     if let Some(partial) = partial {
-        apply(
+        identity::apply_rbac(
             client,
             json!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -102,7 +71,7 @@ async fn grant(client: &Client, user: &str, full: &str, partial: Option<&str>) {
             }),
         )
         .await;
-        apply(
+        identity::apply_rbac(
             client,
             role_binding(partial, "host", "Role", "host-own-kind-only", user),
         )
@@ -123,18 +92,9 @@ async fn grant(client: &Client, user: &str, full: &str, partial: Option<&str>) {
         .expect("the grants take effect");
 }
 
-/// The admin kubeconfig, acting as `user` (impersonation: `as` under its
-/// user), written next to the host logs.
+/// The admin kubeconfig acting as `user`, written next to the host logs.
 fn kubeconfig_as(user: &str) -> PathBuf {
-    let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    let text = std::fs::read_to_string(&admin).expect("the admin kubeconfig");
-    let mut config: Value = serde_yaml::from_str(&text).expect("a kubeconfig");
-    for u in config["users"].as_array_mut().expect("users") {
-        u["user"]["as"] = Value::String(user.to_owned());
-    }
-    let path = fixture().logs_dir.join(format!("{user}.kubeconfig"));
-    std::fs::write(&path, serde_yaml::to_string(&config).expect("YAML")).expect("writing it");
-    path
+    identity::kubeconfig_as(user, &fixture().logs_dir)
 }
 
 /// A free loopback port for `--metrics-addr`.

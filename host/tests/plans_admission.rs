@@ -14,6 +14,7 @@
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::{Api, Client};
+use reconciler_host_harness::identity;
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::plans::{self, install};
 use reconciler_testsupport::{Access, TestNamespace, await_access, client_as};
@@ -477,21 +478,6 @@ async fn the_hosts_own_decision_is_allowed() {
     fx.finish().await;
 }
 
-/// A kubeconfig for the CLI acting as `user`: the admin's, with user
-/// impersonation (`as`), as `client_as` does for the tests' own clients.
-fn kubeconfig_as(user: &str, dir: &std::path::Path) -> std::path::PathBuf {
-    let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    let mut config = kube::config::Kubeconfig::read_from(&admin).expect("the admin kubeconfig");
-    for named in &mut config.auth_infos {
-        if let Some(auth) = named.auth_info.as_mut() {
-            auth.impersonate = Some(user.to_string());
-        }
-    }
-    let path = dir.join(format!("kubeconfig-{user}"));
-    std::fs::write(&path, serde_yaml::to_string(&config).unwrap()).unwrap();
-    path
-}
-
 /// `reconciler-host plan <args>` under `kubeconfig`.
 fn plan_cli(kubeconfig: &std::path::Path, args: &[&str]) -> (bool, String, String) {
     plans::plan_cli(
@@ -514,7 +500,10 @@ async fn the_plan_cli_decides_as_the_reviewer() {
     fx.open("q").await;
     let dir = target_tmpdir().join(&ns);
     std::fs::create_dir_all(&dir).unwrap();
-    let (alice, bob) = (kubeconfig_as(ALICE, &dir), kubeconfig_as(BOB, &dir));
+    let (alice, bob) = (
+        identity::kubeconfig_as(ALICE, &dir),
+        identity::kubeconfig_as(BOB, &dir),
+    );
 
     let (ok, shown, _) = plan_cli(&alice, &["show", "p", "-n", &ns]);
     assert!(ok);

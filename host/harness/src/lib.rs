@@ -15,6 +15,7 @@
 //! - [`kubelet`]: the kubelet stand-in, writing the status of the Pods the
 //!   controllers make (the only component a test stands in for);
 //! - [`plans`]: the plans' manifests of `deploy/`, and the reviewer CLI;
+//! - [`identity`]: a least-privilege user's RBAC and kubeconfig;
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
 //!   test's own, which the test may restart (TCP: outages, latency);
 //!   [`http_proxy`]: one that answers 503 on request (HTTP);
@@ -25,6 +26,7 @@ pub mod bench;
 pub mod console_objects;
 pub mod guests;
 pub mod http_proxy;
+pub mod identity;
 pub mod kstatus;
 pub mod kubelet;
 pub mod makefile;
