@@ -38,10 +38,7 @@ pub fn evaluate(
     agent: &Parent,
     children: &Children,
 ) -> Result<Valid, NotValid> {
-    let spec = match spec::parse(&input.parent_json()) {
-        Ok(spec) => spec,
-        Err(error) => return Err(stalled(CONFIGURATION_INVALID, error.0)),
-    };
+    let spec = spec::parse(&input.parent_json())?;
     if let Some(problem) = children.service_name_problem(agent.name) {
         return Err(stalled(CONFIGURATION_INVALID, problem));
     }
@@ -64,7 +61,7 @@ pub fn evaluate(
             return Err(stalled(refusal.reason(), refusal.message()));
         }
     };
-    let (object_store, store) = backup_target(facts, agent.namespace, &spec.cluster)?;
+    let (object_store, store) = backup_target(facts, agent.namespace, &spec.cluster.name)?;
     ownership(facts, agent, children, issuer)?;
     Ok(Valid {
         spec,

@@ -61,7 +61,7 @@ impl Guest for EvidenceAgent {
                     CONFIGURATION_VALID,
                     format!(
                         "Cluster {} archives to ObjectStore {} ({}); image {}",
-                        valid.spec.cluster,
+                        valid.spec.cluster.name,
                         valid.object_store,
                         valid.store.destination,
                         valid.image

@@ -1,6 +1,6 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads and writes.
 
-use reconciler_guest_sdk::spec::{self, kind_ref, pause, reads, reads_optional, registry, stalls};
+use reconciler_guest_sdk::spec::{self, Registry, kind_ref, pause, reads, reads_optional, stalls};
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -54,9 +54,11 @@ pub const CONFIGURATION_REASONS: &[&str] = &[
 ];
 
 /// The common reasons the kind registers (the host registers its own):
-/// those it sets, then ScaledToZero, which seed 000 registers for every
-/// kind ("common reasons are shared by every kind") and says "no current
-/// reconciler sets".
+/// those it sets itself, then ScaledToZero, which seed 000 registers for
+/// every kind ("common reasons are shared by every kind") and says "no
+/// current reconciler sets". WorkloadReady's reasons from the SDK's
+/// workload helper (RolloutInProgress, CrashLoopBackOff ...) are its own
+/// list, `workload::REASONS`, added in `describe`.
 const COMMON_USED: &[&str] = &[
     CONFIGURATION_INVALID,
     CLUSTER_NOT_FOUND,
@@ -64,14 +66,6 @@ const COMMON_USED: &[&str] = &[
     RESOURCE_NOT_OWNED,
     SECRET_NOT_FOUND,
     SECRET_KEY_MISSING,
-    CONFIG_MAP_NOT_FOUND,
-    ROLLOUT_IN_PROGRESS,
-    ROLLOUT_STUCK,
-    REPLICA_FAILURE,
-    POD_UNSCHEDULABLE,
-    IMAGE_PULL_FAILED,
-    CRASH_LOOP_BACK_OFF,
-    POD_NOT_READY,
     SCALED_TO_ZERO,
 ];
 
@@ -153,27 +147,6 @@ pub fn writes() -> Vec<KindRef> {
     ]
 }
 
-/// The OpenAPI v3 schema of `spec`.
-const SPEC_SCHEMA: &str = r#"{
-  "type": "object",
-  "required": ["cluster"],
-  "properties": {
-    "cluster": {
-      "type": "object",
-      "description": "The CloudNativePG Cluster, in the agent's namespace, whose Barman Cloud backups the agent gathers evidence of.",
-      "required": ["name"],
-      "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 253}
-      }
-    },
-    "image": {
-      "type": "string",
-      "description": "The agent's image; defaults to the operator's defaultImage. Its repository must be within allowedImageRepositories when the operator sets it.",
-      "minLength": 1
-    }
-  }
-}"#;
-
 pub fn describe() -> KindSpec {
     KindSpec {
         group: GROUP.into(),
@@ -188,7 +161,11 @@ pub fn describe() -> KindSpec {
             WORKLOAD_READY.into(),
         ],
         advisory: vec![],
-        reasons: registry(OWNER, COMMON_USED, OWNED),
+        reasons: Registry::new(OWNER)
+            .common(COMMON_USED)
+            .common(reconciler_guest_sdk::workload::REASONS)
+            .owned(OWNED)
+            .build(),
         negative_polarity: vec![],
         quiet_reasons: vec![SERVICE_CA_PENDING.into()],
         stalls: CONFIGURATION_REASONS.iter().map(|r| stalls(r)).collect(),
@@ -202,7 +179,7 @@ pub fn describe() -> KindSpec {
             reads(service_kind()),
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
-        spec_schema: Some(SPEC_SCHEMA.into()),
+        spec_schema: Some(crate::spec::schema()),
         // `kubectl get -o wide`: when the serving certificate expires.
         printer_columns: vec![spec::wide_column(
             "Certificate-Expiry",

@@ -83,7 +83,7 @@ pub fn deployment(agent: &str, children: &Children, valid: &Valid) -> Value {
 fn env(valid: &Valid) -> Vec<Value> {
     let value = |name: &str, value: &str| json!({"name": name, "value": value});
     let mut env = vec![
-        value("EVIDENCE_AGENT_CLUSTER", &valid.spec.cluster),
+        value("EVIDENCE_AGENT_CLUSTER", &valid.spec.cluster.name),
         value("EVIDENCE_AGENT_OBJECT_STORE", &valid.object_store),
         value("EVIDENCE_AGENT_DESTINATION_PATH", &valid.store.destination),
     ];

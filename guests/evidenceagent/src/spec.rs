@@ -1,68 +1,64 @@
-//! The EvidenceAgent's `spec`, parsed from the parent with errors that name the field.
+//! The EvidenceAgent's `spec`: one Rust type, the CRD's schema and the parse with errors that name the field.
 
+use reconciler_guest_sdk::configuration::{NotValid, stalled};
+use reconciler_guest_sdk::spec;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
-/// What an EvidenceAgent asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+use crate::registry::CONFIGURATION_INVALID;
+
+/// What an EvidenceAgent asks for: `.spec`, read by [`parse`], and its
+/// schema in the CRD ([`schema`]; the fields' doc comments are its
+/// descriptions).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 pub struct AgentSpec {
-    /// `spec.cluster.name`: a CloudNativePG Cluster in the agent's namespace.
-    pub cluster: String,
-    /// `spec.image`, when set.
+    /// The CloudNativePG Cluster, in the agent's namespace, whose Barman Cloud backups the agent gathers evidence of.
+    pub cluster: ClusterRef,
+    /// The agent's image; defaults to the operator's defaultImage. Its repository must be within allowedImageRepositories when the operator sets it.
+    #[schemars(length(min = 1))]
     pub image: Option<String>,
 }
 
-/// A spec the CRD schema let through but the agent cannot use; the text
-/// names the field.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpecError(pub String);
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// `spec.cluster`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(expecting = "an object with a name")]
+pub struct ClusterRef {
+    // The Cluster's name: a DNS-1123 subdomain, checked by `parse` (the
+    // schema holds its length only).
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
 }
 
-/// Parses the parent's `spec`.
-pub fn parse(parent: &Value) -> Result<AgentSpec, SpecError> {
-    let spec = parent
-        .get("spec")
-        .filter(|s| s.is_object())
-        .ok_or_else(|| SpecError("spec is missing or is not an object".into()))?;
-    let cluster = match spec.get("cluster") {
-        Some(Value::Object(cluster)) => match cluster.get("name") {
-            Some(Value::String(name)) if !name.is_empty() => name.clone(),
-            Some(Value::String(_)) | None | Some(Value::Null) => {
-                return Err(SpecError("spec.cluster.name is required".into()));
-            }
-            Some(other) => {
-                return Err(SpecError(format!(
-                    "spec.cluster.name must be a string, not {other}"
-                )));
-            }
-        },
-        None | Some(Value::Null) => return Err(SpecError("spec.cluster is required".into())),
-        Some(other) => {
-            return Err(SpecError(format!(
-                "spec.cluster must be an object with a name, not {other}"
-            )));
-        }
-    };
-    if !is_object_name(&cluster) {
-        return Err(SpecError(format!(
-            "spec.cluster.name {cluster:?} is not a Kubernetes object name (lowercase letters, digits, '-' and '.', at most 253 characters)"
-        )));
+/// The OpenAPI v3 schema of `spec`: `src/spec-schema.json`, the schema of
+/// [`AgentSpec`] generated natively (the test
+/// `the_shipped_schema_is_the_spec_types` holds it so; `BLESS=1 cargo test
+/// -p evidenceagent-guest` rewrites it), so that the component carries no
+/// schema generator.
+pub fn schema() -> String {
+    include_str!("spec-schema.json").to_owned()
+}
+
+/// Parses the parent's `spec` (ConfigurationInvalid, naming the field,
+/// when it cannot be used).
+pub fn parse(parent: &Value) -> Result<AgentSpec, NotValid> {
+    if !parent.get("spec").is_some_and(Value::is_object) {
+        return Err(stalled(
+            CONFIGURATION_INVALID,
+            "spec is missing or is not an object",
+        ));
     }
-    let image = match spec.get("image") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(image)) if image.trim().is_empty() => None,
-        Some(Value::String(image)) => Some(image.clone()),
-        Some(other) => {
-            return Err(SpecError(format!(
-                "spec.image must be a string, not {other}"
-            )));
-        }
-    };
-    Ok(AgentSpec { cluster, image })
+    let spec: AgentSpec = spec::parse(parent)?;
+    if !is_object_name(&spec.cluster.name) {
+        return Err(stalled(
+            CONFIGURATION_INVALID,
+            format!(
+                "spec.cluster.name {:?} is not a Kubernetes object name (lowercase letters, digits, '-' and '.', at most 253 characters)",
+                spec.cluster.name
+            ),
+        ));
+    }
+    Ok(spec)
 }
 
 /// A DNS-1123 subdomain, the rule for a Cluster's name.
@@ -81,13 +77,29 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn message(parent: &Value) -> String {
+        match parse(parent) {
+            Err(NotValid::Stalled { reason, message }) => {
+                assert_eq!(reason, CONFIGURATION_INVALID);
+                message
+            }
+            other => panic!("{parent}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_shipped_schema_is_the_spec_types() {
+        let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/spec-schema.json");
+        reconciler_guest_sdk::testing::schema_golden::<AgentSpec>(&golden, env!("CARGO_PKG_NAME"));
+    }
+
     #[test]
     fn a_full_spec_parses() {
         let spec = parse(&json!({"spec": {"cluster": {"name": "pg"}, "image": "ghcr.io/a/b:1"}}));
         assert_eq!(
             spec,
             Ok(AgentSpec {
-                cluster: "pg".into(),
+                cluster: ClusterRef { name: "pg".into() },
                 image: Some("ghcr.io/a/b:1".into())
             })
         );
@@ -102,32 +114,40 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let cases = [
-            (json!({}), "spec is missing"),
+            (json!({}), "spec is missing or is not an object"),
+            (json!({"spec": 3}), "spec is missing or is not an object"),
             (json!({"spec": {}}), "spec.cluster is required"),
             (
+                json!({"spec": {"cluster": null}}),
+                "spec.cluster is required",
+            ),
+            (
                 json!({"spec": {"cluster": "pg"}}),
-                "spec.cluster must be an object",
+                "spec.cluster must be an object with a name, not \"pg\"",
             ),
             (
                 json!({"spec": {"cluster": {}}}),
                 "spec.cluster.name is required",
             ),
             (
+                json!({"spec": {"cluster": {"name": ""}}}),
+                "spec.cluster.name is required",
+            ),
+            (
                 json!({"spec": {"cluster": {"name": 3}}}),
-                "spec.cluster.name must be a string",
+                "spec.cluster.name must be a string, not 3",
             ),
             (
                 json!({"spec": {"cluster": {"name": "PG_main"}}}),
-                "not a Kubernetes object name",
+                "spec.cluster.name \"PG_main\" is not a Kubernetes object name (lowercase letters, digits, '-' and '.', at most 253 characters)",
             ),
             (
                 json!({"spec": {"cluster": {"name": "pg"}, "image": 1}}),
-                "spec.image must be a string",
+                "spec.image must be a string, not 1",
             ),
         ];
         for (parent, expected) in cases {
-            let error = parse(&parent).unwrap_err();
-            assert!(error.0.contains(expected), "{parent}: {error}");
+            assert_eq!(message(&parent), expected, "{parent}");
         }
     }
 }

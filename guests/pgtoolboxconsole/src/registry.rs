@@ -1,6 +1,6 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
-use reconciler_guest_sdk::spec::{self, kind_ref, pause, reads, reads_optional, registry, stall};
+use reconciler_guest_sdk::spec::{self, Registry, kind_ref, pause, reads, reads_optional, stall};
 use reconciler_guest_sdk::{ConventionProfile, ExposureKind, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -82,19 +82,15 @@ pub const CONFIGURATION_REASONS: &[(&str, Option<u32>)] = &[
 /// those it sets, then those seed 000 registers and says no current
 /// reconciler sets: ScaledToZero (every kind: "common reasons are shared by
 /// every kind"), GatewayNotFound and HostnameConflict (an exposure's).
+/// WorkloadReady's reasons from the SDK's workload helper
+/// (RolloutInProgress, CrashLoopBackOff ...) are its own list,
+/// `workload::REASONS`, added in `describe`.
 const COMMON_USED: &[&str] = &[
     CONFIGURATION_INVALID,
     RESOURCE_NOT_OWNED,
     SECRET_NOT_FOUND,
     SECRET_KEY_MISSING,
     CONFIG_MAP_NOT_FOUND,
-    ROLLOUT_IN_PROGRESS,
-    ROLLOUT_STUCK,
-    REPLICA_FAILURE,
-    POD_UNSCHEDULABLE,
-    IMAGE_PULL_FAILED,
-    CRASH_LOOP_BACK_OFF,
-    POD_NOT_READY,
     NOT_REQUESTED,
     NOT_ADMITTED,
     NOT_ACCEPTED,
@@ -227,9 +223,6 @@ pub fn writes() -> Vec<KindRef> {
     ]
 }
 
-/// The OpenAPI v3 schema of `spec` (see the README for every field).
-pub const SPEC_SCHEMA: &str = include_str!("spec-schema.json");
-
 pub fn describe() -> KindSpec {
     KindSpec {
         group: GROUP.into(),
@@ -244,7 +237,11 @@ pub fn describe() -> KindSpec {
             EXPOSURE_READY.into(),
         ],
         advisory: vec![INSTANCE_CA_BUNDLE_COMPLETE.into(), EXPOSURE_CONFINED.into()],
-        reasons: registry(OWNER, COMMON_USED, OWNED),
+        reasons: Registry::new(OWNER)
+            .common(COMMON_USED)
+            .common(reconciler_guest_sdk::workload::REASONS)
+            .owned(OWNED)
+            .build(),
         negative_polarity: vec![],
         quiet_reasons: vec![ROLLOUT_IN_PROGRESS.into(), POD_NOT_READY.into()],
         stalls: CONFIGURATION_REASONS
@@ -265,7 +262,7 @@ pub fn describe() -> KindSpec {
             reads(kind_ref("rbac.authorization.k8s.io", "v1", "ClusterRole")),
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
-        spec_schema: Some(SPEC_SCHEMA.into()),
+        spec_schema: Some(crate::spec::schema()),
         // `kubectl get -o wide`: where it is published, and whether that is
         // confined.
         printer_columns: vec![
@@ -281,7 +278,7 @@ mod tests {
 
     #[test]
     fn the_schema_is_json_and_every_stall_is_registered() {
-        let schema: serde_json::Value = serde_json::from_str(SPEC_SCHEMA).expect("JSON");
+        let schema: serde_json::Value = serde_json::from_str(&crate::spec::schema()).expect("JSON");
         assert_eq!(schema["type"], "object");
         let spec = describe();
         for rule in &spec.stalls {

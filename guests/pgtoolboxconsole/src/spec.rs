@@ -1,14 +1,23 @@
-//! The PgToolBoxConsole's `spec`, parsed from the parent with errors that name the field.
+//! The PgToolBoxConsole's `spec`: one Rust type, the CRD's schema and the parse with errors that name the field.
 
-use reconciler_guest_sdk::ExposureKind;
+use std::collections::BTreeMap;
+
+use reconciler_guest_sdk::{ExposureKind, spec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `spec.exposure.type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum ExposureType {
+    #[default]
+    #[serde(rename = "clusterIP")]
     ClusterIp,
+    #[serde(rename = "route")]
     Route,
+    #[serde(rename = "ingress")]
     Ingress,
+    #[serde(rename = "gateway")]
     Gateway,
 }
 
@@ -102,153 +111,247 @@ fn error(text: impl Into<String>) -> SpecError {
     SpecError(text.into())
 }
 
-/// An optional string field: absent, null or blank is `None`.
-fn string(value: &Value, field: &str) -> Result<Option<String>, SpecError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::String(s) if s.trim().is_empty() => Ok(None),
-        Value::String(s) => Ok(Some(s.clone())),
-        other => Err(error(format!("{field} must be a string, not {other}"))),
+/// `.spec` as it is written: the CRD's schema ([`schema`]) and the parse
+/// ([`parse`]) both come from this type and the ones below (their fields'
+/// doc comments are the CRD's descriptions); [`parse`] makes it a
+/// [`ConsoleSpec`], with the rules between fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {
+        "rule": "!has(self.exposure) || !has(self.exposure.type) || self.exposure.type == 'clusterIP' || has(self.exposure.hostname)",
+        "message": "spec.exposure.hostname is required unless spec.exposure.type is clusterIP"
+    },
+    {
+        "rule": "!has(self.exposure) || !has(self.exposure.type) || self.exposure.type != 'gateway' || has(self.exposure.gateway)",
+        "message": "spec.exposure.gateway.parentRef is required when spec.exposure.type is gateway"
     }
+]))]
+pub struct Spec {
+    /// The console's image; defaults to the operator's defaultConsoleImage. Its repository must be within allowedImageRepositories when the operator sets it.
+    #[schemars(length(min = 1))]
+    pub image: Option<String>,
+    /// An OAuth2 proxy in front of the console, in the console Pod.
+    pub oauth_proxy: Option<OAuthProxySpec>,
+    /// How the console is reached from outside the namespace.
+    pub exposure: Option<ExposureSpec>,
+    /// The CloudNativePG Clusters of the namespace whose server CA the operator mirrors into <name>-instance-ca (matchLabels; {} selects every Cluster; omitted selects none).
+    pub cluster_selector: Option<MatchLabels>,
+    /// A ConfigMap you maintain with the instances' CA bundle; when set the operator mirrors nothing (no InstanceCABundleComplete).
+    #[serde(rename = "instanceCABundleRef")]
+    pub instance_ca_bundle_ref: Option<NameRef>,
+    /// The console may read the Clusters' Pod logs (binds ClusterRole pgtoolbox-console-pod-logs).
+    #[serde(default = "yes")]
+    pub pod_logs: bool,
+    // Whether the console may run restore drills.
+    pub restore_drills: Option<RestoreDrills>,
 }
 
-fn boolean(value: &Value, field: &str, default: bool) -> Result<bool, SpecError> {
-    match value {
-        Value::Null => Ok(default),
-        Value::Bool(b) => Ok(*b),
-        other => Err(error(format!("{field} must be true or false, not {other}"))),
-    }
+fn yes() -> bool {
+    true
 }
 
-fn object<'a>(value: &'a Value, field: &str) -> Result<Option<&'a Value>, SpecError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::Object(_) => Ok(Some(value)),
-        other => Err(error(format!("{field} must be an object, not {other}"))),
-    }
+/// `spec.oauthProxy`, as written.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthProxySpec {
+    /// The proxy's image, held to allowedImageRepositories too.
+    #[schemars(length(min = 1))]
+    pub image: String,
+    /// The Secret, in the console's namespace, holding the OAuth2 client: keys client-id and client-secret.
+    pub client_secret_ref: NameRef,
 }
 
-/// A `{name}` reference: the name, required when the reference is given.
-fn name_ref(value: &Value, field: &str) -> Result<Option<String>, SpecError> {
-    let Some(r) = object(value, field)? else {
-        return Ok(None);
-    };
-    match string(&r["name"], &format!("{field}.name"))? {
-        Some(name) => Ok(Some(name)),
-        None => Err(error(format!("{field}.name is required"))),
-    }
+// A reference to an object of the console's namespace by name.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NameRef {
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
 }
 
-/// Parses the parent's `spec`.
+/// `spec.exposure`, as written.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExposureSpec {
+    /// clusterIP: the Service only; route: an OpenShift Route; ingress: a networking.k8s.io Ingress; gateway: a Gateway API HTTPRoute. Each is named <name>-console.
+    #[serde(default, rename = "type")]
+    pub type_: ExposureType,
+    /// The host name the exposure publishes; must end with one of the operator's allowedHostSuffixes at a label boundary.
+    #[schemars(
+        length(min = 1, max = 253),
+        pattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
+    pub hostname: Option<String>,
+    /// TLS of the exposure.
+    pub tls: Option<TlsSpec>,
+    // The Gateway of an HTTPRoute (type gateway).
+    pub gateway: Option<GatewaySpec>,
+    /// The <name>-ingress NetworkPolicy that admits only the router, ingress controller or gateway to the console port (8080, http).
+    pub network_policy: Option<NetworkPolicySpec>,
+}
+
+// `spec.exposure.tls`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsSpec {
+    /// A kubernetes.io/tls Secret for the host name (Ingress and Gateway; a Route without it uses the router's default certificate).
+    #[schemars(length(min = 1, max = 253))]
+    pub secret_name: Option<String>,
+}
+
+// `spec.exposure.gateway`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySpec {
+    /// The Gateway the HTTPRoute attaches to.
+    // Required by the schema; read as optional, so that its absence says
+    // the exposure type that needs it (and is not read for another type).
+    #[schemars(required)]
+    pub parent_ref: Option<ParentRef>,
+}
+
+// `spec.exposure.gateway.parentRef`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ParentRef {
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Defaults to the console's namespace.
+    #[schemars(length(min = 1, max = 63))]
+    pub namespace: Option<String>,
+}
+
+// `spec.exposure.networkPolicy`: validated only (the confinement reads it
+// leniently from the parent).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NetworkPolicySpec {
+    /// false: no policy is rendered and any Pod can reach the console port (ExposureConfined says ExposureOpen).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// The peers admitted to the console port (Kubernetes NetworkPolicyPeer): the console trusts them with X-Forwarded-For.
+    #[schemars(with = "Option<Vec<Peer>>", length(max = 32))]
+    pub from: Option<Vec<Value>>,
+}
+
+// A Kubernetes NetworkPolicyPeer: in the schema only.
+#[derive(JsonSchema)]
+#[schemars(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Peer {
+    /// Pods admitted (in the console's namespace unless namespaceSelector is set).
+    #[schemars(extend("x-kubernetes-map-type" = "atomic"))]
+    pod_selector: Option<LabelSelector>,
+    /// Namespaces whose Pods are admitted.
+    #[schemars(extend("x-kubernetes-map-type" = "atomic"))]
+    namespace_selector: Option<LabelSelector>,
+    ip_block: Option<IpBlock>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct LabelSelector {
+    match_labels: Option<BTreeMap<String, String>>,
+    match_expressions: Option<Vec<Requirement>>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct Requirement {
+    key: String,
+    operator: Operator,
+    values: Option<Vec<String>>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum Operator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct IpBlock {
+    cidr: String,
+    except: Option<Vec<String>>,
+}
+
+// `spec.clusterSelector`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchLabels {
+    pub match_labels: Option<BTreeMap<String, String>>,
+}
+
+// `spec.restoreDrills`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RestoreDrills {
+    /// The console may run restore drills (binds ClusterRole pgtoolbox-console-restore-drills).
+    #[serde(default)]
+    pub enabled: bool,
+}
+
+/// The OpenAPI v3 schema of `spec` (see the README for every field):
+/// `src/spec-schema.json`, the schema of [`Spec`] generated natively (the test
+/// `the_shipped_schema_is_the_spec_types` holds it so; `BLESS=1 cargo test
+/// -p pgtoolboxconsole-guest` rewrites it), so that the component carries
+/// no schema generator.
+pub fn schema() -> String {
+    include_str!("spec-schema.json").to_owned()
+}
+
+/// Parses the parent's `spec`: [`Spec`] as the SDK reads it (an absent
+/// spec is empty; a null or blank field is absent), then the rules between
+/// fields. The gateway is read only for type gateway, the TLS Secret only
+/// for ingress.
 pub fn parse(parent: &Value) -> Result<ConsoleSpec, SpecError> {
-    let spec = match &parent["spec"] {
-        Value::Object(_) => &parent["spec"],
-        Value::Null => &Value::Null,
-        other => return Err(error(format!("spec must be an object, not {other}"))),
-    };
-    let image = string(&spec["image"], "spec.image")?;
-    let oauth_proxy = match object(&spec["oauthProxy"], "spec.oauthProxy")? {
-        None => None,
-        Some(p) => Some(OAuthProxy {
-            image: string(&p["image"], "spec.oauthProxy.image")?
-                .ok_or_else(|| error("spec.oauthProxy.image is required"))?,
-            client_secret: name_ref(&p["clientSecretRef"], "spec.oauthProxy.clientSecretRef")?
-                .ok_or_else(|| error("spec.oauthProxy.clientSecretRef is required"))?,
-        }),
-    };
-    let exposure = object(&spec["exposure"], "spec.exposure")?.unwrap_or(&Value::Null);
-    let type_ = match string(&exposure["type"], "spec.exposure.type")? {
-        None => ExposureType::ClusterIp,
-        Some(t) => ExposureType::parse(&t).ok_or_else(|| {
-            error(format!(
-                "spec.exposure.type {t:?} is not one of clusterIP, route, ingress, gateway"
-            ))
-        })?,
-    };
-    let hostname = string(&exposure["hostname"], "spec.exposure.hostname")?;
-    if type_ != ExposureType::ClusterIp && hostname.is_none() {
+    let written: Spec = spec::parse(parent).map_err(|e| error(e.message()))?;
+    let exposure = written.exposure.unwrap_or_default();
+    let type_ = exposure.type_;
+    if type_ != ExposureType::ClusterIp && exposure.hostname.is_none() {
         return Err(error(format!(
             "spec.exposure.hostname is required for spec.exposure.type {}",
             type_.as_str()
         )));
     }
-    // Each read only for the type that uses it.
-    let parent_ref = &exposure["gateway"]["parentRef"];
-    let gateway = match (type_ == ExposureType::Gateway)
-        .then(|| name_ref(parent_ref, "spec.exposure.gateway.parentRef"))
-        .transpose()?
-        .flatten()
-    {
-        Some(name) => Some((
-            name,
-            string(
-                &parent_ref["namespace"],
-                "spec.exposure.gateway.parentRef.namespace",
-            )?,
-        )),
-        None => None,
+    let gateway = match type_ {
+        ExposureType::Gateway => Some(
+            exposure
+                .gateway
+                .and_then(|g| g.parent_ref)
+                .map(|p| (p.name, p.namespace))
+                .ok_or_else(|| {
+                    error(
+                        "spec.exposure.gateway.parentRef is required for spec.exposure.type gateway",
+                    )
+                })?,
+        ),
+        _ => None,
     };
-    if type_ == ExposureType::Gateway && gateway.is_none() {
-        return Err(error(
-            "spec.exposure.gateway.parentRef is required for spec.exposure.type gateway",
-        ));
-    }
-    let tls_secret = match (type_ == ExposureType::Ingress)
-        .then(|| object(&exposure["tls"], "spec.exposure.tls"))
-        .transpose()?
-        .flatten()
-    {
-        Some(tls) => string(&tls["secretName"], "spec.exposure.tls.secretName")?,
-        None => None,
-    };
-    // Validated only: the confinement reads it leniently from the parent.
-    if let Some(policy) = object(&exposure["networkPolicy"], "spec.exposure.networkPolicy")? {
-        boolean(
-            &policy["enabled"],
-            "spec.exposure.networkPolicy.enabled",
-            true,
-        )?;
-        if !(policy["from"].is_null() || policy["from"].is_array()) {
-            return Err(error("spec.exposure.networkPolicy.from must be a list"));
-        }
-    }
-    let cluster_selector = match object(&spec["clusterSelector"], "spec.clusterSelector")? {
-        None => None,
-        Some(s) => Some(match &s["matchLabels"] {
-            Value::Null => Vec::new(),
-            Value::Object(labels) => labels
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(v) => Ok((k.clone(), v.clone())),
-                    other => Err(error(format!(
-                        "spec.clusterSelector.matchLabels.{k} must be a string, not {other}"
-                    ))),
-                })
-                .collect::<Result<_, _>>()?,
-            other => {
-                return Err(error(format!(
-                    "spec.clusterSelector.matchLabels must be an object, not {other}"
-                )));
-            }
-        }),
-    };
-    let restore_drills = match object(&spec["restoreDrills"], "spec.restoreDrills")? {
-        None => false,
-        Some(r) => boolean(&r["enabled"], "spec.restoreDrills.enabled", false)?,
+    let tls_secret = match type_ {
+        ExposureType::Ingress => exposure.tls.and_then(|t| t.secret_name),
+        _ => None,
     };
     Ok(ConsoleSpec {
-        image,
-        oauth_proxy,
+        image: written.image,
+        oauth_proxy: written.oauth_proxy.map(|p| OAuthProxy {
+            image: p.image,
+            client_secret: p.client_secret_ref.name,
+        }),
         exposure: Exposure {
             type_,
-            hostname,
+            hostname: exposure.hostname,
             tls_secret,
             gateway,
         },
-        cluster_selector,
-        instance_ca_bundle_ref: name_ref(&spec["instanceCABundleRef"], "spec.instanceCABundleRef")?,
-        pod_logs: boolean(&spec["podLogs"], "spec.podLogs", true)?,
-        restore_drills,
+        cluster_selector: written
+            .cluster_selector
+            .map(|s| s.match_labels.unwrap_or_default().into_iter().collect()),
+        instance_ca_bundle_ref: written.instance_ca_bundle_ref.map(|r| r.name),
+        pod_logs: written.pod_logs,
+        restore_drills: written.restore_drills.is_some_and(|r| r.enabled),
     })
 }
 
@@ -256,6 +359,12 @@ pub fn parse(parent: &Value) -> Result<ConsoleSpec, SpecError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_shipped_schema_is_the_spec_types() {
+        let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/spec-schema.json");
+        reconciler_guest_sdk::testing::schema_golden::<Spec>(&golden, env!("CARGO_PKG_NAME"));
+    }
 
     #[test]
     fn an_empty_spec_is_a_cluster_ip_console_with_pod_logs() {

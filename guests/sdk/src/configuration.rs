@@ -1,9 +1,40 @@
 //! ConfigurationValid's outcome short of valid: a stall with its reason, or a read that failed; and the ownership check of a generated child.
 
 use crate::ownership::{Parent, RESOURCE_NOT_OWNED};
+use crate::spec::SpecError;
 use crate::{ObjectMeta, ReadError, read};
 
-/// Why ConfigurationValid is not True.
+/// The common reason of a spec the guest cannot use.
+///
+/// ```
+/// use reconciler_guest_sdk::configuration::{CONFIGURATION_INVALID, NotValid, stalled};
+/// let not_valid = stalled(CONFIGURATION_INVALID, "spec.cluster.name is required");
+/// assert!(matches!(not_valid, NotValid::Stalled { reason: "ConfigurationInvalid", .. }));
+/// ```
+pub const CONFIGURATION_INVALID: &str = "ConfigurationInvalid";
+
+/// Why ConfigurationValid is not True: a configuration check returns
+/// `Result<Valid, NotValid>`, and the pass says it.
+///
+/// ```
+/// use reconciler_guest_sdk::configuration::NotValid;
+/// use reconciler_guest_sdk::verdict::{RECONCILING, fails, unknown};
+/// use reconciler_guest_sdk::{VerdictBuilder, read};
+///
+/// fn say(outcome: NotValid, verdict: &mut VerdictBuilder) {
+///     match outcome {
+///         NotValid::Stalled { reason, message } => {
+///             verdict.aspect(fails("ConfigurationValid", reason, message.clone())).stall(reason, message);
+///         }
+///         NotValid::Unread(message) => {
+///             verdict.aspect(unknown("ConfigurationValid", RECONCILING, message)).requeue_after(read::RETRY_SECONDS);
+///         }
+///     }
+/// }
+/// let mut v = VerdictBuilder::new();
+/// say(NotValid::Unread("could not read Cluster pg: not synced".into()), &mut v);
+/// assert_eq!(v.build().requeue_after_seconds, Some(30));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotValid {
     /// False with a stall reason: nothing is rendered until an input changes.
@@ -17,7 +48,23 @@ pub enum NotValid {
     Unread(String),
 }
 
+/// A spec the guest cannot use ([`spec::parse`](crate::spec::parse)'s
+/// error): ConfigurationValid=False with ConfigurationInvalid, stalled.
+impl From<SpecError> for NotValid {
+    fn from(error: SpecError) -> NotValid {
+        stalled(CONFIGURATION_INVALID, error.message())
+    }
+}
+
 /// ConfigurationValid=False with `reason`, stalled.
+///
+/// ```
+/// use reconciler_guest_sdk::configuration::{NotValid, stalled};
+/// assert_eq!(
+///     stalled("ClusterNotFound", "Cluster pg does not exist in ns"),
+///     NotValid::Stalled { reason: "ClusterNotFound", message: "Cluster pg does not exist in ns".into() }
+/// );
+/// ```
 pub fn stalled(reason: &'static str, message: impl Into<String>) -> NotValid {
     NotValid::Stalled {
         reason,
@@ -28,6 +75,16 @@ pub fn stalled(reason: &'static str, message: impl Into<String>) -> NotValid {
 /// The `kind` `name` under a generated name, as read (its metadata), is
 /// the parent's or nobody's; else it stalls on ResourceNotOwned, and a
 /// failed read is [`NotValid::Unread`].
+///
+/// ```
+/// use reconciler_guest_sdk::configuration::owned;
+/// use reconciler_guest_sdk::{Facts, mock::{MockFacts, meta}, ownership::Parent};
+/// let parent_meta = meta("ns", "a");
+/// let agent = Parent::of("EvidenceAgent", &parent_meta);
+/// let facts = MockFacts::at(0);
+/// let read = facts.workload("ns", "a-evidence-agent").map(|w| w.map(|w| w.meta));
+/// assert_eq!(owned(&agent, "Deployment", "a-evidence-agent", read), Ok(()));
+/// ```
 pub fn owned(
     parent: &Parent,
     kind: &str,

@@ -4,6 +4,12 @@
 /// chart's `operator.exposure.allowedHostSuffixes`, the operator's
 /// `EXPOSURE_ALLOWED_HOST_SUFFIXES`). Unset or empty: no hostname is
 /// allowed, fail closed.
+///
+/// ```
+/// use reconciler_guest_sdk::{hostname, mock::evaluation};
+/// let input = evaluation(serde_json::json!({"metadata": {"name": "a"}}), &[(hostname::ALLOWED_HOST_SUFFIXES, ".apps.example.com")]);
+/// assert_eq!(input.setting_list(hostname::ALLOWED_HOST_SUFFIXES), [".apps.example.com"]);
+/// ```
 pub const ALLOWED_HOST_SUFFIXES: &str = "allowedHostSuffixes";
 
 /// A suffix as configured: `.example.com` admits only names below
@@ -59,6 +65,13 @@ fn within(hostname: &str, suffix: &Suffix) -> bool {
 /// Checks `hostname` against the configured suffixes of the operator's
 /// `kind` setting; the error is the refusal's message, naming the hostname
 /// and the suffixes.
+///
+/// ```
+/// use reconciler_guest_sdk::hostname::check;
+/// assert_eq!(check("orders.apps.example.com", &[".apps.example.com"], "PgToolBoxConsole"), Ok(()));
+/// assert!(check("orders.corp.example.net", &[".apps.example.com"], "PgToolBoxConsole").is_err());
+/// assert!(check("apps.example.com", &[".apps.example.com"], "PgToolBoxConsole").is_err(), "a leading dot: below only");
+/// ```
 pub fn check(hostname: &str, configured: &[&str], kind: &str) -> Result<(), String> {
     let lowered = hostname.trim().to_ascii_lowercase();
     let name = lowered.strip_suffix('.').unwrap_or(&lowered);

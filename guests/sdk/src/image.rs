@@ -2,9 +2,21 @@
 
 /// The setting listing allowed repository prefixes, comma-separated. Unset
 /// or empty: every repository is allowed.
+///
+/// ```
+/// use reconciler_guest_sdk::{image, mock::evaluation};
+/// let input = evaluation(serde_json::json!({"metadata": {"name": "a"}}),
+///     &[(image::ALLOWED_REPOSITORIES, "ghcr.io/fyannk/, quay.io/oauth2-proxy/")]);
+/// assert_eq!(input.setting_list(image::ALLOWED_REPOSITORIES), ["ghcr.io/fyannk/", "quay.io/oauth2-proxy/"]);
+/// ```
 pub const ALLOWED_REPOSITORIES: &str = "allowedImageRepositories";
 
 /// Why an image reference cannot be used.
+///
+/// ```
+/// use reconciler_guest_sdk::image::{Refusal, check};
+/// assert!(matches!(check("ghcr.io/a b", "spec.image", &[]), Err(Refusal::Invalid(_))));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// The reference does not parse (ConfigurationInvalid).
@@ -15,6 +27,12 @@ pub enum Refusal {
 
 impl Refusal {
     /// The common reason of the refusal: ConfigurationInvalid or ImageNotAllowed.
+    ///
+    /// ```
+    /// use reconciler_guest_sdk::image::check;
+    /// let refusal = check("docker.io/evil/agent:1", "spec.image", &["ghcr.io/fyannk/"]).unwrap_err();
+    /// assert_eq!(refusal.reason(), "ImageNotAllowed");
+    /// ```
     pub fn reason(&self) -> &'static str {
         match self {
             Refusal::Invalid(_) => "ConfigurationInvalid",
@@ -23,6 +41,12 @@ impl Refusal {
     }
 
     /// The refusal's message, naming the image and what allows it.
+    ///
+    /// ```
+    /// use reconciler_guest_sdk::image::check;
+    /// let refusal = check("docker.io/evil/agent:1", "spec.image", &["ghcr.io/fyannk/"]).unwrap_err();
+    /// assert_eq!(refusal.message(), "spec.image \"docker.io/evil/agent:1\": repository docker.io/evil/agent is outside the operator's allowedImageRepositories (ghcr.io/fyannk/)");
+    /// ```
     pub fn message(&self) -> &str {
         match self {
             Refusal::Invalid(m) | Refusal::NotAllowed(m) => m,
@@ -33,6 +57,12 @@ impl Refusal {
 /// `image` when it parses and its repository is within `allowed` (every
 /// repository when empty). `origin` names where the image comes from in
 /// the messages (`spec.image`, `the operator's defaultImage`).
+///
+/// ```
+/// use reconciler_guest_sdk::image::check;
+/// assert_eq!(check("ghcr.io/fyannk/agent:1.0", "spec.image", &["ghcr.io/fyannk"]).unwrap(), "ghcr.io/fyannk/agent:1.0");
+/// assert!(check("ghcr.io/fyannkx/agent:1.0", "spec.image", &["ghcr.io/fyannk"]).is_err());
+/// ```
 pub fn check(image: &str, origin: &str, allowed: &[&str]) -> Result<String, Refusal> {
     let repository = repository(image)
         .ok_or_else(|| Refusal::Invalid(format!("{origin} {image:?} is not an image reference")))?;
@@ -49,6 +79,15 @@ pub fn check(image: &str, origin: &str, allowed: &[&str]) -> Result<String, Refu
 /// The image to run: `spec_image` when set, else the operator's `default`
 /// (the setting `default_setting`, blank meaning unset), held to
 /// `allowed` by [`check`]. None when neither is set.
+///
+/// ```
+/// use reconciler_guest_sdk::image::choose;
+/// let allowed = ["ghcr.io/fyannk/"];
+/// assert_eq!(choose(None, Some("ghcr.io/fyannk/agent:1"), "defaultImage", &allowed), Ok(Some("ghcr.io/fyannk/agent:1".into())));
+/// assert_eq!(choose(None, Some(" "), "defaultImage", &allowed), Ok(None));
+/// let refused = choose(None, Some("docker.io/a/b"), "defaultImage", &allowed).unwrap_err();
+/// assert!(refused.message().starts_with("the operator's defaultImage"));
+/// ```
 pub fn choose(
     spec_image: Option<&str>,
     default: Option<&str>,
@@ -69,6 +108,12 @@ pub fn choose(
 
 /// The repository of an image reference: without its digest and tag.
 /// None when the reference is malformed.
+///
+/// ```
+/// use reconciler_guest_sdk::image::repository;
+/// assert_eq!(repository("registry:5000/team/agent:1.0@sha256:ab"), Some("registry:5000/team/agent"));
+/// assert_eq!(repository("a//b"), None);
+/// ```
 pub fn repository(image: &str) -> Option<&str> {
     let named = image.split_once('@').map_or(image, |(name, _)| name);
     let last_slash = named.rfind('/').map_or(0, |i| i + 1);
@@ -86,6 +131,12 @@ pub fn repository(image: &str) -> Option<&str> {
 
 /// `repository` is `prefix` or below it: a prefix matches whole path
 /// components only (`ghcr.io/fyannk` does not allow `ghcr.io/fyannkx/a`).
+///
+/// ```
+/// use reconciler_guest_sdk::image::within;
+/// assert!(within("ghcr.io/fyannk/a", "ghcr.io/fyannk"));
+/// assert!(!within("ghcr.io/fyannkx/a", "ghcr.io/fyannk"));
+/// ```
 pub fn within(repository: &str, prefix: &str) -> bool {
     match repository.strip_prefix(prefix) {
         Some(rest) => rest.is_empty() || prefix.ends_with('/') || rest.starts_with('/'),

@@ -10,6 +10,7 @@
 
 extern crate self as reconciler_guest_sdk;
 
+pub use schemars;
 pub use serde_json;
 pub use wit_bindgen;
 
@@ -49,19 +50,105 @@ pub use facts::{Facts, HostFacts};
 pub use verdict::VerdictBuilder;
 
 /// A kind's business logic.
+///
+/// ```
+/// use reconciler_guest_sdk::mock::{MockFacts, evaluation};
+/// use reconciler_guest_sdk::verdict::{fails, ok};
+/// use reconciler_guest_sdk::{ConventionProfile, Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, spec};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// pub struct GreetingSpec {
+///     /// What to say.
+///     pub greeting: Option<String>,
+/// }
+///
+/// pub struct Greeting;
+///
+/// impl Guest for Greeting {
+///     fn describe() -> KindSpec {
+///         KindSpec {
+///             group: "example.dev".into(), version: "v1".into(), kind: "Greeting".into(),
+///             plural: "greetings".into(), namespaced: true, profile: ConventionProfile::Progressing,
+///             aspects: vec!["ConfigurationValid".into()], advisory: vec![],
+///             reasons: spec::registry("greeting", &["ConfigurationInvalid"], &[("GreetingMissing", "spec.greeting is not set.")]),
+///             negative_polarity: vec![], quiet_reasons: vec![],
+///             stalls: vec![spec::stalls("ConfigurationInvalid"), spec::stalls("GreetingMissing")],
+///             reads: vec![], pause: spec::pause("example.dev/reconcile", "skip"),
+///             spec_schema: Some(spec::schema_of::<GreetingSpec>()), printer_columns: vec![],
+///         }
+///     }
+///     fn evaluate(input: &Evaluation, _facts: &dyn Facts) -> Verdict {
+///         let mut v = VerdictBuilder::new();
+///         match input.spec::<GreetingSpec>() {
+///             Ok(GreetingSpec { greeting: Some(g) }) => { v.aspect(ok("ConfigurationValid", format!("says {g}"))); }
+///             Ok(_) => { v.aspect(fails("ConfigurationValid", "GreetingMissing", "spec.greeting is not set"))
+///                 .stall("GreetingMissing", "spec.greeting is not set"); }
+///             Err(e) => { v.aspect(fails("ConfigurationValid", "ConfigurationInvalid", e.message()))
+///                 .stall("ConfigurationInvalid", e.message()); }
+///         }
+///         v.build()
+///     }
+/// }
+///
+/// reconciler_guest_sdk::export_guest!(Greeting);
+///
+/// let input = evaluation(serde_json::json!({"metadata": {"name": "a"}, "spec": {"greeting": "hi"}}), &[]);
+/// let verdict = Greeting::evaluate(&input, &MockFacts::at(0));
+/// reconciler_guest_sdk::testing::keeps_contract(&Greeting::describe(), &verdict, false);
+/// assert_eq!(verdict.aspect("ConfigurationValid").unwrap().message, "says hi");
+/// ```
 pub trait Guest {
-    /// The kind's static spec (called once per module load).
+    /// The kind's static spec (called once per module load): see
+    /// [`spec`] for its helpers, [`spec::Registry`] for the reasons,
+    /// [`spec::schema_of`] for the schema of `.spec`.
     fn describe() -> KindSpec;
-    /// One pass: the parent and the facts it reads, to a verdict.
+    /// One pass: the parent and the facts it reads, to a verdict (see the
+    /// trait's example).
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict;
     /// The kinds the guest writes (the host applies and deletes their
     /// objects for it); none unless a guest says otherwise.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Evaluation, Facts, Guest, KindRef, KindSpec, Verdict, VerdictBuilder, spec::kind_ref};
+    /// # struct Writer;
+    /// impl Guest for Writer {
+    /// #   fn describe() -> KindSpec { unimplemented!() }
+    /// #   fn evaluate(_: &Evaluation, _: &dyn Facts) -> Verdict { VerdictBuilder::new().build() }
+    ///     fn writes() -> Vec<KindRef> {
+    ///         vec![kind_ref("", "v1", "ConfigMap")]
+    ///     }
+    /// }
+    /// assert_eq!(Writer::writes()[0].kind, "ConfigMap");
+    /// ```
     fn writes() -> Vec<KindRef> {
         Vec::new()
     }
     /// One pass with the changes it wants made: by default, `evaluate`'s
     /// verdict and none. A guest that writes implements this (and its
     /// `evaluate` returns this verdict).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{ApplyObject, Change, Evaluation, Facts, Guest, KindSpec, Reconciliation, Verdict, VerdictBuilder, spec::kind_ref};
+    /// # use reconciler_guest_sdk::mock::{MockFacts, evaluation};
+    /// struct Writer;
+    /// impl Guest for Writer {
+    /// #   fn describe() -> KindSpec { unimplemented!() }
+    ///     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
+    ///         Self::reconcile(input, facts).verdict
+    ///     }
+    ///     fn reconcile(input: &Evaluation, _facts: &dyn Facts) -> Reconciliation {
+    ///         let name = format!("{}-config", input.parent.meta.name);
+    ///         let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///             "metadata": {"name": name}, "data": {"a": "1"}});
+    ///         Reconciliation {
+    ///             verdict: VerdictBuilder::new().build(),
+    ///             changes: vec![Change::Apply(ApplyObject { kind: kind_ref("", "v1", "ConfigMap"), name, body: body.to_string() })],
+    ///         }
+    ///     }
+    /// }
+    /// let input = evaluation(serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}}), &[]);
+    /// assert_eq!(Writer::reconcile(&input, &MockFacts::at(0)).changes.len(), 1);
+    /// ```
     fn reconcile(input: &Evaluation, facts: &dyn Facts) -> Reconciliation {
         Reconciliation {
             verdict: Self::evaluate(input, facts),
@@ -73,9 +160,14 @@ pub trait Guest {
 /// Exports a [`Guest`] as the component's `reconciler` interface. Only on
 /// wasm targets: natively the same crate is a plain library for tests.
 ///
-/// ```ignore
-/// struct EvidenceAgent;
-/// impl reconciler_guest_sdk::Guest for EvidenceAgent { /* ... */ }
+/// ```
+/// use reconciler_guest_sdk::{Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder};
+/// pub struct EvidenceAgent;
+/// impl Guest for EvidenceAgent {
+/// #   fn describe() -> KindSpec { unimplemented!() }
+///     /* describe, evaluate ... */
+/// #   fn evaluate(_: &Evaluation, _: &dyn Facts) -> Verdict { VerdictBuilder::new().build() }
+/// }
 /// reconciler_guest_sdk::export_guest!(EvidenceAgent);
 /// ```
 #[macro_export]

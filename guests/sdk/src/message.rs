@@ -10,18 +10,39 @@
 
 /// The most bytes of a condition message or Event note (the host's bound:
 /// events.k8s.io/v1 refuses a note over 1 kB, and conditions use the same).
+///
+/// ```
+/// use reconciler_guest_sdk::message::{MAX_MESSAGE_BYTES, bound};
+/// assert!(bound(&"x".repeat(5000)).len() <= MAX_MESSAGE_BYTES);
+/// ```
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// What ends a message that was cut.
+///
+/// ```
+/// use reconciler_guest_sdk::message::{TRUNCATION_MARKER, bound_to};
+/// assert!(bound_to(&"x".repeat(100), 40).ends_with(TRUNCATION_MARKER));
+/// ```
 pub const TRUNCATION_MARKER: &str = " …[truncated]";
 
 /// `message` cut to at most [`MAX_MESSAGE_BYTES`] bytes as the host cuts it.
+///
+/// ```
+/// use reconciler_guest_sdk::message::bound;
+/// assert_eq!(bound("short"), "short");
+/// ```
 pub fn bound(message: &str) -> String {
     bound_to(message, MAX_MESSAGE_BYTES)
 }
 
 /// `message` cut to at most `max` bytes, [`TRUNCATION_MARKER`] included, on
 /// a character boundary, each control character replaced by a space.
+///
+/// ```
+/// use reconciler_guest_sdk::message::bound_to;
+/// assert_eq!(bound_to("line\nbreak", 100), "line break");
+/// assert!(bound_to(&"é".repeat(100), 30).len() <= 30);
+/// ```
 pub fn bound_to(message: &str, max: usize) -> String {
     let message: String = message
         .chars()
@@ -41,6 +62,12 @@ pub fn bound_to(message: &str, max: usize) -> String {
 /// so the tail (what the reader must not lose: what the console does, a
 /// sentence the seed fixes) survives whole whenever it fits on its own;
 /// the head is dropped when not even the marker fits beside it.
+///
+/// ```
+/// use reconciler_guest_sdk::message::{MAX_MESSAGE_BYTES, bound_keeping_tail};
+/// let m = bound_keeping_tail(&"peer ".repeat(500), "; the console trusts them.");
+/// assert!(m.len() <= MAX_MESSAGE_BYTES && m.ends_with("; the console trusts them."));
+/// ```
 pub fn bound_keeping_tail(head: &str, tail: &str) -> String {
     let tail = bound(tail);
     let room = MAX_MESSAGE_BYTES - tail.len();

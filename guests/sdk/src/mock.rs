@@ -15,7 +15,26 @@ use crate::{
 type Key = (String, String);
 
 /// Facts held in memory. Reads are recorded, so a test can assert what a
-/// pass depends on.
+/// pass depends on ([`reads`](MockFacts::reads)).
+///
+/// Start from [`MockFacts::at`] (the clock) and add what the pass reads
+/// with the `with_*` builders; a read of anything not added answers
+/// `Ok(None)` (or an empty list), an optional API is available unless
+/// [`with_availability`](MockFacts::with_availability) says otherwise, and
+/// [`failing`](MockFacts::failing) makes a read fail.
+///
+/// ```
+/// use reconciler_guest_sdk::mock::{MockFacts, evaluation, workload_ready};
+/// use reconciler_guest_sdk::{Facts, ReadError};
+///
+/// let facts = MockFacts::at(1_796_000_000)
+///     .with_workload(workload_ready("ns", "a-agent", 1))
+///     .with_secret("ns", "creds", &["ACCESS_KEY_ID"])
+///     .failing("configmap", "a-ca");
+/// assert!(facts.workload("ns", "a-agent").unwrap().is_some());
+/// assert!(matches!(facts.config_map("ns", "a-ca"), Err(ReadError::Failed(_))));
+/// assert_eq!(facts.reads(), ["configmap ns/a-ca", "workload ns/a-agent"]);
+/// ```
 #[derive(Default)]
 pub struct MockFacts {
     now: i64,
@@ -36,12 +55,21 @@ pub struct MockFacts {
     jobs: BTreeMap<Key, JobFact>,
     egress_policies: BTreeMap<String, Vec<EgressPolicyFact>>,
     failing: BTreeSet<(String, String)>,
+    direct_get: BTreeSet<(String, String)>,
     reads: RefCell<BTreeSet<String>>,
 }
 
 impl MockFacts {
     /// A child of the parent, of a kind the guest writes (served by
     /// `children`, sorted by name).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts, spec::kind_ref};
+    /// let config_map = kind_ref("", "v1", "ConfigMap");
+    /// let facts = MockFacts::at(0).with_child(&config_map, serde_json::json!({
+    ///     "metadata": {"name": "a-config", "namespace": "ns", "uid": "u2"}}));
+    /// assert_eq!(facts.children(&config_map).unwrap()[0].meta.uid, "u2");
+    /// ```
     pub fn with_child(mut self, kind: &KindRef, json: serde_json::Value) -> Self {
         let (group, _, kind_name) = kind_key(kind);
         let list = self.children.entry((group, kind_name)).or_default();
@@ -50,7 +78,14 @@ impl MockFacts {
         self
     }
 
-    /// Facts at `now` (seconds since the epoch).
+    /// Facts at `now` (seconds since the epoch), with nothing else.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts};
+    /// let facts = MockFacts::at(1_796_000_000);
+    /// assert_eq!(facts.now().seconds, 1_796_000_000);
+    /// assert_eq!(facts.secret("ns", "any"), Ok(None));
+    /// ```
     pub fn at(now: i64) -> Self {
         MockFacts {
             now,
@@ -58,14 +93,27 @@ impl MockFacts {
         }
     }
 
-    /// The workload fact `facts.workload` answers for its Deployment.
+    /// The workload fact `facts.workload` answers for its Deployment
+    /// ([`workload_ready`], [`workload_in`], or one of your own).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, WorkloadState, mock::{MockFacts, workload_in}};
+    /// let facts = MockFacts::at(0).with_workload(workload_in("ns", "a", WorkloadState::PodNotReady("0/1".into())));
+    /// assert_eq!(facts.workload("ns", "a").unwrap().unwrap().ready_replicas, 0);
+    /// ```
     pub fn with_workload(mut self, workload: WorkloadFact) -> Self {
         let key = (workload.meta.namespace.clone(), workload.meta.name.clone());
         self.workloads.insert(key, workload);
         self
     }
 
-    /// A Secret holding `keys`.
+    /// A Secret holding `keys` (of type Opaque, no controller).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts};
+    /// let facts = MockFacts::at(0).with_secret("ns", "oidc", &["client-id"]);
+    /// assert_eq!(facts.secret("ns", "oidc").unwrap().unwrap().keys, ["client-id"]);
+    /// ```
     pub fn with_secret(mut self, namespace: &str, name: &str, keys: &[&str]) -> Self {
         self.secrets.insert(
             (namespace.to_owned(), name.to_owned()),
@@ -78,7 +126,17 @@ impl MockFacts {
         self
     }
 
-    /// A Secret as the host reads it (its metadata as given).
+    /// A Secret as the host reads it (its metadata as given: a controller,
+    /// annotations).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, SecretFact, mock::{MockFacts, meta}};
+    /// let mut m = meta("ns", "a-tls");
+    /// m.annotations.push(("reconciler.dev/certificate-expiry".into(), "2027-11-29T12:00:00Z".into()));
+    /// let facts = MockFacts::at(0).with_secret_fact(SecretFact {
+    ///     meta: m, type_: "kubernetes.io/tls".into(), keys: vec!["tls.crt".into(), "tls.key".into()] });
+    /// assert_eq!(facts.secret("ns", "a-tls").unwrap().unwrap().type_, "kubernetes.io/tls");
+    /// ```
     pub fn with_secret_fact(mut self, secret: SecretFact) -> Self {
         let key = (secret.meta.namespace.clone(), secret.meta.name.clone());
         self.secrets.insert(key, secret);
@@ -86,6 +144,12 @@ impl MockFacts {
     }
 
     /// A ConfigMap holding `keys`.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts};
+    /// let facts = MockFacts::at(0).with_config_map("ns", "cas", &["ca.crt"]);
+    /// assert!(facts.config_map("ns", "cas").unwrap().is_some());
+    /// ```
     pub fn with_config_map(mut self, namespace: &str, name: &str, keys: &[&str]) -> Self {
         self.config_maps.insert(
             (namespace.to_owned(), name.to_owned()),
@@ -97,14 +161,32 @@ impl MockFacts {
         self
     }
 
-    /// An object of any kind, from its JSON (metadata is read from it).
+    /// An object of any kind, from its JSON (metadata is read from it),
+    /// served by `get` and `list`.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts, spec::kind_ref};
+    /// let cluster = kind_ref("postgresql.cnpg.io", "v1", "Cluster");
+    /// let facts = MockFacts::at(0).with_object(&cluster, serde_json::json!({
+    ///     "metadata": {"name": "pg", "namespace": "ns", "generation": 2}}));
+    /// assert_eq!(facts.get(&cluster, "ns", "pg").unwrap().unwrap().meta.generation, 2);
+    /// ```
     pub fn with_object(mut self, kind: &KindRef, json: serde_json::Value) -> Self {
         let object = object(json);
         self.objects.entry(kind_key(kind)).or_default().push(object);
         self
     }
 
-    /// The optional API `kind` is not usable in `namespace`.
+    /// The optional API `kind` is not usable in `namespace` (`""`: in
+    /// every namespace): `api_availability` says so, and reads of the kind
+    /// there answer `NotServed` or `Forbidden`.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Availability, Facts, ReadError, mock::MockFacts, spec::kind_ref};
+    /// let route = kind_ref("route.openshift.io", "v1", "Route");
+    /// let facts = MockFacts::at(0).with_availability(&route, "ns", Availability::NotServed);
+    /// assert!(matches!(facts.get(&route, "ns", "a"), Err(ReadError::NotServed(_))));
+    /// ```
     pub fn with_availability(
         mut self,
         kind: &KindRef,
@@ -116,7 +198,35 @@ impl MockFacts {
         self
     }
 
+    /// A kind `with_availability` made `Forbidden` in `namespace` whose
+    /// objects the host still reads one by one, past its cache (seed 000:
+    /// a Route published before its kind was refused): `get` and
+    /// `exposure` find them, `list` and `children` stay refused.
+    ///
+    /// ```
+    /// use reconciler_guest_sdk::mock::{MockFacts, exposure_kind_ref};
+    /// use reconciler_guest_sdk::{Availability, ExposureKind, Facts};
+    /// let route = exposure_kind_ref(ExposureKind::Route);
+    /// let facts = MockFacts::at(0)
+    ///     .with_availability(&route, "team-b", Availability::Forbidden)
+    ///     .with_direct_get(&route, "team-b");
+    /// assert_eq!(facts.exposure(ExposureKind::Route, "team-b", "orders-console").unwrap(), None);
+    /// ```
+    pub fn with_direct_get(mut self, kind: &KindRef, namespace: &str) -> Self {
+        self.direct_get
+            .insert((kind.kind.clone(), namespace.to_owned()));
+        self
+    }
+
     /// A Job (served by `job`).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, JobFact, JobState, mock::{MockFacts, meta}};
+    /// let facts = MockFacts::at(0).with_job(JobFact {
+    ///     meta: meta("ns", "register"), active: 1, succeeded: 0, failed: 0, start: None,
+    ///     completion: None, conditions: vec![], failed_pod: None, state: JobState::Running });
+    /// assert_eq!(facts.job("ns", "register").unwrap().unwrap().active, 1);
+    /// ```
     pub fn with_job(mut self, job: JobFact) -> Self {
         let key = (job.meta.namespace.clone(), job.meta.name.clone());
         self.jobs.insert(key, job);
@@ -124,6 +234,14 @@ impl MockFacts {
     }
 
     /// A NetworkPolicy's egress side (served by `egress_policies`).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{EgressPolicyFact, Facts, LabelSelectorFact, mock::{MockFacts, meta}};
+    /// let none = LabelSelectorFact { match_labels: vec![], match_expressions: vec![] };
+    /// let facts = MockFacts::at(0).with_egress_policy(EgressPolicyFact {
+    ///     meta: meta("ns", "egress"), pod_selector: none, isolates_egress: true, egress: vec![] });
+    /// assert_eq!(facts.egress_policies("ns").unwrap().len(), 1);
+    /// ```
     pub fn with_egress_policy(mut self, policy: EgressPolicyFact) -> Self {
         let policies = self
             .egress_policies
@@ -134,7 +252,16 @@ impl MockFacts {
         self
     }
 
-    /// A NetworkPolicy of its namespace.
+    /// A NetworkPolicy of its namespace (its ingress side, served by
+    /// `network_policies`).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, LabelSelectorFact, NetworkPolicyFact, mock::{MockFacts, meta}};
+    /// let none = LabelSelectorFact { match_labels: vec![], match_expressions: vec![] };
+    /// let facts = MockFacts::at(0).with_network_policy(NetworkPolicyFact {
+    ///     meta: meta("ns", "a-ingress"), pod_selector: none, isolates_ingress: true, ingress: vec![] });
+    /// assert_eq!(facts.network_policies("ns").unwrap()[0].meta.name, "a-ingress");
+    /// ```
     pub fn with_network_policy(mut self, policy: NetworkPolicyFact) -> Self {
         let policies = self
             .network_policies
@@ -146,24 +273,52 @@ impl MockFacts {
     }
 
     /// What `node_pod_cidrs` answers (`known` with no Nodes unless set).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, NodePodCidrsFact, mock::MockFacts};
+    /// let facts = MockFacts::at(0).with_node_pod_cidrs(NodePodCidrsFact::Forbidden("no list on nodes".into()));
+    /// assert!(matches!(facts.node_pod_cidrs(), NodePodCidrsFact::Forbidden(_)));
+    /// assert!(matches!(MockFacts::at(0).node_pod_cidrs(), NodePodCidrsFact::Known(n) if n.is_empty()));
+    /// ```
     pub fn with_node_pod_cidrs(mut self, nodes: NodePodCidrsFact) -> Self {
         self.node_pod_cidrs = Some(nodes);
         self
     }
 
-    /// A Route, Ingress or HTTPRoute.
+    /// A Route, Ingress or HTTPRoute (served by `exposure`).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Admission, ExposureFact, ExposureKind, Facts, mock::{MockFacts, meta}};
+    /// let facts = MockFacts::at(0).with_exposure(ExposureFact { meta: meta("ns", "a-console"),
+    ///     kind: ExposureKind::Route, hostnames: vec!["a.apps.example.com".into()], admission: Admission::Pending });
+    /// assert!(facts.exposure(ExposureKind::Route, "ns", "a-console").unwrap().is_some());
+    /// assert!(facts.exposure(ExposureKind::Ingress, "ns", "a-console").unwrap().is_none());
+    /// ```
     pub fn with_exposure(mut self, exposure: ExposureFact) -> Self {
         self.exposures.push(exposure);
         self
     }
 
     /// A ClusterRole that exists.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts};
+    /// assert!(MockFacts::at(0).with_cluster_role("view").cluster_role("view").unwrap().is_some());
+    /// ```
     pub fn with_cluster_role(mut self, name: &str) -> Self {
         self.cluster_roles.insert(name.to_owned(), meta("", name));
         self
     }
 
-    /// What `secret_certificates(namespace, name, key)` answers.
+    /// What `secret_certificates(namespace, name, key)` answers (the
+    /// namespace and name are the bundle's metadata's).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{CertificateBundleFact, Facts, mock::{MockFacts, meta}};
+    /// let facts = MockFacts::at(0).with_certificates("ca.crt",
+    ///     CertificateBundleFact { meta: meta("ns", "pg-ca"), has_key: false, certificates: vec![] });
+    /// assert!(!facts.secret_certificates("ns", "pg-ca", "ca.crt").unwrap().unwrap().has_key);
+    /// ```
     pub fn with_certificates(mut self, key: &str, bundle: CertificateBundleFact) -> Self {
         let id = (
             bundle.meta.namespace.clone(),
@@ -175,6 +330,13 @@ impl MockFacts {
     }
 
     /// The outcome of the host's last apply of a child.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{ApplyOutcome, Facts, mock::MockFacts, spec::kind_ref};
+    /// let deployment = kind_ref("apps", "v1", "Deployment");
+    /// let facts = MockFacts::at(0).with_last_apply(&deployment, "ns", "a", ApplyOutcome::Applied);
+    /// assert_eq!(facts.last_apply(&deployment, "ns", "a"), Some(ApplyOutcome::Applied));
+    /// ```
     pub fn with_last_apply(
         mut self,
         kind: &KindRef,
@@ -192,6 +354,13 @@ impl MockFacts {
 
     /// When the API server answered the host's last apply of the child
     /// (seconds since the epoch).
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, mock::MockFacts, spec::kind_ref};
+    /// let job = kind_ref("batch", "v1", "Job");
+    /// let facts = MockFacts::at(0).with_last_apply_time(&job, "ns", "a", 12);
+    /// assert_eq!(facts.last_apply_time(&job, "ns", "a").unwrap().seconds, 12);
+    /// ```
     pub fn with_last_apply_time(
         mut self,
         kind: &KindRef,
@@ -208,6 +377,14 @@ impl MockFacts {
     /// The workloads, ConfigMaps and objects (of `get` and `list`) named
     /// `name` that have no controller of their own are controlled by
     /// `controller`.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{ControllerRef, Facts, mock::{MockFacts, workload_ready}};
+    /// let legacy = ControllerRef { api_version: "apps/v1".into(), kind: "Deployment".into(),
+    ///     name: "legacy".into(), uid: "u-legacy".into() };
+    /// let facts = MockFacts::at(0).with_workload(workload_ready("ns", "a", 1)).with_controller("a", legacy);
+    /// assert_eq!(facts.workload("ns", "a").unwrap().unwrap().meta.controller.unwrap().name, "legacy");
+    /// ```
     pub fn with_controller(mut self, name: &str, controller: ControllerRef) -> Self {
         self.controllers.insert(name.to_owned(), controller);
         self
@@ -217,12 +394,36 @@ impl MockFacts {
     /// of `what` is not synced"). `what` is `workload`, `secret`,
     /// `configmap`, `clusterrole`, `exposure`, `certificates` or `job`; a kind
     /// (`Cluster`) for `get`; `list` with the kind as `name` for a list.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Facts, ReadError, mock::MockFacts, spec::kind_ref};
+    /// let cluster = kind_ref("postgresql.cnpg.io", "v1", "Cluster");
+    /// let facts = MockFacts::at(0).failing("Cluster", "pg").failing("list", "Cluster");
+    /// assert_eq!(facts.get(&cluster, "ns", "pg"), Err(ReadError::Failed("the cache of Cluster is not synced".into())));
+    /// assert!(facts.list(&cluster, "ns", &[]).is_err());
+    /// ```
     pub fn failing(mut self, what: &str, name: &str) -> Self {
         self.failing.insert((what.to_owned(), name.to_owned()));
         self
     }
 
-    /// What the pass read, one line per read (`workload ns/name`, ...).
+    /// What the pass read, sorted, one line per distinct read:
+    /// `workload ns/name`, `secret ns/name`, `configmap ns/name`,
+    /// `get Kind ns/name`, `list Kind ns [selector]`, `job ns/name`,
+    /// `egresspolicies ns`, `networkpolicies ns`, `nodes`,
+    /// `exposure ExposureKind::Route ns/name`, `clusterrole name`,
+    /// `certificates ns/name[key]`, `last-apply Kind ns/name`,
+    /// `last-apply-time Kind ns/name`, `children Kind`.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{ExposureKind, Facts, mock::MockFacts, spec::kind_ref};
+    /// let facts = MockFacts::at(0);
+    /// let _ = facts.secret("ns", "oidc");
+    /// let _ = facts.get(&kind_ref("postgresql.cnpg.io", "v1", "Cluster"), "ns", "pg");
+    /// let _ = facts.exposure(ExposureKind::Route, "ns", "a-console");
+    /// let _ = facts.secret("ns", "oidc");
+    /// assert_eq!(facts.reads(), ["exposure ExposureKind::Route ns/a-console", "get Cluster ns/pg", "secret ns/oidc"]);
+    /// ```
     pub fn reads(&self) -> Vec<String> {
         self.reads.borrow().iter().cloned().collect()
     }
@@ -300,7 +501,7 @@ impl Facts for MockFacts {
     ) -> Result<Option<Object>, ReadError> {
         self.record(format!("get {} {namespace}/{name}", kind.kind));
         self.fail(&kind.kind, name)?;
-        self.refuse_unavailable(kind, namespace)?;
+        self.refuse_unreadable(kind, namespace)?;
         Ok(self
             .objects
             .get(&kind_key(kind))
@@ -395,7 +596,7 @@ impl Facts for MockFacts {
         self.record(format!("exposure {kind:?} {namespace}/{name}"));
         self.fail("exposure", name)?;
         let api = exposure_kind_ref(kind);
-        self.refuse_unavailable(&api, namespace)?;
+        self.refuse_unreadable(&api, namespace)?;
         Ok(self
             .exposures
             .iter()
@@ -464,6 +665,12 @@ impl Facts for MockFacts {
 }
 
 /// The API of an exposure kind, as the host declares and probes it.
+///
+/// ```
+/// use reconciler_guest_sdk::{ExposureKind, mock::exposure_kind_ref};
+/// let route = exposure_kind_ref(ExposureKind::Route);
+/// assert_eq!((route.group.as_str(), route.kind.as_str()), ("route.openshift.io", "Route"));
+/// ```
 pub fn exposure_kind_ref(kind: ExposureKind) -> KindRef {
     let (group, kind) = match kind {
         ExposureKind::Route => ("route.openshift.io", "Route"),
@@ -478,6 +685,18 @@ pub fn exposure_kind_ref(kind: ExposureKind) -> KindRef {
 }
 
 impl MockFacts {
+    /// As `refuse_unavailable`, for a read of one object: a kind read past
+    /// the cache (`with_direct_get`) is answered.
+    fn refuse_unreadable(&self, kind: &KindRef, namespace: &str) -> Result<(), ReadError> {
+        if self
+            .direct_get
+            .contains(&(kind.kind.clone(), namespace.to_owned()))
+        {
+            return Ok(());
+        }
+        self.refuse_unavailable(kind, namespace)
+    }
+
     fn refuse_unavailable(&self, kind: &KindRef, namespace: &str) -> Result<(), ReadError> {
         match self.api_availability(kind, namespace) {
             Availability::Available => Ok(()),
@@ -497,7 +716,13 @@ fn kind_key(kind: &KindRef) -> (String, String, String) {
     (kind.group.clone(), kind.version.clone(), kind.kind.clone())
 }
 
-/// Metadata with a name and namespace, everything else empty.
+/// Metadata with a name and namespace, the UID `uid-<namespace>-<name>`,
+/// generation 1, everything else empty.
+///
+/// ```
+/// let m = reconciler_guest_sdk::mock::meta("ns", "a");
+/// assert_eq!((m.namespace.as_str(), m.name.as_str(), m.uid.as_str()), ("ns", "a", "uid-ns-a"));
+/// ```
 pub fn meta(namespace: &str, name: &str) -> ObjectMeta {
     ObjectMeta {
         name: name.to_owned(),
@@ -515,6 +740,11 @@ pub fn meta(namespace: &str, name: &str) -> ObjectMeta {
 /// An object from its JSON; its metadata is read as the host reads it
 /// (name, namespace, uid, generation, labels, annotations, the controller
 /// owner, creation and deletion times).
+///
+/// ```
+/// let o = reconciler_guest_sdk::mock::object(serde_json::json!({"metadata": {"name": "a", "labels": {"x": "y"}}}));
+/// assert_eq!(o.meta.labels, [("x".to_owned(), "y".to_owned())]);
+/// ```
 pub fn object(json: serde_json::Value) -> Object {
     Object {
         meta: object_meta(&json),
@@ -523,6 +753,12 @@ pub fn object(json: serde_json::Value) -> Object {
 }
 
 /// Reads `metadata` from an object's JSON the way the host does.
+///
+/// ```
+/// let m = reconciler_guest_sdk::mock::object_meta(&serde_json::json!({"metadata": {
+///     "name": "a", "creationTimestamp": "2026-11-29T12:00:00Z"}}));
+/// assert_eq!(m.creation.unwrap().seconds, 1_795_953_600);
+/// ```
 pub fn object_meta(json: &serde_json::Value) -> ObjectMeta {
     let md = &json["metadata"];
     let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
@@ -580,6 +816,12 @@ fn parse_rfc3339(s: &str) -> Option<i64> {
 }
 
 /// A Deployment whose `replicas` Pods are all Ready on the current template.
+///
+/// ```
+/// use reconciler_guest_sdk::{WorkloadState, mock::workload_ready};
+/// let w = workload_ready("ns", "a", 2);
+/// assert_eq!((w.ready_replicas, w.state), (2, WorkloadState::Ready));
+/// ```
 pub fn workload_ready(namespace: &str, name: &str, replicas: u32) -> WorkloadFact {
     WorkloadFact {
         meta: meta(namespace, name),
@@ -595,7 +837,13 @@ pub fn workload_ready(namespace: &str, name: &str, replicas: u32) -> WorkloadFac
     }
 }
 
-/// A Deployment in `state` (the host's classification).
+/// A Deployment in `state` (the host's classification), no replica Ready.
+///
+/// ```
+/// use reconciler_guest_sdk::{WorkloadState, mock::workload_in};
+/// let w = workload_in("ns", "a", WorkloadState::ImagePullFailed("ErrImagePull".into()));
+/// assert_eq!(w.ready_replicas, 0);
+/// ```
 pub fn workload_in(namespace: &str, name: &str, state: WorkloadState) -> WorkloadFact {
     WorkloadFact {
         ready_replicas: 0,
@@ -605,7 +853,19 @@ pub fn workload_in(namespace: &str, name: &str, state: WorkloadState) -> Workloa
     }
 }
 
-/// An evaluation of `parent` (its JSON), not paused, with `settings`.
+/// An evaluation of `parent` (its JSON), not paused, with `settings`
+/// (set `paused` on it for a paused pass).
+///
+/// ```
+/// use reconciler_guest_sdk::mock::evaluation;
+/// let mut input = evaluation(
+///     serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}, "spec": {"cluster": {"name": "pg"}}}),
+///     &[("defaultImage", "ghcr.io/fyannk/agent:1")],
+/// );
+/// assert_eq!(input.parent.meta.name, "a");
+/// assert_eq!(input.setting("defaultImage"), Some("ghcr.io/fyannk/agent:1"));
+/// input.paused = true;
+/// ```
 pub fn evaluation(parent: serde_json::Value, settings: &[(&str, &str)]) -> crate::Evaluation {
     crate::Evaluation {
         parent: object(parent),

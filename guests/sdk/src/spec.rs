@@ -1,16 +1,33 @@
-//! Helpers for a kind's static spec, and the shared `common` reason
+//! Helpers for a kind's static spec, the shared `common` reason
 //! vocabulary (seed "Conditions and reasons") so every kind registers the
-//! same meaning for the same reason.
+//! same meaning for the same reason, and the typed `.spec`: one Rust type
+//! gives the CRD's schema ([`schema_of`]) and the parse ([`parse`]).
 
 use crate::{KindRef, PauseAnnotation, PrinterColumn, ReadDecl, ReasonEntry, StallRule};
 
+mod parse;
+mod schema;
+
+pub use parse::{SpecError, parse};
+pub use schema::{schema_of, schema_value_of};
+
 /// The owner of the shared vocabulary.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{COMMON, common};
+/// assert_eq!(common("ClusterNotFound").owner, COMMON);
+/// ```
 pub const COMMON: &str = "common";
 
 /// The reasons the host registers for every kind and sets itself; a guest
 /// may use them without registering them (and may not redefine them).
 /// The host's test `sdk_host_reasons_mirror_the_engine` holds this list
 /// equal to `reconciler_conventions::kind::HOST_REASONS`.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::HOST_REASONS;
+/// assert!(HOST_REASONS.contains(&"AsExpected") && HOST_REASONS.contains(&"Reconciling"));
+/// ```
 pub const HOST_REASONS: &[&str] = &[
     "AsExpected",
     "Initializing",
@@ -37,6 +54,11 @@ pub const HOST_REASONS: &[&str] = &[
 /// The common reasons a kind may register (the host registers the ones it
 /// sets itself: AsExpected, Initializing, Reconciling, ReconcileError,
 /// ReconciliationPaused, the error classes and NamespaceNotWatched).
+///
+/// ```
+/// use reconciler_guest_sdk::spec::COMMON_REASONS;
+/// assert!(COMMON_REASONS.iter().any(|(name, _)| *name == "ConfigurationInvalid"));
+/// ```
 pub const COMMON_REASONS: &[(&str, &str)] = &[
     (
         "ConfigurationInvalid",
@@ -122,6 +144,11 @@ pub const COMMON_REASONS: &[(&str, &str)] = &[
 
 /// A common reason, with its shared meaning.
 ///
+/// ```
+/// let entry = reconciler_guest_sdk::spec::common("SecretNotFound");
+/// assert_eq!((entry.owner.as_str(), entry.meaning.as_str()), ("common", "A referenced Secret does not exist."));
+/// ```
+///
 /// # Panics
 /// When `name` is not a common reason: a kind's describe is static, so
 /// this fails the guest's own unit tests, never a pass.
@@ -138,6 +165,11 @@ pub fn common(name: &str) -> ReasonEntry {
 }
 
 /// A reason the kind owns.
+///
+/// ```
+/// let entry = reconciler_guest_sdk::spec::owned("greeting", "GreetingMissing", "spec.greeting is empty.");
+/// assert_eq!(entry.owner, "greeting");
+/// ```
 pub fn owned(owner: &str, name: &str, meaning: &str) -> ReasonEntry {
     ReasonEntry {
         name: name.to_owned(),
@@ -147,24 +179,123 @@ pub fn owned(owner: &str, name: &str, meaning: &str) -> ReasonEntry {
 }
 
 /// A kind's reason registry: the common reasons it sets (`common_used`),
-/// then the reasons `owner` owns, with their meanings.
+/// then the reasons `owner` owns, with their meanings. [`Registry`] builds
+/// the same with the reasons of the SDK's helpers added
+/// ([`workload::REASONS`](crate::workload::REASONS)).
+///
+/// ```
+/// use reconciler_guest_sdk::spec::registry;
+/// let reasons = registry("greeting", &["ConfigurationInvalid"], &[("GreetingMissing", "spec.greeting is empty.")]);
+/// assert_eq!(reasons.len(), 2);
+/// ```
+///
+/// # Panics
+/// When a name of `common_used` is not a common reason (see [`common`]).
 pub fn registry(
     owner: &str,
     common_used: &[&str],
     owned_reasons: &[(&str, &str)],
 ) -> Vec<ReasonEntry> {
-    common_used
-        .iter()
-        .map(|name| common(name))
-        .chain(
-            owned_reasons
+    Registry::new(owner)
+        .common(common_used)
+        .owned(owned_reasons)
+        .build()
+}
+
+/// A kind's reason registry, built up: the common reasons the guest sets,
+/// those the SDK's helpers it calls can set (each helper's list, such as
+/// [`workload::REASONS`](crate::workload::REASONS), added by one call),
+/// and the reasons the kind owns. A common reason is registered once
+/// however many lists name it.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::Registry;
+/// use reconciler_guest_sdk::workload;
+///
+/// let reasons = Registry::new("myagent")
+///     .common(&["ConfigurationInvalid", "SecretNotFound"])
+///     .common(workload::REASONS)       // CrashLoopBackOff, PodNotReady, SecretNotFound ...
+///     .owned(&[("AgentMisconfigured", "ConfigurationValid=False: the agent refuses its flags.")])
+///     .build();
+/// let names: Vec<&str> = reasons.iter().map(|r| r.name.as_str()).collect();
+/// assert!(names.contains(&"CrashLoopBackOff"));
+/// assert_eq!(names.iter().filter(|n| **n == "SecretNotFound").count(), 1);
+/// assert_eq!(names.last(), Some(&"AgentMisconfigured"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Registry {
+    owner: String,
+    reasons: Vec<ReasonEntry>,
+}
+
+impl Registry {
+    /// An empty registry of the kind whose own reasons `owner` owns.
+    ///
+    /// ```
+    /// assert!(reconciler_guest_sdk::spec::Registry::new("myagent").build().is_empty());
+    /// ```
+    pub fn new(owner: &str) -> Registry {
+        Registry {
+            owner: owner.to_owned(),
+            reasons: Vec::new(),
+        }
+    }
+
+    /// Adds common reasons, with their shared meanings; one already
+    /// registered is not added again.
+    ///
+    /// ```
+    /// use reconciler_guest_sdk::spec::Registry;
+    /// let reasons = Registry::new("me").common(&["SecretNotFound"]).common(&["SecretNotFound"]).build();
+    /// assert_eq!(reasons.len(), 1);
+    /// ```
+    ///
+    /// # Panics
+    /// When a name is not a common reason (see [`common`]).
+    pub fn common(mut self, names: &[&str]) -> Registry {
+        for name in names {
+            if !self.reasons.iter().any(|r| r.name == *name) {
+                self.reasons.push(common(name));
+            }
+        }
+        self
+    }
+
+    /// Adds reasons the kind owns, `(name, meaning)`.
+    ///
+    /// ```
+    /// use reconciler_guest_sdk::spec::Registry;
+    /// let reasons = Registry::new("me").owned(&[("Mine", "Only mine.")]).build();
+    /// assert_eq!((reasons[0].owner.as_str(), reasons[0].name.as_str()), ("me", "Mine"));
+    /// ```
+    pub fn owned(mut self, reasons: &[(&str, &str)]) -> Registry {
+        let owner = self.owner.clone();
+        self.reasons.extend(
+            reasons
                 .iter()
-                .map(|(name, meaning)| owned(owner, name, meaning)),
-        )
-        .collect()
+                .map(|(name, meaning)| owned(&owner, name, meaning)),
+        );
+        self
+    }
+
+    /// The registry, for the kind spec's `reasons`, in the order added.
+    ///
+    /// ```
+    /// use reconciler_guest_sdk::spec::Registry;
+    /// let reasons = Registry::new("me").owned(&[("B", "b")]).common(&["SecretNotFound"]).build();
+    /// assert_eq!(reasons.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["B", "SecretNotFound"]);
+    /// ```
+    pub fn build(self) -> Vec<ReasonEntry> {
+        self.reasons
+    }
 }
 
 /// A kind by group (empty for the core API), version and kind.
+///
+/// ```
+/// let secret = reconciler_guest_sdk::spec::kind_ref("", "v1", "Secret");
+/// assert_eq!((secret.group.as_str(), secret.kind.as_str()), ("", "Secret"));
+/// ```
 pub fn kind_ref(group: &str, version: &str, kind: &str) -> KindRef {
     KindRef {
         group: group.to_owned(),
@@ -173,7 +304,15 @@ pub fn kind_ref(group: &str, version: &str, kind: &str) -> KindRef {
     }
 }
 
-/// A kind the guest reads and the cluster always serves.
+/// A kind the guest reads and the cluster always serves (a read of an
+/// undeclared kind answers `NotDeclared`; see [`Facts`](crate::Facts) for
+/// what each fact read needs).
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{kind_ref, reads};
+/// let decl = reads(kind_ref("apps", "v1", "Deployment"));
+/// assert!(!decl.optional && !decl.cross_namespace);
+/// ```
 pub fn reads(kind: KindRef) -> ReadDecl {
     ReadDecl {
         kind,
@@ -182,7 +321,14 @@ pub fn reads(kind: KindRef) -> ReadDecl {
     }
 }
 
-/// A kind the guest reads that the cluster may not serve.
+/// A kind the guest reads that the cluster may not serve: the host
+/// serves the kind without it, `api_availability` says `NotServed` or
+/// `Forbidden`, and so do reads of it.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{kind_ref, reads_optional};
+/// assert!(reads_optional(kind_ref("route.openshift.io", "v1", "Route")).optional);
+/// ```
 pub fn reads_optional(kind: KindRef) -> ReadDecl {
     ReadDecl {
         kind,
@@ -195,6 +341,11 @@ pub fn reads_optional(kind: KindRef) -> ReadDecl {
 /// 0.4.0, `read-decl.cross-namespace`): `facts.get` and `facts.list` answer
 /// as that namespace does, `forbidden` where the host does not watch it or
 /// may not read the kind there.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{across_namespaces, kind_ref, reads};
+/// assert!(across_namespaces(reads(kind_ref("", "v1", "Secret"))).cross_namespace);
+/// ```
 pub fn across_namespaces(read: ReadDecl) -> ReadDecl {
     ReadDecl {
         cross_namespace: true,
@@ -203,6 +354,11 @@ pub fn across_namespaces(read: ReadDecl) -> ReadDecl {
 }
 
 /// A stall, resolved only by a watched change.
+///
+/// ```
+/// let rule = reconciler_guest_sdk::spec::stalls("ClusterNotFound");
+/// assert_eq!(rule.recheck_seconds, None);
+/// ```
 pub fn stalls(reason: &str) -> StallRule {
     StallRule {
         reason: reason.to_owned(),
@@ -210,7 +366,13 @@ pub fn stalls(reason: &str) -> StallRule {
     }
 }
 
-/// A stall also looked at again every `seconds`.
+/// A stall also looked at again every `seconds`: for inputs the host's
+/// caches do not watch (a ClusterRole, a ConfigMap of another namespace).
+///
+/// ```
+/// let rule = reconciler_guest_sdk::spec::stalls_rechecked("ConsoleRoleMissing", 120);
+/// assert_eq!(rule.recheck_seconds, Some(120));
+/// ```
 pub fn stalls_rechecked(reason: &str, seconds: u32) -> StallRule {
     StallRule {
         reason: reason.to_owned(),
@@ -218,7 +380,15 @@ pub fn stalls_rechecked(reason: &str, seconds: u32) -> StallRule {
     }
 }
 
-/// A stall, looked at again every `recheck_seconds` when set.
+/// A stall, looked at again every `recheck_seconds` when set (for a
+/// table of `(reason, recheck)`).
+///
+/// ```
+/// use reconciler_guest_sdk::spec::stall;
+/// let table = [("SecretNotFound", None), ("ConfigMapNotFound", Some(120))];
+/// let rules: Vec<_> = table.iter().map(|(r, s)| stall(r, *s)).collect();
+/// assert_eq!(rules[1].recheck_seconds, Some(120));
+/// ```
 pub fn stall(reason: &str, recheck_seconds: Option<u32>) -> StallRule {
     StallRule {
         reason: reason.to_owned(),
@@ -244,6 +414,11 @@ pub fn column(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
 }
 
 /// A column shown only by `kubectl get -o wide`.
+///
+/// ```
+/// let expiry = reconciler_guest_sdk::spec::wide_column("Certificate-Expiry", "string", ".status.servingCertificate.expiry");
+/// assert!(expiry.wide);
+/// ```
 pub fn wide_column(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
     PrinterColumn {
         wide: true,
@@ -253,6 +428,11 @@ pub fn wide_column(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
 
 /// The column showing a condition's status (`-o wide`), such as
 /// ExposureConfined's.
+///
+/// ```
+/// let confined = reconciler_guest_sdk::spec::condition_column("ExposureConfined");
+/// assert_eq!(confined.json_path, ".status.conditions[?(@.type==\"ExposureConfined\")].status");
+/// ```
 pub fn condition_column(type_: &str) -> PrinterColumn {
     wide_column(
         type_,
@@ -261,7 +441,13 @@ pub fn condition_column(type_: &str) -> PrinterColumn {
     )
 }
 
-/// The annotation `key: value` that pauses the kind's reconciliation.
+/// The annotation `key: value` that pauses the kind's reconciliation
+/// (the evaluation's `paused` is then true).
+///
+/// ```
+/// let pause = reconciler_guest_sdk::spec::pause("pgtoolbox.fyannk.dev/reconcile", "skip").unwrap();
+/// assert_eq!(pause.value, "skip");
+/// ```
 pub fn pause(key: &str, value: &str) -> Option<PauseAnnotation> {
     Some(PauseAnnotation {
         key: key.to_owned(),

@@ -4,9 +4,44 @@ use crate::read;
 use crate::verdict::{RECONCILING, fails, ok, unknown};
 use crate::{Condition, ReadError, WorkloadFact, WorkloadState};
 
+/// Every common reason [`condition`] and [`from_state`] can set (besides
+/// the host's AsExpected and Reconciling): a guest that calls them
+/// registers these with one call,
+/// [`Registry::common`](crate::spec::Registry::common).
+///
+/// ```
+/// use reconciler_guest_sdk::spec::Registry;
+/// use reconciler_guest_sdk::workload;
+/// let reasons = Registry::new("myagent").common(&["ConfigurationInvalid"]).common(workload::REASONS).build();
+/// assert_eq!(reasons.len(), 1 + workload::REASONS.len());
+/// ```
+pub const REASONS: &[&str] = &[
+    "ReplicaFailure",
+    "RolloutStuck",
+    "SecretNotFound",
+    "SecretKeyMissing",
+    "ConfigMapNotFound",
+    "PodUnschedulable",
+    "ImagePullFailed",
+    "CrashLoopBackOff",
+    "RolloutInProgress",
+    "PodNotReady",
+];
+
 /// The condition `type_` (WorkloadReady) for the Deployment `deployment`
 /// as read: Unknown (Reconciling) while it is not observed yet or the read
-/// failed (the caller retries the pass then), else [`from_state`].
+/// failed (the caller retries the pass then), else [`from_state`]. The
+/// reasons it can set are [`REASONS`].
+///
+/// ```
+/// use reconciler_guest_sdk::{ConditionStatus, Facts, mock::{MockFacts, workload_ready}, workload};
+/// let facts = MockFacts::at(0).with_workload(workload_ready("ns", "a-agent", 2));
+/// let c = workload::condition("WorkloadReady", "a-agent", &facts.workload("ns", "a-agent"));
+/// assert_eq!(c.status, ConditionStatus::True);
+/// assert_eq!(c.message, "Deployment a-agent: 2/2 replicas Ready on the current template");
+/// let missing = workload::condition("WorkloadReady", "b-agent", &facts.workload("ns", "b-agent"));
+/// assert_eq!(missing.reason, "Reconciling");
+/// ```
 pub fn condition(
     type_: &str,
     deployment: &str,
@@ -30,6 +65,13 @@ pub fn condition(
 /// The host's classification of the Deployment, as the condition `type_`;
 /// the fact's message starts with the Deployment (prefixed when it does not
 /// already).
+///
+/// ```
+/// use reconciler_guest_sdk::{WorkloadState, mock::workload_in, workload};
+/// let w = workload_in("ns", "a-agent", WorkloadState::CrashLoopBackOff("back-off 5m0s".into()));
+/// let c = workload::from_state("WorkloadReady", "a-agent", &w);
+/// assert_eq!((c.reason.as_str(), c.message.as_str()), ("CrashLoopBackOff", "Deployment a-agent: back-off 5m0s"));
+/// ```
 pub fn from_state(type_: &str, deployment: &str, workload: &WorkloadFact) -> Condition {
     if workload.meta.deletion.is_some() {
         return unknown(
@@ -108,7 +150,7 @@ mod tests {
     }
 
     #[test]
-    fn every_reason_copied_is_a_common_reason() {
+    fn every_reason_copied_is_a_common_reason_and_listed_in_reasons() {
         let states = [
             WorkloadState::ReplicaFailure(String::new()),
             WorkloadState::RolloutStuck(String::new()),
@@ -121,9 +163,11 @@ mod tests {
             WorkloadState::RolloutInProgress(String::new()),
             WorkloadState::PodNotReady(String::new()),
         ];
+        assert_eq!(REASONS.len(), states.len(), "REASONS lists only these");
         for state in states {
             let reason = from_state(TYPE, "a", &workload_in("ns", "a", state)).reason;
             assert!(COMMON_REASONS.iter().any(|(n, _)| *n == reason), "{reason}");
+            assert!(REASONS.contains(&reason.as_str()), "{reason}");
         }
     }
 
