@@ -1,8 +1,10 @@
 //! ExposureReady: the Route, Ingress or HTTPRoute `<name>-pgadmin` and its admission, `status.url`, what may remain published under a kind the operator is refused, and `status.publishedExposureKinds` (as for a PgToolBoxConsole).
 
+use reconciler_guest_sdk::ownership::Parent;
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, holds, ok, unknown};
 use reconciler_guest_sdk::{
-    Admission, Availability, Condition, ExposureFact, ExposureKind, Facts, ReadError, message, read,
+    Admission, ApplyOutcome, Availability, Change, Condition, ExposureFact, ExposureKind, Facts,
+    ReadError, message, read,
 };
 use serde_json::Value;
 
@@ -63,6 +65,10 @@ pub struct Entry {
     /// The probe says the kind is refused (403) in the namespace.
     pub refused: bool,
     pub read: Read,
+    /// Found past the cache (its kind refused), the PgAdmin's own, not
+    /// being deleted, and its deletion not refused before: a pass that no
+    /// longer wants it deletes it (seed 000).
+    pub withdrawable: bool,
 }
 
 impl Entry {
@@ -71,6 +77,14 @@ impl Entry {
     fn may_remain(&self) -> bool {
         matches!(self.read, Read::Found(_) | Read::Refused)
             && (self.refused || matches!(self.read, Read::Refused))
+    }
+
+    /// The uid of the object found, when it is withdrawable.
+    pub fn withdrawable_uid(&self) -> Option<&str> {
+        match &self.read {
+            Read::Found(fact) if self.withdrawable => Some(fact.meta.uid.as_str()),
+            _ => None,
+        }
     }
 
     fn refused_or_unreadable(&self) -> bool {
@@ -112,11 +126,12 @@ fn optional_api(kind: ExposureKind) -> Option<reconciler_guest_sdk::KindRef> {
 /// kind `status` records as published.
 pub fn observe(
     facts: &dyn Facts,
-    namespace: &str,
+    pgadmin: &Parent,
     object: &str,
     requested: Option<ExposureKind>,
     status: &Value,
 ) -> Observation {
+    let namespace = pgadmin.namespace;
     let previous = previous_kinds(status);
     let entries = EXPOSURE_KINDS
         .into_iter()
@@ -138,10 +153,20 @@ pub fn observe(
                     }
                 }
             };
+            let refused = availability == Availability::Forbidden;
+            let withdrawable = refused
+                && matches!(&read, Read::Found(f)
+                    if f.meta.deletion.is_none()
+                        && f.meta.controller.as_ref().is_some_and(|c| c.uid == pgadmin.uid))
+                && !matches!(
+                    facts.last_apply(&exposure_kind(kind), namespace, object),
+                    Some(ApplyOutcome::Refused(_))
+                );
             Entry {
                 kind,
-                refused: availability == Availability::Forbidden,
+                refused,
                 read,
+                withdrawable,
             }
         })
         .collect();
@@ -161,11 +186,11 @@ impl Observation {
 
     /// The fixed sentences appended to ExposureReady's message, whatever
     /// its reason: one per kind refused to the operator under which an
-    /// object of the PgAdmin may remain.
-    pub fn may_remain(&self) -> Vec<String> {
+    /// object of the PgAdmin may remain, but those `changes` delete.
+    pub fn may_remain(&self, changes: &[Change]) -> Vec<String> {
         self.entries
             .iter()
-            .filter(|e| e.may_remain())
+            .filter(|e| e.may_remain() && !deletes(changes, e))
             .map(|e| {
                 format!(
                     "the operator may not read {} in {}: {} {} {} published before may remain; delete it by hand",
@@ -424,6 +449,17 @@ pub fn with_sentences(mut condition: Condition, sentences: &[String]) -> Conditi
     condition
 }
 
+/// Whether `changes` delete the object `entry` found.
+fn deletes(changes: &[Change], entry: &Entry) -> bool {
+    let Read::Found(fact) = &entry.read else {
+        return false;
+    };
+    changes.iter().any(|c| {
+        matches!(c, Change::Delete(d)
+            if d.uid == fact.meta.uid && d.kind == exposure_kind(entry.kind))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,9 +477,10 @@ mod tests {
     }
 
     fn decided(facts: &MockFacts, status: Value) -> (Exposure, Observation) {
+        let meta = meta("team-b", "orders");
         let o = observe(
             facts,
-            "team-b",
+            &Parent::of("PgAdmin", &meta),
             "orders-pgadmin",
             Some(ExposureKind::Route),
             &status,
@@ -474,15 +511,16 @@ mod tests {
         );
         let (e, o) = decided(&facts, json!({"publishedExposureKinds": ["Route"]}));
         assert_eq!(e.condition.reason, ROUTE_API_UNAVAILABLE);
-        let c = with_sentences(e.condition, &o.may_remain());
+        let c = with_sentences(e.condition, &o.may_remain(&[]));
         assert!(c.message.ends_with("the operator may not read Routes in team-b: a Route orders-pgadmin published before may remain; delete it by hand"), "{}", c.message);
     }
 
     #[test]
     fn cluster_ip_is_not_requested() {
+        let meta = meta("team-b", "orders");
         let o = observe(
             &MockFacts::at(0),
-            "team-b",
+            &Parent::of("PgAdmin", &meta),
             "orders-pgadmin",
             None,
             &json!({}),

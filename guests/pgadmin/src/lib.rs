@@ -188,13 +188,17 @@ impl Guest for PgAdmin {
         if let Some(d) = database {
             changes.extend(d.changes.iter().cloned());
         }
+        let exposure = valid.spec.exposure.as_ref();
+        let observation =
+            exposure::observe(facts, &pgadmin, &name, exposure.map(|e| e.kind), status);
         let plan = Plan {
             pgadmin: pgadmin.name,
             image: &image,
             oauth2_secret: valid.spec.oauth2_secret.as_deref(),
-            exposure: valid.spec.exposure.as_ref(),
+            exposure,
             database: connection,
             stopped: database.is_some_and(|d| d.state.is_err()),
+            observation: &observation,
         };
         rollout(&mut v, &name, &image, &render::workload(&plan), status);
         changes.extend(render::changes(&plan, facts));
@@ -209,15 +213,13 @@ impl Guest for PgAdmin {
         if workload_read.is_err() {
             v.requeue_after(read::RETRY_SECONDS);
         }
-        let exposure = valid.spec.exposure.as_ref();
-        let observation = exposure::observe(facts, ns, &name, exposure.map(|e| e.kind), status);
         let decided = exposure::decide(&observation, exposure.map(|e| e.hostname.as_str()));
         if decided.retry {
             v.requeue_after(read::RETRY_SECONDS);
         }
         v.aspect(exposure::with_sentences(
             decided.condition,
-            &observation.may_remain(),
+            &observation.may_remain(&changes),
         ));
         match decided.url {
             Url::Set(url) => {
@@ -299,15 +301,15 @@ fn hostname_refused(
         }
         _ => refusal.to_owned(),
     };
-    let withdrawal = render::withdraw(facts, None);
     let name = child_name(pgadmin.name);
     let observation = exposure::observe(
         facts,
-        pgadmin.namespace,
+        pgadmin,
         &name,
         spec::ExposureType::of(parent).and_then(spec::ExposureType::kind),
         &parent["status"],
     );
+    let withdrawal = render::withdraw(facts, &observation, None);
     let withdrawn = if withdrawal.withdrawn.is_empty() {
         "nothing is published under it and status.url is cleared".to_owned()
     } else {
@@ -332,7 +334,7 @@ fn hostname_refused(
             HOSTNAME_NOT_ALLOWED,
             format!("{refusal}: {withdrawn}"),
         ),
-        &observation.may_remain(),
+        &observation.may_remain(&withdrawal.deletions),
     ));
     v.stall(HOSTNAME_NOT_ALLOWED, configuration);
     v.field(URL_FIELD, Value::Null);

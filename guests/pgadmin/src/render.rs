@@ -7,7 +7,7 @@ use reconciler_guest_sdk::{ApplyObject, Change, DeleteObject, ExposureKind, Fact
 use serde_json::{Value, json};
 
 use crate::configdb::Connection;
-use crate::exposure::{EXPOSURE_KINDS, kind_name};
+use crate::exposure::{EXPOSURE_KINDS, Entry, Observation, kind_name};
 use crate::registry::*;
 use crate::spec::Exposure;
 
@@ -58,6 +58,8 @@ pub struct Plan<'a> {
     pub database: Option<&'a Connection>,
     /// No Pod: configDatabase is not ready yet.
     pub stopped: bool,
+    /// The exposure objects as the pass found them.
+    pub observation: &'a Observation,
 }
 
 fn deployment(plan: &Plan) -> Value {
@@ -184,7 +186,7 @@ pub fn changes(plan: &Plan, facts: &dyn Facts) -> Vec<Change> {
             exposure_object(plan.pgadmin, exposure),
         ));
     }
-    changes.extend(withdraw(facts, plan.exposure.map(|e| e.kind)).deletions);
+    changes.extend(withdraw(facts, plan.observation, plan.exposure.map(|e| e.kind)).deletions);
     changes
 }
 
@@ -198,13 +200,34 @@ pub struct Withdrawal {
 /// Deletes the PgAdmin's exposure objects of every kind but `keep`. A kind
 /// whose children cannot be read (not served, refused) has none to delete
 /// that the host could see.
-pub fn withdraw(facts: &dyn Facts, keep: Option<ExposureKind>) -> Withdrawal {
+pub fn withdraw(
+    facts: &dyn Facts,
+    observation: &Observation,
+    keep: Option<ExposureKind>,
+) -> Withdrawal {
     let mut withdrawal = Withdrawal {
         deletions: Vec::new(),
         withdrawn: Vec::new(),
     };
     for kind in EXPOSURE_KINDS.into_iter().filter(|k| Some(*k) != keep) {
         let api = exposure_kind(kind);
+        // A kind refused to a list: what the pass read past the cache.
+        if let Some(uid) = observation
+            .entries
+            .iter()
+            .find(|e| e.kind == kind)
+            .and_then(Entry::withdrawable_uid)
+        {
+            withdrawal
+                .withdrawn
+                .push(format!("{} {}", kind_name(kind), observation.object));
+            withdrawal.deletions.push(Change::Delete(DeleteObject {
+                kind: api.clone(),
+                name: observation.object.clone(),
+                uid: uid.to_owned(),
+            }));
+            continue;
+        }
         for child in facts.children(&api).unwrap_or_default() {
             if child.meta.deletion.is_some() {
                 continue;
@@ -228,6 +251,17 @@ mod tests {
     use crate::spec::GatewayRef;
     use reconciler_guest_sdk::mock::MockFacts;
 
+    /// No exposure object requested or recorded as published.
+    fn nothing_observed() -> Observation {
+        Observation {
+            namespace: "ns".into(),
+            object: "orders-pgadmin".into(),
+            requested: None,
+            entries: Vec::new(),
+            previous: Vec::new(),
+        }
+    }
+
     fn body(change: &Change) -> Value {
         match change {
             Change::Apply(a) => serde_json::from_str(&a.body).unwrap(),
@@ -244,6 +278,7 @@ mod tests {
             exposure: None,
             database: None,
             stopped: false,
+            observation: &nothing_observed(),
         };
         let changes = changes(&plan, &MockFacts::at(0));
         assert_eq!(changes.len(), 3);
@@ -271,6 +306,7 @@ mod tests {
             exposure: Some(&exposure),
             database: None,
             stopped: false,
+            observation: &nothing_observed(),
         };
         let facts = MockFacts::at(0).with_child(
             &route_kind(),

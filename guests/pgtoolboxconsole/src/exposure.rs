@@ -2,7 +2,8 @@
 
 use reconciler_guest_sdk::verdict::{RECONCILING, fails, holds, ok, unknown};
 use reconciler_guest_sdk::{
-    Admission, Availability, Condition, ExposureFact, ExposureKind, Facts, ReadError,
+    Admission, ApplyOutcome, Availability, Change, Condition, ExposureFact, ExposureKind, Facts,
+    ReadError,
 };
 use serde_json::Value;
 
@@ -40,6 +41,10 @@ pub struct Entry {
     /// The probe says the kind is refused (403) in the namespace.
     pub refused: bool,
     pub read: Read,
+    /// Found past the cache (its kind refused), the console's own, not
+    /// being deleted, and its deletion not refused before: a pass that no
+    /// longer wants it deletes it (seed 000).
+    pub withdrawable: bool,
 }
 
 impl Entry {
@@ -48,6 +53,14 @@ impl Entry {
     fn may_remain(&self) -> bool {
         matches!(self.read, Read::Found(_) | Read::Refused)
             && (self.refused || matches!(self.read, Read::Refused))
+    }
+
+    /// The uid of the object found, when it is withdrawable.
+    pub fn withdrawable_uid(&self) -> Option<&str> {
+        match &self.read {
+            Read::Found(fact) if self.withdrawable => Some(fact.meta.uid.as_str()),
+            _ => None,
+        }
     }
 
     fn refused_or_unreadable(&self) -> bool {
@@ -89,11 +102,12 @@ fn optional_api(kind: ExposureKind) -> Option<reconciler_guest_sdk::KindRef> {
 /// kind `status` records as published.
 pub fn observe(
     facts: &dyn Facts,
-    namespace: &str,
+    console: &Parent,
     object: &str,
     requested: Option<ExposureKind>,
     status: &Value,
 ) -> Observation {
+    let namespace = console.namespace;
     let previous = previous_kinds(status);
     let entries = [
         ExposureKind::Route,
@@ -117,10 +131,20 @@ pub fn observe(
                 Err(e) => Read::Failed(read::failure(&format!("{} {object}", kind_name(kind)), &e)),
             }
         };
+        let refused = availability == Availability::Forbidden;
+        let withdrawable = refused
+            && matches!(&read, Read::Found(f)
+                if f.meta.deletion.is_none()
+                    && f.meta.controller.as_ref().is_some_and(|c| c.uid == console.uid))
+            && !matches!(
+                facts.last_apply(&exposure_kind(kind), namespace, object),
+                Some(ApplyOutcome::Refused(_))
+            );
         Entry {
             kind,
-            refused: availability == Availability::Forbidden,
+            refused,
             read,
+            withdrawable,
         }
     })
     .collect();
@@ -158,11 +182,11 @@ impl Observation {
 
     /// The fixed sentences appended to ExposureReady's message, whatever
     /// its reason: one per kind refused to the operator under which an
-    /// object of the console may remain.
-    pub fn may_remain(&self) -> Vec<String> {
+    /// object of the console may remain, but those `changes` delete.
+    pub fn may_remain(&self, changes: &[Change]) -> Vec<String> {
         self.entries
             .iter()
-            .filter(|e| e.may_remain())
+            .filter(|e| e.may_remain() && !deletes(changes, e))
             .map(|e| {
                 format!(
                     "the operator may not read {} in {}: {} {} {} published before may remain; delete it by hand",
@@ -260,6 +284,17 @@ impl Observation {
         parts.extend(left);
         format!("{}; status.url is cleared", parts.join("; "))
     }
+}
+
+/// Whether `changes` delete the object `entry` found.
+fn deletes(changes: &[Change], entry: &Entry) -> bool {
+    let Read::Found(fact) = &entry.read else {
+        return false;
+    };
+    changes.iter().any(|c| {
+        matches!(c, Change::Delete(d)
+            if d.uid == fact.meta.uid && d.kind == exposure_kind(entry.kind))
+    })
 }
 
 /// What happens to `status.url`.
@@ -495,7 +530,14 @@ mod tests {
         requested: Option<ExposureKind>,
         status: Value,
     ) -> Observation {
-        observe(facts, "team-b", "orders-console", requested, &status)
+        let meta = meta("team-b", "orders");
+        observe(
+            facts,
+            &Parent::of("PgToolBoxConsole", &meta),
+            "orders-console",
+            requested,
+            &status,
+        )
     }
 
     #[test]
@@ -507,7 +549,7 @@ mod tests {
         assert_eq!(e.url, Url::Set("https://orders.apps.example.com".into()));
         assert_eq!(o.published(), Published::Found(ExposureKind::Route));
         assert_eq!(o.published_kinds(), json!(["Route"]));
-        assert!(o.may_remain().is_empty());
+        assert!(o.may_remain(&[]).is_empty());
     }
 
     #[test]
@@ -522,7 +564,7 @@ mod tests {
         assert_eq!(e.condition.reason, ROUTE_API_UNAVAILABLE);
         assert!(e.condition.message.contains("team-b"));
         assert_eq!(
-            o.may_remain(),
+            o.may_remain(&[]),
             [
                 "the operator may not read Routes in team-b: a Route orders-console published before may remain; delete it by hand"
             ]
@@ -545,7 +587,7 @@ mod tests {
         );
         let e = decide(&o, Some("orders.apps.example.com"));
         assert_eq!(e.condition.status, ConditionStatus::Unknown);
-        assert_eq!(o.may_remain().len(), 1);
+        assert_eq!(o.may_remain(&[]).len(), 1);
         assert_eq!(o.published(), Published::Unreadable(ExposureKind::Route));
     }
 
@@ -560,7 +602,7 @@ mod tests {
         let e = decide(&o, Some("h.example.com"));
         assert_eq!(e.condition.reason, GATEWAY_API_UNAVAILABLE);
         assert!(e.condition.message.contains("not served"));
-        assert!(o.may_remain().is_empty());
+        assert!(o.may_remain(&[]).is_empty());
         assert_eq!(o.published(), Published::Nothing);
         assert_eq!(o.published_kinds(), Value::Null);
     }

@@ -72,13 +72,7 @@ impl Guest for PgToolBoxConsole {
             hostname::check(h, &input.setting_list(hostname::ALLOWED_HOST_SUFFIXES)).err()
         });
         let requested = ExposureType::of(&parent).and_then(ExposureType::kind);
-        let observation = exposure::observe(
-            facts,
-            console.namespace,
-            &children.exposure,
-            requested,
-            status,
-        );
+        let observation = exposure::observe(facts, &console, &children.exposure, requested, status);
         let deployment = facts.workload(console.namespace, &children.workload);
         let network_policy = parent["spec"]["exposure"]["networkPolicy"].clone();
 
@@ -86,8 +80,7 @@ impl Guest for PgToolBoxConsole {
         let mut valid: Option<Valid> = None;
         let mut withdrawal: Option<Withdrawal> = None;
         if let Some(refusal) = &refusal {
-            let found =
-                render::exposure::withdraw(facts, console.namespace, &children.exposure, None);
+            let found = render::exposure::withdraw(facts, &observation, None);
             pass.hostname_refused(input, &parent, refusal, &observation, &console, &found);
             withdrawal = Some(found);
         } else if !input.paused {
@@ -117,21 +110,9 @@ impl Guest for PgToolBoxConsole {
         pass.recover(status, input.paused);
 
         let mut verdict = VerdictBuilder::new();
-        let may_remain = observation.may_remain();
-        pass.exposure = match pass.exposure.take() {
-            Some(exposure) => Some(exposure::with_sentences(exposure, &may_remain)),
-            // Not evaluated, but what may remain is said whatever else
-            // holds (seed 000): what the operator cannot observe now.
-            None if !input.paused && !may_remain.is_empty() => Some(exposure::with_sentences(
-                unknown(
-                    EXPOSURE_READY,
-                    RECONCILING,
-                    "not evaluated while ConfigurationValid is not True",
-                ),
-                &may_remain,
-            )),
-            None => None,
-        };
+        // ExposureReady's may-remain sentences follow the changes asked
+        // (what this pass deletes is not left): it is set once they are.
+        let exposure_evaluated = pass.exposure.take();
         let configuration_valid = pass
             .configuration
             .as_ref()
@@ -139,7 +120,7 @@ impl Guest for PgToolBoxConsole {
         for c in [
             pass.configuration.take(),
             pass.workload.take(),
-            pass.exposure.take(),
+            exposure_evaluated.clone(),
         ]
         .into_iter()
         .flatten()
@@ -219,6 +200,7 @@ impl Guest for PgToolBoxConsole {
                             (None, Some(sources)) => CaBundleSource::Mirror(sources),
                             (None, None) => CaBundleSource::NotMounted,
                         },
+                        observation: &observation,
                     },
                     facts,
                 );
@@ -229,6 +211,24 @@ impl Guest for PgToolBoxConsole {
             }
             _ => Vec::new(),
         };
+        let may_remain = observation.may_remain(&changes);
+        let exposure = match exposure_evaluated {
+            Some(exposure) => Some(exposure::with_sentences(exposure, &may_remain)),
+            // Not evaluated, but what may remain is said whatever else
+            // holds (seed 000): what the operator cannot observe now.
+            None if !input.paused && !may_remain.is_empty() => Some(exposure::with_sentences(
+                unknown(
+                    EXPOSURE_READY,
+                    RECONCILING,
+                    "not evaluated while ConfigurationValid is not True",
+                ),
+                &may_remain,
+            )),
+            None => None,
+        };
+        if let Some(exposure) = exposure {
+            verdict.aspect(exposure);
+        }
         if let Some(seconds) = pass.requeue {
             verdict.requeue_after(seconds);
         }

@@ -71,6 +71,8 @@ pub struct Plan<'a> {
     /// What becomes of the ingress NetworkPolicy.
     pub policy: &'a PolicyPlan,
     pub ca_bundle: CaBundleSource<'a>,
+    /// The exposure objects as the pass found them.
+    pub observation: &'a crate::exposure::Observation,
 }
 
 /// The changes of a pass, and the reads of children that failed: the
@@ -212,7 +214,7 @@ pub fn changes(plan: &Plan, facts: &dyn Facts) -> Rendered {
     // What is no longer wanted: the other exposure kinds, the RoleBindings
     // of roles no longer bound, the policy the plan removes, the mirror
     // once the user names a bundle of their own.
-    let withdrawal = exposure::withdraw(facts, namespace, &children.exposure, requested);
+    let withdrawal = exposure::withdraw(facts, plan.observation, requested);
     rendered.changes.extend(withdrawal.deletes);
     rendered.unread.extend(withdrawal.unread);
     let bindings: Vec<String> = plan

@@ -11,6 +11,7 @@ pub mod memo;
 pub mod meta;
 pub mod network_policy;
 pub mod nodes;
+pub mod past_cache;
 #[cfg(test)]
 mod robustness;
 pub mod selector;

@@ -15,6 +15,7 @@ use crate::contract::facts::{ReadError, WorkloadFact};
 use crate::facts::diagnose::typed;
 use crate::facts::known_kinds::{deployment_kind, pod_kind};
 use crate::facts::memo::MemoKey;
+use crate::facts::past_cache::{MAX_READS, ObjectKey};
 use crate::facts::source::{ApplyOutcome, Availability, ObjectSource, SourceError};
 use crate::facts::workload::{DeploymentPart, deployment_part, pod_fact};
 use crate::facts::{Cached, Dependency, Selector};
@@ -47,6 +48,10 @@ pub struct FactServer {
     /// The declared kinds the guest may read in other namespaces than its
     /// parent's (`read-decl.cross-namespace`).
     across: Arc<BTreeSet<KindRef>>,
+    /// The objects the cache refused whose source has no answer past the
+    /// cache yet: the host reads them and passes again
+    /// (`crate::facts::past_cache`).
+    past_cache_wanted: BTreeSet<ObjectKey>,
 }
 
 impl FactServer {
@@ -76,6 +81,7 @@ impl FactServer {
             optional: Arc::default(),
             failed_read: None,
             across: Arc::default(),
+            past_cache_wanted: BTreeSet::new(),
         }
     }
 
@@ -188,10 +194,39 @@ impl FactServer {
             }
             SourceError::NotServed(_) => ReadError::NotServed(text),
             SourceError::Forbidden { .. } => ReadError::Forbidden(text),
-            SourceError::NotWatched(_) | SourceError::NoLongerServed(_) => ReadError::Failed(text),
+            SourceError::NotWatched(_)
+            | SourceError::NoLongerServed(_)
+            | SourceError::PastCache { .. } => ReadError::Failed(text),
         };
         self.failed_read.get_or_insert(e);
         answer
+    }
+
+    /// The objects to read past the cache before the pass is evaluated
+    /// again: at most [`MAX_READS`], beyond which the refusal stands.
+    pub fn take_past_cache_wanted(&mut self) -> BTreeSet<ObjectKey> {
+        std::mem::take(&mut self.past_cache_wanted)
+    }
+
+    /// An object the cache refused (its kind may not be listed in the
+    /// namespace), from the source's read past the cache; not read yet,
+    /// it is wanted (within the bound) and the refusal is the answer of
+    /// this evaluation, which the host runs again with the object read.
+    fn past_the_cache(
+        &mut self,
+        refused: SourceError,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Cached>>, SourceError> {
+        if let Some(answer) = self.source.past_cache(kind, namespace, name) {
+            return answer;
+        }
+        if self.past_cache_wanted.len() < MAX_READS {
+            self.past_cache_wanted
+                .insert((kind.clone(), namespace.to_owned(), name.to_owned()));
+        }
+        Err(refused)
     }
 
     /// What the pass read so far.
@@ -223,9 +258,13 @@ impl FactServer {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         });
-        Ok(self
-            .source
-            .get(kind, namespace, name)
+        let found = match self.source.get(kind, namespace, name) {
+            Err(refused @ SourceError::Forbidden { .. }) => {
+                self.past_the_cache(refused, kind, namespace, name)
+            }
+            answer => answer,
+        };
+        Ok(found
             .map_err(|e| self.read_error(e))?
             .filter(|o| across || self.visible(o)))
     }

@@ -37,7 +37,16 @@ pub enum SourceError {
         "{0} is no longer served: it was when the host started watching it (its CustomResourceDefinition deleted?)"
     )]
     NoLongerServed(KindRef),
+    /// A read past the cache (one object of a kind the host may not list
+    /// there) failed otherwise than refused: retried with the pass.
+    /// `object` names it: `<kind> <namespace>/<name>`.
+    #[error("reading {object} past the cache failed: {why}")]
+    PastCache { object: String, why: String },
 }
+
+/// What a read of one object past the cache answered: found, absent, or
+/// why not.
+pub type PastCacheAnswer = Result<Option<Arc<Cached>>, SourceError>;
 
 /// Which optional kinds can be read where: per namespace, with `""` as
 /// the default for every namespace. A kind not in the table is available.
@@ -122,6 +131,19 @@ pub trait ObjectSource: Send + Sync {
         false
     }
 
+    /// The object `name` of `kind` in `namespace`, read past the cache: a
+    /// kind the host may not list or watch there may still be readable
+    /// one object at a time (`crate::facts::past_cache`). `None`: not read
+    /// yet, which the pass's reader asks the host for.
+    fn past_cache(
+        &self,
+        _kind: &KindRef,
+        _namespace: &str,
+        _name: &str,
+    ) -> Option<PastCacheAnswer> {
+        None
+    }
+
     /// The outcome of the host's last apply of the child `name` of `kind`
     /// in `namespace`, if it applied it since it started.
     fn last_apply(&self, _kind: &KindRef, _namespace: &str, _name: &str) -> Option<ApplyOutcome> {
@@ -148,6 +170,10 @@ pub struct MemorySource {
     apply_times: BTreeMap<ChildKey, jiff::Timestamp>,
     /// Namespaces the source does not watch.
     unwatched: std::collections::BTreeSet<String>,
+    /// The (kind, namespace) pairs refused to a list whose objects a read
+    /// past the cache finds (a fixture's `directGet`); any other refused
+    /// kind refuses that read too.
+    gettable: std::collections::BTreeSet<(KindRef, String)>,
 }
 
 impl MemorySource {
@@ -172,6 +198,12 @@ impl MemorySource {
 
     pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
         self.availability.set(kind, namespace, availability);
+    }
+
+    /// Lets a read past the cache find the objects of `kind` in
+    /// `namespace` (every namespace when empty) while a list is refused.
+    pub fn allow_direct_get(&mut self, kind: KindRef, namespace: &str) {
+        self.gettable.insert((kind, namespace.to_owned()));
     }
 
     /// Leaves `namespace` out of what the source watches.
@@ -241,6 +273,20 @@ impl ObjectSource for MemorySource {
 
     fn watches(&self, namespace: &str) -> bool {
         !self.unwatched.contains(namespace)
+    }
+
+    fn past_cache(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<PastCacheAnswer> {
+        let gettable = [namespace, ""]
+            .iter()
+            .any(|ns| self.gettable.contains(&(kind.clone(), (*ns).to_owned())));
+        Some(if gettable {
+            Ok(self
+                .objects
+                .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+                .cloned())
+        } else {
+            self.availability.check(kind, namespace).map(|()| None)
+        })
     }
 
     fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {

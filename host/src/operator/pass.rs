@@ -4,6 +4,7 @@
 //! module evaluated and whether the guest was to blame, and its caller
 //! counts that against the module's probation.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +16,8 @@ use tracing::Instrument;
 
 use crate::facts::Dependency;
 use crate::facts::ObjectSource;
+use crate::facts::past_cache::{MAX_READS, PastCache, WithPastCache};
+use crate::operator::cluster::past_cache;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
 use crate::operator::schedule::ParentKey;
@@ -77,6 +80,10 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Pass {
         .await
 }
 
+/// How soon after deleting an object read past the cache its parent
+/// passes again, to observe what no watch reports.
+const OBSERVE_UNWATCHED_AFTER: Duration = Duration::from_secs(1);
+
 async fn reconcile(
     registry: &Registry,
     kind: &Kind,
@@ -117,13 +124,25 @@ async fn reconcile(
     let paused = spec.is_paused(&parent);
     let now = jiff::Timestamp::now();
     let started = std::time::Instant::now();
-    let evaluated = {
+    // Objects the cache refused are read past it after an evaluation
+    // that wanted them, and the pass is evaluated again with them (at most
+    // MAX_READS objects a pass, in as many rounds).
+    let mut past_cache = PastCache::default();
+    let mut guest_time = Duration::ZERO;
+    let evaluated = loop {
         let module = module.clone();
-        let source: Arc<dyn ObjectSource> = registry.source.clone();
+        let source: Arc<dyn ObjectSource> = if past_cache.is_empty() {
+            registry.source.clone()
+        } else {
+            Arc::new(WithPastCache::new(
+                registry.source.clone(),
+                Arc::new(past_cache.clone()),
+            ))
+        };
         let settings = kind.settings.clone();
         let parent = parent.clone();
         let pass_span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
+        let (evaluated, time) = tokio::task::spawn_blocking(move || {
             let _evaluating =
                 tracing::info_span!(parent: &pass_span, "evaluate", guest = %module.name())
                     .entered();
@@ -138,9 +157,27 @@ async fn reconcile(
             (evaluated, started.elapsed())
         })
         .await
-        .expect("an evaluation never panics")
+        .expect("an evaluation never panics");
+        guest_time += time;
+        let wanted: BTreeSet<_> = evaluated
+            .past_cache_wanted
+            .iter()
+            .filter(|k| !past_cache.contains(k))
+            .take(MAX_READS.saturating_sub(past_cache.len()))
+            .cloned()
+            .collect();
+        if wanted.is_empty() {
+            break evaluated;
+        }
+        past_cache::read(
+            kind.writer.client(),
+            &registry.source,
+            &wanted,
+            &mut past_cache,
+        )
+        .instrument(tracing::info_span!("read past the cache"))
+        .await;
     };
-    let (evaluated, guest_time) = evaluated;
     registry
         .metrics
         .guest_seconds
@@ -176,6 +213,7 @@ async fn reconcile(
         Ok(_) if evaluated.failed_read.is_none() => {
             match children::check(
                 &registry.source,
+                &past_cache,
                 &kind.resource,
                 &parent,
                 &evaluated.changes,
@@ -232,6 +270,13 @@ async fn reconcile(
         .as_ref()
         .and_then(|m| m.as_ref().ok())
         .and_then(|m| m.renew_after);
+    // An object deleted past the cache sends no watch event: a pass soon
+    // after observes it gone.
+    let observe_after = made
+        .as_ref()
+        .and_then(|m| m.as_ref().ok())
+        .filter(|m| m.deleted_unwatched > 0)
+        .map(|_| OBSERVE_UNWATCHED_AFTER);
     let outcome = match (evaluated.outcome, made) {
         (Err(e), _) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
@@ -362,6 +407,7 @@ async fn reconcile(
         .map(|s| Duration::from_secs(u64::from(s)))
         .into_iter()
         .chain(renew_after)
+        .chain(observe_after)
         .chain(planned.requeue_after)
         .min();
     ended(if failed {

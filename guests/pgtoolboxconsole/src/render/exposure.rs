@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::{head, object};
 use crate::children::{CONSOLE_PORT, CONSOLE_PORT_NAME, kind_name};
+use crate::exposure::{Entry, Observation};
 use crate::registry::exposure_kind;
 
 /// Every exposure kind, in the order they are looked at.
@@ -99,14 +100,30 @@ pub struct Withdrawal {
 /// are left to finish.
 pub fn withdraw(
     facts: &dyn Facts,
-    namespace: &str,
-    object: &str,
+    observation: &Observation,
     keep: Option<ExposureKind>,
 ) -> Withdrawal {
+    let (namespace, object) = (observation.namespace.as_str(), observation.object.as_str());
     let mut withdrawal = Withdrawal::default();
     for kind in KINDS.into_iter().filter(|k| Some(*k) != keep) {
         let api = exposure_kind(kind);
         if facts.api_availability(&api, namespace) != Availability::Available {
+            // A kind refused to a list: what the pass read past the cache.
+            if let Some(uid) = observation
+                .entries
+                .iter()
+                .find(|e| e.kind == kind)
+                .and_then(Entry::withdrawable_uid)
+            {
+                withdrawal.deletes.push(Change::Delete(DeleteObject {
+                    kind: api.clone(),
+                    name: object.to_owned(),
+                    uid: uid.to_owned(),
+                }));
+                withdrawal
+                    .withdrawn
+                    .push(format!("{} {object}", kind_name(kind)));
+            }
             continue;
         }
         let children = match facts.children(&api) {
@@ -139,7 +156,9 @@ pub fn withdraw(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler_guest_sdk::mock::MockFacts;
+    use reconciler_guest_sdk::mock::{MockFacts, meta};
+    use reconciler_guest_sdk::ownership::Parent;
+    use reconciler_guest_sdk::{ApplyOutcome, ExposureFact};
 
     const PUBLISHED: Published = Published {
         object: "orders-console",
@@ -187,6 +206,19 @@ mod tests {
         );
     }
 
+    /// The exposure objects of the console `orders` in `team-b`, which
+    /// requests none and recorded a Route as published.
+    fn observed(facts: &MockFacts) -> Observation {
+        let meta = meta("team-b", "orders");
+        crate::exposure::observe(
+            facts,
+            &Parent::of("PgToolBoxConsole", &meta),
+            "orders-console",
+            None,
+            &json!({"publishedExposureKinds": ["Route"]}),
+        )
+    }
+
     fn child(kind: &str, name: &str, uid: &str) -> Value {
         json!({"apiVersion": "v1", "kind": kind,
                "metadata": {"name": name, "namespace": "team-b", "uid": uid}})
@@ -207,12 +239,7 @@ mod tests {
                 &exposure_kind(ExposureKind::Ingress),
                 child("Ingress", "other", "u3"),
             );
-        let w = withdraw(
-            &facts,
-            "team-b",
-            "orders-console",
-            Some(ExposureKind::Ingress),
-        );
+        let w = withdraw(&facts, &observed(&facts), Some(ExposureKind::Ingress));
         assert_eq!(w.withdrawn, ["Route orders-console"]);
         assert_eq!(
             w.deletes,
@@ -222,7 +249,7 @@ mod tests {
                 uid: "u1".into(),
             })]
         );
-        let all = withdraw(&facts, "team-b", "orders-console", None);
+        let all = withdraw(&facts, &observed(&facts), None);
         assert_eq!(
             all.withdrawn,
             ["Route orders-console", "Ingress orders-console"]
@@ -242,9 +269,81 @@ mod tests {
                 Availability::Forbidden,
             )
             .failing("children", "HTTPRoute");
-        let w = withdraw(&facts, "team-b", "orders-console", None);
+        let w = withdraw(&facts, &observed(&facts), None);
         assert!(w.deletes.is_empty());
         assert_eq!(w.unread.len(), 1);
         assert!(w.unread[0].contains("the console's HTTPRoutes"));
+    }
+
+    /// Seed 000 (RouteAPIUnavailable): a Route published before its kind
+    /// was refused is read past the cache and "deleted when it is owned
+    /// and no longer wanted (the same UID)"; its deletion refused, the
+    /// sentence says it may remain instead.
+    #[test]
+    fn a_route_read_past_the_cache_is_withdrawn_by_its_uid_unless_refused_before() {
+        let route = exposure_kind(ExposureKind::Route);
+        let mut own = meta("team-b", "orders-console");
+        own.uid = "u-route".into();
+        own.controller = Some(reconciler_guest_sdk::ControllerRef {
+            api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
+            kind: "PgToolBoxConsole".into(),
+            name: "orders".into(),
+            uid: "uid-team-b-orders".into(),
+        });
+        let found = ExposureFact {
+            meta: own.clone(),
+            kind: ExposureKind::Route,
+            hostnames: vec!["orders.apps.example.com".into()],
+            admission: reconciler_guest_sdk::Admission::Admitted,
+        };
+        let facts = MockFacts::at(0)
+            .with_availability(&route, "team-b", Availability::Forbidden)
+            .with_direct_get(&route, "team-b")
+            .with_exposure(found.clone());
+        let o = observed(&facts);
+        let w = withdraw(&facts, &o, None);
+        assert_eq!(w.withdrawn, ["Route orders-console"]);
+        assert_eq!(
+            w.deletes,
+            [Change::Delete(DeleteObject {
+                kind: route.clone(),
+                name: "orders-console".into(),
+                uid: "u-route".into(),
+            })]
+        );
+        assert!(o.may_remain(&w.deletes).is_empty(), "deleted, not left");
+
+        let refused = facts.with_last_apply(
+            &route,
+            "team-b",
+            "orders-console",
+            ApplyOutcome::Refused(reconciler_guest_sdk::ApplyRefusal {
+                code: 403,
+                reason: "Forbidden".into(),
+                message: "routes.route.openshift.io \"orders-console\" is forbidden".into(),
+            }),
+        );
+        let o = observed(&refused);
+        let w = withdraw(&refused, &o, None);
+        assert!(w.deletes.is_empty());
+        assert_eq!(
+            o.may_remain(&w.deletes),
+            [
+                "the operator may not read Routes in team-b: a Route orders-console published before may remain; delete it by hand"
+            ]
+        );
+
+        let mut another = found;
+        another.meta.controller = None;
+        let facts = MockFacts::at(0)
+            .with_availability(&route, "team-b", Availability::Forbidden)
+            .with_direct_get(&route, "team-b")
+            .with_exposure(another);
+        let o = observed(&facts);
+        assert!(
+            withdraw(&facts, &o, None).deletes.is_empty(),
+            "not the console's"
+        );
+        assert_eq!(o.may_remain(&[]).len(), 1);
     }
 }

@@ -5,5 +5,6 @@
 pub mod cache;
 pub mod health;
 pub mod namespaces;
+pub mod past_cache;
 pub mod probe;
 pub mod watch;

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 use crate::contract::model::{Change, secret_kind};
 use crate::facts::meta::controller_uid;
+use crate::facts::past_cache::PastCache;
 use crate::facts::{ApplyOutcome, certificates};
 use crate::marks::FIELD_MANAGER;
 pub use crate::marks::{APPLIED, MANAGED_BY};
@@ -90,6 +91,9 @@ pub struct Made {
     /// Applies not sent: the cached child already had every field.
     pub unchanged: usize,
     pub deleted: usize,
+    /// Of those, objects read past the cache: no watch tells of their
+    /// going, so the parent passes again to observe it.
+    pub deleted_unwatched: usize,
     /// When the earliest serving certificate of the pass is to be renewed.
     pub renew_after: Option<Duration>,
 }
@@ -120,22 +124,6 @@ pub fn has_all(desired: &Value, actual: &Value) -> bool {
         }
         (d, a) => d == a,
     }
-}
-
-/// Makes `changes` for `parent` (of `parent_resource`) at once: checked,
-/// then executed. `metrics` counts them per parent kind; `authority` signs
-/// serving certificates.
-pub async fn make(
-    client: &Client,
-    source: &ClusterSource,
-    metrics: &Metrics,
-    authority: &Authority,
-    parent_resource: &ApiResource,
-    parent: &Value,
-    changes: &[Change],
-) -> Result<Made, ChildrenError> {
-    let checked = check(source, parent_resource, parent, changes)?;
-    execute(client, source, metrics, authority, checked).await
 }
 
 /// The changes of a pass checked as a whole against the cache, each with
@@ -176,6 +164,7 @@ impl Checked<'_> {
 /// cache: nothing is to be written if one is refused.
 pub fn check<'a>(
     source: &ClusterSource,
+    past_cache: &PastCache,
     parent_resource: &'a ApiResource,
     parent: &'a Value,
     changes: &'a [Change],
@@ -188,7 +177,7 @@ pub fn check<'a>(
         namespace: md["namespace"].as_str().unwrap_or_default(),
         uid: md["uid"].as_str().unwrap_or_default(),
     };
-    let planned = plan(source, &owner, changes)?;
+    let planned = plan(source, past_cache, &owner, changes)?;
     Ok(Checked { owner, planned })
 }
 
@@ -215,6 +204,7 @@ pub async fn execute(
         resource,
         cached,
         desired,
+        unwatched,
     } in planned
     {
         let labels = ChildLabels {
@@ -363,11 +353,20 @@ pub async fn execute(
                 match api.delete(name, &params).await {
                     Ok(_) => {
                         made.deleted += 1;
+                        made.deleted_unwatched += usize::from(unwatched);
                         metrics.child_deletes.get_or_create(&labels).inc();
                     }
                     // Gone already, or another object by that name now.
                     Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
-                    Err(e) => return Err(failed(e)),
+                    Err(e) => {
+                        // What the guest learns of an object it cannot
+                        // watch: its deletion refused (seed 000: the
+                        // sentence on ExposureReady instead).
+                        if unwatched {
+                            record_refusal(source, metrics, &owner, change, &e);
+                        }
+                        return Err(failed(e));
+                    }
                 }
             }
         }
@@ -382,12 +381,15 @@ struct Planned<'c> {
     resource: ApiResource,
     cached: Option<Value>,
     desired: Option<Value>,
+    /// `cached` was read past the cache (a deletion only).
+    unwatched: bool,
 }
 
 /// Checks `changes` as a whole against the cache: nothing is written if
 /// one is refused.
 fn plan<'c>(
     source: &ClusterSource,
+    past_cache: &PastCache,
     owner: &Parent<'_>,
     changes: &'c [Change],
 ) -> Result<Vec<Planned<'c>>, ChildrenError> {
@@ -400,10 +402,20 @@ fn plan<'c>(
                 kind: kind.clone(),
             });
         };
-        let cached = source
+        let mut cached = source
             .cache(kind)
             .and_then(|c| c.get(owner.namespace, change.name()))
             .map(|c| (*c).clone());
+        // An object of a kind the host may not watch there, which the
+        // pass read past the cache: only ever deleted (seed 000).
+        let mut unwatched = false;
+        if cached.is_none()
+            && matches!(change, Change::Delete { .. })
+            && let Some(found) = past_cache.found(kind, owner.namespace, change.name())
+        {
+            cached = Some(found.value().as_ref().clone());
+            unwatched = true;
+        }
         let refused = |why: String| ChildrenError::Refused {
             change: change.to_string(),
             why,
@@ -460,6 +472,7 @@ fn plan<'c>(
             resource,
             cached,
             desired,
+            unwatched,
         });
     }
     Ok(planned)
@@ -552,28 +565,42 @@ fn record<T>(
     change: &Change,
     answer: &Result<T, kube::Error>,
 ) {
-    let outcome = match answer {
-        Ok(_) => ApplyOutcome::Applied,
-        Err(e) => {
-            metrics
-                .child_refusals
-                .get_or_create(&ChildRefusalLabels {
-                    kind: owner.kind.to_owned(),
-                    child: change.kind().kind.clone(),
-                    class: class_label(api_error::classify(e)).to_owned(),
-                })
-                .inc();
-            let kube::Error::Api(status) = e else {
-                return;
-            };
-            ApplyOutcome::Refused {
-                code: status.code,
-                reason: status.reason.clone(),
-                message: status.message.clone(),
-            }
-        }
-    };
-    source.record_apply(change.kind(), owner.namespace, change.name(), outcome);
+    match answer {
+        Ok(_) => source.record_apply(
+            change.kind(),
+            owner.namespace,
+            change.name(),
+            ApplyOutcome::Applied,
+        ),
+        Err(e) => record_refusal(source, metrics, owner, change, e),
+    }
+}
+
+/// Records the API server's refusal of a write of `change` (its code,
+/// reason and message, for `facts.last-apply`) and counts it by class.
+fn record_refusal(
+    source: &ClusterSource,
+    metrics: &Metrics,
+    owner: &Parent<'_>,
+    change: &Change,
+    e: &kube::Error,
+) {
+    metrics
+        .child_refusals
+        .get_or_create(&ChildRefusalLabels {
+            kind: owner.kind.to_owned(),
+            child: change.kind().kind.clone(),
+            class: class_label(api_error::classify(e)).to_owned(),
+        })
+        .inc();
+    if let kube::Error::Api(status) = e {
+        let outcome = ApplyOutcome::Refused {
+            code: status.code,
+            reason: status.reason.clone(),
+            message: status.message.clone(),
+        };
+        source.record_apply(change.kind(), owner.namespace, change.name(), outcome);
+    }
 }
 
 async fn create(api: &Api<DynamicObject>, object: Value) -> Result<DynamicObject, kube::Error> {
