@@ -3,7 +3,7 @@
 use reconciler_guest_sdk::spec::{
     across_namespaces, kind_ref, pause, reads, reads_optional, registry, stall,
 };
-use reconciler_guest_sdk::{ConventionProfile, ExposureKind, KindRef, KindSpec};
+use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -268,13 +268,7 @@ pub fn http_route_kind() -> KindRef {
 }
 
 /// The API of an exposure kind.
-pub fn exposure_kind(kind: ExposureKind) -> KindRef {
-    match kind {
-        ExposureKind::Route => route_kind(),
-        ExposureKind::Ingress => ingress_kind(),
-        ExposureKind::HttpRoute => http_route_kind(),
-    }
-}
+pub use reconciler_guest_sdk::exposure::kind_ref as exposure_kind;
 
 /// Every kind the guest applies or deletes: the workload (Deployment,
 /// Service, the data PersistentVolumeClaim), the exposure object of each

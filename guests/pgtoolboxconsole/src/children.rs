@@ -1,7 +1,5 @@
 //! The objects the operator renders for a console, under their generated names.
 
-use reconciler_guest_sdk::ExposureKind;
-
 /// The labels of the console's Pods (with `app.kubernetes.io/instance: <name>`).
 pub const POD_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "pgtoolbox-console");
 pub const POD_INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
@@ -45,34 +43,7 @@ impl Children {
     }
 }
 
-/// The kind's name, as users read it.
-pub fn kind_name(kind: ExposureKind) -> &'static str {
-    match kind {
-        ExposureKind::Route => "Route",
-        ExposureKind::Ingress => "Ingress",
-        ExposureKind::HttpRoute => "HTTPRoute",
-    }
-}
-
-/// The kind's plural, as in "may not read Routes".
-pub fn kind_plural(kind: ExposureKind) -> &'static str {
-    match kind {
-        ExposureKind::Route => "Routes",
-        ExposureKind::Ingress => "Ingresses",
-        ExposureKind::HttpRoute => "HTTPRoutes",
-    }
-}
-
-/// The kind named by `name` (as `status.publishedExposureKinds` records it).
-pub fn kind_named(name: &str) -> Option<ExposureKind> {
-    [
-        ExposureKind::Route,
-        ExposureKind::Ingress,
-        ExposureKind::HttpRoute,
-    ]
-    .into_iter()
-    .find(|k| kind_name(*k) == name)
-}
+pub use reconciler_guest_sdk::exposure::{kind_name, kind_named, kind_plural};
 
 #[cfg(test)]
 mod tests {
@@ -90,17 +61,5 @@ mod tests {
             c.role_binding("pgtoolbox-console-pod-logs"),
             "orders-console-pod-logs"
         );
-    }
-
-    #[test]
-    fn kind_names_round_trip() {
-        for k in [
-            ExposureKind::Route,
-            ExposureKind::Ingress,
-            ExposureKind::HttpRoute,
-        ] {
-            assert_eq!(kind_named(kind_name(k)), Some(k));
-        }
-        assert_eq!(kind_named("Service"), None);
     }
 }

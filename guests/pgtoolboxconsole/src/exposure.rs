@@ -1,520 +1,103 @@
-//! ExposureReady: the Route, Ingress or HTTPRoute `<name>-console` and its admission, `status.url`, what may remain published under a kind the operator is refused, and `status.publishedExposureKinds`.
+//! ExposureReady of a console: the SDK's exposure (`reconciler_guest_sdk::exposure`, shared with the PgAdmin) in the console's words, for the Route, Ingress or HTTPRoute `<name>-console`; and what only the console says of it: what is published, for ExposureConfined, and what a HostnameNotAllowed withdrawal leaves.
 
-use reconciler_guest_sdk::verdict::{RECONCILING, fails, holds, ok, unknown};
-use reconciler_guest_sdk::{
-    Admission, ApplyOutcome, Availability, Change, Condition, ExposureFact, ExposureKind, Facts,
-    ReadError,
-};
-use serde_json::Value;
-
-use reconciler_guest_sdk::message;
 use reconciler_guest_sdk::ownership::Parent;
-use reconciler_guest_sdk::read;
 
-use crate::children::{kind_name, kind_named, kind_plural};
+use reconciler_guest_sdk::exposure::kind_name;
+pub use reconciler_guest_sdk::exposure::{
+    Entry, Exposure, Observation, PUBLISHED_KINDS_FIELD, Read, URL_FIELD, Url, observe,
+    with_sentences,
+};
+
 use crate::confinement::Published;
-use crate::registry::*;
-
-/// The status field recording the kinds published, so a later refusal of
-/// the kind still knows one may remain.
-pub const PUBLISHED_KINDS_FIELD: &str = "publishedExposureKinds";
-/// The status field holding the console's address once it is admitted.
-pub const URL_FIELD: &str = "url";
-
-/// What one read of an exposure object answered.
-#[derive(Clone, Debug)]
-pub enum Read {
-    Found(Box<ExposureFact>),
-    Absent,
-    /// The API is not served by the cluster: nothing of the kind exists.
-    NotServed,
-    /// The operator may not read the kind in the namespace.
-    Refused,
-    /// Any other failure: not known now, retried.
-    Failed(String),
-}
-
-/// One kind looked at: the requested one, and each recorded as published.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub kind: ExposureKind,
-    /// The probe says the kind is refused (403) in the namespace.
-    pub refused: bool,
-    pub read: Read,
-    /// Found past the cache (its kind refused), the console's own, not
-    /// being deleted, and its deletion not refused before: a pass that no
-    /// longer wants it deletes it (seed 000).
-    pub withdrawable: bool,
-}
-
-impl Entry {
-    /// One may remain that the operator cannot manage: the kind is refused
-    /// and the object was found anyway or could not be read.
-    fn may_remain(&self) -> bool {
-        matches!(self.read, Read::Found(_) | Read::Refused)
-            && (self.refused || matches!(self.read, Read::Refused))
-    }
-
-    /// The uid of the object found, when it is withdrawable.
-    pub fn withdrawable_uid(&self) -> Option<&str> {
-        match &self.read {
-            Read::Found(fact) if self.withdrawable => Some(fact.meta.uid.as_str()),
-            _ => None,
-        }
-    }
-
-    fn refused_or_unreadable(&self) -> bool {
-        self.refused || matches!(self.read, Read::Refused)
-    }
-}
-
-/// The exposure objects of a console, as one pass found them.
-#[derive(Clone, Debug)]
-pub struct Observation {
-    pub namespace: String,
-    /// `<name>-console`.
-    pub object: String,
-    pub requested: Option<ExposureKind>,
-    pub entries: Vec<Entry>,
-    /// `status.publishedExposureKinds` before this pass.
-    pub previous: Vec<ExposureKind>,
-}
-
-/// `status.publishedExposureKinds` of the previous status.
-pub fn previous_kinds(status: &Value) -> Vec<ExposureKind> {
-    status[PUBLISHED_KINDS_FIELD]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|k| k.as_str().and_then(kind_named))
-        .collect()
-}
-
-fn optional_api(kind: ExposureKind) -> Option<reconciler_guest_sdk::KindRef> {
-    match kind {
-        ExposureKind::Route => Some(route_kind()),
-        ExposureKind::HttpRoute => Some(http_route_kind()),
-        ExposureKind::Ingress => None,
-    }
-}
-
-/// Reads the exposure object `object` of the requested kind and of every
-/// kind `status` records as published.
-pub fn observe(
-    facts: &dyn Facts,
-    console: &Parent,
-    object: &str,
-    requested: Option<ExposureKind>,
-    status: &Value,
-) -> Observation {
-    let namespace = console.namespace;
-    let previous = previous_kinds(status);
-    let entries = [
-        ExposureKind::Route,
-        ExposureKind::Ingress,
-        ExposureKind::HttpRoute,
-    ]
-    .into_iter()
-    .filter(|k| requested == Some(*k) || previous.contains(k))
-    .map(|kind| {
-        let availability = optional_api(kind).map_or(Availability::Available, |api| {
-            facts.api_availability(&api, namespace)
-        });
-        let read = if availability == Availability::NotServed {
-            Read::NotServed
-        } else {
-            match facts.exposure(kind, namespace, object) {
-                Ok(Some(found)) => Read::Found(Box::new(found)),
-                Ok(None) => Read::Absent,
-                Err(ReadError::NotServed(_)) => Read::NotServed,
-                Err(ReadError::Forbidden(_)) => Read::Refused,
-                Err(e) => Read::Failed(read::failure(&format!("{} {object}", kind_name(kind)), &e)),
-            }
-        };
-        let refused = availability == Availability::Forbidden;
-        let withdrawable = refused
-            && matches!(&read, Read::Found(f)
-                if f.meta.deletion.is_none()
-                    && f.meta.controller.as_ref().is_some_and(|c| c.uid == console.uid))
-            && !matches!(
-                facts.last_apply(&exposure_kind(kind), namespace, object),
-                Some(ApplyOutcome::Refused(_))
-            );
-        Entry {
-            kind,
-            refused,
-            read,
-            withdrawable,
-        }
-    })
-    .collect();
-    Observation {
-        namespace: namespace.to_owned(),
-        object: object.to_owned(),
-        requested,
-        entries,
-        previous,
-    }
-}
-
-impl Observation {
-    fn entry(&self, kind: ExposureKind) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.kind == kind)
-    }
-
-    /// What is published, for ExposureConfined: an object found (the
-    /// requested kind first), else one that may remain unread, else nothing.
-    pub fn published(&self) -> Published {
-        let found = |e: &&Entry| matches!(e.read, Read::Found(_));
-        let requested_first = self
-            .requested
-            .and_then(|k| self.entry(k))
-            .filter(found)
-            .or_else(|| self.entries.iter().find(found));
-        if let Some(e) = requested_first {
-            return Published::Found(e.kind);
-        }
-        match self.entries.iter().find(|e| e.may_remain()) {
-            Some(e) => Published::Unreadable(e.kind),
-            None => Published::Nothing,
-        }
-    }
-
-    /// The fixed sentences appended to ExposureReady's message, whatever
-    /// its reason: one per kind refused to the operator under which an
-    /// object of the console may remain, but those `changes` delete.
-    pub fn may_remain(&self, changes: &[Change]) -> Vec<String> {
-        self.entries
-            .iter()
-            .filter(|e| e.may_remain() && !deletes(changes, e))
-            .map(|e| {
-                format!(
-                    "the operator may not read {} in {}: {} {} {} published before may remain; delete it by hand",
-                    kind_plural(e.kind),
-                    self.namespace,
-                    article(e.kind),
-                    kind_name(e.kind),
-                    self.object
-                )
-            })
-            .collect()
-    }
-
-    /// `status.publishedExposureKinds` after this pass: the kinds found or
-    /// possibly remaining, and those recorded before whose read failed;
-    /// `null` (removed) when none.
-    pub fn published_kinds(&self) -> Value {
-        let kinds: Vec<Value> = self
-            .entries
-            .iter()
-            .filter(|e| match &e.read {
-                Read::Found(_) => true,
-                Read::Refused => true,
-                Read::Failed(_) => self.previous.contains(&e.kind),
-                Read::Absent | Read::NotServed => false,
-            })
-            .map(|e| Value::String(kind_name(e.kind).to_owned()))
-            .collect();
-        if kinds.is_empty() {
-            Value::Null
-        } else {
-            Value::Array(kinds)
-        }
-    }
-
-    /// The object of the requested kind, when found.
-    fn found(&self) -> Option<&ExposureFact> {
-        self.requested
-            .and_then(|k| self.entry(k))
-            .and_then(|e| match &e.read {
-                Read::Found(f) => Some(f.as_ref()),
-                _ => None,
-            })
-    }
-
-    /// What the HostnameNotAllowed message says of what was published:
-    /// `withdrawn` (the console's own objects whose deletion it asks
-    /// for), the objects found that are being deleted already or are not
-    /// the console's to delete (left as they are), the reads of its own
-    /// objects that failed (`unread`: withdrawn once they succeed). A kind
-    /// the operator may not read has its may-remain sentence instead.
-    pub fn withdrawn(&self, console: &Parent, withdrawn: &[String], unread: &[String]) -> String {
-        let mut left = Vec::new();
-        for e in self.entries.iter().filter(|e| !e.refused) {
-            let Read::Found(fact) = &e.read else {
-                continue;
-            };
-            let what = format!("{} {}", kind_name(e.kind), self.object);
-            if withdrawn.contains(&what) {
-                continue;
-            }
-            let controller = fact.meta.controller.as_ref();
-            if fact.meta.deletion.is_some() {
-                left.push(format!("{what} is being deleted"));
-            } else if let Some(refusal) =
-                console.refusal(kind_name(e.kind), &self.object, &fact.meta)
-            {
-                left.push(format!("{refusal}: it is left as it is"));
-            } else if controller.is_none() {
-                left.push(format!("{what} has no controller and is left as it is"));
-            }
-            // The console's own, not withdrawn: its kind's read failed,
-            // which `unread` says.
-        }
-        left.extend(
-            unread
-                .iter()
-                .map(|u| format!("{u}: what it holds is withdrawn once it can be read")),
-        );
-        let verb = if withdrawn.len() == 1 { "is" } else { "are" };
-        if left.is_empty() {
-            return if withdrawn.is_empty() {
-                "nothing is published under it and status.url is cleared".to_owned()
-            } else {
-                format!(
-                    "{} {verb} withdrawn and status.url cleared",
-                    withdrawn.join(", ")
-                )
-            };
-        }
-        let mut parts = Vec::new();
-        if !withdrawn.is_empty() {
-            parts.push(format!("{} {verb} withdrawn", withdrawn.join(", ")));
-        }
-        parts.extend(left);
-        format!("{}; status.url is cleared", parts.join("; "))
-    }
-}
-
-/// Whether `changes` delete the object `entry` found.
-fn deletes(changes: &[Change], entry: &Entry) -> bool {
-    let Read::Found(fact) = &entry.read else {
-        return false;
-    };
-    changes.iter().any(|c| {
-        matches!(c, Change::Delete(d)
-            if d.uid == fact.meta.uid && d.kind == exposure_kind(entry.kind))
-    })
-}
-
-/// What happens to `status.url`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Url {
-    Set(String),
-    Clear,
-    /// A read failed or nothing was evaluated: left as it is.
-    #[default]
-    Keep,
-}
-
-/// ExposureReady, before the may-remain sentences are appended.
-#[derive(Clone, Debug)]
-pub struct Exposure {
-    pub condition: Condition,
-    pub url: Url,
-    pub retry: bool,
-}
-
-fn exposure(condition: Condition, url: Url) -> Exposure {
-    Exposure {
-        condition,
-        url,
-        retry: false,
-    }
-}
 
 /// ExposureReady of a console whose configuration is valid and whose
 /// hostname is allowed.
 pub fn decide(observation: &Observation, hostname: Option<&str>) -> Exposure {
-    let Some(kind) = observation.requested else {
-        return exposure(
-            holds(
-                EXPOSURE_READY,
-                NOT_REQUESTED,
-                "spec.exposure.type is clusterIP: nothing is published outside the cluster",
-            ),
-            Url::Clear,
-        );
-    };
-    let ns = &observation.namespace;
-    let object = &observation.object;
-    let name = kind_name(kind);
-    let (api_reason, api) = match kind {
-        ExposureKind::Route => (
-            ROUTE_API_UNAVAILABLE,
-            "the Route API (route.openshift.io/v1)",
-        ),
-        ExposureKind::HttpRoute => (
-            GATEWAY_API_UNAVAILABLE,
-            "the Gateway API's HTTPRoute (gateway.networking.k8s.io/v1)",
-        ),
-        ExposureKind::Ingress => ("", "the Ingress API (networking.k8s.io/v1)"),
-    };
-    let Some(entry) = observation.entry(kind) else {
-        return exposure(
-            unknown(
-                EXPOSURE_READY,
-                RECONCILING,
-                format!("{name} {object} is not observed yet"),
-            ),
-            Url::Clear,
-        );
-    };
-    let optional = kind != ExposureKind::Ingress;
-    if optional && matches!(entry.read, Read::NotServed) {
-        return exposure(
-            fails(
-                EXPOSURE_READY,
-                api_reason,
-                format!(
-                    "spec.exposure.type is {}, but {api} is not served by this cluster: the console in {ns} is not published",
-                    type_name(kind)
-                ),
-            ),
-            Url::Clear,
-        );
+    reconciler_guest_sdk::exposure::decide(observation, hostname, "the console")
+}
+
+/// What is published, for ExposureConfined: an object found (the
+/// requested kind first), else one that may remain unread, else nothing.
+pub fn published(observation: &Observation) -> Published {
+    let found = |e: &&Entry| matches!(e.read, Read::Found(_));
+    let requested_first = observation
+        .requested
+        .and_then(|k| observation.entry(k))
+        .filter(found)
+        .or_else(|| observation.entries.iter().find(found));
+    if let Some(e) = requested_first {
+        return Published::Found(e.kind);
     }
-    if optional && entry.refused_or_unreadable() {
-        return exposure(
-            fails(
-                EXPOSURE_READY,
-                api_reason,
-                format!(
-                    "spec.exposure.type is {}, but {api} is not readable in {ns}: the operator is refused {} there, and the console is not published",
-                    type_name(kind),
-                    kind_plural(kind)
-                ),
-            ),
-            Url::Clear,
-        );
+    match observation.entries.iter().find(|e| e.may_remain()) {
+        Some(e) => Published::Unreadable(e.kind),
+        None => Published::Nothing,
     }
-    let fact = match &entry.read {
-        Read::Found(_) => observation.found().expect("the requested kind was found"),
-        Read::Absent => {
-            return exposure(
-                unknown(
-                    EXPOSURE_READY,
-                    RECONCILING,
-                    format!("{name} {object} is not observed yet"),
-                ),
-                Url::Clear,
-            );
-        }
-        Read::Failed(message) => {
-            return Exposure {
-                condition: unknown(EXPOSURE_READY, RECONCILING, message.clone()),
-                url: Url::Keep,
-                retry: true,
-            };
-        }
-        Read::NotServed | Read::Refused => {
-            return Exposure {
-                condition: unknown(
-                    EXPOSURE_READY,
-                    RECONCILING,
-                    format!("could not read {name} {object}: {api} answered no"),
-                ),
-                url: Url::Keep,
-                retry: true,
-            };
-        }
-    };
-    let hostname = hostname.unwrap_or_default().to_ascii_lowercase();
-    if !fact
-        .hostnames
-        .iter()
-        .any(|h| h.to_ascii_lowercase() == hostname)
-    {
-        let publishes = if fact.hostnames.is_empty() {
-            "no host name".to_owned()
-        } else {
-            fact.hostnames.join(", ")
+}
+
+/// What the HostnameNotAllowed message says of what was published:
+/// `withdrawn` (the console's own objects whose deletion it asks
+/// for), the objects found that are being deleted already or are not
+/// the console's to delete (left as they are), the reads of its own
+/// objects that failed (`unread`: withdrawn once they succeed). A kind
+/// the operator may not read has its may-remain sentence instead.
+pub fn withdrawn(
+    observation: &Observation,
+    console: &Parent,
+    withdrawn: &[String],
+    unread: &[String],
+) -> String {
+    let mut left = Vec::new();
+    for e in observation.entries.iter().filter(|e| !e.refused) {
+        let Read::Found(fact) = &e.read else {
+            continue;
         };
-        return exposure(
-            unknown(
-                EXPOSURE_READY,
-                RECONCILING,
-                format!(
-                    "{name} {object} publishes {publishes}, not spec.exposure.hostname {hostname} yet"
-                ),
-            ),
-            Url::Clear,
-        );
-    }
-    match &fact.admission {
-        Admission::Admitted => exposure(
-            ok(
-                EXPOSURE_READY,
-                format!("{name} {object} is admitted: the console is at https://{hostname}"),
-            ),
-            Url::Set(format!("https://{hostname}")),
-        ),
-        Admission::Refused(why) => {
-            let (reason, verb) = if kind == ExposureKind::HttpRoute {
-                (NOT_ACCEPTED, "accepted")
-            } else {
-                (NOT_ADMITTED, "admitted")
-            };
-            exposure(
-                fails(
-                    EXPOSURE_READY,
-                    reason,
-                    format!("{name} {object} is not {verb} by its controller: {why}"),
-                ),
-                Url::Clear,
-            )
+        let what = format!("{} {}", kind_name(e.kind), observation.object);
+        if withdrawn.contains(&what) {
+            continue;
         }
-        Admission::Pending => {
-            let what = match kind {
-                ExposureKind::Ingress => "has no address in status.loadBalancer yet",
-                ExposureKind::Route => "has no answer from a router yet",
-                ExposureKind::HttpRoute => "has no answer from its Gateway yet",
-            };
-            exposure(
-                unknown(
-                    EXPOSURE_READY,
-                    RECONCILING,
-                    format!("{name} {object} {what}"),
-                ),
-                Url::Clear,
-            )
+        let controller = fact.meta.controller.as_ref();
+        if fact.meta.deletion.is_some() {
+            left.push(format!("{what} is being deleted"));
+        } else if let Some(refusal) =
+            console.refusal(kind_name(e.kind), &observation.object, &fact.meta)
+        {
+            left.push(format!("{refusal}: it is left as it is"));
+        } else if controller.is_none() {
+            left.push(format!("{what} has no controller and is left as it is"));
         }
+        // The console's own, not withdrawn: its kind's read failed,
+        // which `unread` says.
     }
-}
-
-fn article(kind: ExposureKind) -> &'static str {
-    match kind {
-        ExposureKind::Route => "a",
-        ExposureKind::Ingress | ExposureKind::HttpRoute => "an",
+    left.extend(
+        unread
+            .iter()
+            .map(|u| format!("{u}: what it holds is withdrawn once it can be read")),
+    );
+    let verb = if withdrawn.len() == 1 { "is" } else { "are" };
+    if left.is_empty() {
+        return if withdrawn.is_empty() {
+            "nothing is published under it and status.url is cleared".to_owned()
+        } else {
+            format!(
+                "{} {verb} withdrawn and status.url cleared",
+                withdrawn.join(", ")
+            )
+        };
     }
-}
-
-fn type_name(kind: ExposureKind) -> &'static str {
-    match kind {
-        ExposureKind::Route => "route",
-        ExposureKind::Ingress => "ingress",
-        ExposureKind::HttpRoute => "gateway",
+    let mut parts = Vec::new();
+    if !withdrawn.is_empty() {
+        parts.push(format!("{} {verb} withdrawn", withdrawn.join(", ")));
     }
-}
-
-/// Appends the may-remain sentences to ExposureReady's message. The seed
-/// fixes them ("... may remain; delete it by hand"), so they survive
-/// whatever the controller's message before them says: that message is
-/// cut first, within the host's bound.
-pub fn with_sentences(mut condition: Condition, sentences: &[String]) -> Condition {
-    if !sentences.is_empty() {
-        let tail: String = sentences.iter().map(|s| format!("; {s}")).collect();
-        condition.message = message::bound_keeping_tail(&condition.message, &tail);
-    }
-    condition
+    parts.extend(left);
+    format!("{}; status.url is cleared", parts.join("; "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler_guest_sdk::ConditionStatus;
     use reconciler_guest_sdk::mock::{MockFacts, exposure_kind_ref, meta};
-    use serde_json::json;
+    use reconciler_guest_sdk::{Admission, Availability, ExposureFact, ExposureKind};
+    use serde_json::{Value, json};
 
     fn route(admission: Admission) -> ExposureFact {
         ExposureFact {
@@ -540,94 +123,39 @@ mod tests {
         )
     }
 
+    fn refused(kind: ExposureKind) -> MockFacts {
+        MockFacts::at(0).with_availability(
+            &exposure_kind_ref(kind),
+            "team-b",
+            Availability::Forbidden,
+        )
+    }
+
     #[test]
-    fn an_admitted_route_sets_the_url_and_is_recorded() {
+    fn what_is_published_prefers_what_is_found_then_what_may_remain() {
         let facts = MockFacts::at(0).with_exposure(route(Admission::Admitted));
         let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
-        let e = decide(&o, Some("orders.apps.example.com"));
-        assert_eq!(e.condition.status, ConditionStatus::True);
-        assert_eq!(e.url, Url::Set("https://orders.apps.example.com".into()));
-        assert_eq!(o.published(), Published::Found(ExposureKind::Route));
-        assert_eq!(o.published_kinds(), json!(["Route"]));
-        assert!(o.may_remain(&[]).is_empty());
-    }
-
-    #[test]
-    fn a_refused_route_kind_may_remain_with_the_fixed_sentence() {
-        let facts = MockFacts::at(0).with_availability(
-            &exposure_kind_ref(ExposureKind::Route),
-            "team-b",
-            Availability::Forbidden,
-        );
-        let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
-        let e = decide(&o, Some("orders.apps.example.com"));
-        assert_eq!(e.condition.reason, ROUTE_API_UNAVAILABLE);
-        assert!(e.condition.message.contains("team-b"));
         assert_eq!(
-            o.may_remain(&[]),
-            [
-                "the operator may not read Routes in team-b: a Route orders-console published before may remain; delete it by hand"
-            ]
+            decide(&o, Some("orders.apps.example.com"))
+                .condition
+                .message,
+            "Route orders-console is admitted: the console is at https://orders.apps.example.com"
         );
-        assert_eq!(o.published(), Published::Unreadable(ExposureKind::Route));
-        assert_eq!(o.published_kinds(), json!(["Route"]));
-    }
-
-    #[test]
-    fn a_recorded_route_is_looked_at_after_a_switch_to_ingress() {
-        let facts = MockFacts::at(0).with_availability(
-            &exposure_kind_ref(ExposureKind::Route),
-            "team-b",
-            Availability::Forbidden,
-        );
+        assert_eq!(published(&o), Published::Found(ExposureKind::Route));
         let o = observe_with(
-            &facts,
+            &refused(ExposureKind::Route),
+            Some(ExposureKind::Route),
+            json!({}),
+        );
+        assert_eq!(published(&o), Published::Unreadable(ExposureKind::Route));
+        let o = observe_with(
+            &refused(ExposureKind::Route),
             Some(ExposureKind::Ingress),
             json!({"publishedExposureKinds": ["Route"]}),
         );
-        let e = decide(&o, Some("orders.apps.example.com"));
-        assert_eq!(e.condition.status, ConditionStatus::Unknown);
-        assert_eq!(o.may_remain(&[]).len(), 1);
-        assert_eq!(o.published(), Published::Unreadable(ExposureKind::Route));
-    }
-
-    #[test]
-    fn not_served_means_nothing_remains() {
-        let facts = MockFacts::at(0).with_availability(
-            &exposure_kind_ref(ExposureKind::HttpRoute),
-            "team-b",
-            Availability::NotServed,
-        );
-        let o = observe_with(&facts, Some(ExposureKind::HttpRoute), json!({}));
-        let e = decide(&o, Some("h.example.com"));
-        assert_eq!(e.condition.reason, GATEWAY_API_UNAVAILABLE);
-        assert!(e.condition.message.contains("not served"));
-        assert!(o.may_remain(&[]).is_empty());
-        assert_eq!(o.published(), Published::Nothing);
-        assert_eq!(o.published_kinds(), Value::Null);
-    }
-
-    #[test]
-    fn admission_refused_pending_and_another_hostname() {
-        let facts =
-            MockFacts::at(0).with_exposure(route(Admission::Refused("HostAlreadyClaimed".into())));
-        let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
-        let e = decide(&o, Some("orders.apps.example.com"));
-        assert_eq!(e.condition.reason, NOT_ADMITTED);
-        assert!(e.condition.message.contains("HostAlreadyClaimed"));
-        let facts = MockFacts::at(0).with_exposure(route(Admission::Pending));
-        let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
-        assert_eq!(
-            decide(&o, Some("orders.apps.example.com")).condition.status,
-            ConditionStatus::Unknown
-        );
-        let e = decide(&o, Some("new.apps.example.com"));
-        assert!(
-            e.condition
-                .message
-                .contains("not spec.exposure.hostname new.apps.example.com yet")
-        );
-        assert_eq!(e.url, Url::Clear);
+        assert_eq!(published(&o), Published::Unreadable(ExposureKind::Route));
+        let o = observe_with(&MockFacts::at(0), Some(ExposureKind::Route), json!({}));
+        assert_eq!(published(&o), Published::Nothing);
     }
 
     #[test]
@@ -644,16 +172,17 @@ mod tests {
         let facts = MockFacts::at(0).with_exposure(foreign);
         let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
         assert_eq!(
-            o.withdrawn(&console, &[], &[]),
+            withdrawn(&o, &console, &[], &[]),
             "Route orders-console exists and is controlled by Service legacy, not by PgToolBoxConsole orders: it is left as it is; status.url is cleared"
         );
         let o = observe_with(&MockFacts::at(0), Some(ExposureKind::Route), json!({}));
         assert_eq!(
-            o.withdrawn(&console, &["Ingress orders-console".into()], &[]),
+            withdrawn(&o, &console, &["Ingress orders-console".into()], &[]),
             "Ingress orders-console is withdrawn and status.url cleared"
         );
         assert_eq!(
-            o.withdrawn(
+            withdrawn(
+                &o,
                 &console,
                 &[],
                 &["could not read the console's Routes: x".into()]
@@ -663,43 +192,8 @@ mod tests {
         let facts = MockFacts::at(0).with_exposure(route(Admission::Admitted));
         let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
         assert_eq!(
-            o.withdrawn(&console, &[], &[]),
+            withdrawn(&o, &console, &[], &[]),
             "Route orders-console has no controller and is left as it is; status.url is cleared"
         );
-    }
-
-    #[test]
-    fn cluster_ip_is_not_requested() {
-        let o = observe_with(&MockFacts::at(0), None, json!({}));
-        let e = decide(&o, None);
-        assert_eq!(
-            (e.condition.status, e.condition.reason.as_str()),
-            (ConditionStatus::True, NOT_REQUESTED)
-        );
-        assert_eq!(e.url, Url::Clear);
-        assert!(o.entries.is_empty());
-    }
-
-    /// Seed 000, RouteAPIUnavailable: the operator "appends a fixed
-    /// sentence to ExposureReady's message, whatever the reason"; "Every
-    /// message is bounded": the controller's text is cut, never the
-    /// sentence.
-    #[test]
-    fn the_fixed_sentence_survives_a_long_controller_message() {
-        let sentence = "the operator may not read Routes in team-b: a Route orders-console published before may remain; delete it by hand".to_owned();
-        let long = fails(EXPOSURE_READY, NOT_ADMITTED, "é".repeat(3000));
-        let c = with_sentences(long, std::slice::from_ref(&sentence));
-        assert!(c.message.len() <= message::MAX_MESSAGE_BYTES);
-        assert!(
-            c.message.ends_with(&format!("…[truncated]; {sentence}")),
-            "{}",
-            c.message
-        );
-        assert_eq!(message::bound(&c.message), c.message, "the host keeps it");
-        let short = with_sentences(
-            fails(EXPOSURE_READY, NOT_ADMITTED, "m"),
-            std::slice::from_ref(&sentence),
-        );
-        assert_eq!(short.message, format!("m; {sentence}"));
     }
 }

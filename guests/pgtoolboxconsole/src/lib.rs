@@ -150,7 +150,7 @@ impl Guest for PgToolBoxConsole {
                 namespace: console.namespace,
                 name: console.name,
                 requested,
-                published: observation.published(),
+                published: exposure::published(&observation),
                 network_policy: &network_policy,
                 hostname_refused: refusal.is_some(),
                 pods: &pods,
@@ -308,7 +308,12 @@ impl Pass {
             HOSTNAME_NOT_ALLOWED,
             format!(
                 "{refusal}: {}",
-                observation.withdrawn(console, &withdrawal.withdrawn, &withdrawal.unread)
+                exposure::withdrawn(
+                    observation,
+                    console,
+                    &withdrawal.withdrawn,
+                    &withdrawal.unread
+                )
             ),
         ));
         if !withdrawal.unread.is_empty() {

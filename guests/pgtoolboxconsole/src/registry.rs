@@ -1,7 +1,7 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
 use reconciler_guest_sdk::spec::{self, Registry, kind_ref, pause, reads, reads_optional, stall};
-use reconciler_guest_sdk::{ConventionProfile, ExposureKind, KindRef, KindSpec};
+use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -196,13 +196,7 @@ pub fn http_route_kind() -> KindRef {
 }
 
 /// The API of an exposure kind.
-pub fn exposure_kind(kind: ExposureKind) -> KindRef {
-    match kind {
-        ExposureKind::Route => route_kind(),
-        ExposureKind::Ingress => ingress_kind(),
-        ExposureKind::HttpRoute => http_route_kind(),
-    }
-}
+pub use reconciler_guest_sdk::exposure::kind_ref as exposure_kind;
 
 /// Every kind the guest applies or deletes: the console's workload
 /// (Deployment, Service, ServiceAccount), its RoleBindings, the exposure

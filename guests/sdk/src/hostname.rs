@@ -119,39 +119,67 @@ mod tests {
     #[test]
     fn a_suffix_matches_at_a_label_boundary_only() {
         let allowed = ["apps.example.com"];
-        assert!(check("pgadmin.apps.example.com", &allowed, "PgAdmin").is_ok());
-        assert!(check("apps.example.com", &allowed, "PgAdmin").is_ok());
-        assert!(check("evilapps.example.com", &allowed, "PgAdmin").is_err());
-        assert!(check("apps.example.com.evil.io", &allowed, "PgAdmin").is_err());
-        assert!(check("apps.example.com", &[".apps.example.com"], "PgAdmin").is_err());
-        assert!(check("A.Apps.Example.COM.", &["APPS.example.com."], "PgAdmin").is_ok());
+        assert!(check("console.apps.example.com", &allowed, "PgToolBoxConsole").is_ok());
+        assert!(check("a.b.apps.example.com", &allowed, "PgToolBoxConsole").is_ok());
+        assert!(check("apps.example.com", &allowed, "PgToolBoxConsole").is_ok());
+        assert!(check("evilapps.example.com", &allowed, "PgToolBoxConsole").is_err());
+        assert!(check("apps.example.com.evil.io", &allowed, "PgToolBoxConsole").is_err());
     }
 
     #[test]
-    fn no_suffix_allows_nothing_and_names_the_kinds_setting() {
-        let e = check("a.apps.example.com", &[], "PgAdmin").unwrap_err();
-        assert!(e.contains("no host suffix is configured"), "{e}");
-        assert!(e.contains("--setting=PgAdmin.allowedHostSuffixes="), "{e}");
-        let e = check("a.apps.example.com", &[".", " "], "PgAdmin").unwrap_err();
-        assert!(e.contains("no usable host suffix is configured"), "{e}");
+    fn a_leading_dot_admits_only_names_below() {
+        let allowed = [".apps.example.com"];
+        assert!(check("console.apps.example.com", &allowed, "PgToolBoxConsole").is_ok());
+        assert!(check("apps.example.com", &allowed, "PgToolBoxConsole").is_err());
     }
 
     #[test]
-    fn wildcards_are_refused_and_the_message_names_the_suffixes() {
+    fn case_and_a_trailing_dot_do_not_matter() {
         assert!(
-            check("*.example.com", &["example.com"], "PgAdmin")
+            check(
+                "Console.Apps.Example.COM.",
+                &["APPS.example.com."],
+                "PgToolBoxConsole"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn no_suffix_allows_nothing_and_an_empty_suffix_is_ignored() {
+        let e = check("console.apps.example.com", &[], "PgToolBoxConsole").unwrap_err();
+        assert!(e.contains("no host suffix is configured"), "{e}");
+        assert!(
+            e.contains("--setting=PgToolBoxConsole.allowedHostSuffixes="),
+            "{e}"
+        );
+        assert!(!e.contains("()"), "no empty list: {e}");
+        let e = check("console.apps.example.com", &[".", " "], "PgToolBoxConsole").unwrap_err();
+        assert!(e.contains("no usable host suffix is configured"), "{e}");
+        assert!(e.contains("operator.exposure.allowedHostSuffixes"), "{e}");
+    }
+
+    #[test]
+    fn wildcards_and_non_names_are_refused() {
+        let allowed = ["example.com"];
+        assert!(
+            check("*.example.com", &allowed, "PgToolBoxConsole")
                 .unwrap_err()
                 .contains("wildcard")
         );
+        assert!(check("a..example.com", &allowed, "PgToolBoxConsole").is_err());
+        assert!(check("-a.example.com", &allowed, "PgToolBoxConsole").is_err());
+    }
+
+    #[test]
+    fn the_message_names_the_hostname_and_the_suffixes() {
         let e = check(
             "c.other.io",
             &[".apps.example.com", "example.org"],
-            "PgAdmin",
+            "PgToolBoxConsole",
         )
         .unwrap_err();
-        assert!(
-            e.contains("\"c.other.io\"") && e.contains(".apps.example.com, example.org"),
-            "{e}"
-        );
+        assert!(e.contains("\"c.other.io\""));
+        assert!(e.contains(".apps.example.com, example.org"));
     }
 }

@@ -18,6 +18,7 @@ pub use wit_bindgen;
 #[allow(missing_docs)]
 pub mod bindings;
 pub mod configuration;
+pub mod exposure;
 pub mod facts;
 pub mod hostname;
 pub mod image;

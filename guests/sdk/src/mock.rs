@@ -672,16 +672,7 @@ impl Facts for MockFacts {
 /// assert_eq!((route.group.as_str(), route.kind.as_str()), ("route.openshift.io", "Route"));
 /// ```
 pub fn exposure_kind_ref(kind: ExposureKind) -> KindRef {
-    let (group, kind) = match kind {
-        ExposureKind::Route => ("route.openshift.io", "Route"),
-        ExposureKind::Ingress => ("networking.k8s.io", "Ingress"),
-        ExposureKind::HttpRoute => ("gateway.networking.k8s.io", "HTTPRoute"),
-    };
-    KindRef {
-        group: group.to_owned(),
-        version: "v1".to_owned(),
-        kind: kind.to_owned(),
-    }
+    crate::exposure::kind_ref(kind)
 }
 
 impl MockFacts {

@@ -29,14 +29,7 @@ pub fn router_peer() -> Value {
     json!({"namespaceSelector": {"matchLabels": {k: v}}})
 }
 
-/// The kind's name as messages write it.
-pub fn kind_name(kind: ExposureKind) -> &'static str {
-    match kind {
-        ExposureKind::Route => "Route",
-        ExposureKind::Ingress => "Ingress",
-        ExposureKind::HttpRoute => "HTTPRoute",
-    }
-}
+pub use reconciler_guest_sdk::exposure::kind_name;
 
 /// Why no ingress NetworkPolicy is rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
