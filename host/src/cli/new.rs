@@ -123,6 +123,7 @@ crate-type = ["cdylib", "rlib"]
 
 [dependencies]
 reconciler-guest-sdk = { path = "{{sdk}}" }
+schemars = { version = "1.2", default-features = false, features = ["derive", "std"] }
 serde = { version = "1", features = ["derive"] }
 serde_json = "1"
 
@@ -138,10 +139,12 @@ panic = "abort"
 const LIB_RS: &str = r##"//! The reconciler guest of `{{Kind}}` ({{group}}/{{version}}): its kind spec
 //! (aspects, reasons, spec schema) and its evaluation, one pass at a time.
 
+use reconciler_guest_sdk::configuration::CONFIGURATION_INVALID;
 use reconciler_guest_sdk::verdict::{fails, ok};
 use reconciler_guest_sdk::{
     ConventionProfile, Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, spec,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub const GROUP: &str = "{{group}}";
@@ -151,17 +154,15 @@ pub const CONFIGURATION_VALID: &str = "ConfigurationValid";
 /// ConfigurationValid=False (and a stall): no greeting to say.
 pub const GREETING_MISSING: &str = "GreetingMissing";
 
-/// `.spec`, as the guest reads it.
-#[derive(Debug, Default, Deserialize)]
+/// `.spec`: one type for both the CRD's schema (`spec::schema_of`, from
+/// the field docs and `#[schemars]` bounds) and the parse (`input.spec`).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct {{Kind}}Spec {
     /// What to say.
+    #[schemars(length(max = 256))]
     pub greeting: String,
 }
-
-/// The CRD's schema of `.spec`: keep it in step with [`{{Kind}}Spec`].
-const SPEC_SCHEMA: &str = r#"{"type": "object", "properties": {
-  "greeting": {"type": "string", "maxLength": 256}}}"#;
 
 pub struct {{Kind}};
 
@@ -176,17 +177,19 @@ impl Guest for {{Kind}} {
             profile: ConventionProfile::Progressing,
             aspects: vec![CONFIGURATION_VALID.into()],
             advisory: vec![],
-            reasons: vec![spec::owned(
-                "{{kind}}",
-                GREETING_MISSING,
-                "ConfigurationValid=False (and Stalled=True): spec.greeting is empty.",
-            )],
+            reasons: spec::Registry::new("{{kind}}")
+                .common(&[CONFIGURATION_INVALID])
+                .owned(&[(
+                    GREETING_MISSING,
+                    "ConfigurationValid=False (and Stalled=True): spec.greeting is empty.",
+                )])
+                .build(),
             negative_polarity: vec![],
             quiet_reasons: vec![],
-            stalls: vec![spec::stalls(GREETING_MISSING)],
+            stalls: vec![spec::stalls(CONFIGURATION_INVALID), spec::stalls(GREETING_MISSING)],
             reads: vec![],
             pause: spec::pause("{{group}}/reconcile", "skip"),
-            spec_schema: Some(SPEC_SCHEMA.into()),
+            spec_schema: Some(spec::schema_of::<{{Kind}}Spec>()),
             printer_columns: vec![],
         }
     }
@@ -196,8 +199,16 @@ impl Guest for {{Kind}} {
         if input.paused {
             return verdict.build();
         }
-        let spec: {{Kind}}Spec =
-            serde_json::from_value(input.parent_json()["spec"].clone()).unwrap_or_default();
+        let spec = match input.spec::<{{Kind}}Spec>() {
+            Ok(spec) => spec,
+            Err(e) => {
+                // The schema let it through (or no API server checked it):
+                // the message names the field.
+                verdict.aspect(fails(CONFIGURATION_VALID, CONFIGURATION_INVALID, e.message()));
+                verdict.stall(CONFIGURATION_INVALID, e.message());
+                return verdict.build();
+            }
+        };
         if spec.greeting.is_empty() {
             let message = "spec.greeting is empty: say something";
             verdict.aspect(fails(CONFIGURATION_VALID, GREETING_MISSING, message));
@@ -234,6 +245,14 @@ fn a_greeting_is_valid() {
     assert_eq!(c.type_, CONFIGURATION_VALID);
     assert_eq!(c.status, ConditionStatus::True);
     assert!(verdict.stall.is_none());
+}
+
+#[test]
+fn a_greeting_that_is_not_text_is_named() {
+    let verdict = {{Kind}}::evaluate(&evaluation(parent(json!({"greeting": 5})), &[]), &MockFacts::at(0));
+    keeps_contract(&{{Kind}}::describe(), &verdict, false);
+    assert_eq!(verdict.aspects[0].reason, "ConfigurationInvalid");
+    assert!(verdict.aspects[0].message.contains("spec.greeting"), "{}", verdict.aspects[0].message);
 }
 
 #[test]
