@@ -1,6 +1,7 @@
 //! The reconciler host: loads kinds' WebAssembly guests and runs them as a
 //! Kubernetes operator.
 
+pub mod capture;
 pub mod contract;
 pub mod crd;
 pub mod docs;

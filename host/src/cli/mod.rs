@@ -1,5 +1,6 @@
 //! The command line: subcommands and the runtime options they share.
 
+mod capture;
 mod docs;
 mod inspect;
 mod new;
@@ -71,6 +72,10 @@ enum Command {
     /// Review a ReconcilePlan: show it, approve it or deny it, as the user
     /// the cluster authenticates you as (KUBECONFIG).
     Plan(plan::PlanArgs),
+    /// Capture one live pass of a parent as a fixture and its golden: run
+    /// as the operator runs it (KUBECONFIG), writing nothing to the
+    /// cluster; `test` replays it offline.
+    Capture(Box<capture::CaptureArgs>),
     /// Create a guest crate for a new kind in an empty directory: a typed
     /// spec, one aspect, a native test, fixtures and a README; it builds
     /// outside this repository.
@@ -141,6 +146,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rbac(args) => inspect::rbac(&runtime, args),
         Command::Run(args) => operate::run(&runtime, *args),
         Command::Docs(args) => docs::run(&runtime, args),
+        Command::Capture(args) => capture::run(&runtime, *args),
         Command::Plan(_) | Command::New(_) => {
             unreachable!("dispatched before the runtime is built")
         }

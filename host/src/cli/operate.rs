@@ -245,9 +245,10 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{s:?}: {e}"))
 }
 
-pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
+/// `--setting`s (`<Kind>.<name>=<value>`) by kind, in the order given.
+pub fn parse_settings(given: &[String]) -> anyhow::Result<BTreeMap<String, Vec<(String, String)>>> {
     let mut settings: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for s in &args.settings {
+    for s in given {
         let (key, value) = s
             .split_once('=')
             .with_context(|| format!("--setting {s:?}: expected <Kind>.<name>=<value>"))?;
@@ -259,6 +260,11 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             .or_default()
             .push((name.to_owned(), value.to_owned()));
     }
+    Ok(settings)
+}
+
+pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let settings = parse_settings(&args.settings)?;
     anyhow::ensure!(
         (0.0..=1.0).contains(&args.rollback_threshold),
         "--rollback-threshold {}: expected a fraction from 0 to 1",

@@ -1,0 +1,215 @@
+//! The live pass of a capture: the parent read, the guest's reads watched and listed as the operator watches them, the watches stopped so the caches hold still, and one evaluation (reads past the cache included), with nothing written.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::DynamicObject;
+use kube::{Api, Client};
+use reconciler_conventions::kind::KindRef;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::CaptureError;
+use crate::facts::ObjectSource;
+use crate::facts::past_cache::{MAX_READS, PastCache, WithPastCache};
+use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
+use crate::operator::cluster::health::WatchHealth;
+use crate::operator::cluster::{past_cache, probe};
+use crate::operator::kinds::watches::{Watches, reads_of};
+use crate::operator::metrics::Metrics;
+use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
+
+/// How long the watches may take to list what the guest reads.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The parent a capture passes: its namespace ("" for a cluster-scoped
+/// kind) and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// One pass as the operator runs it, up to the guest's verdict.
+pub struct LivePass {
+    /// The parent as the operator's cache holds it (slimmed).
+    pub parent: Value,
+    pub now: jiff::Timestamp,
+    pub evaluated: Evaluated,
+    /// What the last evaluation read from: the caches, with the answers
+    /// of its reads past the cache.
+    pub source: Arc<dyn ObjectSource>,
+}
+
+/// Reads the parent `target` of `module`'s kind, watches what the guest
+/// reads in `scopes` ("" for every namespace) until listed, stops the
+/// watches, and evaluates the parent with `settings` as the operator's
+/// pass does. Nothing is written.
+pub async fn pass(
+    client: &Client,
+    module: &GuestModule,
+    target: &Target,
+    scopes: &[String],
+    settings: &[(String, String)],
+) -> Result<LivePass, CaptureError> {
+    let spec = module.spec();
+    let kind = spec.kind_ref();
+    let resolved = probe::resolve(client, &kind)
+        .await
+        .map_err(|e| CaptureError::Probe(Box::new(e)))?
+        .ok_or_else(|| CaptureError::NotInstalled { kind: kind.clone() })?;
+    match (resolved.namespaced, target.namespace.is_empty()) {
+        (true, true) => return Err(CaptureError::NamespaceMissing { kind }),
+        (false, false) => return Err(CaptureError::ClusterScoped { kind }),
+        _ => {}
+    }
+    if resolved.namespaced
+        && !scopes
+            .iter()
+            .any(|s| s.is_empty() || *s == target.namespace)
+    {
+        return Err(CaptureError::NamespaceNotWatched {
+            namespace: target.namespace.clone(),
+            watched: scopes.to_vec(),
+        });
+    }
+    // Read first for a clear error before anything is watched; read again
+    // once the caches hold still.
+    read_parent(client, &kind, &resolved.resource, target).await?;
+
+    let metrics = Arc::new(Metrics::new());
+    let (changes, _unheard) = mpsc::unbounded_channel::<Change>();
+    let source = Arc::new(ClusterSource::watching(scopes));
+    let watches = Watches::new(
+        client.clone(),
+        changes,
+        scopes.to_vec(),
+        Arc::new(WatchHealth::new(metrics.clone())),
+    );
+    let synced = watches
+        .watch_reads(&source, &metrics, &reads_of(spec), &BTreeMap::new())
+        .await
+        .map_err(|e| CaptureError::Reads {
+            kind: kind.kind.clone(),
+            refused: Box::new(e),
+        })?;
+    let listed = tokio::time::timeout(SYNC_TIMEOUT, async {
+        for wait in synced {
+            let _ = wait.await;
+        }
+    })
+    .await;
+    // Stopped before the evaluation: the caches hold still from here, so
+    // what the fixture keeps is what the pass read.
+    watches.stop().await;
+    listed.map_err(|_| CaptureError::SyncTimeout {
+        after: SYNC_TIMEOUT,
+    })?;
+    let parent = read_parent(client, &kind, &resolved.resource, target).await?;
+
+    let paused = spec.is_paused(&parent);
+    let now = jiff::Timestamp::now();
+    let settings = settings.to_vec();
+    // As the operator's pass: objects the cache refused are read past it
+    // after an evaluation that wanted them, and the parent is evaluated
+    // again with them (at most MAX_READS objects, in as many rounds).
+    let mut answers = PastCache::default();
+    loop {
+        let read_from: Arc<dyn ObjectSource> = if answers.is_empty() {
+            source.clone()
+        } else {
+            Arc::new(WithPastCache::new(
+                source.clone(),
+                Arc::new(answers.clone()),
+            ))
+        };
+        let evaluated = {
+            let (module, parent, settings, read_from) = (
+                module.clone(),
+                parent.clone(),
+                settings.clone(),
+                read_from.clone(),
+            );
+            tokio::task::spawn_blocking(move || {
+                module.evaluate(EvaluateRequest {
+                    parent: &parent,
+                    paused,
+                    settings: &settings,
+                    source: read_from,
+                    now,
+                })
+            })
+            .await
+            .expect("an evaluation never panics")
+        };
+        let wanted: BTreeSet<_> = evaluated
+            .past_cache_wanted
+            .iter()
+            .filter(|k| !answers.contains(k))
+            .take(MAX_READS.saturating_sub(answers.len()))
+            .cloned()
+            .collect();
+        if wanted.is_empty() {
+            return Ok(LivePass {
+                parent,
+                now,
+                evaluated,
+                source: read_from,
+            });
+        }
+        past_cache::read(client, &source, &wanted, &mut answers).await;
+    }
+}
+
+/// The parent, as the operator's cache admits it (typed and slimmed).
+async fn read_parent(
+    client: &Client,
+    kind: &KindRef,
+    resource: &kube::core::ApiResource,
+    target: &Target,
+) -> Result<Value, CaptureError> {
+    let api: Api<DynamicObject> = if target.namespace.is_empty() {
+        Api::all_with(client.clone(), resource)
+    } else {
+        Api::namespaced_with(client.clone(), &target.namespace, resource)
+    };
+    let parent = format!("{} {target}", kind.kind);
+    let found = match api.get_opt(&target.name).await {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            return Err(CaptureError::NotFound {
+                parent,
+                kind: kind.clone(),
+            });
+        }
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            return Err(CaptureError::Forbidden {
+                parent,
+                message: s.message,
+            });
+        }
+        Err(e) => {
+            return Err(CaptureError::Api {
+                what: format!("reading {parent}"),
+                source: Box::new(e),
+            });
+        }
+    };
+    let object = serde_json::to_value(found).expect("an object read is JSON");
+    let cache = ObjectCache::new(kind.clone());
+    let (admitted, _) = cache
+        .apply(object)
+        .expect("an empty cache admits any version");
+    Ok((*admitted).clone())
+}

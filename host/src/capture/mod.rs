@@ -1,0 +1,213 @@
+//! Capture: one pass over a live parent, run as the operator runs it but writing nothing to the cluster, kept as a fixture (the parent, every object the pass read, the settings, the clock) and its golden, which `reconciler-host test` replays offline.
+//!
+//! In order: [`live`] reads the parent, watches what its guest reads as
+//! the operator watches it, and evaluates it (reads past the cache
+//! included); [`select`] keeps exactly what each recorded read answered,
+//! each object as [`redact`] lets a fixture hold it (no Secret value);
+//! [`render`] writes the fixture; [`replay`] evaluates it offline and
+//! refuses a fixture that does not read, decide and ask for what the live
+//! pass did.
+
+pub mod live;
+pub mod redact;
+pub mod render;
+pub mod replay;
+pub mod select;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reconciler_conventions::kind::KindRef;
+use serde_json::{Value, json};
+
+use crate::facts::Dependency;
+use crate::fixture::{Fixture, FixtureError, golden, run_fixture};
+use crate::operator::cluster::probe::ProbeError;
+use crate::operator::kinds::watches::ReadRefused;
+use crate::runtime::GuestModule;
+pub use live::{LivePass, Target};
+
+/// Why a capture failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("no guest in {dir} serves kind {kind} (its guests serve {served})")]
+    UnknownKind {
+        kind: String,
+        dir: PathBuf,
+        served: String,
+    },
+    #[error(
+        "{kind} is not served by this cluster: is its CustomResourceDefinition installed? (`reconciler-host crd` prints it)"
+    )]
+    NotInstalled { kind: KindRef },
+    #[error("{kind} is namespaced: give the parent as <namespace>/<name>")]
+    NamespaceMissing { kind: KindRef },
+    #[error("{kind} is cluster-scoped: give the parent as <name>, without a namespace")]
+    ClusterScoped { kind: KindRef },
+    #[error(
+        "namespace {namespace} is not among --namespaces ({}): an operator watching those does not serve it",
+        watched.join(",")
+    )]
+    NamespaceNotWatched {
+        namespace: String,
+        watched: Vec<String>,
+    },
+    /// `parent` is `<Kind> <namespace>/<name>`.
+    #[error("{parent} not found ({kind})")]
+    NotFound { parent: String, kind: KindRef },
+    #[error("forbidden: you may not get {parent}: {message}")]
+    Forbidden { parent: String, message: String },
+    #[error("cannot capture {kind} with these credentials: {refused}")]
+    Reads {
+        kind: String,
+        refused: Box<ReadRefused>,
+    },
+    #[error(transparent)]
+    Probe(Box<ProbeError>),
+    #[error("the watches did not list what the guest reads within {after:?}")]
+    SyncTimeout { after: Duration },
+    #[error("{what}: {source}")]
+    Api {
+        what: String,
+        source: Box<kube::Error>,
+    },
+    #[error(
+        "the captured fixture does not replay the live pass (a host defect: please report it):\n  {}",
+        differences.join("\n  ")
+    )]
+    NotReplayable { differences: Vec<String> },
+    #[error("the captured fixture cannot be read back (a host defect: please report it): {0}")]
+    Unreadable(#[from] FixtureError),
+}
+
+/// A capture: the fixture's text, its golden's, and what to tell the user.
+pub struct Captured {
+    pub fixture: String,
+    pub golden: String,
+    /// Objects the fixture holds.
+    pub objects: usize,
+    /// Reads the pass recorded.
+    pub reads: usize,
+    /// The conditions the pass produced, `Type=Status/Reason`.
+    pub conditions: Vec<String>,
+}
+
+/// The module of `modules` serving `kind` (its name, any case), loaded from
+/// `dir`.
+pub fn serving(
+    modules: Vec<GuestModule>,
+    kind: &str,
+    dir: &Path,
+) -> Result<GuestModule, CaptureError> {
+    let served: Vec<String> = modules.iter().map(|m| m.spec().kind_ref().kind).collect();
+    modules
+        .into_iter()
+        .find(|m| m.spec().kind.eq_ignore_ascii_case(kind))
+        .ok_or_else(|| CaptureError::UnknownKind {
+            kind: kind.to_owned(),
+            dir: dir.to_owned(),
+            served: served.join(", "),
+        })
+}
+
+/// The kind's settings, each name once: the first value given, which is
+/// the one a guest reads.
+pub fn settings_of(given: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut settings = BTreeMap::new();
+    for (name, value) in given {
+        settings
+            .entry(name.clone())
+            .or_insert_with(|| value.clone());
+    }
+    settings
+}
+
+/// The fixture and golden of a live pass of `target`, checked to replay
+/// it. `settings` are those the live pass was given ([`settings_of`]).
+pub fn fixture(
+    module: &GuestModule,
+    target: &Target,
+    settings: &BTreeMap<String, String>,
+    live: &LivePass,
+) -> Result<Captured, CaptureError> {
+    let reads: Vec<Dependency> = live.evaluated.reads.iter().cloned().collect();
+    let selection = select::select(&reads, &*live.source, &target.namespace);
+    let parent = redact::for_fixture(live.parent.clone());
+    let captured = render::Captured {
+        module,
+        target,
+        now: live.now,
+        settings,
+        parent: &parent,
+        selection: &selection,
+        reads: reads.len(),
+    };
+    let named = Path::new("the captured fixture");
+    let first = Fixture::parse(&render::fixture_text(&captured, &json!({})), named)?;
+    let differences = replay::differences(&live.evaluated, &replay::evaluate(module, &first));
+    if !differences.is_empty() {
+        return Err(CaptureError::NotReplayable { differences });
+    }
+    let produced = run_fixture(module, &first).outcomes;
+    let golden = golden::render(&produced);
+    let outcome = produced.first().cloned().unwrap_or(Value::Null);
+    let text = render::fixture_text(
+        &captured,
+        &render::expect_of(&live.evaluated.outcome, &outcome),
+    );
+    // Its own expect block and golden hold for the fixture as written.
+    let report = run_fixture(module, &Fixture::parse(&text, named)?);
+    let mut differences: Vec<String> = report
+        .steps
+        .iter()
+        .flat_map(|(_, mismatches)| mismatches.iter().cloned())
+        .collect();
+    if golden::render(&report.outcomes) != golden {
+        differences.push("a second replay produced another golden".to_owned());
+    }
+    if !differences.is_empty() {
+        return Err(CaptureError::NotReplayable { differences });
+    }
+    let conditions = outcome["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}={}/{}",
+                c["type"].as_str().unwrap_or("?"),
+                c["status"].as_str().unwrap_or("?"),
+                c["reason"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    Ok(Captured {
+        fixture: text,
+        golden,
+        objects: selection.objects.len(),
+        reads: reads.len(),
+        conditions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_value_of_a_setting_is_the_one_kept() {
+        let given = [
+            ("b".to_owned(), "1".to_owned()),
+            ("a".to_owned(), "2".to_owned()),
+            ("b".to_owned(), "3".to_owned()),
+        ];
+        assert_eq!(
+            settings_of(&given),
+            BTreeMap::from([
+                ("a".to_owned(), "2".to_owned()),
+                ("b".to_owned(), "1".to_owned())
+            ])
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! `capture`: one live pass of a parent, as the operator runs it and writing nothing to the cluster, kept as a fixture and its golden.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use reconciler_host::capture::{self, Target};
+use reconciler_host::fixture::golden;
+use reconciler_host::operator::client::counted;
+use reconciler_host::operator::kinds::settings_of;
+use reconciler_host::operator::metrics::Metrics;
+use reconciler_host::operator::modules::guests_dir::GuestsDir;
+use reconciler_host::operator::modules::load_dir;
+use reconciler_host::runtime::Runtime;
+
+use super::operate::parse_settings;
+
+#[derive(Args)]
+pub struct CaptureArgs {
+    /// The parent's kind, as its guest names it (PgToolBoxConsole).
+    kind: String,
+    /// The parent: `<namespace>/<name>`, or `<name>` for a cluster-scoped
+    /// kind.
+    #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_target)]
+    target: Target,
+    /// The directory of guest modules (*.wasm), loaded as `run` loads it.
+    #[arg(long, env = "GUESTS_DIR")]
+    guests: PathBuf,
+    /// The namespaces the operator watches (`run --namespaces`),
+    /// comma-separated; empty: all. What the guest reads is listed there.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    namespaces: Vec<String>,
+    /// A setting handed to the kind's guest, as `run` takes it:
+    /// `<Kind>.<name>=<value>`.
+    #[arg(long = "setting", value_name = "KIND.NAME=VALUE")]
+    settings: Vec<String>,
+    /// The fixture to write (default: `<name>.yaml` in the current
+    /// directory); its golden is written beside it (`<name>.golden`).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Development only: load a module the golden lists beside it refuse,
+    /// as `run --allow-golden-drift` does.
+    #[arg(long)]
+    allow_golden_drift: bool,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    let parts: Vec<&str> = s.split('/').collect();
+    match parts[..] {
+        [name] if !name.is_empty() => Ok(Target {
+            namespace: String::new(),
+            name: name.to_owned(),
+        }),
+        [namespace, name] if !namespace.is_empty() && !name.is_empty() => Ok(Target {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }),
+        _ => Err(format!(
+            "{s:?}: expected <namespace>/<name> (or <name> for a cluster-scoped kind)"
+        )),
+    }
+}
+
+pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
+    let by_kind = parse_settings(&args.settings)?;
+    let mut dir = GuestsDir::open(&args.guests)
+        .with_context(|| format!("opening the guests directory {}", args.guests.display()))?;
+    let modules = load_dir(runtime, &mut dir, args.allow_golden_drift)?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect();
+    let module = capture::serving(modules, &args.kind, &args.guests)?;
+    let settings = capture::settings_of(&settings_of(&by_kind, &module.spec().kind));
+    let given: Vec<(String, String)> = settings
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut scopes: Vec<String> = args
+        .namespaces
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .collect();
+    if scopes.is_empty() {
+        scopes.push(String::new());
+    }
+    let target = args.target;
+    let live = tokio::runtime::Runtime::new()?.block_on(async {
+        let client = counted(&Arc::new(Metrics::new())).await.context(
+            "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
+        )?;
+        anyhow::Ok(capture::live::pass(&client, &module, &target, &scopes, &given).await?)
+    })?;
+    let captured = capture::fixture(&module, &target, &settings, &live)?;
+    let output = args
+        .output
+        .unwrap_or_else(|| PathBuf::from(format!("{}.yaml", target.name)));
+    let golden_path = golden::path_for(&output);
+    std::fs::write(&output, &captured.fixture)
+        .with_context(|| format!("writing {}", output.display()))?;
+    std::fs::write(&golden_path, &captured.golden)
+        .with_context(|| format!("writing {}", golden_path.display()))?;
+    println!(
+        "captured {} {target}: {} reads, {} objects read; nothing written to the cluster",
+        module.spec().kind,
+        captured.reads,
+        captured.objects
+    );
+    for condition in &captured.conditions {
+        println!("  {condition}");
+    }
+    println!(
+        "wrote {} and {} (replay: reconciler-host test <guest.wasm> {})",
+        output.display(),
+        golden_path.display(),
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parent_is_namespace_slash_name_or_a_name() {
+        let t = |ns: &str, name: &str| Target {
+            namespace: ns.to_owned(),
+            name: name.to_owned(),
+        };
+        assert_eq!(parse_target("team-a/orders"), Ok(t("team-a", "orders")));
+        assert_eq!(parse_target("node-1"), Ok(t("", "node-1")));
+        for bad in ["", "/orders", "team-a/", "a/b/c"] {
+            assert!(
+                parse_target(bad)
+                    .unwrap_err()
+                    .contains("<namespace>/<name>"),
+                "{bad:?}"
+            );
+        }
+    }
+}
