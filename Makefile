@@ -5,20 +5,86 @@ TARGET_DIR   := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/guest
 HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent pgtoolboxconsole pgaccessrequest pgadmin
-GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p kstatus-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p legacy-v0_3-guest -p writer-guest
+GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p escape-guest -p secretcheck-guest -p kstatus-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p legacy-v0_3-guest -p writer-guest
 # The test guests (guests/testing/) that have fixtures.
 TEST_GUESTS_WITH_FIXTURES := kstatus
 
 .PHONY: setup guests host stand-ins fixtures bless unit test lint fmt bench ci run docs deploy
 
-## setup: the toolchain pieces the build needs (idempotent).
-setup:
+# The JavaScript and Python guests (guests/js, guests/py; issue 21): built
+# with componentize-js (npm, pinned in guests/js/package-lock.json) and
+# componentize-py (PyPI, COMPONENTIZE_PY_VERSION, in a venv under the cache
+# directory), into $(POLYGLOT_DIR) as <guest>_js.wasm and <guest>_py.wasm.
+CACHE_DIR    := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/reconciler-host
+POLYGLOT_DIR := $(TARGET_DIR)/polyglot
+JS_GUESTS    := evidenceagent escape
+PY_GUESTS    := secretcheck escape
+JS_TOOLS     := guests/js/node_modules/.package-lock.json
+COMPONENTIZE_PY_VERSION := 0.25.1
+PY_VENV      := $(CACHE_DIR)/componentize-py-$(COMPONENTIZE_PY_VERSION)
+COMPONENTIZE_PY := $(PY_VENV)/bin/componentize-py
+JS_SOURCES   := $(shell find guests/js -name node_modules -prune -o -name '*.js' -print) $(wildcard wit/*.wit)
+PY_SOURCES   := $(shell find guests/py -name '*.py') $(wildcard wit/*.wit)
+
+## setup: the toolchain pieces the build needs (idempotent): Rust's wasm
+## target, and the JavaScript and Python guest toolchains.
+setup: $(JS_TOOLS) $(COMPONENTIZE_PY)
 	rustup target add wasm32-wasip2
 	rustup component add rustfmt clippy
 
 ## guests: every guest as a wasm component.
 guests:
 	$(CARGO) build --target wasm32-wasip2 --profile guest $(GUEST_CRATES)
+
+## guests-js, guests-py: the JavaScript and Python guests.
+.PHONY: guests-js guests-py test-js
+guests-js: $(foreach g,$(JS_GUESTS),$(POLYGLOT_DIR)/$(g)_js.wasm)
+guests-py: $(foreach g,$(PY_GUESTS),$(POLYGLOT_DIR)/$(g)_py.wasm)
+
+$(JS_TOOLS): guests/js/package.json guests/js/package-lock.json
+	cd guests/js && npm ci --no-audit --no-fund
+
+$(POLYGLOT_DIR)/%_js.wasm: $(JS_TOOLS) $(JS_SOURCES)
+	@mkdir -p $(POLYGLOT_DIR)
+	cd guests/js && npx componentize-js $*/src/main.js --wit ../../wit -n guest -d http fetch-event -o $@.tmp
+	mv $@.tmp $@
+
+# The escape guest calls WASI itself (guests/js/escape/wit/escape.wit): its
+# world beside the contract and the WASI 0.2.12 packages jco ships.
+JS_WASI_WIT := guests/js/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12
+$(POLYGLOT_DIR)/escape_js.wasm: $(JS_TOOLS) $(JS_SOURCES) guests/js/escape/wit/escape.wit
+	@rm -rf $(POLYGLOT_DIR)/escape-wit && mkdir -p $(POLYGLOT_DIR)/escape-wit/deps
+	cp guests/js/escape/wit/escape.wit $(POLYGLOT_DIR)/escape-wit/
+	cp wit/reconciler.wit $(POLYGLOT_DIR)/escape-wit/deps/
+	cp -r $(foreach p,io clocks filesystem sockets cli random,$(JS_WASI_WIT)/wasi-$(p)) $(POLYGLOT_DIR)/escape-wit/deps/
+	cd guests/js && npx componentize-js escape/src/main.js --wit $(POLYGLOT_DIR)/escape-wit -n escape -d http fetch-event -o $@.tmp
+	mv $@.tmp $@
+
+$(COMPONENTIZE_PY):
+	python3 -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install --quiet componentize-py==$(COMPONENTIZE_PY_VERSION)
+
+$(POLYGLOT_DIR)/%_py.wasm: $(COMPONENTIZE_PY) $(PY_SOURCES)
+	@mkdir -p $(POLYGLOT_DIR)
+	@# From a copy: componentize-py runs the guest to snapshot it, and
+	@# Python would leave __pycache__ directories in the source tree.
+	rm -rf $(POLYGLOT_DIR)/py-src/$* && mkdir -p $(POLYGLOT_DIR)/py-src/$*
+	cp -r guests/py/sdk guests/py/$* $(POLYGLOT_DIR)/py-src/$*/
+	$(COMPONENTIZE_PY) -q -d wit -w guest componentize -p $(POLYGLOT_DIR)/py-src/$*/sdk -p $(POLYGLOT_DIR)/py-src/$*/$* app -o $@.tmp
+	mv $@.tmp $@
+
+## test-js: the JavaScript SDK's and guests' unit tests (node's runner),
+## the SDK's declarations type-checked (tsc), and the contract's
+## declarations (guests/js/sdk/contract) current with wit/reconciler.wit.
+.PHONY: js-types
+test-js: $(JS_TOOLS)
+	cd guests/js && node --test
+	cd guests/js && npx tsc -p .
+	cd guests/js && node sdk/contract.mjs --check
+
+## js-types: regenerate the contract's TypeScript declarations from the WIT.
+js-types: $(JS_TOOLS)
+	cd guests/js && node sdk/contract.mjs
 
 ## host: the reconciler-host binary, built with the workspace's test
 ## feature set so that `make test` after it (or it after `make test`)
@@ -27,7 +93,12 @@ host:
 	$(CARGO) test --workspace --no-run
 
 ## fixtures: every guest's fixtures through `reconciler-host test`.
-fixtures: guests host
+fixtures: guests guests-js guests-py host
+	@echo "== fixtures of the JavaScript evidenceagent, against the Rust guest's goldens"
+	$(HOST) test $(POLYGLOT_DIR)/evidenceagent_js.wasm guests/evidenceagent/fixtures/*.yaml
+	@echo "== fixtures of the Python secretcheck, and of its Rust twin against the same goldens"
+	$(HOST) test $(POLYGLOT_DIR)/secretcheck_py.wasm guests/py/secretcheck/fixtures/*.yaml
+	$(HOST) test $(WASM_DIR)/secretcheck_guest.wasm guests/py/secretcheck/fixtures/*.yaml
 	@set -e; for g in $(GUESTS); do \
 	  echo "== fixtures of $$g"; \
 	  $(HOST) test $(WASM_DIR)/$${g}_guest.wasm guests/$$g/fixtures/*.yaml; \
@@ -49,22 +120,27 @@ bless: guests host
 	BLESS=1 $(CARGO) test -p reconciler-host --test cli
 
 ## unit: every crate's tests (the host's runtime tests build the guests they load).
-unit: guests
+unit: guests guests-js guests-py test-js
 	$(CARGO) test --workspace
 
 ## test: everything a change must pass.
 test: unit fixtures
 
+## lint: formatting, clippy (native and wasm), and the SDK's reference
+## built as a guest author reads it (rustdoc warnings denied: a broken
+## link, an undocumented item); its examples run as doctests in `unit`.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --target wasm32-wasip2 $(GUEST_CRATES) -p reconciler-guest-sdk -p reconciler-netpol -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p reconciler-guest-sdk --no-deps
 
 fmt:
 	$(CARGO) fmt --all
 
-## bench: guest evaluation through wasm against the same logic natively.
-bench: guests
+## bench: guest evaluation through wasm against the same logic natively, and
+## a pass of each language (Rust, JavaScript, Python) in one run.
+bench: guests guests-js guests-py
 	$(CARGO) bench -p reconciler-host --bench evaluate
 
 ## bench-operator: the operator at scale against the local API server: N

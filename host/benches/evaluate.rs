@@ -31,6 +31,12 @@
 //! the runtime did before the pool, and the host's fact derivation replayed
 //! natively, call by call, with the memo warm and cold.
 //!
+//! Then one pass of a kind in each language: the EvidenceAgent natively,
+//! as the Rust guest and as the JavaScript one (guests/js/evidenceagent);
+//! the SecretCheck natively, as its Rust twin (guests/testing/secretcheck)
+//! and as the Python guest (guests/py/secretcheck), on its `keys-present`
+//! fixture. The three verdicts of a kind are asserted equal first.
+//!
 //! `make bench` (or `cargo bench -p reconciler-host --bench evaluate`).
 //! Iterations: `BENCH_NATIVE_ITERS` (default 20000), `BENCH_WASM_ITERS`
 //! (default 5000); `BENCH_PROFILE_WASM=<n>` only runs `n` wasm passes of
@@ -67,6 +73,7 @@ use reconciler_host::operator::cluster::cache::slim;
 use reconciler_host::runtime::limits::MemoryLimiter;
 use reconciler_host::runtime::sandbox::{self, Sandbox};
 use reconciler_host::runtime::{EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig};
+use secretcheck_guest::SecretCheck;
 use serde_json::Value;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, Store};
@@ -132,6 +139,7 @@ fn main() {
     if headlines.is_empty() {
         return;
     }
+    let languages = languages(&runtime, native_iters, wasm_iters);
     println!();
     println!(
         "summary (p50; load average at the end: {}, {} CPUs)",
@@ -165,6 +173,159 @@ fn main() {
             micros(h.derivation.p50),
         );
     }
+    if !languages.is_empty() {
+        println!();
+        println!(
+            "one pass of a kind in each language (p50, memo warm; ratio to the kind's native Rust logic and to its Rust guest)"
+        );
+        println!(
+            "{:<36} {:>10} {:>10} {:>12} {:>13}",
+            "guest", "pass", "vs native", "vs Rust wasm", "instantiate"
+        );
+        let ratio =
+            |a: &Stats, b: &Stats| format!("{:.1}x", a.p50.as_secs_f64() / b.p50.as_secs_f64());
+        for l in &languages {
+            println!(
+                "{:<36} {:>10} {:>10} {:>12} {:>13}",
+                l.name,
+                micros(l.pass.p50),
+                ratio(&l.pass, &l.native),
+                l.rust_wasm
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |r| ratio(&l.pass, r)),
+                l.instantiate
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |i| micros(i.p50)),
+            );
+        }
+    }
+}
+
+/// One language's pass in the summary.
+struct Language {
+    name: String,
+    pass: Stats,
+    instantiate: Option<Stats>,
+    native: Stats,
+    rust_wasm: Option<Stats>,
+}
+
+/// The kinds of the languages summary: each with its native Rust logic,
+/// its Rust guest, and the same kind in another language, built by `make
+/// guests-js guests-py` (`make bench` does).
+const LANGUAGE_CASES: [(Case, &str, &str); 2] = [
+    (
+        Case {
+            kind: "EvidenceAgent",
+            crate_name: "evidenceagent-guest",
+            fixture: "guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml",
+            native: <EvidenceAgent as sdk::Guest>::evaluate,
+        },
+        "JavaScript",
+        "evidenceagent_js.wasm",
+    ),
+    (
+        Case {
+            kind: "SecretCheck",
+            crate_name: "secretcheck-guest",
+            fixture: "guests/py/secretcheck/fixtures/keys-present.yaml",
+            native: <SecretCheck as sdk::Guest>::evaluate,
+        },
+        "Python",
+        "secretcheck_py.wasm",
+    ),
+];
+
+/// A pass of each kind of [`LANGUAGE_CASES`] natively, through its Rust
+/// guest and through the guest in the other language, the three verdicts
+/// asserted equal first; a language whose guest was not built is skipped
+/// with a note.
+fn languages(runtime: &Runtime, native_iters: usize, wasm_iters: usize) -> Vec<Language> {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let polyglot = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"))
+        .join("polyglot");
+    let mut out = Vec::new();
+    for (case, language, file) in &LANGUAGE_CASES {
+        let path = polyglot.join(file);
+        if !path.is_file() {
+            println!();
+            println!(
+                "languages: {} missing (make guests-js guests-py): {language} skipped",
+                path.display()
+            );
+            continue;
+        }
+        let fixture = Fixture::load(&workspace.join(case.fixture)).expect("the fixture loads");
+        let scenario = Scenario::new(&fixture);
+        let source: Arc<dyn ObjectSource> = Arc::new(scenario.source.clone());
+        let rust = runtime
+            .load_file(&support::guest_wasm(case.crate_name))
+            .expect("the Rust guest loads");
+        let other = runtime
+            .load_file(&path)
+            .unwrap_or_else(|e| panic!("the {language} guest loads: {e}"));
+        let recorder = Recorder::new(&scenario, &rust);
+        let native_verdict = (case.native)(&scenario.input, &recorder);
+        let (derived, _) = recorder.finish();
+        let rust_verdict = scenario.wasm(&rust, source.clone(), false).expect("Rust");
+        let other_verdict = scenario
+            .wasm(&other, source.clone(), false)
+            .unwrap_or_else(|e| panic!("{language}: {e}"));
+        assert_eq!(
+            summary_host(&rust_verdict),
+            summary_host(&other_verdict),
+            "the {language} {}'s verdict is the Rust one's",
+            case.kind
+        );
+        assert_eq!(
+            summary_host(&rust_verdict),
+            summary_sdk(&native_verdict),
+            "the Rust {}'s verdict natively and in wasm",
+            case.kind
+        );
+        let native = time(native_iters, native_iters / 10, || {
+            black_box((case.native)(
+                black_box(&scenario.input),
+                black_box(&derived),
+            ));
+        });
+        let pass = |module: &GuestModule, n: usize| {
+            time(n, n / 10, || {
+                black_box(scenario.wasm(module, source.clone(), false).unwrap());
+            })
+        };
+        let instantiate = |module: &GuestModule, n: usize| {
+            time(n, n / 10, || {
+                module.instantiate_only().expect("instantiates")
+            })
+        };
+        let slow_iters = (wasm_iters / 10).max(10);
+        let rust_pass = pass(&rust, wasm_iters);
+        out.push(Language {
+            name: format!("{}, native Rust", case.kind),
+            pass: native.clone(),
+            instantiate: None,
+            native: native.clone(),
+            rust_wasm: None,
+        });
+        out.push(Language {
+            name: format!("{}, Rust wasm", case.kind),
+            pass: rust_pass.clone(),
+            instantiate: Some(instantiate(&rust, wasm_iters)),
+            native: native.clone(),
+            rust_wasm: Some(rust_pass.clone()),
+        });
+        out.push(Language {
+            name: format!("{}, {language} wasm", case.kind),
+            pass: pass(&other, slow_iters),
+            instantiate: Some(instantiate(&other, slow_iters)),
+            native,
+            rust_wasm: Some(rust_pass),
+        });
+    }
+    out
 }
 
 fn bench(
@@ -265,7 +426,7 @@ fn bench(
     let parent_marshal = time(native_iters, native_iters / 10, || {
         black_box(scenario.parent_object());
     });
-    let declared: Vec<KindRef> = module.spec().reads.iter().map(|r| r.kind.clone()).collect();
+    let declared: Vec<KindRef> = module.spec().readable().cloned().collect();
     let replay = |source: Arc<dyn ObjectSource>| {
         let mut server = FactServer::new(source, declared.iter().cloned(), scenario.now);
         for call in &calls {
@@ -703,7 +864,8 @@ struct Recorder {
 
 impl Recorder {
     fn new(scenario: &Scenario, module: &GuestModule) -> Self {
-        let declared = module.spec().reads.iter().map(|r| r.kind.clone());
+        // What the runtime's FactServer allows: the kinds read and written.
+        let declared = module.spec().readable().cloned();
         Recorder {
             server: RefCell::new(FactServer::new(
                 Arc::new(scenario.fresh_source()),
@@ -1055,7 +1217,8 @@ fn assert_same(wasm: &Verdict, native: &sdk::Verdict) -> String {
     let (w, n) = (summary_host(wasm), summary_sdk(native));
     assert_eq!(
         w.aspects, n.aspects,
-        "wasm and native aspects differ (type, status, reason)"
+        "wasm and native aspects differ (type, status, reason): {:?}",
+        native.aspects
     );
     assert_eq!(w, n, "wasm and native verdicts differ");
     assert!(
@@ -1091,6 +1254,12 @@ impl WasiView for ReplicaState {
     }
 }
 
+impl sandbox::SandboxView for ReplicaState {
+    fn sandbox(&mut self) -> &mut Sandbox {
+        &mut self.sandbox
+    }
+}
+
 struct Replica {
     engine: Engine,
     pre: GuestPre<ReplicaState>,
@@ -1116,7 +1285,7 @@ impl Replica {
         Ok(Replica {
             engine,
             pre,
-            declared: module.spec().reads.iter().map(|r| r.kind.clone()).collect(),
+            declared: module.spec().readable().cloned().collect(),
             memory_bytes: Limits::default().memory_bytes,
         })
     }
@@ -1127,7 +1296,7 @@ impl Replica {
             ReplicaState {
                 facts: FactServer::new(source, self.declared.iter().cloned(), scenario.now),
                 limiter: MemoryLimiter::new(self.memory_bytes),
-                sandbox: Sandbox::new(),
+                sandbox: Sandbox::new(scenario.now, sandbox::Seed::default()),
             },
         );
         store.limiter(|s| &mut s.limiter);
@@ -1198,6 +1367,7 @@ impl ObjectSource for Counting {
 // ---------------------------------------------------------------------------
 // Timing.
 
+#[derive(Clone, Default)]
 struct Stats {
     iterations: usize,
     p50: Duration,

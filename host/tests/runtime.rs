@@ -157,15 +157,50 @@ fn a_component_missing_the_export_is_refused_naming_it() {
 }
 
 #[test]
-fn a_component_importing_the_filesystem_is_refused_naming_the_import() {
-    let rt = runtime();
-    let component =
-        wat::parse_str(r#"(component (import "wasi:filesystem/types@0.2.6" (instance)))"#).unwrap();
-    let e = rt.load("files", &component).err().expect("refused");
+fn a_component_importing_what_the_host_does_not_link_is_refused_before_compiling_naming_every_import()
+ {
+    let dir = std::env::temp_dir().join(format!("reconciler-refused-{}", std::process::id()));
+    let rt = Runtime::new(RuntimeConfig {
+        limits: Limits::default(),
+        cache_dir: Some(dir.clone()),
+    })
+    .unwrap();
+    // Linked (inert): the filesystem and sockets of 0.2.x. Not linked:
+    // HTTP, a key-value store, WASI 0.3.
+    let component = wat::parse_str(
+        r#"(component
+            (import "wasi:filesystem/types@0.2.9" (instance))
+            (import "wasi:sockets/tcp@0.2.12" (instance))
+            (import "wasi:http/outgoing-handler@0.2.6" (instance))
+            (import "wasi:keyvalue/store@0.2.0-draft" (instance))
+            (import "wasi:clocks/monotonic-clock@0.3.0" (instance)))"#,
+    )
+    .unwrap();
+    let e = rt.load("reaching", &component).err().expect("refused");
     assert!(
-        matches!(e, LoadError::UnsupportedImport { ref import, .. } if import == "wasi:filesystem/types@0.2.6"),
+        matches!(e, LoadError::UnsupportedImport { ref import, .. }
+            if import == "wasi:http/outgoing-handler@0.2.6, wasi:keyvalue/store@0.2.0-draft, wasi:clocks/monotonic-clock@0.3.0"),
         "{e}"
     );
+    assert!(
+        std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none()),
+        "a refused module leaves no compiled artifact"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_component_larger_than_the_pool_allows_is_refused_as_such() {
+    let rt = runtime();
+    // 65 instances of an empty core module: more than a guest may take.
+    let instances: String = (0..65)
+        .map(|i| format!("(core instance $i{i} (instantiate $m))"))
+        .collect();
+    let component = wat::parse_str(format!("(component (core module $m) {instances})")).unwrap();
+    let e = rt.load("sprawling", &component).err().expect("refused");
+    assert!(matches!(e, LoadError::PoolLimit { .. }), "{e}");
+    assert!(e.to_string().contains("instance pool"), "{e}");
+    assert!(e.to_string().contains("65 core module instances"), "{e}");
 }
 
 #[test]

@@ -99,10 +99,16 @@ pub enum LoadError {
     },
     #[error("guest {guest}: not a WebAssembly component: {detail}")]
     NotAComponent { guest: String, detail: String },
+    /// Every import the host does not link, comma-separated, found before
+    /// the module was compiled.
     #[error(
-        "guest {guest}: imports {import}, which the host does not provide (guests get facts, and no files, network, environment, clocks or randomness)"
+        "guest {guest}: imports {import}, which the host does not provide (guests get the contract's facts and an inert WASI: cli, io, clocks, random, filesystem and sockets 0.2)"
     )]
     UnsupportedImport { guest: String, import: String },
+    /// The component needs more of the instance pool than a guest may
+    /// take (core instances, memories, tables, instance size).
+    #[error("guest {guest}: does not fit the host's instance pool: {detail}")]
+    PoolLimit { guest: String, detail: String },
     #[error("guest {guest}: does not implement the reconciler:guest world: {detail}")]
     WorldMismatch { guest: String, detail: String },
     #[error("guest {guest}: describe failed: {source}")]

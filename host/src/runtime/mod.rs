@@ -60,11 +60,20 @@ pub struct Runtime {
     _ticker: EpochTicker,
 }
 
-/// What one guest instance may take from the pool. A wasip2 component built
-/// by `cargo build --target wasm32-wasip2` instantiates its main module and
-/// a few shims (4 core instances, 1 memory, 2 tables for the guests here);
-/// a module needing more fails at load, in `describe`, naming the limit.
-const CORE_INSTANCES_PER_GUEST: u32 = 16;
+/// What one guest instance may take from the pool. A component built by
+/// `cargo build --target wasm32-wasip2` instantiates 3 core modules (its
+/// own and two shims), one by componentize-js 0.23 4, one by
+/// componentize-py 0.25 14 (the interpreter and its shared libraries,
+/// each a core instance), its `--stub-wasi` output 38; each 1 memory and
+/// 2 tables. A module needing more is refused at load as
+/// `LoadError::PoolLimit`, naming the limit.
+///
+/// Core instances cost no reservation: the pool counts them, and each
+/// live one mallocs its `VMContext` (a few KiB; wasmtime bounds each at
+/// `max_core_instance_size`, 1 MiB by default), so 64 instead of 16 only
+/// lets a guest that needs them use them. Memories and tables are what
+/// the pool reserves (address space per slot, see `MEMORY_KEEP_RESIDENT`).
+const CORE_INSTANCES_PER_GUEST: u32 = 64;
 const MEMORIES_PER_GUEST: u32 = 2;
 const TABLES_PER_GUEST: u32 = 8;
 

@@ -12,7 +12,7 @@ use wasmtime_wasi::{WasiCtxView, WasiView};
 
 use super::error::{GuestError, GuestErrorClass, LoadError};
 use super::limits::{MemoryCapExceeded, MemoryLimiter};
-use super::sandbox::Sandbox;
+use super::sandbox::{self, Sandbox, SandboxView, Seed};
 use super::slots::{Slot, Slots};
 use super::{Runtime, artifacts};
 use crate::contract::exports::{
@@ -24,6 +24,7 @@ use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
 use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4};
 use crate::facts::meta::object_meta;
+use crate::facts::past_cache::ObjectKey;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource, SourceError};
 
 /// The store data of one call.
@@ -36,6 +37,12 @@ pub struct PassState {
 impl WasiView for PassState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         self.sandbox.view()
+    }
+}
+
+impl SandboxView for PassState {
+    fn sandbox(&mut self) -> &mut Sandbox {
+        &mut self.sandbox
     }
 }
 
@@ -94,11 +101,14 @@ pub struct Evaluated {
     /// source could not serve but an optional kind not served or refused
     /// (`FactServer::read_error`).
     pub failed_read: Option<SourceError>,
+    /// The objects the cache refused that the host is to read past it
+    /// before evaluating the pass again (`crate::facts::past_cache`).
+    pub past_cache_wanted: BTreeSet<ObjectKey>,
 }
 
-/// The imports the host provides: its contract, in every version it
-/// serves, and the 13 WASI interfaces a wasip2 standard library needs.
-const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
+/// The contract imports the host provides, in every version it serves
+/// (the WASI ones are [`sandbox::PROVIDED`]).
+const CONTRACT_IMPORT_PREFIXES: &[&str] = &[
     "reconciler:guest/types@0.1.",
     "reconciler:guest/facts@0.1.",
     "reconciler:guest/types@0.2.",
@@ -107,20 +117,47 @@ const PROVIDED_IMPORT_PREFIXES: &[&str] = &[
     "reconciler:guest/facts@0.3.",
     "reconciler:guest/types@0.4.",
     "reconciler:guest/facts@0.4.",
-    "wasi:cli/environment@0.2",
-    "wasi:cli/exit@0.2",
-    "wasi:cli/stdin@0.2",
-    "wasi:cli/stdout@0.2",
-    "wasi:cli/stderr@0.2",
-    "wasi:cli/terminal-input@0.2",
-    "wasi:cli/terminal-output@0.2",
-    "wasi:cli/terminal-stdin@0.2",
-    "wasi:cli/terminal-stdout@0.2",
-    "wasi:cli/terminal-stderr@0.2",
-    "wasi:io/error@0.2",
-    "wasi:io/poll@0.2",
-    "wasi:io/streams@0.2",
 ];
+
+/// Refuses, before anything is compiled, a component importing what the
+/// host does not link: a contract version it does not serve (a world
+/// mismatch), or any other interface (every one named at once).
+fn check_imports(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
+    let imports = sandbox::imports(bytes).map_err(|e| LoadError::NotAComponent {
+        guest: name.to_owned(),
+        detail: format!("{e}"),
+    })?;
+    let mut refused = Vec::new();
+    for import in imports {
+        if CONTRACT_IMPORT_PREFIXES
+            .iter()
+            .any(|p| import.starts_with(p))
+            || sandbox::provides(&import)
+        {
+            continue;
+        }
+        // Another contract version's import: a contract mismatch, not a
+        // capability the sandbox withholds.
+        if import.starts_with("reconciler:guest/") {
+            return Err(LoadError::WorldMismatch {
+                guest: name.to_owned(),
+                detail: format!(
+                    "it imports {import}; this host serves {}",
+                    version::served()
+                ),
+            });
+        }
+        refused.push(import);
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(LoadError::UnsupportedImport {
+            guest: name.to_owned(),
+            import: refused.join(", "),
+        })
+    }
+}
 
 pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule, LoadError> {
     let digest = artifacts::digest(bytes);
@@ -137,39 +174,17 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
             detail: "this is a core WebAssembly module; build the guest with `cargo build --target wasm32-wasip2`, which links a component".to_owned(),
         });
     }
+    check_imports(name, bytes)?;
     let compiled = match &rt.cache {
         Some(c) => c.load(&rt.engine, bytes, &digest),
         None => Component::new(&rt.engine, bytes).map(|c| (c, false)),
     };
-    let (component, from_cache) = compiled.map_err(|e| LoadError::NotAComponent {
-        guest: name.to_owned(),
-        detail: format!("{e:#}"),
-    })?;
+    let (component, from_cache) = compiled.map_err(|e| compile_error(name, e))?;
     let world_mismatch = |detail: String| LoadError::WorldMismatch {
         guest: name.to_owned(),
         detail,
     };
     let ty = component.component_type();
-    for (import, _) in ty.imports(&rt.engine) {
-        if PROVIDED_IMPORT_PREFIXES
-            .iter()
-            .any(|p| import.starts_with(p))
-        {
-            continue;
-        }
-        // Another contract version's import: a contract mismatch, not a
-        // capability the sandbox withholds.
-        if import.starts_with("reconciler:guest/") {
-            return Err(world_mismatch(format!(
-                "it imports {import}; this host serves {}",
-                version::served()
-            )));
-        }
-        return Err(LoadError::UnsupportedImport {
-            guest: name.to_owned(),
-            import: import.to_owned(),
-        });
-    }
     let contract = version::detect(ty.exports(&rt.engine).map(|(export, _)| export))
         .map_err(world_mismatch)?;
     let instance_pre = rt
@@ -224,6 +239,26 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
     );
     module.spec = Arc::new(spec);
     Ok(module)
+}
+
+/// What a failed compile means: a component the instance pool cannot
+/// hold (wasmtime checks the pool's per-component limits once the
+/// component is compiled, and says so in its message), or not a component
+/// at all.
+fn compile_error(name: &str, e: wasmtime::Error) -> LoadError {
+    let detail = format!("{e:#}");
+    if detail.contains("in the pooling allocator")
+        || detail.contains("does not fit in pooling allocator requirements")
+    {
+        return LoadError::PoolLimit {
+            guest: name.to_owned(),
+            detail,
+        };
+    }
+    LoadError::NotAComponent {
+        guest: name.to_owned(),
+        detail,
+    }
 }
 
 /// The spec a module carries until its own `describe` answered.
@@ -285,13 +320,15 @@ impl GuestModule {
             .map_err(|busy| GuestError::new(&self.name, GuestErrorClass::Host, busy.to_string()))
     }
 
-    fn store(&self, facts: FactServer) -> Store<PassState> {
+    /// A fresh store for one call at `now`, its randomness seeded from
+    /// `seed` (see [`Sandbox`]).
+    fn store(&self, facts: FactServer, now: jiff::Timestamp, seed: Seed<'_>) -> Store<PassState> {
         let mut store = Store::new(
             &self.engine,
             PassState {
                 facts,
                 limiter: MemoryLimiter::new(self.memory_bytes),
-                sandbox: Sandbox::new(),
+                sandbox: Sandbox::new(now, seed),
             },
         );
         store.limiter(|s| &mut s.limiter);
@@ -308,7 +345,7 @@ impl GuestModule {
             jiff::Timestamp::UNIX_EPOCH,
         );
         let _slot = self.slot()?;
-        let mut store = self.store(facts);
+        let mut store = self.store(facts, jiff::Timestamp::UNIX_EPOCH, Seed::default());
         let (spec, writes) = self
             .call_describe(&mut store)
             .map_err(|e| self.classify(e, &store))?;
@@ -389,7 +426,7 @@ impl GuestModule {
             jiff::Timestamp::UNIX_EPOCH,
         );
         let _slot = self.slot()?;
-        let mut store = self.store(facts);
+        let mut store = self.store(facts, jiff::Timestamp::UNIX_EPOCH, Seed::default());
         let instantiated = match &self.pre {
             Pre::V0_4(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_3(pre) => pre.instantiate(&mut store).map(drop),
@@ -418,10 +455,19 @@ impl GuestModule {
                     changes: Vec::new(),
                     reads: facts.into_reads(),
                     failed_read: None,
+                    past_cache_wanted: BTreeSet::new(),
                 };
             }
         };
-        let mut store = self.store(facts);
+        let meta = &req.parent["metadata"];
+        let field = |key: &str| meta[key].as_str().unwrap_or_default();
+        let seed = Seed {
+            uid: field("uid"),
+            namespace,
+            name: field("name"),
+            resource_version: field("resourceVersion"),
+        };
+        let mut store = self.store(facts, req.now, seed);
         let input = Evaluation {
             parent: Object {
                 meta: object_meta(req.parent),
@@ -441,6 +487,7 @@ impl GuestModule {
             });
         let mut facts = store.into_data().facts;
         let failed_read = facts.take_failed_read();
+        let past_cache_wanted = facts.take_past_cache_wanted();
         let reads = facts.into_reads();
         match outcome {
             Ok((verdict, changes)) => Evaluated {
@@ -448,12 +495,14 @@ impl GuestModule {
                 changes,
                 reads,
                 failed_read,
+                past_cache_wanted,
             },
             Err(e) => Evaluated {
                 outcome: Err(e),
                 changes: Vec::new(),
                 reads,
                 failed_read,
+                past_cache_wanted,
             },
         }
     }

@@ -96,6 +96,7 @@ impl Refusal {
             LoadError::Read { .. } | LoadError::Cache { .. } => Check::Load,
             LoadError::NotAComponent { .. }
             | LoadError::UnsupportedImport { .. }
+            | LoadError::PoolLimit { .. }
             | LoadError::WorldMismatch { .. } => Check::Contract,
             LoadError::Describe { .. } => Check::Describe,
             LoadError::Spec { .. } => Check::Spec,

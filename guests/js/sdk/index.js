@@ -1,0 +1,463 @@
+// The JavaScript guest SDK: the conventions of the Rust SDK (guests/sdk)
+// for a guest built with componentize-js against wit/reconciler.wit.
+//
+// Plain ES module with no import of the contract: a guest's entry imports
+// `reconciler:guest/facts@0.4.0` and hands it to its logic, so the same
+// logic runs under node's test runner against `mock.js`. Types for editors
+// are in index.d.ts and contract/ (generated from the WIT by contract.mjs).
+//
+// The contract's values as componentize-js gives them: records are objects
+// with camelCase fields; enums are their WIT names as strings ('true',
+// 'progressing', 'not-served'); variants are `{tag, val}`; `option<T>` is
+// the value or `undefined`; s64 (generation, timestamp seconds) is a
+// BigInt; a facts function whose result is an error throws an error whose
+// `payload` is the `read-error` (`{tag: 'not-declared', val: text}`).
+
+export const AS_EXPECTED = 'AsExpected';
+export const RECONCILING = 'Reconciling';
+/** How soon a pass whose read failed is tried again (seconds). */
+export const RETRY_SECONDS = 30;
+export const CONFIGURATION_INVALID = 'ConfigurationInvalid';
+export const RESOURCE_NOT_OWNED = 'ResourceNotOwned';
+export const COMMON = 'common';
+
+// ---- conditions and the verdict -------------------------------------------
+
+export function condition(type, status, reason, message = '') {
+  return { type, status, reason, message: String(message) };
+}
+/** True, AsExpected. */
+export const ok = (type, message) => condition(type, 'true', AS_EXPECTED, message);
+/** True with a reason of its own. */
+export const holds = (type, reason, message) => condition(type, 'true', reason, message);
+export const fails = (type, reason, message) => condition(type, 'false', reason, message);
+export const unknown = (type, reason, message) => condition(type, 'unknown', reason, message);
+
+function upsert(list, c) {
+  const i = list.findIndex((x) => x.type === c.type);
+  if (i >= 0) list[i] = c;
+  else list.push(c);
+}
+
+/** Collects a verdict as the Rust SDK's VerdictBuilder does. */
+export class VerdictBuilder {
+  constructor() {
+    this.aspects = [];
+    this.advisories = [];
+    this.stalled = undefined;
+    this.fields = {};
+    this.events = [];
+    this.requeue = undefined;
+  }
+  /** An aspect; a later one of the same type replaces it. */
+  aspect(c) {
+    upsert(this.aspects, c);
+    return this;
+  }
+  advisory(c) {
+    upsert(this.advisories, c);
+    return this;
+  }
+  /** The first stall wins. */
+  stall(reason, message) {
+    if (this.stalled === undefined) this.stalled = { reason, message: String(message) };
+    return this;
+  }
+  /** A member of `.status` (null deletes it). */
+  field(key, value) {
+    this.fields[key] = value;
+    return this;
+  }
+  event(type, reason, message) {
+    this.events.push({ type, reason, message: String(message) });
+    return this;
+  }
+  /** The smallest requeue wins. */
+  requeueAfter(seconds) {
+    this.requeue = this.requeue === undefined ? seconds : Math.min(this.requeue, seconds);
+    return this;
+  }
+  aspectOf(type) {
+    return this.aspects.find((c) => c.type === type);
+  }
+  build() {
+    return {
+      aspects: [...this.aspects],
+      advisory: [...this.advisories],
+      stall: this.stalled,
+      statusFields: stringify(this.fields),
+      events: [...this.events],
+      requeueAfterSeconds: this.requeue,
+    };
+  }
+}
+
+/** JSON with object keys sorted, as serde_json writes a map. */
+export function stringify(value) {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value) {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    const out = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortKeys(value[k]);
+    return out;
+  }
+  return value;
+}
+
+// ---- the kind spec -----------------------------------------------------------
+
+/** Reasons the host registers and sets itself. */
+export const HOST_REASONS = [
+  'AsExpected', 'Initializing', 'Reconciling', 'ReconcileError', 'ReconciliationPaused',
+  'ReconciliationFailed', 'QuotaExceeded', 'AdmissionDenied', 'GuestFailed', 'NamespaceNotWatched',
+  'Planned', 'ChangesPending', 'InSync', 'ObserveMode', 'PlanCreated', 'PlanApproved', 'PlanRejected',
+  'PlanSuperseded', 'PlanApplied', 'PlanFailed',
+];
+
+/** The shared vocabulary, with its meanings (the Rust SDK's COMMON_REASONS). */
+export const COMMON_REASONS = {
+  ConfigurationInvalid: 'ConfigurationValid=False (and Stalled=True): a cross-object check the CRD cannot express failed.',
+  ResourceNotOwned: 'An object the operator must manage exists under the generated name and is controlled by someone else.',
+  SecretNotFound: 'A referenced Secret does not exist.',
+  SecretKeyMissing: "A referenced Secret's key is missing.",
+  ConfigMapNotFound: 'A referenced ConfigMap does not exist.',
+  ClusterNotFound: 'A referenced CloudNativePG Cluster does not exist in the namespace.',
+  RolloutInProgress: 'A rollout is on its way.',
+  RolloutStuck: "The Deployment's progress deadline is exceeded.",
+  PodUnschedulable: "The child's own fact, copied: a Pod cannot be scheduled.",
+  ImagePullFailed: "The child's own fact, copied: an image cannot be pulled.",
+  CrashLoopBackOff: "The child's own fact, copied: a container restarts in a loop.",
+  ReplicaFailure: "The child's own fact, copied: the Deployment cannot create a Pod (e.g. a quota).",
+  PodNotReady: "The child's own fact, copied: a Pod is not Ready.",
+  ScaledToZero: 'Registered; no current reconciler sets it.',
+  NotRequested: 'The exposure is clusterIP: nothing to publish.',
+  NotAdmitted: 'The Route or Ingress was not accepted by its controller.',
+  NotAccepted: 'The HTTPRoute was not accepted by its controller.',
+  GatewayNotFound: 'The Gateway named by parentRef is absent. Registered; the current reconcilers do not set it.',
+  HostnameConflict: 'Another route claims the hostname. Registered; the current reconcilers do not set it.',
+  RouteAPIUnavailable: 'The Route API the exposure needs is not served or not readable.',
+  GatewayAPIUnavailable: 'The Gateway API the exposure needs is not served or not readable.',
+  ImageNotAllowed: "A spec.image or oauth-proxy image repository is outside the operator's allow-list.",
+  HostnameNotAllowed: 'spec.exposure.hostname is outside the allowed host suffixes; what was published under the name is withdrawn.',
+};
+
+/** A reason of the shared vocabulary, its meaning with it (throws for another name). */
+export function common(name) {
+  const meaning = COMMON_REASONS[name];
+  if (meaning === undefined) throw new Error(`${name} is not a common reason`);
+  return { name, owner: COMMON, meaning };
+}
+
+export const owned = (owner, name, meaning) => ({ name, owner, meaning });
+
+/** A reason registry: the common reasons used, then the kind's own. */
+export class Registry {
+  constructor(owner) {
+    this.owner = owner;
+    this.reasons = [];
+  }
+  common(names) {
+    for (const n of names) if (!this.reasons.some((r) => r.name === n)) this.reasons.push(common(n));
+    return this;
+  }
+  /** `[[name, meaning], ...]` owned by the kind. */
+  owned(entries) {
+    for (const [name, meaning] of entries) this.reasons.push(owned(this.owner, name, meaning));
+    return this;
+  }
+  build() {
+    return [...this.reasons];
+  }
+}
+
+export const kindRef = (group, version, kind) => ({ group, version, kind });
+export const reads = (kind) => ({ kind, optional: false, crossNamespace: false });
+export const readsOptional = (kind) => ({ kind, optional: true, crossNamespace: false });
+export const acrossNamespaces = (read) => ({ ...read, crossNamespace: true });
+export const stalls = (reason) => ({ reason, recheckSeconds: undefined });
+export const stallsRechecked = (reason, seconds) => ({ reason, recheckSeconds: seconds });
+export const pause = (key, value) => ({ key, value });
+export const column = (name, type, jsonPath) => ({ name, type, jsonPath, wide: false, description: undefined });
+export const wideColumn = (name, type, jsonPath) => ({ ...column(name, type, jsonPath), wide: true });
+export const conditionColumn = (type) => wideColumn(type, 'string', `.status.conditions[?(@.type=="${type}")].status`);
+
+/** A complete kind spec: what `describe` returns, with every list defaulted. */
+export function kindSpec(spec) {
+  return {
+    namespaced: true,
+    profile: 'progressing',
+    advisory: [],
+    reasons: [],
+    negativePolarity: [],
+    quietReasons: [],
+    stalls: [],
+    reads: [],
+    pause: undefined,
+    specSchema: undefined,
+    printerColumns: [],
+    ...spec,
+  };
+}
+
+// ---- the evaluation's input ------------------------------------------------
+
+/** The parent object, parsed from its JSON. */
+export function parentJson(input) {
+  try {
+    return JSON.parse(input.parent.json);
+  } catch {
+    return null;
+  }
+}
+
+/** An operator setting (`--setting Kind.name=value`), or undefined. */
+export function setting(input, name) {
+  const found = input.settings.find(([n]) => n === name);
+  return found ? found[1] : undefined;
+}
+
+/** A comma-separated setting, trimmed, empty entries dropped. */
+export function settingList(input, name) {
+  const v = setting(input, name);
+  return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+// ---- reads -----------------------------------------------------------------
+
+/**
+ * Calls a facts function: `{value}` on success, `{error}` with the
+ * `read-error` (`{tag, val}`) when the host answered one. Anything else
+ * thrown is rethrown (a bug, not a read).
+ */
+export function read(call) {
+  try {
+    return { value: call() };
+  } catch (e) {
+    if (e && e.payload && typeof e.payload.tag === 'string') return { error: e.payload };
+    throw e;
+  }
+}
+
+/** The text of a read error. */
+export const readErrorText = (error) => error.val;
+
+/** "could not read {what}: {text}" */
+export const readFailure = (what, error) => `could not read ${what}: ${readErrorText(error)}`;
+
+// ---- Rust's formatting, for messages identical to the Rust guests' ---------
+
+/** A string as Rust's `{:?}` writes it. */
+export function debug(s) {
+  let out = '"';
+  for (const ch of String(s)) {
+    const c = ch.codePointAt(0);
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\0') out += '\\0';
+    else if (c < 0x20 || c === 0x7f || (c >= 0x80 && c < 0xa0)) out += `\\u{${c.toString(16)}}`;
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** The byte length of a string in UTF-8 (the host bounds messages in bytes). */
+export const utf8Length = (s) => new TextEncoder().encode(s).length;
+
+export const MAX_MESSAGE_BYTES = 1024;
+export const TRUNCATION_MARKER = ' …[truncated]';
+
+/** A message bounded as the host bounds it (controls become spaces). */
+export function bound(message, max = MAX_MESSAGE_BYTES) {
+  const clean = Array.from(String(message), (ch) => {
+    const c = ch.codePointAt(0);
+    return c < 0x20 || (c >= 0x7f && c < 0xa0) ? ' ' : ch;
+  });
+  if (utf8Length(clean.join('')) <= max) return clean.join('');
+  const room = max - utf8Length(TRUNCATION_MARKER);
+  let out = '';
+  let used = 0;
+  for (const ch of clean) {
+    const n = utf8Length(ch);
+    if (used + n > room) break;
+    out += ch;
+    used += n;
+  }
+  return out + TRUNCATION_MARKER;
+}
+
+// ---- the workload fact -------------------------------------------------------
+
+/** The reasons `workloadCondition` may copy from the host's classification. */
+export const WORKLOAD_REASONS = [
+  'ReplicaFailure', 'RolloutStuck', 'SecretNotFound', 'SecretKeyMissing', 'ConfigMapNotFound',
+  'PodUnschedulable', 'ImagePullFailed', 'CrashLoopBackOff', 'RolloutInProgress', 'PodNotReady',
+];
+
+const WORKLOAD_STATE_REASONS = {
+  'replica-failure': 'ReplicaFailure',
+  'rollout-stuck': 'RolloutStuck',
+  'secret-not-found': 'SecretNotFound',
+  'secret-key-missing': 'SecretKeyMissing',
+  'config-map-not-found': 'ConfigMapNotFound',
+  'pod-unschedulable': 'PodUnschedulable',
+  'image-pull-failed': 'ImagePullFailed',
+  'crash-loop-back-off': 'CrashLoopBackOff',
+  'rollout-in-progress': 'RolloutInProgress',
+  'pod-not-ready': 'PodNotReady',
+};
+
+/** The condition of a Deployment as read (`read(() => facts.workload(ns, name))`). */
+export function workloadCondition(type, deployment, observed) {
+  if (observed.error) return unknown(type, RECONCILING, readFailure(`Deployment ${deployment}`, observed.error));
+  if (observed.value === undefined) return unknown(type, RECONCILING, `Deployment ${deployment} is not observed yet`);
+  return workloadFromState(type, deployment, observed.value);
+}
+
+export function workloadFromState(type, deployment, workload) {
+  if (workload.meta.deletion !== undefined) {
+    return unknown(type, RECONCILING, `Deployment ${deployment} is being deleted`);
+  }
+  const state = workload.state;
+  if (state.tag === 'ready') {
+    return ok(type, `Deployment ${deployment}: ${workload.readyReplicas}/${workload.desiredReplicas} replicas Ready on the current template`);
+  }
+  const reason = WORKLOAD_STATE_REASONS[state.tag];
+  const fact = state.val;
+  const message = fact.startsWith(`Deployment ${deployment}`) ? fact : `Deployment ${deployment}: ${fact}`;
+  return fails(type, reason, message);
+}
+
+// ---- images ------------------------------------------------------------------
+
+export const ALLOWED_REPOSITORIES = 'allowedImageRepositories';
+
+/** The repository of an image reference (no tag, no digest; a registry port stays), or undefined. */
+export function repository(image) {
+  const at = image.indexOf('@');
+  const named = at >= 0 ? image.slice(0, at) : image;
+  const lastSlash = named.lastIndexOf('/') + 1;
+  const colon = named.slice(lastSlash).indexOf(':');
+  const repo = colon >= 0 ? named.slice(0, lastSlash + colon) : named;
+  const wellFormed = repo !== '' && !repo.startsWith('/') && !repo.endsWith('/') && !repo.includes('//')
+    && !/[\s\u0000-\u001f\u007f-\u009f]/.test(image);
+  return wellFormed ? repo : undefined;
+}
+
+/** Whether `repo` is within `prefix`, whole path components. */
+export function within(repo, prefix) {
+  if (!repo.startsWith(prefix)) return false;
+  const rest = repo.slice(prefix.length);
+  return rest === '' || prefix.endsWith('/') || rest.startsWith('/');
+}
+
+/** An image held to the allow-list: `{image}` or `{refusal: {reason, message}}`. */
+export function checkImage(image, origin, allowed) {
+  const repo = repository(image);
+  if (repo === undefined) {
+    return { refusal: { reason: CONFIGURATION_INVALID, message: `${origin} ${debug(image)} is not an image reference` } };
+  }
+  if (allowed.length === 0 || allowed.some((p) => within(repo, p))) return { image };
+  return {
+    refusal: {
+      reason: 'ImageNotAllowed',
+      message: `${origin} ${debug(image)}: repository ${repo} is outside the operator's allowedImageRepositories (${allowed.join(', ')})`,
+    },
+  };
+}
+
+/** `spec.image`, else the default setting (blank is none), each held to the list; `{}` when neither. */
+export function chooseImage(specImage, defaultImage, defaultSetting, allowed) {
+  if (specImage !== undefined) return checkImage(specImage, 'spec.image', allowed);
+  const d = defaultImage === undefined ? '' : defaultImage.trim();
+  if (d !== '') return checkImage(d, `the operator's ${defaultSetting}`, allowed);
+  return {};
+}
+
+// ---- ownership and configuration ---------------------------------------------
+
+/** The parent a pass is about. */
+export class Parent {
+  constructor(kind, meta) {
+    this.kind = kind;
+    this.namespace = meta.namespace;
+    this.name = meta.name;
+    this.uid = meta.uid;
+  }
+  static of(kind, meta) {
+    return new Parent(kind, meta);
+  }
+  /** The ResourceNotOwned message for a child another object controls, or undefined. */
+  refusal(kind, name, meta) {
+    const c = foreignController(meta, this.uid);
+    return c && `${kind} ${name} exists and is controlled by ${c.kind} ${c.name}, not by ${this.kind} ${this.name}`;
+  }
+}
+
+export function foreignController(meta, uid) {
+  const c = meta.controller;
+  return c !== undefined && c.uid !== uid ? c : undefined;
+}
+
+/**
+ * Why a configuration is not valid, thrown by the checks and caught by the
+ * guest: a stall with its reason, or a read that failed (`unread`).
+ */
+export class NotValid extends Error {
+  constructor(kind, reason, message) {
+    super(message);
+    this.kind = kind;
+    this.reason = reason;
+  }
+}
+
+export const stalled = (reason, message) => new NotValid('stalled', reason, message);
+export const unread = (message) => new NotValid('unread', undefined, message);
+
+/** Throws ResourceNotOwned when the child read (`{value: meta}`) is another's, `unread` when the read failed. */
+export function checkOwned(parent, kind, name, observed) {
+  if (observed.error) throw unread(readFailure(`${kind} ${name}`, observed.error));
+  if (observed.value !== undefined) {
+    const m = parent.refusal(kind, name, observed.value);
+    if (m !== undefined) throw stalled(RESOURCE_NOT_OWNED, m);
+  }
+}
+
+// ---- changes -----------------------------------------------------------------
+
+export const apply = (kind, name, body) => ({ tag: 'apply', val: { kind, name, body: stringify(body) } });
+export const remove = (kind, name, uid) => ({ tag: 'delete', val: { kind, name, uid } });
+export const generate = (name, keys) => ({ tag: 'generate', val: { name, keys } });
+export const certificate = (name, dnsNames) => ({ tag: 'certificate', val: { name, dnsNames } });
+export const caBundle = (name, key, sources, labels = []) => ({ tag: 'bundle', val: { name, key, sources, labels } });
+
+// ---- the export ----------------------------------------------------------------
+
+/**
+ * The `reconciler` export of a guest: `describe()`, `writes()` and
+ * `reconcile(input, facts)` returning `{verdict, changes}`. `evaluate` is
+ * derived. An exception a guest lets escape is written to stderr, which
+ * the host puts in the guest error (bounded), and traps the call.
+ */
+export function exportGuest(guest, facts) {
+  const guarded = (f) => (...args) => {
+    try {
+      return f(...args);
+    } catch (e) {
+      console.error(e && e.stack ? `${e}\n${e.stack}` : String(e));
+      throw e;
+    }
+  };
+  const reconcile = guarded((input) => guest.reconcile(input, facts));
+  return {
+    describe: guarded(() => kindSpec(guest.describe())),
+    writes: guarded(() => (guest.writes ? guest.writes() : [])),
+    reconcile,
+    evaluate: (input) => reconcile(input).verdict,
+  };
+}

@@ -1,0 +1,93 @@
+// The SDK's conventions, as the Rust SDK's tests hold them (guests/sdk/src).
+
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import {
+  Parent, Registry, VerdictBuilder, bound, checkImage, chooseImage, debug, exportGuest, fails, kindSpec, ok, read,
+  readFailure, repository, within, workloadCondition, MAX_MESSAGE_BYTES, TRUNCATION_MARKER,
+} from './index.js';
+
+test('a later aspect replaces one of the same type; the first stall and the smallest requeue win', () => {
+  const v = new VerdictBuilder()
+    .aspect(ok('WorkloadReady'))
+    .aspect(fails('WorkloadReady', 'PodNotReady', '1/2'))
+    .stall('ImageRequired', 'a').stall('ClusterNotFound', 'b')
+    .requeueAfter(120).requeueAfter(30).requeueAfter(300)
+    .field('url', null).field('a', { z: 1, b: 2 })
+    .build();
+  assert.deepEqual(v.aspects, [{ type: 'WorkloadReady', status: 'false', reason: 'PodNotReady', message: '1/2' }]);
+  assert.equal(v.stall.reason, 'ImageRequired');
+  assert.equal(v.requeueAfterSeconds, 30);
+  assert.equal(v.statusFields, '{"a":{"b":2,"z":1},"url":null}');
+});
+
+test('a registry lists the common reasons once, then the owned ones', () => {
+  const reasons = new Registry('me').common(['SecretNotFound', 'SecretNotFound']).owned([['Mine', 'Only mine.']]).build();
+  assert.deepEqual(reasons.map((r) => [r.name, r.owner]), [['SecretNotFound', 'common'], ['Mine', 'me']]);
+  assert.throws(() => new Registry('me').common(['NotAReason']), /not a common reason/);
+});
+
+test('images: repository, prefixes of whole components, the default held to the list', () => {
+  assert.equal(repository('ghcr.io/a/b:1@sha256:abc'), 'ghcr.io/a/b');
+  assert.equal(repository('registry:5000/a/b:2'), 'registry:5000/a/b');
+  assert.equal(repository('ghcr.io/a b'), undefined);
+  assert.ok(within('ghcr.io/fyannk/agent', 'ghcr.io/fyannk'));
+  assert.ok(!within('ghcr.io/fyannkx/agent', 'ghcr.io/fyannk'));
+  assert.deepEqual(chooseImage(undefined, ' ', 'defaultImage', []), {});
+  const refused = chooseImage(undefined, 'docker.io/x/y:1', 'defaultImage', ['ghcr.io/fyannk/']);
+  assert.equal(refused.refusal.reason, 'ImageNotAllowed');
+  assert.ok(refused.refusal.message.startsWith(`the operator's defaultImage "docker.io/x/y:1"`));
+  assert.equal(checkImage('a b', 'spec.image', []).refusal.message, 'spec.image "a b" is not an image reference');
+});
+
+test('a read error is a value, anything else thrown is a bug', () => {
+  const error = { tag: 'forbidden', val: 'no list on secrets' };
+  const failing = () => { const e = new Error('x'); e.payload = error; throw e; };
+  assert.deepEqual(read(failing), { error });
+  assert.equal(readFailure('Secret s', error), 'could not read Secret s: no list on secrets');
+  assert.throws(() => read(() => { throw new TypeError('bug'); }), TypeError);
+});
+
+test('the workload fact becomes a condition naming the Deployment once', () => {
+  const meta = { deletion: undefined };
+  const ready = workloadCondition('W', 'a', { value: { meta, state: { tag: 'ready' }, readyReplicas: 2, desiredReplicas: 2 } });
+  assert.equal(ready.message, 'Deployment a: 2/2 replicas Ready on the current template');
+  const crash = workloadCondition('W', 'a', { value: { meta, state: { tag: 'crash-loop-back-off', val: 'back-off' } } });
+  assert.deepEqual([crash.status, crash.reason, crash.message], ['false', 'CrashLoopBackOff', 'Deployment a: back-off']);
+  assert.equal(workloadCondition('W', 'a', {}).message, 'Deployment a is not observed yet');
+});
+
+test('ownership names both controllers', () => {
+  const parent = Parent.of('EvidenceAgent', { namespace: 'ns', name: 'a', uid: 'me' });
+  const child = { controller: { kind: 'Deployment', name: 'legacy', uid: 'other' } };
+  assert.equal(parent.refusal('Service', 'a-agent', child), 'Service a-agent exists and is controlled by Deployment legacy, not by EvidenceAgent a');
+  assert.equal(parent.refusal('Service', 'a-agent', { controller: { uid: 'me' } }), undefined);
+});
+
+test("messages: Rust's debug quoting and the host's bound", () => {
+  assert.equal(debug('a"b\n'), '"a\\"b\\n"');
+  assert.equal(bound('a\nb'), 'a b');
+  const long = bound('é'.repeat(2000));
+  assert.ok(new TextEncoder().encode(long).length <= MAX_MESSAGE_BYTES);
+  assert.ok(long.endsWith(TRUNCATION_MARKER));
+});
+
+test('an exported guest defaults its spec and derives evaluate from reconcile', () => {
+  const guest = exportGuest({
+    describe: () => ({ group: 'g', version: 'v1', kind: 'K', plural: 'ks', aspects: ['A'] }),
+    reconcile: () => ({ verdict: new VerdictBuilder().aspect(ok('A')).build(), changes: [] }),
+  }, {});
+  assert.deepEqual(kindSpec({}).printerColumns, []);
+  assert.equal(guest.describe().profile, 'progressing');
+  assert.deepEqual(guest.writes(), []);
+  assert.equal(guest.evaluate({}).aspects[0].reason, 'AsExpected');
+});
+
+test('index.d.ts declares every name index.js exports, and no other', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const exported = Object.keys(await import('./index.js')).sort();
+  const dts = await readFile(new URL('./index.d.ts', import.meta.url), 'utf8');
+  const declared = [...dts.matchAll(/^export (?:declare )?(?:const|function|class) (\w+)/gm)].map((m) => m[1]);
+  assert.deepEqual([...new Set(declared)].sort(), exported);
+});
