@@ -145,7 +145,10 @@ bench: guests guests-js guests-py
 
 ## bench-operator: the operator at scale against the local API server: N
 ## EvidenceAgents (BENCH_PARENTS, default 1000) to convergence, status
-## writes/s in steady state, host time per pass, passes, writes, RSS.
+## writes/s in steady state, host time per pass, passes, writes, RSS,
+## requests by verb and resource, writes per new agent, RSS per cached
+## object; then the same with the guest's logic compiled in (the native
+## baseline; BENCH_ORDER) and the ratios.
 ## `cargo bench` runs the release host (no LTO): the first build takes 10+
 ## minutes on two cores, later ones only relink what changed.
 .PHONY: bench-operator

@@ -33,6 +33,22 @@
 //!    TLS, status writes, Events).
 //! 4. Passes, status writes and Events in total, the children applied and
 //!    deleted, and the host's RSS.
+//! 5. The host's API requests during convergence by verb and resource
+//!    (`reconciler_api_requests_total`), and its writes per new agent
+//!    against seed 000's minimum, each write above it explained.
+//! 6. Memory: the host's RSS per cached object (every object of the kinds
+//!    it watches, listed at the end) against their average JSON size, as
+//!    listed and as the cache slims it.
+//!
+//! The native baseline: the same run again, back to back against the same
+//! API server in a namespace of its own, with the host replaced by this
+//! bench's binary started as the host (`operator/native_host.rs`): the same
+//! operator, its EvidenceAgent passes evaluated by the guest crate's logic
+//! compiled in (`operator/native.rs`) instead of the wasm module. Then the
+//! ratios of the two. `BENCH_ORDER` gives the runs in order
+//! (`wasm,native` by default; `wasm,native,native,wasm` cancels the drift
+//! of a later run, as the API server's store grows; `wasm` alone skips the
+//! baseline); each variant's figures are the mean of its runs.
 //!
 //! `make bench-operator`, or `cargo bench -p reconciler-host --bench
 //! operator` (the host binary is the release build). Environment:
@@ -43,11 +59,18 @@
 //! (the convergence limit, default 900), `BENCH_PLANS=1` (install the
 //! plans' manifests of `deploy/`: every agent's changes are then recorded
 //! in a ReconcilePlan the host approves itself, approval auto; the totals
-//! count the plans), `RECONCILER_TEST_KUBECONFIG` (reuse
+//! count the plans), `BENCH_ORDER` (above), `BENCH_PERF=<dir>` (`perf
+//! record -g` of each host during convergence, to `<dir>/wasm.perf.data`
+//! and `<dir>/native.perf.data`), `RECONCILER_TEST_KUBECONFIG` (reuse
 //! a running test apiserver instead of starting one; its service IP range
 //! must hold N Services: a server the bench starts gets a /16; and it must
 //! run the deployment and replicaset controllers, as `tests/apiserver`
 //! does).
+
+#[path = "operator/native.rs"]
+mod native;
+#[path = "operator/native_host.rs"]
+mod native_host;
 
 use reconciler_host_harness::bench as common;
 use reconciler_host_harness::kubelet::KubeletStandIn;
@@ -55,6 +78,7 @@ use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
 use common::{Contention, HostProcess, Metrics, Table, cpu_of, env_num, free_port, mib, ms};
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -80,6 +104,14 @@ const SETUP_LIMIT: Duration = Duration::from_secs(900);
 const START_LIMIT: Duration = Duration::from_secs(120);
 
 fn main() {
+    // This binary, started again as the native baseline's host.
+    if std::env::var_os(native_host::ROLE).is_some() {
+        if let Err(e) = native_host::main() {
+            eprintln!("error: {e:#}");
+            std::process::exit(2);
+        }
+        return;
+    }
     // `cargo bench` passes `--bench`; any other argument is a filter this
     // bench does not take.
     let parents: usize = env_num("BENCH_PARENTS").unwrap_or(1000);
@@ -116,10 +148,30 @@ fn main() {
         .expect("a tokio runtime");
     let report = rt.block_on(bench(parents, concurrency, timeout, kubeconfig));
     match report {
+        // Each variant's table was printed as it finished; this is the
+        // comparison.
         Ok(report) => print!("{report}"),
         Err(e) => {
             eprintln!("bench-operator FAILED: {e:#}");
             std::process::exit(1);
+        }
+    }
+}
+
+/// What evaluates the EvidenceAgents' passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    /// The release `reconciler-host`, the guest's wasm module.
+    Wasm,
+    /// The same operator with the guest's logic compiled in.
+    Native,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Wasm => "wasm guest (release reconciler-host)",
+            Variant::Native => "native baseline (the guest crate compiled in)",
         }
     }
 }
@@ -130,18 +182,194 @@ async fn bench(
     timeout: Duration,
     kubeconfig: PathBuf,
 ) -> Result<String> {
-    let ns = TestNamespace::new("bench").await?;
-    harness::install_crds(&ns.client()).await;
-    if std::env::var("BENCH_PLANS").is_ok_and(|v| v == "1") {
-        reconciler_host_harness::plans::install(&ns.client()).await;
+    let variants = std::env::var("BENCH_ORDER")
+        .unwrap_or_else(|_| "wasm,native".to_owned())
+        .split(',')
+        .map(|v| match v.trim() {
+            "wasm" => Ok(Variant::Wasm),
+            "native" => Ok(Variant::Native),
+            other => Err(anyhow!("BENCH_ORDER: {other:?} is neither wasm nor native")),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut report = String::new();
+    let mut runs = Vec::new();
+    // Each variant in a namespace of its own, kept until both ran: a
+    // namespace's deletion (thousands of objects collected) would load
+    // the API server during the next run.
+    let mut namespaces = Vec::new();
+    for (i, &variant) in variants.iter().enumerate() {
+        let ns = TestNamespace::new("bench").await?;
+        if i == 0 {
+            harness::install_crds(&ns.client()).await;
+            if std::env::var("BENCH_PLANS").is_ok_and(|v| v == "1") {
+                reconciler_host_harness::plans::install(&ns.client()).await;
+            }
+        }
+        eprintln!("bench: --- {} in {}", variant.name(), ns.name());
+        let result = run(
+            &ns,
+            variant,
+            parents,
+            concurrency,
+            timeout,
+            kubeconfig.clone(),
+        )
+        .await;
+        namespaces.push(ns);
+        let done = match result {
+            Ok(done) => done,
+            Err(e) => {
+                report.push_str(&format!("\n== {}: FAILED: {e:#}\n", variant.name()));
+                break;
+            }
+        };
+        print!("{}", done.table);
+        runs.push(done);
     }
-    let result = run(&ns, parents, concurrency, timeout, kubeconfig).await;
-    // The namespace controller deletes what is in it (the agents, then
+    let mean = |variant: Variant| Run::mean(runs.iter().filter(|r| r.variant == variant));
+    if let (Some(wasm), Some(native)) = (mean(Variant::Wasm), mean(Variant::Native)) {
+        report.push_str(&compare(parents, &wasm, &native));
+    }
+    // The namespace controller deletes what is in them (the agents, then
     // their children by garbage collection).
-    if let Err(e) = ns.cleanup().await {
-        eprintln!("bench: deleting the namespace: {e:#}");
+    for ns in namespaces {
+        if let Err(e) = ns.cleanup().await {
+            eprintln!("bench: deleting the namespace: {e:#}");
+        }
     }
-    result
+    ensure!(runs.len() == variants.len(), "{report}");
+    Ok(report)
+}
+
+impl Run {
+    /// The mean of `runs` (of one variant), `None` when there are none.
+    fn mean<'a>(runs: impl Iterator<Item = &'a Run>) -> Option<Run> {
+        let runs: Vec<&Run> = runs.collect();
+        let first = runs.first()?;
+        let n = runs.len() as f64;
+        let avg = |f: fn(&Run) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n;
+        Some(Run {
+            variant: first.variant,
+            runs: runs.len(),
+            table: String::new(),
+            converged: avg(|r| r.converged),
+            passes: avg(|r| r.passes),
+            host_cpu: avg(|r| r.host_cpu),
+            apiserver_cpu: runs
+                .iter()
+                .map(|r| r.apiserver_cpu)
+                .sum::<Option<f64>>()
+                .map(|s| s / n),
+            guest_seconds: avg(|r| r.guest_seconds),
+            rss_kib: avg(|r| r.rss_kib as f64) as u64,
+            requests: avg(|r| r.requests),
+        })
+    }
+}
+
+/// The wasm host against the native baseline, side by side.
+fn compare(parents: usize, wasm: &Run, native: &Run) -> String {
+    let mut out = Table::default();
+    out.title(format!(
+        "wasm guest against the native baseline, {parents} EvidenceAgents, back to back against the same API server \
+         (means of {} wasm and {} native runs)",
+        wasm.runs, native.runs
+    ));
+    let row = |out: &mut Table, label: &str, w: f64, n: f64, unit: &dyn Fn(f64) -> String| {
+        out.row(
+            label,
+            format!(
+                "{} / {}  (wasm/native {:.2}x)",
+                unit(w),
+                unit(n),
+                if n > 0.0 { w / n } else { f64::NAN }
+            ),
+        );
+    };
+    let secs = |v: f64| format!("{v:.2} s");
+    row(
+        &mut out,
+        "all Ready: wasm / native",
+        wasm.converged,
+        native.converged,
+        &secs,
+    );
+    row(
+        &mut out,
+        "convergence throughput, agents/s: wasm / native",
+        parents as f64 / wasm.converged,
+        parents as f64 / native.converged,
+        &|v| format!("{v:.1}"),
+    );
+    row(
+        &mut out,
+        "host CPU during convergence",
+        wasm.host_cpu,
+        native.host_cpu,
+        &secs,
+    );
+    row(
+        &mut out,
+        "host CPU per pass",
+        wasm.host_cpu / wasm.passes.max(1.0),
+        native.host_cpu / native.passes.max(1.0),
+        &|v| ms(v),
+    );
+    row(
+        &mut out,
+        "guest evaluation per pass (mean, wall time: preemption included)",
+        wasm.guest_seconds / wasm.passes.max(1.0),
+        native.guest_seconds / native.passes.max(1.0),
+        &|v| ms(v),
+    );
+    row(
+        &mut out,
+        "API server CPU during convergence",
+        wasm.apiserver_cpu.unwrap_or(f64::NAN),
+        native.apiserver_cpu.unwrap_or(f64::NAN),
+        &secs,
+    );
+    row(
+        &mut out,
+        "host RSS at convergence",
+        wasm.rss_kib as f64,
+        native.rss_kib as f64,
+        &|v| mib(v as u64),
+    );
+    row(
+        &mut out,
+        "API requests during convergence",
+        wasm.requests,
+        native.requests,
+        &|v| format!("{v}"),
+    );
+    out.row(
+        "the goal: throughput within 1.1x of native",
+        if native.converged > 0.0 && wasm.converged / native.converged <= 1.1 {
+            "met"
+        } else {
+            "not met"
+        },
+    );
+    out.finish()
+}
+
+/// One variant's run: its table and the figures compared.
+struct Run {
+    variant: Variant,
+    /// How many runs these figures are the mean of.
+    runs: usize,
+    table: String,
+    /// Seconds until every agent was Ready.
+    converged: f64,
+    passes: f64,
+    /// Host CPU seconds from the first creation until convergence.
+    host_cpu: f64,
+    apiserver_cpu: Option<f64>,
+    /// Seconds in guest evaluation until convergence (the histogram's sum).
+    guest_seconds: f64,
+    rss_kib: u64,
+    requests: f64,
 }
 
 fn agent_name(i: usize) -> String {
@@ -152,11 +380,12 @@ const UNRELATED: &str = "bench-unrelated";
 
 async fn run(
     ns: &TestNamespace,
+    variant: Variant,
     parents: usize,
     concurrency: Option<usize>,
     timeout: Duration,
     kubeconfig: PathBuf,
-) -> Result<String> {
+) -> Result<Run> {
     let client = ns.client();
     let name = ns.name().to_owned();
     let mut out = Table::default();
@@ -209,10 +438,21 @@ async fn run(
         args.extend([OsStr::new("--concurrency"), OsStr::new(c)]);
     }
     let log = f.logs_dir.join(format!("bench-{name}.log"));
-    let mut host = HostProcess::start(&kubeconfig, log, metrics_addr, &args)?;
+    let mut host = match variant {
+        Variant::Wasm => HostProcess::start(&kubeconfig, log, metrics_addr, &args)?,
+        Variant::Native => HostProcess::start_program(
+            &std::env::current_exe().context("this bench's binary")?,
+            &[(native_host::ROLE, "1")],
+            &kubeconfig,
+            log,
+            metrics_addr,
+            &args,
+        )?,
+    };
     host.wait_synced(START_LIMIT).await?;
     let sync_time = host_started.elapsed();
     let cpu_synced = host.cpu()?;
+    let rss_synced = host.memory()?.0;
     let before = Metrics::scrape(metrics_addr)
         .await
         .context("scraping the host's metrics after its start")?;
@@ -230,6 +470,10 @@ async fn run(
         .and_then(|p| std::fs::read_to_string(p).ok())
         .and_then(|p| p.trim().parse::<u32>().ok());
     let others_before = (cpu_of(apiserver), cpu_of(Some(std::process::id())));
+    let load_average = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let profile = Profile::start(host.pid(), variant)?;
     let started = Instant::now();
     let mut creating = Some(tokio::spawn({
         let client = client.clone();
@@ -345,6 +589,7 @@ async fn run(
             .map_err(|e| anyhow!("creating the agents failed: {e}"))?,
         (None, None) => converged,
     };
+    let profile = profile.map(Profile::stop).transpose()?;
     let at_converged = Metrics::scrape(metrics_addr).await?;
     let cpu_converged = host.cpu()?;
     let others_after = (cpu_of(apiserver), cpu_of(Some(std::process::id())));
@@ -363,9 +608,11 @@ async fn run(
     let hist = at_converged.histogram("reconciler_pass_host_seconds");
     let conc = concurrency.map_or("host default".to_owned(), |c| c.to_string());
     out.title(format!(
-        "operator bench: {parents} EvidenceAgents in one namespace, release host, --concurrency {conc}, {} CPUs, {} busy loops competing",
+        "operator bench: {parents} EvidenceAgents in one namespace, {}, --concurrency {conc}, {} CPUs, {} busy loops competing; load average at the start {}",
+        variant.name(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        contention.loops()
+        contention.loops(),
+        load_average
     ));
     out.row(
         "setup: shared objects (not measured)",
@@ -520,6 +767,16 @@ async fn run(
     );
     out.row("host peak RSS (VmHWM)", mib(rss_end.1));
 
+    if let Some(file) = profile {
+        out.row(
+            "perf profile of the host, convergence (BENCH_PERF)",
+            file.display(),
+        );
+    }
+    let requests = requests_section(&mut out, parents, &before, &at_converged);
+    let cached = cached_objects(&client, &name, &at_end).await?;
+    memory_section(&mut out, &cached, rss_synced, rss_converged.0);
+
     // --- the host stops cleanly, with nothing to warn about ---
     let status = host.stop();
     let problems = host.problems();
@@ -533,7 +790,242 @@ async fn run(
     if status.success() && problems.is_empty() {
         let _ = std::fs::remove_file(&host.log);
     }
-    Ok(out.finish())
+    Ok(Run {
+        variant,
+        runs: 1,
+        table: out.finish(),
+        converged: converged.as_secs_f64(),
+        passes,
+        host_cpu: cpu_converged - cpu_synced,
+        apiserver_cpu: others_before.0.zip(others_after.0).map(|(a, b)| b - a),
+        guest_seconds: at_converged
+            .histogram("reconciler_guest_evaluation_seconds")
+            .sum,
+        rss_kib: rss_converged.0,
+        requests,
+    })
+}
+
+/// Section 5: the host's requests from its start until convergence, by
+/// verb and resource, and its writes per new agent against seed 000's
+/// minimum; the total of requests.
+fn requests_section(out: &mut Table, parents: usize, before: &Metrics, after: &Metrics) -> f64 {
+    let keys = ["verb", "resource"];
+    let a = before.by_labels("reconciler_api_requests_total", &keys);
+    let b = after.by_labels("reconciler_api_requests_total", &keys);
+    let mut delta: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for (k, v) in &b {
+        let d = v - a.get(k).copied().unwrap_or(0.0);
+        if d > 0.0 {
+            delta.insert((k[0].clone(), k[1].clone()), d);
+        }
+    }
+    let n = parents as f64;
+    out.section("5. the host's API requests during convergence (reconciler_api_requests_total)");
+    for ((verb, resource), count) in &delta {
+        out.row(
+            &format!("{verb} {resource}"),
+            format!("{count} ({:.3} per agent)", count / n),
+        );
+    }
+    let is_read = |verb: &str| matches!(verb, "get" | "list" | "watch");
+    let mut status = 0.0;
+    let mut events = 0.0;
+    let mut applies = 0.0;
+    let mut others: Vec<String> = Vec::new();
+    let mut other = 0.0;
+    for ((verb, resource), count) in &delta {
+        match (verb.as_str(), resource.as_str()) {
+            (v, _) if is_read(v) => {}
+            ("patch" | "update", r) if r.ends_with("/status") => status += count,
+            ("create", "events") => events += count,
+            ("patch", "deployments" | "services") | ("create", "secrets") => applies += count,
+            (v, r) => {
+                other += count;
+                others.push(format!("{count} {v} {r}"));
+            }
+        }
+    }
+    out.section("6. writes per new agent, against seed 000's minimum");
+    out.row(
+        "status writes (patch */status)",
+        format!(
+            "{:.3}; minimum 2: the first pass applies the children, its Pod is not running yet, and that pass \
+             ends with its one status write (Ready Unknown/False, Progressing True); the pass that sees the Pod \
+             running writes Ready True",
+            status / n
+        ),
+    );
+    out.row(
+        "Events (create events)",
+        format!(
+            "{:.3}; minimum 2: CertificateIssued (seed: a newly issued operator-signed serving certificate) \
+             and Ready turning True",
+            events / n
+        ),
+    );
+    out.row(
+        "children written (patch deployments, services; create secrets)",
+        format!(
+            "{:.3}; minimum 3: the Deployment and the Service applied, the serving certificate's \
+             Secret created (and once per API server, the operator's CA Secret: create secrets too)",
+            applies / n
+        ),
+    );
+    out.row(
+        "other writes",
+        if others.is_empty() {
+            "none".to_owned()
+        } else {
+            format!(
+                "{:.3} per agent: {} (patch events: an Event repeated within six minutes, \
+                 counted as a series)",
+                other / n,
+                others.join(", ")
+            )
+        },
+    );
+    let errors = after.by_labels("reconciler_guest_errors_total", &["class"]);
+    let errors: Vec<String> = errors
+        .iter()
+        .filter(|(_, v)| **v > 0.0)
+        .map(|(k, v)| format!("{v} {}", k[0]))
+        .collect();
+    out.row(
+        "above the minimum: passes that failed",
+        if errors.is_empty() {
+            "none".to_owned()
+        } else {
+            format!(
+                "{}: each writes Ready False/ReconcileError and a Warning (ReconciliationFailed; \
+                 a series when repeated), and a later pass writes Ready back; a deadline is the guest's \
+                 100 ms of wall time, which a starved CPU exceeds (the native baseline has no deadline)",
+                errors.join(", ")
+            )
+        },
+    );
+    delta.values().sum()
+}
+
+/// Every object of the kinds the host watches (`reconciler_watch_connected`'s
+/// kinds) in the bench's namespace, as the API server lists them.
+async fn cached_objects(
+    client: &kube::Client,
+    ns: &str,
+    metrics: &Metrics,
+) -> Result<Vec<serde_json::Value>> {
+    let mut objects = Vec::new();
+    for key in metrics
+        .by_labels("reconciler_watch_connected", &["kind"])
+        .into_keys()
+    {
+        let Some((api_version, kind)) = key[0].rsplit_once('/') else {
+            continue;
+        };
+        let list = objects::api(client, ns, api_version, kind)
+            .list(&ListParams::default())
+            .await
+            .with_context(|| format!("listing {api_version} {kind}"))?;
+        for o in list.items {
+            let mut v = serde_json::to_value(&o)?;
+            v["apiVersion"] = json!(api_version);
+            v["kind"] = json!(kind);
+            objects.push(v);
+        }
+    }
+    Ok(objects)
+}
+
+/// Section 7: the host's RSS per cached object against the objects' JSON.
+fn memory_section(out: &mut Table, cached: &[serde_json::Value], synced_kib: u64, rss_kib: u64) {
+    let n = cached.len().max(1) as f64;
+    let listed: usize = cached.iter().map(|o| o.to_string().len()).sum();
+    let slimmed: usize = cached
+        .iter()
+        .map(|o| {
+            reconciler_host::operator::cluster::cache::slim(o.clone())
+                .to_string()
+                .len()
+        })
+        .sum();
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for o in cached {
+        *by_kind
+            .entry(o["kind"].as_str().unwrap_or("?"))
+            .or_default() += 1;
+    }
+    let per_object = rss_kib as f64 * 1024.0 / n;
+    out.section("7. memory");
+    out.row(
+        "objects of the watched kinds (what the caches hold)",
+        format!(
+            "{} ({})",
+            cached.len(),
+            by_kind
+                .iter()
+                .map(|(k, c)| format!("{c} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    out.row(
+        "average JSON size: as listed / as the cache slims it",
+        format!("{:.0} B / {:.0} B", listed as f64 / n, slimmed as f64 / n),
+    );
+    let grown = rss_kib.saturating_sub(synced_kib) as f64 * 1024.0 / n;
+    out.row(
+        "host RSS grown from caches synced to convergence, per object",
+        format!(
+            "{grown:.0} B ({:.2}x the listed JSON, {:.2}x the slimmed; {} at caches synced)",
+            grown * n / listed.max(1) as f64,
+            grown * n / slimmed.max(1) as f64,
+            mib(synced_kib)
+        ),
+    );
+    out.row(
+        "host RSS at convergence per object (all of it: runtime, pool, code)",
+        format!(
+            "{:.0} B ({:.2}x the listed JSON, {:.2}x the slimmed)",
+            per_object,
+            per_object * n / listed.max(1) as f64,
+            per_object * n / slimmed.max(1) as f64
+        ),
+    );
+}
+
+/// `perf record` of the host during convergence, when `BENCH_PERF` names
+/// a directory: `perf report -i <dir>/<variant>.perf.data` reads it.
+struct Profile {
+    perf: std::process::Child,
+    file: PathBuf,
+}
+
+impl Profile {
+    fn start(pid: u32, variant: Variant) -> Result<Option<Profile>> {
+        let Some(dir) = std::env::var_os("BENCH_PERF") else {
+            return Ok(None);
+        };
+        let file = PathBuf::from(dir).join(match variant {
+            Variant::Wasm => "wasm.perf.data",
+            Variant::Native => "native.perf.data",
+        });
+        let perf = std::process::Command::new("perf")
+            .args(["record", "-F", "499", "-g", "-p", &pid.to_string(), "-o"])
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .context("starting perf record (BENCH_PERF)")?;
+        Ok(Some(Profile { perf, file }))
+    }
+
+    fn stop(mut self) -> Result<PathBuf> {
+        std::process::Command::new("kill")
+            .args(["-INT", &self.perf.id().to_string()])
+            .status()?;
+        self.perf.wait()?;
+        Ok(self.file)
+    }
 }
 
 /// What happened during one steady-state window.

@@ -130,9 +130,30 @@ impl HostProcess {
         metrics: SocketAddr,
         args: &[&OsStr],
     ) -> Result<HostProcess> {
+        Self::start_program(
+            &crate::paths::host_binary(),
+            &[],
+            kubeconfig,
+            log,
+            metrics,
+            args,
+        )
+    }
+
+    /// [`HostProcess::start`] of another program taking the same arguments
+    /// (a bench's own binary standing in for the host), with `env` added.
+    pub fn start_program(
+        program: &Path,
+        env: &[(&str, &str)],
+        kubeconfig: &Path,
+        log: PathBuf,
+        metrics: SocketAddr,
+        args: &[&OsStr],
+    ) -> Result<HostProcess> {
         let stderr = std::fs::File::create(&log).context("the host's log")?;
-        let child = Command::new(crate::paths::host_binary())
+        let child = Command::new(program)
             .env_clear()
+            .envs(env.iter().copied())
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
             .env("KUBECONFIG", kubeconfig)
@@ -197,6 +218,11 @@ impl HostProcess {
             .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
             .map(str::to_owned)
             .collect()
+    }
+
+    /// The process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// utime + stime of the process so far, in seconds.
@@ -335,6 +361,20 @@ impl Metrics {
             .filter(|s| s.name == name)
             .map(|s| s.value)
             .fold(0.0, |a, b| a + b)
+    }
+
+    /// A metric's value per set of the labels `keys` (their values, in
+    /// that order), summed over its other labels.
+    pub fn by_labels(&self, name: &str, keys: &[&str]) -> BTreeMap<Vec<String>, f64> {
+        let mut out = BTreeMap::new();
+        for s in self.samples.iter().filter(|s| s.name == name) {
+            let key = keys
+                .iter()
+                .map(|k| s.labels.get(*k).cloned().unwrap_or_default())
+                .collect();
+            *out.entry(key).or_insert(0.0) += s.value;
+        }
+        out
     }
 
     pub fn histogram(&self, name: &str) -> Histogram {

@@ -38,10 +38,14 @@ impl ModuleLabels {
     }
 }
 
-/// An HTTP method (`GET`, `PATCH`, ...).
+/// A request by its HTTP method (`GET`, `PATCH`, ...), its verb (`get`,
+/// `list`, `watch`, `create`, `patch`, ...) and the resource it names
+/// (`deployments`, `evidenceagents/status`; [`crate::operator::client`]).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct MethodLabel {
+pub struct RequestLabels {
     pub method: String,
+    pub verb: String,
+    pub resource: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -114,8 +118,8 @@ pub struct Metrics {
     /// Children applied, applies not sent (the cached child had every
     /// field), deletions, and refused applies by class.
     pub child_applies: Family<ChildLabels, Counter>,
-    /// Every request the host's client sent, by method.
-    pub api_requests: Family<MethodLabel, Counter>,
+    /// Every request the host's client sent, by method, verb and resource.
+    pub api_requests: Family<RequestLabels, Counter>,
     pub child_applies_unchanged: Family<ChildLabels, Counter>,
     pub child_deletes: Family<ChildLabels, Counter>,
     pub child_refusals: Family<ChildRefusalLabels, Counter>,
@@ -250,7 +254,7 @@ impl Metrics {
         );
         r.register(
             "api_requests",
-            "Requests the host sent to the API server (watches count once, when they start), by method",
+            "Requests the host sent to the API server (watches count once, when they start), by method, verb and resource",
             m.api_requests.clone(),
         );
         r.register(

@@ -4,8 +4,9 @@
 //!   may watch, watches keeping one cache per kind in step;
 //! - [`schedule`]: from a change to the parents that need a pass (the
 //!   dependency index recorded from reads, a work queue per kind);
-//! - [`pass`]: one pass over one parent (its guest evaluated, its status
-//!   derived through the conventions engine), run by the [`workers`];
+//! - [`pass`]: one pass over one parent (its guest evaluated, by the
+//!   [`evaluator`], its status derived through the conventions engine), run
+//!   by the [`workers`];
 //! - [`write`]: the plans, the children, the status write and the Events.
 //!
 //! Beside them: [`kinds`], the registry of served kinds that startup and
@@ -17,6 +18,7 @@
 
 pub mod client;
 pub mod cluster;
+pub mod evaluator;
 pub mod http;
 pub mod kinds;
 pub mod leadership;
@@ -43,6 +45,7 @@ use crate::runtime::{GuestModule, Runtime};
 use cluster::cache::{Change, ClusterSource};
 use cluster::health::WatchHealth;
 use cluster::{namespaces, probe};
+use evaluator::{Evaluator, Wasm};
 use kinds::not_watched::mark_not_watched;
 use kinds::watches::{ReadRefused, Watches};
 use kinds::{Registry, settings_of};
@@ -104,6 +107,19 @@ pub async fn run(
     client: Client,
     runtime: &Runtime,
     config: OperatorConfig,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    run_with(client, runtime, config, Arc::new(Wasm), shutdown).await
+}
+
+/// [`run`], its passes evaluated by `evaluator` instead of the guests'
+/// wasm: the operator benchmark's native baseline (the binary never calls
+/// it with anything but [`Wasm`]).
+pub async fn run_with(
+    client: Client,
+    runtime: &Runtime,
+    config: OperatorConfig,
+    evaluator: Arc<dyn Evaluator>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let mut guests_dir = GuestsDir::open(&config.guests_dir).with_context(|| {
@@ -198,8 +214,11 @@ pub async fn run(
     let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
-    let registry =
-        Arc::new(Registry::new(source, metrics, authority, planner).serving(config.shard));
+    let registry = Arc::new(
+        Registry::new(source, metrics, authority, planner)
+            .serving(config.shard)
+            .evaluating_with(evaluator),
+    );
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches
         .watch_reads(&registry.source, &registry.metrics, &reads, &required)

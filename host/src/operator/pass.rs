@@ -141,19 +141,23 @@ async fn reconcile(
         };
         let settings = kind.settings.clone();
         let parent = parent.clone();
+        let evaluator = registry.evaluator.clone();
         let pass_span = tracing::Span::current();
         let (evaluated, time) = tokio::task::spawn_blocking(move || {
             let _evaluating =
                 tracing::info_span!(parent: &pass_span, "evaluate", guest = %module.name())
                     .entered();
             let started = std::time::Instant::now();
-            let evaluated = module.evaluate(EvaluateRequest {
-                parent: &parent,
-                paused,
-                settings: &settings,
-                source,
-                now,
-            });
+            let evaluated = evaluator.evaluate(
+                &module,
+                EvaluateRequest {
+                    parent: &parent,
+                    paused,
+                    settings: &settings,
+                    source,
+                    now,
+                },
+            );
             (evaluated, started.elapsed())
         })
         .await

@@ -13,6 +13,7 @@ use kube::Client;
 use kube::core::ApiResource;
 
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
+use crate::operator::evaluator::{Evaluator, Wasm};
 use crate::operator::leadership::Shard;
 use crate::operator::metrics::{Metrics, ModuleLabels};
 use crate::operator::modules::served::ServedModule;
@@ -54,6 +55,8 @@ pub struct Registry {
     pub planner: Arc<Planner>,
     /// The parents this replica serves.
     pub shard: Shard,
+    /// What evaluates a pass ([`Wasm`] unless a bench says otherwise).
+    pub evaluator: Arc<dyn Evaluator>,
 }
 
 impl Registry {
@@ -71,12 +74,19 @@ impl Registry {
             authority,
             planner,
             shard: Shard::default(),
+            evaluator: Arc::new(Wasm),
         }
     }
 
     /// The registry serving only the parents of `shard`.
     pub fn serving(mut self, shard: Shard) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// The registry whose passes `evaluator` evaluates.
+    pub fn evaluating_with(mut self, evaluator: Arc<dyn Evaluator>) -> Self {
+        self.evaluator = evaluator;
         self
     }
 
