@@ -1,6 +1,6 @@
 //! The live pass of a capture: the parent read, the guest's reads watched and listed as the operator watches them, the watches stopped so the caches hold still, and one evaluation (reads past the cache included), with nothing written.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 
 use super::CaptureError;
 use crate::facts::ObjectSource;
-use crate::facts::past_cache::{MAX_READS, PastCache, WithPastCache};
 use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
 use crate::operator::cluster::health::WatchHealth;
 use crate::operator::cluster::{past_cache, probe};
@@ -124,16 +123,9 @@ pub async fn pass(
     // As the operator's pass: objects the cache refused are read past it
     // after an evaluation that wanted them, and the parent is evaluated
     // again with them (at most MAX_READS objects, in as many rounds).
-    let mut answers = PastCache::default();
+    let mut rounds = past_cache::Rounds::default();
     loop {
-        let read_from: Arc<dyn ObjectSource> = if answers.is_empty() {
-            source.clone()
-        } else {
-            Arc::new(WithPastCache::new(
-                source.clone(),
-                Arc::new(answers.clone()),
-            ))
-        };
+        let read_from = rounds.source(&source);
         let evaluated = {
             let (module, parent, settings, read_from) = (
                 module.clone(),
@@ -153,14 +145,7 @@ pub async fn pass(
             .await
             .expect("an evaluation never panics")
         };
-        let wanted: BTreeSet<_> = evaluated
-            .past_cache_wanted
-            .iter()
-            .filter(|k| !answers.contains(k))
-            .take(MAX_READS.saturating_sub(answers.len()))
-            .cloned()
-            .collect();
-        if wanted.is_empty() {
+        if !rounds.read_wanted(client, &source, &evaluated).await {
             return Ok(LivePass {
                 parent,
                 now,
@@ -168,7 +153,6 @@ pub async fn pass(
                 source: read_from,
             });
         }
-        past_cache::read(client, &source, &wanted, &mut answers).await;
     }
 }
 

@@ -4,7 +4,6 @@
 //! module evaluated and whether the guest was to blame, and its caller
 //! counts that against the module's probation.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,8 +14,6 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::facts::Dependency;
-use crate::facts::ObjectSource;
-use crate::facts::past_cache::{MAX_READS, PastCache, WithPastCache};
 use crate::operator::cluster::past_cache;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
@@ -127,18 +124,11 @@ async fn reconcile(
     // Objects the cache refused are read past it after an evaluation
     // that wanted them, and the pass is evaluated again with them (at most
     // MAX_READS objects a pass, in as many rounds).
-    let mut past_cache = PastCache::default();
+    let mut rounds = past_cache::Rounds::default();
     let mut guest_time = Duration::ZERO;
     let evaluated = loop {
         let module = module.clone();
-        let source: Arc<dyn ObjectSource> = if past_cache.is_empty() {
-            registry.source.clone()
-        } else {
-            Arc::new(WithPastCache::new(
-                registry.source.clone(),
-                Arc::new(past_cache.clone()),
-            ))
-        };
+        let source = rounds.source(&registry.source);
         let settings = kind.settings.clone();
         let parent = parent.clone();
         let evaluator = registry.evaluator.clone();
@@ -163,24 +153,13 @@ async fn reconcile(
         .await
         .expect("an evaluation never panics");
         guest_time += time;
-        let wanted: BTreeSet<_> = evaluated
-            .past_cache_wanted
-            .iter()
-            .filter(|k| !past_cache.contains(k))
-            .take(MAX_READS.saturating_sub(past_cache.len()))
-            .cloned()
-            .collect();
-        if wanted.is_empty() {
+        let read = rounds
+            .read_wanted(kind.writer.client(), &registry.source, &evaluated)
+            .instrument(tracing::info_span!("read past the cache"))
+            .await;
+        if !read {
             break evaluated;
         }
-        past_cache::read(
-            kind.writer.client(),
-            &registry.source,
-            &wanted,
-            &mut past_cache,
-        )
-        .instrument(tracing::info_span!("read past the cache"))
-        .await;
     };
     registry
         .metrics
@@ -217,7 +196,7 @@ async fn reconcile(
         Ok(_) if evaluated.failed_read.is_none() => {
             match children::check(
                 &registry.source,
-                &past_cache,
+                rounds.answers(),
                 &kind.resource,
                 &parent,
                 &evaluated.changes,

@@ -8,16 +8,69 @@ use std::time::Duration;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
 
-use crate::facts::past_cache::{ObjectKey, PastCache};
-use crate::facts::{Cached, SourceError};
+use crate::facts::past_cache::{MAX_READS, ObjectKey, PastCache, WithPastCache};
+use crate::facts::{Cached, ObjectSource, SourceError};
 use crate::operator::cluster::cache::{ClusterSource, slim};
+use crate::runtime::Evaluated;
+
+/// The rounds of one pass: evaluate over [`Rounds::source`], then
+/// [`Rounds::read_wanted`]; while it reads something, evaluate again.
+/// At most [`MAX_READS`] objects a pass, in as many rounds; the operator's
+/// pass and a capture run the same rounds.
+#[derive(Debug, Default)]
+pub struct Rounds {
+    answers: PastCache,
+}
+
+impl Rounds {
+    /// What the next evaluation reads: the cache, and the answers read
+    /// past it so far.
+    pub fn source(&self, cache: &Arc<ClusterSource>) -> Arc<dyn ObjectSource> {
+        if self.answers.is_empty() {
+            cache.clone()
+        } else {
+            Arc::new(WithPastCache::new(
+                cache.clone(),
+                Arc::new(self.answers.clone()),
+            ))
+        }
+    }
+
+    /// Reads past the cache what `evaluated` wanted and was not read yet,
+    /// within the pass's bound; false when there is nothing to read (the
+    /// evaluation stands).
+    pub async fn read_wanted(
+        &mut self,
+        client: &Client,
+        cache: &ClusterSource,
+        evaluated: &Evaluated,
+    ) -> bool {
+        let wanted: BTreeSet<_> = evaluated
+            .past_cache_wanted
+            .iter()
+            .filter(|k| !self.answers.contains(k))
+            .take(MAX_READS.saturating_sub(self.answers.len()))
+            .cloned()
+            .collect();
+        if wanted.is_empty() {
+            return false;
+        }
+        read(client, cache, &wanted, &mut self.answers).await;
+        true
+    }
+
+    /// What the pass read past the cache.
+    pub fn answers(&self) -> &PastCache {
+        &self.answers
+    }
+}
 
 /// How long one read may take before the pass is failed and retried.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads each of `wanted` not answered yet into `answers`: found,
 /// absent (404), refused (403), or another failure the pass reports.
-pub async fn read(
+async fn read(
     client: &Client,
     source: &ClusterSource,
     wanted: &BTreeSet<ObjectKey>,
