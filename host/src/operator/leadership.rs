@@ -123,54 +123,76 @@ impl Leadership {
             .build()
             .await
             .map_err(failed)?;
-        let (mut state, task) = manager.watch().await;
-        tracing::info!(lease = %lease, identity = %config.identity, "standby: waiting for the Lease");
-        while !*state.borrow_and_update() {
-            if state.changed().await.is_err() {
-                return Err(Leadership::ended(config, lease, task).await);
-            }
-        }
-        tracing::info!(lease = %lease, identity = %config.identity, "leading: the Lease is held");
-        Ok(Leadership {
+        let (state, task) = manager.watch().await;
+        let mut leadership = Leadership {
             config,
             lease,
             state,
             task,
-        })
+        };
+        tracing::info!(lease = %leadership.lease, identity = %leadership.config.identity, "standby: waiting for the Lease");
+        while !*leadership.state.borrow_and_update() {
+            if leadership.state.changed().await.is_err() {
+                return Err(leadership.ended().await);
+            }
+        }
+        tracing::info!(lease = %leadership.lease, identity = %leadership.config.identity, "leading: the Lease is held");
+        Ok(leadership)
     }
 
     /// Resolves when the Lease is lost: the caller stops writing at once.
-    pub async fn lost(mut self) -> LeadershipError {
+    pub async fn lost(&mut self) -> LeadershipError {
         loop {
             if self.state.changed().await.is_err() {
-                return Leadership::ended(self.config, self.lease, self.task).await;
+                return self.ended().await;
             }
             if !*self.state.borrow_and_update() {
                 return LeadershipError::Lost {
-                    namespace: self.config.namespace,
-                    lease: self.lease,
-                    identity: self.config.identity,
+                    namespace: self.config.namespace.clone(),
+                    lease: self.lease.clone(),
+                    identity: self.config.identity.clone(),
                 };
             }
         }
     }
 
+    /// Gives the Lease up at shutdown, so a standby takes over at once
+    /// rather than when it lapses: the manager releases it when this
+    /// replica stops listening, and is waited for (at most twice
+    /// [`LEASE_TIMEOUT`]), so its request is not cut off by the exit.
+    pub async fn release(self) {
+        let Leadership {
+            config,
+            lease,
+            state,
+            task,
+        } = self;
+        drop(state);
+        match tokio::time::timeout(2 * LEASE_TIMEOUT, task).await {
+            Ok(Ok(Ok(_))) => {
+                tracing::info!(lease = %lease, identity = %config.identity, "the Lease is released")
+            }
+            Ok(Ok(Err(e))) => {
+                tracing::info!(lease = %lease, error = %e, "the Lease was not released: it lapses")
+            }
+            Ok(Err(_)) | Err(_) => {
+                tracing::info!(lease = %lease, "the Lease's release did not finish: it lapses")
+            }
+        }
+    }
+
     /// The manager's task ended (its channel closed): why.
-    async fn ended(
-        config: LeaderConfig,
-        lease: String,
-        task: JoinHandle<kube_lease_manager::Result<LeaseManager>>,
-    ) -> LeadershipError {
-        match task.await {
+    async fn ended(&mut self) -> LeadershipError {
+        match (&mut self.task).await {
             Ok(Err(source)) => LeadershipError::Lease {
-                namespace: config.namespace,
-                lease,
+                namespace: self.config.namespace.clone(),
+                lease: self.lease.clone(),
                 source,
             },
             _ => LeadershipError::Lost {
-                namespace: config.namespace,
-                lease,
-                identity: config.identity,
+                namespace: self.config.namespace.clone(),
+                lease: self.lease.clone(),
+                identity: self.config.identity.clone(),
             },
         }
     }

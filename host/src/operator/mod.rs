@@ -261,7 +261,7 @@ pub async fn run_with(
     };
     // A standby keeps its caches warm (and is ready) until it holds its
     // shard's Lease; nothing is written before.
-    let leadership = match &config.leader {
+    let mut leadership = match &config.leader {
         Some(leader) => {
             tracing::info!(
                 kinds = kinds.len(),
@@ -324,12 +324,12 @@ pub async fn run_with(
             tokio::select! {
                 () = shutdown => {}
                 () = reloader.run(registry.clone(), poll) => {}
-                lost = lost(leadership) => return Err(lost.into()),
+                lost = lost(leadership.as_mut()) => return Err(lost.into()),
             }
         }
         None => tokio::select! {
             () = shutdown => {}
-            lost = lost(leadership) => return Err(lost.into()),
+            lost = lost(leadership.as_mut()) => return Err(lost.into()),
         },
     }
     tracing::info!("shutting down: finishing in-flight passes");
@@ -342,6 +342,9 @@ pub async fn run_with(
     }
     if let Some(server) = http_server {
         server.abort();
+    }
+    if let Some(leadership) = leadership {
+        leadership.release().await;
     }
     tracing::info!("stopped");
     Ok(())
@@ -385,7 +388,7 @@ async fn needs(
 /// Resolves when `leadership` is lost (never without one). The caller
 /// returns at once: the process exits with the error, nothing in flight is
 /// waited for, and its restart competes again as a standby.
-async fn lost(leadership: Option<Leadership>) -> LeadershipError {
+async fn lost(leadership: Option<&mut Leadership>) -> LeadershipError {
     match leadership {
         Some(l) => l.lost().await,
         None => std::future::pending().await,
