@@ -8,22 +8,18 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use reconciler_host::facts::MemorySource;
 use reconciler_host::operator::modules::gate;
-use reconciler_host::runtime::{
-    EvaluateRequest, GuestError, GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig,
-};
+use reconciler_host::runtime::{GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig};
+use reconciler_host_harness::escape::{NOW, attempt, attempt_at};
 use reconciler_host_harness::guests as support;
 use reconciler_host_harness::objects::{self, create, create_all};
 use reconciler_host_harness::operator::{condition, eventually, get};
 use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
-
-const NOW: &str = "2026-11-29T12:00:00Z";
 
 /// A JavaScript or Python guest (`evidenceagent_js.wasm`), built once per
 /// test process by the Makefile (which rebuilds only what changed).
@@ -67,34 +63,6 @@ fn runtime() -> Runtime {
 fn load(rt: &Runtime, file: &str) -> GuestModule {
     rt.load_file(&polyglot(file))
         .unwrap_or_else(|e| panic!("{file} loads: {e}"))
-}
-
-fn attempt_at(
-    module: &GuestModule,
-    spec: Value,
-    resource_version: &str,
-    now: &str,
-) -> Result<String, GuestError> {
-    let parent = json!({
-        "apiVersion": "testing.reconciler.dev/v1", "kind": "Escape",
-        "metadata": {"name": "e", "namespace": "ns", "uid": "u-1", "generation": 1,
-                     "resourceVersion": resource_version},
-        "spec": spec
-    });
-    module
-        .evaluate(EvaluateRequest {
-            parent: &parent,
-            paused: false,
-            settings: &[],
-            source: Arc::new(MemorySource::new()),
-            now: now.parse().unwrap(),
-        })
-        .outcome
-        .map(|v| v.aspects[0].message.clone())
-}
-
-fn attempt(module: &GuestModule, spec: Value) -> String {
-    attempt_at(module, spec, "1", NOW).expect("the attempt returns a verdict")
 }
 
 /// A listener nothing may reach, and whether anything did.

@@ -4,18 +4,13 @@
 //! lookup, no environment, a bounded stderr, and a sleeping loop still
 //! meets the deadline.
 
+use reconciler_host_harness::escape::{NOW, attempt, attempt_at};
 use reconciler_host_harness::guests as support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reconciler_host::facts::MemorySource;
-use reconciler_host::runtime::{
-    EvaluateRequest, GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig,
-};
-use serde_json::{Value, json};
-
-const NOW: &str = "2026-11-29T12:00:00Z";
+use reconciler_host::runtime::{GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig};
+use serde_json::json;
 
 fn runtime() -> Runtime {
     Runtime::new(RuntimeConfig {
@@ -31,37 +26,6 @@ fn runtime() -> Runtime {
 fn escape(rt: &Runtime) -> GuestModule {
     rt.load_file(&support::guest_wasm("escape-guest"))
         .expect("the escape guest loads")
-}
-
-fn parent(spec: Value, resource_version: &str) -> Value {
-    json!({
-        "apiVersion": "testing.reconciler.dev/v1", "kind": "Escape",
-        "metadata": {"name": "e", "namespace": "ns", "uid": "u-1", "generation": 1,
-                     "resourceVersion": resource_version},
-        "spec": spec
-    })
-}
-
-fn attempt_at(
-    module: &GuestModule,
-    spec: Value,
-    resource_version: &str,
-    now: &str,
-) -> Result<String, reconciler_host::runtime::GuestError> {
-    module
-        .evaluate(EvaluateRequest {
-            parent: &parent(spec, resource_version),
-            paused: false,
-            settings: &[],
-            source: Arc::new(MemorySource::new()),
-            now: now.parse().unwrap(),
-        })
-        .outcome
-        .map(|v| v.aspects[0].message.clone())
-}
-
-fn attempt(module: &GuestModule, spec: Value) -> String {
-    attempt_at(module, spec, "1", NOW).expect("the attempt returns a verdict")
 }
 
 #[test]
