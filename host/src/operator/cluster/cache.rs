@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::facts::certificates;
 use crate::facts::source::AvailabilityTable;
 use crate::facts::{ApplyOutcome, Availability, Cached, ObjectSource, Selector, SourceError};
+use crate::operator::cluster::objects::{Key, Objects};
 use crate::operator::write::owned::slim_managed_fields;
 
 /// What a watch reports to the dispatcher: what changed in a cache.
@@ -69,14 +70,12 @@ pub struct ServedChange {
 /// new `Cached`, so its memo starts empty.
 pub struct ObjectCache {
     kind: KindRef,
-    objects: RwLock<HashMap<(String, String), Arc<Cached>>>,
+    objects: RwLock<Objects>,
     /// The namespaces whose watch of the kind was answered 404 (its CRD
     /// deleted while the host runs), "" for the all-namespaces or
     /// cluster-wide watch, each until its watch lists the kind again.
     not_served: RwLock<BTreeSet<String>>,
 }
-
-type Key = (String, String);
 
 /// An object before and after a change (`None`: absent).
 pub type Transition = (Option<Arc<Value>>, Option<Arc<Value>>);
@@ -161,16 +160,11 @@ impl ObjectCache {
             .collect()
     }
 
-    /// The objects with the memos of their facts.
+    /// The objects with the memos of their facts, in namespace and name
+    /// order.
     pub fn list_cached(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
-        let mut found: Vec<(&Key, &Arc<Cached>)> = objects
-            .iter()
-            .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
-            .filter(|(_, o)| selector.matches_object(o))
-            .collect();
-        found.sort_by(|a, b| a.0.cmp(b.0));
-        found.into_iter().map(|(_, o)| o.clone()).collect()
+        objects.select(namespace, selector)
     }
 
     /// Stores an object from a watch event; returns what the cache holds
@@ -232,8 +226,7 @@ impl ObjectCache {
             .collect();
         let mut changes = Vec::new();
         let stale: Vec<Key> = objects
-            .keys()
-            .filter(|(ns, _)| namespace.is_empty() || ns == namespace)
+            .keys_in(namespace)
             .filter(|k| !fresh.contains_key(*k))
             .cloned()
             .collect();

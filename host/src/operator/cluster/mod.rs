@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod health;
 pub mod namespaces;
+pub mod objects;
 pub mod past_cache;
 pub mod probe;
 pub mod watch;

@@ -8,14 +8,16 @@ use std::hash::Hash;
 
 use reconciler_conventions::kind::KindRef;
 
-use crate::facts::{Dependency, Selector};
+use crate::facts::Dependency;
+use crate::operator::schedule::selections::Selections;
 
 /// Parents by what they read, and each parent's reads.
 ///
 /// Object reads are indexed by kind, namespace and name; list and
 /// availability reads by kind and namespace, the empty namespace being the
 /// all-namespaces bucket. An object event looks up one object bucket and at
-/// most two list buckets, and matches only the selectors in those; a flip
+/// most two list buckets, and tries only the selectors in those that can
+/// match its labels ([`Selections`]); a flip
 /// of a kind's served state takes every read of the kind in its namespace
 /// buckets.
 #[derive(Debug)]
@@ -29,8 +31,9 @@ pub struct DependencyIndex<P> {
 struct KindIndex<P> {
     /// namespace → name → parents that read that object.
     objects: HashMap<String, HashMap<String, BTreeSet<P>>>,
-    /// namespace ("" = all) → selector → parents that listed with it.
-    lists: HashMap<String, HashMap<Selector, BTreeSet<P>>>,
+    /// namespace ("" = all) → selectors and the parents that listed with
+    /// them.
+    lists: HashMap<String, Selections<P>>,
     /// namespace → parents that asked whether the kind can be read there.
     availability: HashMap<String, BTreeSet<P>>,
     /// controller UID → parents that read their children of the kind.
@@ -124,14 +127,13 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         if let Some(parents) = index.objects.get(namespace).and_then(|n| n.get(name)) {
             found.extend(parents.iter().cloned());
         }
-        let selected = |selector: &Selector| {
-            old_labels.is_some_and(|l| selector.matches(l))
-                || new_labels.is_some_and(|l| selector.matches(l))
-        };
         let all_namespaces = (!namespace.is_empty()).then_some("");
         for bucket in std::iter::once(namespace).chain(all_namespaces) {
-            for (selector, parents) in index.lists.get(bucket).into_iter().flatten() {
-                if selected(selector) {
+            let Some(selections) = index.lists.get(bucket) else {
+                continue;
+            };
+            for labels in [old_labels, new_labels].into_iter().flatten() {
+                for parents in selections.matching(labels) {
                     found.extend(parents.iter().cloned());
                 }
             }
@@ -172,8 +174,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         for by_name in covered(&index.objects, namespace) {
             found.extend(by_name.values().flatten().cloned());
         }
-        for by_selector in covered(&index.lists, namespace) {
-            found.extend(by_selector.values().flatten().cloned());
+        for selections in covered(&index.lists, namespace) {
+            found.extend(selections.iter().flat_map(|(_, p)| p).cloned());
         }
         for parents in covered(&index.availability, namespace) {
             found.extend(parents.iter().cloned());
@@ -201,8 +203,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 let lists: usize = index
                     .lists
                     .values()
-                    .flat_map(|n| n.values())
-                    .map(BTreeSet::len)
+                    .flat_map(Selections::iter)
+                    .map(|(_, parents)| parents.len())
                     .sum();
                 let availability: usize = index.availability.values().map(BTreeSet::len).sum();
                 let children: usize = index.children.values().map(BTreeSet::len).sum();
@@ -243,9 +245,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 .lists
                 .entry(namespace.clone())
                 .or_default()
-                .entry(selector.clone())
-                .or_default()
-                .insert(parent.clone()),
+                .insert(selector, parent.clone()),
             Dependency::Availability { kind, namespace } => self
                 .by_kind
                 .entry(kind.clone())
@@ -282,7 +282,14 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 namespace,
                 selector,
                 ..
-            } => remove_nested(&mut index.lists, namespace, selector, parent),
+            } => {
+                if let Some(selections) = index.lists.get_mut(namespace) {
+                    selections.remove(selector, parent);
+                    if selections.is_empty() {
+                        index.lists.remove(namespace);
+                    }
+                }
+            }
             Dependency::Availability { namespace, .. } => {
                 if let Some(parents) = index.availability.get_mut(namespace) {
                     parents.remove(parent);
@@ -332,7 +339,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::facts::Selector;
     use crate::facts::known_kinds::{config_map_kind, pod_kind};
+    use crate::facts::selector::Requirement;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -648,6 +657,22 @@ mod tests {
         )
     }
 
+    fn requirement_strategy() -> impl Strategy<Value = Requirement> {
+        let key = || prop::sample::select(vec!["app", "tier"]).prop_map(str::to_owned);
+        let values = || {
+            prop::collection::vec(
+                prop::sample::select(vec!["1", "2"]).prop_map(str::to_owned),
+                1..=2,
+            )
+        };
+        prop_oneof![
+            (key(), values()).prop_map(|(k, v)| Requirement::In(k, v)),
+            (key(), values()).prop_map(|(k, v)| Requirement::NotIn(k, v)),
+            key().prop_map(Requirement::Exists),
+            key().prop_map(Requirement::DoesNotExist),
+        ]
+    }
+
     fn read_strategy() -> impl Strategy<Value = Dependency> {
         prop_oneof![
             (kind_strategy(), namespace_strategy(), name_strategy()).prop_map(
@@ -657,16 +682,22 @@ mod tests {
                     name,
                 }
             ),
-            (kind_strategy(), namespace_strategy(), labels_strategy()).prop_map(
-                |(kind, namespace, match_labels)| Dependency::List {
-                    kind,
-                    namespace,
-                    selector: Selector {
-                        match_labels,
-                        match_expressions: Vec::new(),
-                    },
-                }
-            ),
+            (
+                kind_strategy(),
+                namespace_strategy(),
+                labels_strategy(),
+                prop::collection::vec(requirement_strategy(), 0..=1)
+            )
+                .prop_map(|(kind, namespace, match_labels, match_expressions)| {
+                    Dependency::List {
+                        kind,
+                        namespace,
+                        selector: Selector {
+                            match_labels,
+                            match_expressions,
+                        },
+                    }
+                }),
             (kind_strategy(), namespace_strategy())
                 .prop_map(|(kind, namespace)| Dependency::Availability { kind, namespace }),
         ]

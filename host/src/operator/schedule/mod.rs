@@ -5,6 +5,7 @@
 pub mod deps;
 pub mod dispatch;
 pub mod queue;
+pub mod selections;
 
 use std::sync::{Mutex, RwLock};
 
