@@ -85,8 +85,8 @@ enum Command {
 /// Limits and caching of the guest runtime.
 #[derive(Args)]
 struct RuntimeArgs {
-    /// Wall-time deadline of one call into a guest, in milliseconds (1 to
-    /// 60000).
+    /// CPU-time deadline of one call into a guest, in milliseconds (1 to
+    /// 60000); a call also ends at ten times it in wall time.
     #[arg(long, global = true, default_value_t = 100, env = "GUEST_DEADLINE_MS",
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     deadline_ms: u64,

@@ -7,7 +7,8 @@ use wasmtime::ResourceLimiter;
 /// How long and how much memory one call into a guest may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Wall time of one call (describe or evaluate), enforced by epochs.
+    /// CPU time of one call (describe or evaluate), checked at epoch ticks;
+    /// a call also ends at ten times this in wall time (see [`super::deadline`]).
     pub deadline: Duration,
     /// The most bytes of linear memory the guest may hold.
     pub memory_bytes: usize,

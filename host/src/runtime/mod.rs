@@ -3,6 +3,7 @@
 //! from a pool of slots whose linear memory stays mapped between calls.
 
 pub mod artifacts;
+pub mod deadline;
 pub mod error;
 pub mod limits;
 pub mod module;
@@ -25,6 +26,7 @@ pub use module::{EvaluateRequest, Evaluated, GuestModule, PassState};
 
 use crate::contract::{v0_1, v0_2, v0_3, v0_4};
 use crate::facts::FactServer;
+use deadline::Deadline;
 use slots::Slots;
 use ticker::EpochTicker;
 
@@ -211,9 +213,8 @@ impl Runtime {
         module::load(self, name, bytes)
     }
 
-    /// Epoch ticks that make up the deadline.
-    fn deadline_ticks(&self) -> u64 {
-        let ticks = self.limits.deadline.as_nanos() / self.epoch_tick.as_nanos().max(1);
-        u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+    /// The deadline of a call, checked at every epoch tick.
+    fn deadline(&self) -> Deadline {
+        Deadline::new(self.limits.deadline, self.epoch_tick)
     }
 }

@@ -10,6 +10,7 @@ use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
+use super::deadline::{Deadline, DeadlineExceeded};
 use super::error::{GuestError, GuestErrorClass, LoadError};
 use super::limits::{MemoryCapExceeded, MemoryLimiter};
 use super::sandbox::{self, Sandbox, SandboxView, Seed};
@@ -63,8 +64,7 @@ pub struct GuestModule {
     engine: wasmtime::Engine,
     slots: Arc<Slots>,
     memory_bytes: usize,
-    deadline_ticks: u64,
-    deadline: std::time::Duration,
+    deadline: Deadline,
     from_cache: bool,
 }
 
@@ -210,8 +210,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         engine: rt.engine.clone(),
         slots: rt.slots.clone(),
         memory_bytes: rt.limits.memory_bytes,
-        deadline_ticks: rt.deadline_ticks(),
-        deadline: rt.limits.deadline,
+        deadline: rt.deadline(),
         from_cache,
     };
     let spec = module.describe().map_err(|source| LoadError::Describe {
@@ -332,8 +331,7 @@ impl GuestModule {
             },
         );
         store.limiter(|s| &mut s.limiter);
-        store.set_epoch_deadline(self.deadline_ticks);
-        store.epoch_deadline_trap();
+        self.deadline.arm(&mut store);
         store
     }
 
@@ -520,13 +518,11 @@ impl GuestModule {
                 format!("the instance pool refused an instance: {pool}"),
             );
         }
+        if let Some(exceeded) = e.downcast_ref::<DeadlineExceeded>() {
+            return GuestError::new(&self.name, GuestErrorClass::Deadline, exceeded.to_string());
+        }
         let stderr = store.data().sandbox.stderr();
         match e.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => GuestError::new(
-                &self.name,
-                GuestErrorClass::Deadline,
-                format!("interrupted at its deadline of {:?}", self.deadline),
-            ),
             Some(trap) => {
                 let detail = if stderr.is_empty() {
                     format!("{trap}")
