@@ -6,7 +6,7 @@ use reconciler_conventions::kind::KindRef;
 use serde_json::{Value, json};
 
 use super::redact;
-use crate::facts::{Availability, Dependency, ObjectSource, Selector, SourceError};
+use crate::facts::{Availability, Dependency, ObjectSource, SourceError};
 
 /// The objects and unavailable APIs a fixture needs to serve the same
 /// answers to the same reads.
@@ -59,13 +59,13 @@ pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) 
                 namespace,
                 name,
             } => match source.get(kind, namespace, name) {
-                Ok(found) => found.iter().for_each(|o| keep(o)),
+                Ok(found) => found.iter().for_each(|o| keep(&o.value())),
                 Err(e) => {
                     let refusal = entry(&mut refused, kind, namespace);
                     refusal.availability = Some(unavailable(&e));
                     // Read past the cache: its answer is the fixture's.
                     if let Some(Ok(found)) = source.past_cache(kind, namespace, name) {
-                        found.iter().for_each(|o| keep(o));
+                        found.iter().for_each(|o| keep(&o.value()));
                         refusal.direct_get = true;
                     }
                 }
@@ -75,17 +75,12 @@ pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) 
                 namespace,
                 selector,
             } => match source.list(kind, namespace, selector) {
-                Ok(found) => found.iter().for_each(|o| keep(o)),
+                Ok(found) => found.iter().for_each(|o| keep(&o.value())),
                 Err(e) => entry(&mut refused, kind, namespace).availability = Some(unavailable(&e)),
             },
             Dependency::Children { kind, controller } => {
-                match source.list(kind, namespace, &Selector::default()) {
-                    Ok(found) => found
-                        .iter()
-                        .filter(|o| {
-                            crate::facts::meta::controller_uid(o) == Some(controller.as_str())
-                        })
-                        .for_each(|o| keep(o)),
+                match source.controlled(kind, namespace, controller) {
+                    Ok(found) => found.iter().for_each(|o| keep(&o.value())),
                     Err(e) => {
                         entry(&mut refused, kind, namespace).availability = Some(unavailable(&e))
                     }
@@ -155,8 +150,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::facts::MemorySource;
     use crate::facts::known_kinds::{pod_kind, secret_kind};
+    use crate::facts::{MemorySource, Selector};
 
     fn pod(name: &str, ns: &str, labels: Value, controller: Option<&str>) -> Value {
         let mut p = json!({"apiVersion": "v1", "kind": "Pod",

@@ -22,13 +22,17 @@ use crate::facts::network_policy::{egress_policy_fact, network_policy_fact};
 use crate::facts::nodes::{MAX_NODES, from_nodes, node_cidrs, too_many};
 use crate::facts::{ApplyOutcome, Availability, Cached, FactServer, Selector};
 
-/// The contract's `Object` of a cached object: metadata and JSON text,
-/// serialised once per version of the object.
+/// The contract's `Object` of a cached object: metadata, derived once per
+/// version of the object, and the JSON text the cache holds.
 fn object_of(cached: &Cached) -> Object {
-    Object::clone(&cached.memo().get_or_insert(MemoKey::Object, || Object {
-        meta: object_meta(cached),
-        json: cached.to_string(),
-    }))
+    Object {
+        meta: wit_types::ObjectMeta::clone(
+            &cached
+                .memo()
+                .get_or_insert(MemoKey::Meta, || object_meta(&cached.value())),
+        ),
+        json: cached.text().to_owned(),
+    }
 }
 
 fn key_names(object: &Value, fields: &[&str]) -> Vec<String> {
@@ -69,10 +73,13 @@ impl wit::Host for FactServer {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
-            SecretFact::clone(&s.memo().get_or_insert(MemoKey::Secret, || SecretFact {
-                meta: object_meta(&s),
-                type_: s["type"].as_str().unwrap_or("Opaque").to_owned(),
-                keys: key_names(&s, &["data", "stringData"]),
+            SecretFact::clone(&s.memo().get_or_insert(MemoKey::Secret, || {
+                let s = s.value();
+                SecretFact {
+                    meta: object_meta(&s),
+                    type_: s["type"].as_str().unwrap_or("Opaque").to_owned(),
+                    keys: key_names(&s, &["data", "stringData"]),
+                }
             }))
         }))
     }
@@ -85,13 +92,13 @@ impl wit::Host for FactServer {
         let kind = config_map_kind();
         self.allow(&kind, "facts.config-map")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|c| {
-            ConfigMapFact::clone(
-                &c.memo()
-                    .get_or_insert(MemoKey::ConfigMap, || ConfigMapFact {
-                        meta: object_meta(&c),
-                        keys: key_names(&c, &["data", "binaryData"]),
-                    }),
-            )
+            ConfigMapFact::clone(&c.memo().get_or_insert(MemoKey::ConfigMap, || {
+                let c = c.value();
+                ConfigMapFact {
+                    meta: object_meta(&c),
+                    keys: key_names(&c, &["data", "binaryData"]),
+                }
+            }))
         }))
     }
 
@@ -147,7 +154,7 @@ impl wit::Host for FactServer {
             .map(|p| {
                 NetworkPolicyFact::clone(
                     &p.memo()
-                        .get_or_insert(MemoKey::NetworkPolicy, || network_policy_fact(p)),
+                        .get_or_insert(MemoKey::NetworkPolicy, || network_policy_fact(&p.value())),
                 )
             })
             .collect();
@@ -171,7 +178,8 @@ impl wit::Host for FactServer {
                     .iter()
                     .map(|n| {
                         wit::NodeCidrs::clone(
-                            &n.memo().get_or_insert(MemoKey::NodeCidrs, || node_cidrs(n)),
+                            &n.memo()
+                                .get_or_insert(MemoKey::NodeCidrs, || node_cidrs(&n.value())),
                         )
                     })
                     .collect(),
@@ -195,10 +203,9 @@ impl wit::Host for FactServer {
         let api = exposure_kind_ref(kind);
         self.allow(&api, "facts.exposure")?;
         Ok(self.read_object(&api, &namespace, &name)?.map(|o| {
-            ExposureFact::clone(
-                &o.memo()
-                    .get_or_insert(MemoKey::Exposure(kind as u8), || exposure_fact(kind, &o)),
-            )
+            ExposureFact::clone(&o.memo().get_or_insert(MemoKey::Exposure(kind as u8), || {
+                exposure_fact(kind, &o.value())
+            }))
         }))
     }
 
@@ -206,7 +213,10 @@ impl wit::Host for FactServer {
         let kind = cluster_role_kind();
         self.allow(&kind, "facts.cluster-role")?;
         Ok(self.read_object(&kind, "", &name)?.map(|r| {
-            wit_types::ObjectMeta::clone(&r.memo().get_or_insert(MemoKey::Meta, || object_meta(&r)))
+            wit_types::ObjectMeta::clone(
+                &r.memo()
+                    .get_or_insert(MemoKey::Meta, || object_meta(&r.value())),
+            )
         }))
     }
 
@@ -221,7 +231,9 @@ impl wit::Host for FactServer {
         Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
             CertificateBundleFact::clone(
                 &s.memo()
-                    .get_or_insert(MemoKey::Certificates(key.clone()), || bundle(&s, &key)),
+                    .get_or_insert(MemoKey::Certificates(key.clone()), || {
+                        bundle(&s.value(), &key)
+                    }),
             )
         }))
     }
@@ -285,7 +297,7 @@ impl wit::Host for FactServer {
             .map(|p| {
                 EgressPolicyFact::clone(
                     &p.memo()
-                        .get_or_insert(MemoKey::EgressPolicy, || egress_policy_fact(p)),
+                        .get_or_insert(MemoKey::EgressPolicy, || egress_policy_fact(&p.value())),
                 )
             })
             .collect();

@@ -193,7 +193,8 @@ impl FactServer {
             return Ok(None);
         };
         let part = cached.memo().get_or_insert(MemoKey::Job, || {
-            typed::<Job>("Job", &cached).map(|j| job_part(&cached, &j))
+            let job = cached.value();
+            typed::<Job>("Job", &job).map(|j| job_part(&job, &j))
         });
         let part: &JobPart = match &*part {
             Ok(part) => part,
@@ -211,7 +212,8 @@ impl FactServer {
 /// A Pod's failure, memoised with the Pod.
 fn failure_of(pod: &Arc<Cached>) -> Result<Option<PodFailure>, ReadError> {
     let derived = pod.memo().get_or_insert(MemoKey::PodFailure, || {
-        typed::<Pod>("Pod", pod).map(|p| pod_failure(pod, &p))
+        let pod = pod.value();
+        typed::<Pod>("Pod", &pod).map(|p| pod_failure(&pod, &p))
     });
     match &*derived {
         Ok(failure) => Ok(failure.clone()),

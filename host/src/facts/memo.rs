@@ -1,8 +1,8 @@
 //! What facts derive from one version of an object, kept beside it.
 //!
 //! A source holds each object as a [`Cached`]: its JSON and a small memo of
-//! what the host derived from it for guests (its `Object` with the JSON
-//! text for `facts.get` and `facts.list`, its Pod or Deployment part of a
+//! what the host derived from it for guests (its metadata for `facts.get`
+//! and `facts.list`, its Pod or Deployment part of a
 //! workload fact, its NetworkPolicy, Node, exposure, Secret, ConfigMap or
 //! certificate facts). Each is derived the first time a pass asks for it and
 //! served from the memo afterwards. A new version of the object (a watch
@@ -10,66 +10,16 @@
 //! empty memo, so nothing derived from an old version is ever served.
 //!
 //! Only what a guest reads is memoised, so the memory it takes follows the
-//! reads: the JSON text is kept only for objects read through `get` or
-//! `list` (about the size of the slimmed object again), typed facts are a
-//! fraction of their object.
+//! reads; typed facts are a fraction of their object.
 
 use std::any::Any;
-use std::ops::Deref;
 use std::sync::{Arc, Mutex};
-
-use serde_json::Value;
-
-/// An object and what was derived from it.
-pub struct Cached {
-    value: Arc<Value>,
-    memo: Memo,
-}
-
-impl Cached {
-    pub fn new(value: Arc<Value>) -> Arc<Self> {
-        Arc::new(Cached {
-            value,
-            memo: Memo::default(),
-        })
-    }
-
-    /// The object's JSON.
-    pub fn value(&self) -> &Arc<Value> {
-        &self.value
-    }
-
-    /// The memo of what was derived from this version of the object.
-    pub fn memo(&self) -> &Memo {
-        &self.memo
-    }
-
-    /// How many derivations the memo holds (for tests and the bench).
-    pub fn memoised(&self) -> usize {
-        self.memo.len()
-    }
-}
-
-impl Deref for Cached {
-    type Target = Value;
-
-    fn deref(&self) -> &Value {
-        &self.value
-    }
-}
-
-impl std::fmt::Debug for Cached {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.value.fmt(f)
-    }
-}
 
 /// Which derivation a memo entry holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MemoKey {
-    /// The contract's `Object`: metadata and the JSON text.
-    Object,
-    /// The metadata alone.
+    /// The metadata (the contract's `Object` adds the JSON text the
+    /// [`Cached`](super::Cached) holds).
     Meta,
     /// A Deployment's part of a workload fact.
     Deployment,
@@ -123,7 +73,7 @@ impl Memo {
             .map(|(_, d)| d.clone())
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
@@ -131,6 +81,7 @@ impl Memo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::Cached;
     use serde_json::json;
 
     #[test]
@@ -138,9 +89,9 @@ mod tests {
         let cached = Cached::new(Arc::new(json!({"metadata": {"name": "a"}})));
         let mut made = 0;
         for _ in 0..3 {
-            let text = cached.memo().get_or_insert(MemoKey::Object, || {
+            let text = cached.memo().get_or_insert(MemoKey::Meta, || {
                 made += 1;
-                cached.to_string()
+                cached.text().to_owned()
             });
             assert_eq!(*text, r#"{"metadata":{"name":"a"}}"#);
         }

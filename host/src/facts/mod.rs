@@ -1,6 +1,7 @@
 //! Facts: what the host derives from Kubernetes objects and serves to
 //! guests, through a reader that records every read.
 
+pub mod cached;
 pub mod certificates;
 pub mod dependency;
 pub mod diagnose;
@@ -19,8 +20,8 @@ pub mod server;
 pub mod source;
 pub mod workload;
 
+pub use cached::Cached;
 pub use dependency::Dependency;
-pub use memo::Cached;
 pub use selector::Selector;
 pub use server::FactServer;
 pub use source::{ApplyOutcome, Availability, MemorySource, ObjectSource, SourceError};

@@ -90,6 +90,15 @@ impl ObjectSource for WithPastCache {
         self.inner.list(kind, namespace, selector)
     }
 
+    fn controlled(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        uid: &str,
+    ) -> Result<Vec<Arc<Cached>>, SourceError> {
+        self.inner.controlled(kind, namespace, uid)
+    }
+
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
         self.inner.availability(kind, namespace)
     }

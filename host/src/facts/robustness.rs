@@ -349,7 +349,7 @@ impl ObjectSource for Everywhere {
         selector: &Selector,
     ) -> Result<Vec<Arc<Cached>>, SourceError> {
         let object = self.of(kind);
-        Ok(if selector.matches_object(&object) {
+        Ok(if selector.matches_by(|k| object.label(k)) {
             vec![object]
         } else {
             Vec::new()

@@ -76,33 +76,29 @@ impl Selector {
     }
 
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| match r {
-                Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-                Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-                Requirement::Exists(k) => labels.contains_key(k),
-                Requirement::DoesNotExist(k) => !labels.contains_key(k),
-            })
+        self.matches_by(|k| labels.get(k).map(String::as_str))
     }
 
     /// Whether the labels of an object's JSON match, without copying them.
     pub fn matches_object(&self, object: &serde_json::Value) -> bool {
         let labels = object["metadata"]["labels"].as_object();
-        let get = |k: &String| {
+        self.matches_by(|k| {
             labels
                 .and_then(|m| m.get(k))
                 .map(|v| v.as_str().unwrap_or_default())
-        };
+        })
+    }
+
+    /// Whether the labels `label` looks up (a key's value, if set) match.
+    pub fn matches_by<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.match_labels
             .iter()
-            .all(|(k, v)| get(k) == Some(v.as_str()))
+            .all(|(k, v)| label(k) == Some(v.as_str()))
             && self.match_expressions.iter().all(|r| match r {
-                Requirement::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),
-                Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.iter().any(|x| x == v)),
-                Requirement::Exists(k) => get(k).is_some(),
-                Requirement::DoesNotExist(k) => get(k).is_none(),
+                Requirement::In(k, vs) => label(k).is_some_and(|v| vs.iter().any(|x| x == v)),
+                Requirement::NotIn(k, vs) => label(k).is_none_or(|v| !vs.iter().any(|x| x == v)),
+                Requirement::Exists(k) => label(k).is_some(),
+                Requirement::DoesNotExist(k) => label(k).is_none(),
             })
     }
 

@@ -124,17 +124,11 @@ impl FactServer {
             kind: kind.clone(),
             controller: uid.clone(),
         });
-        let all: Vec<Arc<Cached>> = self
+        let controlled = self
             .source
-            .list(kind, &namespace, &Selector::default())
-            .map_err(|e| self.read_error(e))?
-            .into_iter()
-            .filter(|o| self.visible(o))
-            .collect();
-        Ok(all
-            .into_iter()
-            .filter(|o| super::meta::controller_uid(o) == Some(uid.as_str()))
-            .collect())
+            .controlled(kind, &namespace, &uid)
+            .map_err(|e| self.read_error(e))?;
+        Ok(controlled.into_iter().filter(|o| self.visible(o)).collect())
     }
 
     /// Refuses a read in another namespace than the parent's, unless the
@@ -162,10 +156,10 @@ impl FactServer {
 
     /// Whether a listed object is one the guest may see: in the parent's
     /// namespace, or cluster-scoped.
-    fn visible(&self, object: &Value) -> bool {
+    fn visible(&self, object: &Cached) -> bool {
         match &self.scope {
             Some(scope) => {
-                let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+                let ns = object.namespace();
                 ns.is_empty() || ns == scope
             }
             None => true,
@@ -378,7 +372,8 @@ impl FactServer {
             return Ok(None);
         };
         let part = cached.memo().get_or_insert(MemoKey::Deployment, || {
-            typed::<Deployment>("Deployment", &cached).map(|d| deployment_part(&cached, &d))
+            let deployment = cached.value();
+            typed::<Deployment>("Deployment", &deployment).map(|d| deployment_part(&deployment, &d))
         });
         let part: &DeploymentPart = match &*part {
             Ok(part) => part,
@@ -389,7 +384,8 @@ impl FactServer {
             .iter()
             .map(|p| {
                 let fact = p.memo().get_or_insert(MemoKey::Pod, || {
-                    typed::<Pod>("Pod", p).map(|pod| pod_fact(p, &pod))
+                    let p = p.value();
+                    typed::<Pod>("Pod", &p).map(|pod| pod_fact(&p, &pod))
                 });
                 match &*fact {
                     Ok(fact) => Ok(fact.clone()),

@@ -115,6 +115,21 @@ pub trait ObjectSource: Send + Sync {
         selector: &Selector,
     ) -> Result<Vec<Arc<Cached>>, SourceError>;
 
+    /// The objects of `kind` in `namespace` whose controller (the owner
+    /// reference marked `controller`) has `uid`, sorted by name.
+    fn controlled(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        uid: &str,
+    ) -> Result<Vec<Arc<Cached>>, SourceError> {
+        Ok(self
+            .list(kind, namespace, &Selector::default())?
+            .into_iter()
+            .filter(|o| o.controller_uid() == Some(uid))
+            .collect())
+    }
+
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability;
 
     /// Whether the host watches `namespace` (its caches hold its objects):
@@ -262,7 +277,7 @@ impl ObjectSource for MemorySource {
             .objects
             .iter()
             .filter(|((k, ns, _), _)| k == kind && (namespace.is_empty() || ns == namespace))
-            .filter(|(_, o)| selector.matches_object(o))
+            .filter(|(_, o)| selector.matches_by(|k| o.label(k)))
             .map(|(_, o)| o.clone())
             .collect())
     }

@@ -82,10 +82,12 @@ pub type Transition = (Option<Arc<Value>>, Option<Arc<Value>>);
 
 /// An object's `resourceVersion` as a number (etcd's revision), to tell
 /// which of two versions of an object is the later one.
-fn resource_version(object: &Value) -> Option<u64> {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .and_then(|v| v.parse::<u64>().ok())
+fn resource_version(object: &Cached) -> Option<u64> {
+    object.resource_version().parse::<u64>().ok()
+}
+
+fn cached_key(object: &Cached) -> Key {
+    (object.namespace().to_owned(), object.name().to_owned())
 }
 
 fn key_of(object: &Value) -> Key {
@@ -132,17 +134,19 @@ impl ObjectCache {
         }
     }
 
-    /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed.
-    fn admit(&self, mut object: Value) -> Arc<Cached> {
+    /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed;
+    /// with the parsed object, which the `Cached` shares while it is held.
+    fn admit(&self, mut object: Value) -> (Arc<Cached>, Arc<Value>) {
         if let Some(o) = object.as_object_mut() {
             o.insert("apiVersion".into(), Value::String(self.kind.api_version()));
             o.insert("kind".into(), Value::String(self.kind.kind.clone()));
         }
-        Cached::new(Arc::new(slim(object)))
+        let value = Arc::new(slim(object));
+        (Cached::new(value.clone()), value)
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        self.get_cached(namespace, name).map(|c| c.value().clone())
+        self.get_cached(namespace, name).map(|c| c.value())
     }
 
     /// The object with the memo of its facts.
@@ -156,7 +160,7 @@ impl ObjectCache {
     pub fn list(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Value>> {
         self.list_cached(namespace, selector)
             .into_iter()
-            .map(|c| c.value().clone())
+            .map(|c| c.value())
             .collect()
     }
 
@@ -167,38 +171,42 @@ impl ObjectCache {
         objects.select(namespace, selector)
     }
 
+    /// The objects in `namespace` whose controller has `uid`, by name.
+    pub fn controlled(&self, namespace: &str, uid: &str) -> Vec<Arc<Cached>> {
+        let objects = self.objects.read().expect("cache lock");
+        objects.controlled(namespace, uid)
+    }
+
     /// Stores an object from a watch event; returns what the cache holds
     /// now and what it held before, or `None` for an event older than the
     /// version the cache holds (the host's own write, stored when it
     /// returned, may overtake the watch): the cache never goes back.
     pub fn apply(&self, object: Value) -> Option<(Arc<Value>, Option<Arc<Value>>)> {
-        let object = self.admit(object);
+        let (object, value) = self.admit(object);
         let mut objects = self.objects.write().expect("cache lock");
-        let key = key_of(&object);
+        let key = cached_key(&object);
         if objects
             .get(&key)
             .is_some_and(|cached| resource_version(cached) > resource_version(&object))
         {
             return None;
         }
-        let old = objects.insert(key, object.clone());
-        Some((object.value().clone(), old.map(|o| o.value().clone())))
+        let old = objects.insert(key, object);
+        Some((value, old.map(|o| o.value())))
     }
 
     /// Stores an object the host just wrote, unless the cache already holds
     /// a newer version (the watch may have delivered a later change, such
     /// as a pause annotation, first); returns what the cache holds.
     pub fn apply_if_newer(&self, object: Value) -> Arc<Value> {
-        let object = self.admit(object);
+        let (object, value) = self.admit(object);
         let mut objects = self.objects.write().expect("cache lock");
-        let key = key_of(&object);
+        let key = cached_key(&object);
         match objects.get(&key) {
-            Some(cached) if resource_version(cached) > resource_version(&object) => {
-                cached.value().clone()
-            }
+            Some(cached) if resource_version(cached) > resource_version(&object) => cached.value(),
             _ => {
-                objects.insert(key, object.clone());
-                object.value().clone()
+                objects.insert(key, object);
+                value
             }
         }
     }
@@ -209,7 +217,7 @@ impl ObjectCache {
             .write()
             .expect("cache lock")
             .remove(&key_of(object))
-            .map(|o| o.value().clone())
+            .map(|o| o.value())
     }
 
     /// Replaces everything in `namespace` (every namespace when empty) by
@@ -217,11 +225,11 @@ impl ObjectCache {
     /// `resourceVersion` the cache holds keeps its memo.
     pub fn replace(&self, namespace: &str, listed: Vec<Value>) -> Vec<Transition> {
         let mut objects = self.objects.write().expect("cache lock");
-        let mut fresh: HashMap<Key, Arc<Cached>> = listed
+        let mut fresh: HashMap<Key, (Arc<Cached>, Arc<Value>)> = listed
             .into_iter()
             .map(|o| {
-                let o = self.admit(o);
-                (key_of(&o), o)
+                let (o, value) = self.admit(o);
+                (cached_key(&o), (o, value))
             })
             .collect();
         let mut changes = Vec::new();
@@ -232,25 +240,21 @@ impl ObjectCache {
             .collect();
         for k in stale {
             let old = objects.remove(&k);
-            changes.push((old.map(|o| o.value().clone()), None));
+            changes.push((old.map(|o| o.value()), None));
         }
-        for (k, new) in fresh.drain() {
-            let version = |o: &Cached| {
-                o["metadata"]["resourceVersion"]
-                    .as_str()
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_owned)
-            };
+        for (k, (new, value)) in fresh.drain() {
+            let version =
+                |o: &Cached| Some(o.resource_version().to_owned()).filter(|v| !v.is_empty());
             let held = objects.get(&k);
             if held.is_some_and(|o| version(o).is_some() && version(o) == version(&new)) {
                 continue;
             }
             let old = objects.insert(k, new.clone());
-            let same = old.as_ref().is_some_and(|o| {
-                o["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]
-            });
+            let same = old
+                .as_ref()
+                .is_some_and(|o| o.resource_version() == new.resource_version());
             if !same {
-                changes.push((old.map(|o| o.value().clone()), Some(new.value().clone())));
+                changes.push((old.map(|o| o.value()), Some(value)));
             }
         }
         changes
@@ -456,6 +460,15 @@ impl ObjectSource for ClusterSource {
         Ok(self
             .check(kind, namespace)?
             .list_cached(namespace, selector))
+    }
+
+    fn controlled(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        uid: &str,
+    ) -> Result<Vec<Arc<Cached>>, SourceError> {
+        Ok(self.check(kind, namespace)?.controlled(namespace, uid))
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {

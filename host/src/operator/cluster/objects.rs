@@ -1,10 +1,9 @@
-//! A cache's objects by namespace and name, indexed by label, so a list by
-//! selector reads only the objects that can match rather than every one.
+//! A cache's objects by namespace and name, indexed by label and by
+//! controller, so a list by selector or of a parent's children reads only
+//! the objects that can match rather than every one.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use crate::facts::selector::Requirement;
 use crate::facts::{Cached, Selector};
@@ -15,20 +14,18 @@ pub type Key = (String, String);
 /// A label, key and value.
 type Label = (String, String);
 
-/// The objects, in namespace and name order, and the keys of the objects
-/// carrying each label.
+/// The objects, in namespace and name order, the keys of the objects
+/// carrying each label, and those of the objects each controller (by UID)
+/// controls.
 #[derive(Default)]
 pub struct Objects {
     by_key: BTreeMap<Key, Arc<Cached>>,
     by_label: HashMap<Label, BTreeSet<Key>>,
+    by_controller: HashMap<String, BTreeSet<Key>>,
 }
 
-fn labels(object: &Value) -> impl Iterator<Item = Label> + '_ {
-    object["metadata"]["labels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+fn labels(object: &Cached) -> impl Iterator<Item = Label> + '_ {
+    object.labels().map(|(k, v)| (k.to_owned(), v.to_owned()))
 }
 
 impl Objects {
@@ -69,9 +66,16 @@ impl Objects {
         for label in labels(&object) {
             self.by_label.entry(label).or_default().insert(key.clone());
         }
+        if let Some(uid) = object.controller_uid() {
+            self.by_controller
+                .entry(uid.to_owned())
+                .or_default()
+                .insert(key.clone());
+        }
         let old = self.by_key.insert(key.clone(), object.clone());
         if let Some(old) = &old {
             self.unlabel(&key, old, Some(&object));
+            self.uncontrol(&key, old, Some(&object));
         }
         old
     }
@@ -80,16 +84,45 @@ impl Objects {
     pub fn remove(&mut self, key: &Key) -> Option<Arc<Cached>> {
         let old = self.by_key.remove(key)?;
         self.unlabel(key, &old, None);
+        self.uncontrol(key, &old, None);
         Some(old)
+    }
+
+    /// Drops `key` from the controller `old` had, unless `new` (the object
+    /// now under the key, if any) has the same.
+    fn uncontrol(&mut self, key: &Key, old: &Cached, new: Option<&Cached>) {
+        let Some(uid) = old.controller_uid() else {
+            return;
+        };
+        if new.and_then(Cached::controller_uid) == Some(uid) {
+            return;
+        }
+        if let Some(keys) = self.by_controller.get_mut(uid) {
+            keys.remove(key);
+            if keys.is_empty() {
+                self.by_controller.remove(uid);
+            }
+        }
+    }
+
+    /// The objects in `namespace` (every namespace when empty) whose
+    /// controller has `uid`, in namespace and name order.
+    pub fn controlled(&self, namespace: &str, uid: &str) -> Vec<Arc<Cached>> {
+        self.by_controller
+            .get(uid)
+            .into_iter()
+            .flatten()
+            .filter(|(ns, _)| namespace.is_empty() || ns == namespace)
+            .filter_map(|k| self.by_key.get(k))
+            .cloned()
+            .collect()
     }
 
     /// Drops `key` from the labels `old` carried and `new` (the object now
     /// under the key, if any) does not.
-    fn unlabel(&mut self, key: &Key, old: &Value, new: Option<&Value>) {
+    fn unlabel(&mut self, key: &Key, old: &Cached, new: Option<&Cached>) {
         for label in labels(old) {
-            let kept = new.is_some_and(|n| {
-                n["metadata"]["labels"][&label.0].as_str() == Some(label.1.as_str())
-            });
+            let kept = new.is_some_and(|n| n.label(&label.0) == Some(label.1.as_str()));
             if kept {
                 continue;
             }
@@ -114,13 +147,13 @@ impl Objects {
                 .into_iter()
                 .filter(|k| in_scope(k))
                 .filter_map(|k| self.by_key.get(k))
-                .filter(|o| selector.matches_object(o))
+                .filter(|o| selector.matches_by(|k| o.label(k)))
                 .cloned()
                 .collect(),
             None => self
                 .in_namespace(namespace)
                 .map(|(_, o)| o)
-                .filter(|o| selector.matches_object(o))
+                .filter(|o| selector.matches_by(|k| o.label(k)))
                 .cloned()
                 .collect(),
         }
@@ -152,7 +185,7 @@ impl Objects {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -167,10 +200,7 @@ mod tests {
     }
 
     fn names(found: Vec<Arc<Cached>>) -> Vec<String> {
-        found
-            .iter()
-            .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
-            .collect()
+        found.iter().map(|o| o.name().to_owned()).collect()
     }
 
     fn filled() -> Objects {
@@ -195,7 +225,7 @@ mod tests {
                 .by_key
                 .iter()
                 .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
-                .filter(|(_, o)| selector.matches_object(o))
+                .filter(|(_, o)| selector.matches_object(&o.value()))
                 .map(|(_, o)| o.clone())
                 .collect(),
         )
@@ -227,6 +257,35 @@ mod tests {
             names(objects.select("a", &Selector::from_pairs([("app", "db")]))),
             ["p-1", "p-2"]
         );
+    }
+
+    fn owned(name: &str, controller: &str) -> Arc<Cached> {
+        Cached::new(Arc::new(
+            json!({"metadata": {"namespace": "a", "name": name,
+            "ownerReferences": [
+                {"uid": "other", "controller": false},
+                {"uid": controller, "controller": true}]}}),
+        ))
+    }
+
+    #[test]
+    fn the_children_of_a_controller_follow_its_owner_references() {
+        let mut objects = filled();
+        for (name, controller) in [("c-2", "u1"), ("c-1", "u1"), ("c-3", "u2")] {
+            objects.insert(key("a", name), owned(name, controller));
+        }
+        assert_eq!(names(objects.controlled("a", "u1")), ["c-1", "c-2"]);
+        assert_eq!(names(objects.controlled("", "u1")), ["c-1", "c-2"]);
+        assert!(objects.controlled("b", "u1").is_empty());
+        assert!(
+            objects.controlled("a", "other").is_empty(),
+            "not a controller"
+        );
+        objects.insert(key("a", "c-1"), owned("c-1", "u2"));
+        objects.remove(&key("a", "c-2"));
+        assert!(objects.controlled("a", "u1").is_empty());
+        assert_eq!(names(objects.controlled("a", "u2")), ["c-1", "c-3"]);
+        assert!(!objects.by_controller.contains_key("u1"), "pruned");
     }
 
     #[test]

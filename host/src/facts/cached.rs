@@ -1,0 +1,201 @@
+//! One version of an object as a source holds it: its JSON text, what
+//! identifies and selects it, the parsed object while anything uses it,
+//! and the memo of the facts derived from it.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use serde_json::Value;
+
+use super::memo::Memo;
+
+/// An object and what was derived from it.
+///
+/// The object is held as its JSON text: parsed, a `serde_json::Value`
+/// takes several times the text (each JSON object is a B-tree node of
+/// eleven slots however few keys it has, about 630 bytes), and a cache
+/// holds every object of its kind. [`Cached::value`] parses the text when
+/// asked and shares the parsed object with every reader until the last
+/// lets go of it; what selects and identifies the object (namespace, name,
+/// resourceVersion, labels, controller) is read without parsing.
+pub struct Cached {
+    text: Box<str>,
+    namespace: Box<str>,
+    name: Box<str>,
+    resource_version: Box<str>,
+    /// Sorted by key.
+    labels: Box<[(Box<str>, Box<str>)]>,
+    /// The UID of the owner reference marked `controller`.
+    controller: Option<Box<str>>,
+    parsed: Mutex<Weak<Value>>,
+    /// The object itself when its text could not be parsed back: nested
+    /// deeper than serde_json parses ([`PARSED_DEPTH`]), which only an
+    /// object made by hand can be.
+    pinned: Option<Arc<Value>>,
+    memo: Memo,
+}
+
+/// The nesting serde_json's parser accepts (it refuses 128 levels), with
+/// a margin.
+const PARSED_DEPTH: usize = 100;
+
+/// Whether `value` nests arrays and objects deeper than `limit`.
+fn deeper_than(value: &Value, limit: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(fields) => Box::new(fields.values()),
+        _ => return false,
+    };
+    limit == 0 || children.into_iter().any(|c| deeper_than(c, limit - 1))
+}
+
+fn boxed(value: &Value) -> Box<str> {
+    value.as_str().unwrap_or_default().into()
+}
+
+impl Cached {
+    pub fn new(value: Arc<Value>) -> Arc<Self> {
+        let md = &value["metadata"];
+        let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
+            .collect();
+        labels.sort();
+        Arc::new(Cached {
+            text: value.to_string().into(),
+            namespace: boxed(&md["namespace"]),
+            name: boxed(&md["name"]),
+            resource_version: boxed(&md["resourceVersion"]),
+            labels: labels.into(),
+            controller: super::meta::controller_uid(&value).map(Into::into),
+            parsed: Mutex::new(Arc::downgrade(&value)),
+            pinned: deeper_than(&value, PARSED_DEPTH).then(|| value.clone()),
+            memo: Memo::default(),
+        })
+    }
+
+    /// The object, parsed from its text unless a reader holds it already.
+    pub fn value(&self) -> Arc<Value> {
+        if let Some(pinned) = &self.pinned {
+            return pinned.clone();
+        }
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(value) = parsed.upgrade() {
+            return value;
+        }
+        let value: Arc<Value> = Arc::new(
+            serde_json::from_str(&self.text).expect("a cached object's text is the JSON it was"),
+        );
+        *parsed = Arc::downgrade(&value);
+        value
+    }
+
+    /// The object's JSON text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// `metadata.namespace` ("" for a cluster-scoped object).
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `metadata.resourceVersion` ("" when it has none).
+    pub fn resource_version(&self) -> &str {
+        &self.resource_version
+    }
+
+    /// The value of the label `key`.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &*self.labels[i].1)
+    }
+
+    /// The labels, by key.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.labels.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    /// The UID of the object's controller (its owner reference marked
+    /// `controller`).
+    pub fn controller_uid(&self) -> Option<&str> {
+        self.controller.as_deref()
+    }
+
+    /// The memo of what was derived from this version of the object.
+    pub fn memo(&self) -> &Memo {
+        &self.memo
+    }
+
+    /// How many derivations the memo holds (for tests and the bench).
+    pub fn memoised(&self) -> usize {
+        self.memo.len()
+    }
+}
+
+impl std::fmt::Debug for Cached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn pod() -> Value {
+        json!({"metadata": {"namespace": "ns", "name": "p", "resourceVersion": "42",
+            "labels": {"b": "2", "a": "1"},
+            "ownerReferences": [{"uid": "u0"}, {"uid": "u1", "controller": true}]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    }
+
+    #[test]
+    fn what_selects_and_identifies_the_object_is_read_without_parsing() {
+        let cached = Cached::new(Arc::new(pod()));
+        assert_eq!(
+            (cached.namespace(), cached.name(), cached.resource_version()),
+            ("ns", "p", "42")
+        );
+        assert_eq!(
+            cached.labels().collect::<Vec<_>>(),
+            [("a", "1"), ("b", "2")]
+        );
+        assert_eq!((cached.label("b"), cached.label("c")), (Some("2"), None));
+        assert_eq!(cached.controller_uid(), Some("u1"));
+        assert_eq!(cached.text(), pod().to_string());
+    }
+
+    #[test]
+    fn the_parsed_object_is_shared_while_held_and_parsed_again_after() {
+        let held = Arc::new(pod());
+        let cached = Cached::new(held.clone());
+        assert!(Arc::ptr_eq(&cached.value(), &held), "shared with its maker");
+        drop(held);
+        let first = cached.value();
+        assert_eq!(*first, pod(), "parsed again from the text");
+        assert!(Arc::ptr_eq(&cached.value(), &first), "shared while held");
+    }
+
+    #[test]
+    fn an_object_nested_past_the_parser_is_kept_parsed() {
+        let mut deep = json!(1);
+        for _ in 0..200 {
+            deep = json!({ "a": [deep] });
+        }
+        let object = json!({"metadata": {"name": "deep"}, "spec": deep});
+        assert!(serde_json::from_str::<Value>(&object.to_string()).is_err());
+        let cached = Cached::new(Arc::new(object.clone()));
+        assert_eq!(*cached.value(), object);
+        assert!(!deeper_than(&pod(), PARSED_DEPTH));
+    }
+}
