@@ -1,9 +1,9 @@
 //! What facts derive from one version of an object, kept beside it.
 //!
-//! A source holds each object as a [`Cached`]: its JSON and a small memo of
-//! what the host derived from it for guests (its metadata for `facts.get`
-//! and `facts.list`, its Pod or Deployment part of a
-//! workload fact, its NetworkPolicy, Node, exposure, Secret, ConfigMap or
+//! A source holds each object as a [`Cached`](super::Cached): its JSON
+//! text and a small memo of what the host derived from it for guests (its
+//! metadata for `facts.get` and `facts.list`, its Pod or Deployment part of
+//! a workload fact, its NetworkPolicy, Node, exposure, Secret, ConfigMap or
 //! certificate facts). Each is derived the first time a pass asks for it and
 //! served from the memo afterwards. A new version of the object (a watch
 //! event, a relist with another `resourceVersion`) is a new `Cached` with an
