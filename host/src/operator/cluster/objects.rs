@@ -2,7 +2,7 @@
 //! controller, so a list by selector or of a parent's children reads only
 //! the objects that can match rather than every one.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::facts::selector::Requirement;
@@ -12,20 +12,43 @@ use crate::facts::{Cached, Selector};
 pub type Key = (String, String);
 
 /// A label, key and value.
-type Label = (String, String);
+type Label = (Box<str>, Box<str>);
 
-/// The objects, in namespace and name order, the keys of the objects
-/// carrying each label, and those of the objects each controller (by UID)
-/// controls.
+/// The objects, in namespace and name order; the objects carrying each
+/// label, and those each controller (by UID) controls, each a [`Set`].
 #[derive(Default)]
 pub struct Objects {
     by_key: BTreeMap<Key, Arc<Cached>>,
-    by_label: HashMap<Label, BTreeSet<Key>>,
-    by_controller: HashMap<String, BTreeSet<Key>>,
+    by_label: HashMap<Label, Set>,
+    by_controller: HashMap<Box<str>, Set>,
 }
 
-fn labels(object: &Cached) -> impl Iterator<Item = Label> + '_ {
-    object.labels().map(|(k, v)| (k.to_owned(), v.to_owned()))
+/// Objects in namespace and name order: pointers to what `by_key` holds,
+/// so an index costs a pointer an entry (a label most objects carry, such
+/// as an app name, is one long vector; one only its object carries, such
+/// as a Pod's template hash, a vector of one).
+#[derive(Default)]
+struct Set(Vec<Arc<Cached>>);
+
+fn order(object: &Cached) -> (&str, &str) {
+    (object.namespace(), object.name())
+}
+
+impl Set {
+    fn insert(&mut self, object: &Arc<Cached>) {
+        match self.0.binary_search_by(|o| order(o).cmp(&order(object))) {
+            Ok(at) => self.0[at] = object.clone(),
+            Err(at) => self.0.insert(at, object.clone()),
+        }
+    }
+
+    /// Removes the object under `object`'s key; whether the set is empty.
+    fn remove(&mut self, object: &Cached) -> bool {
+        if let Ok(at) = self.0.binary_search_by(|o| order(o).cmp(&order(object))) {
+            self.0.remove(at);
+        }
+        self.0.is_empty()
+    }
 }
 
 impl Objects {
@@ -61,21 +84,25 @@ impl Objects {
         )
     }
 
-    /// Stores an object under its key; returns the one it replaced.
+    /// Stores an object under its key (its namespace and name); returns
+    /// the one it replaced.
     pub fn insert(&mut self, key: Key, object: Arc<Cached>) -> Option<Arc<Cached>> {
-        for label in labels(&object) {
-            self.by_label.entry(label).or_default().insert(key.clone());
+        debug_assert_eq!((key.0.as_str(), key.1.as_str()), order(&object));
+        let old = self.by_key.insert(key, object.clone());
+        if let Some(old) = &old {
+            self.unindex(old);
+        }
+        for (k, v) in object.labels() {
+            self.by_label
+                .entry((k.into(), v.into()))
+                .or_default()
+                .insert(&object);
         }
         if let Some(uid) = object.controller_uid() {
             self.by_controller
-                .entry(uid.to_owned())
+                .entry(uid.into())
                 .or_default()
-                .insert(key.clone());
-        }
-        let old = self.by_key.insert(key.clone(), object.clone());
-        if let Some(old) = &old {
-            self.unlabel(&key, old, Some(&object));
-            self.uncontrol(&key, old, Some(&object));
+                .insert(&object);
         }
         old
     }
@@ -83,25 +110,26 @@ impl Objects {
     /// Removes an object; returns it.
     pub fn remove(&mut self, key: &Key) -> Option<Arc<Cached>> {
         let old = self.by_key.remove(key)?;
-        self.unlabel(key, &old, None);
-        self.uncontrol(key, &old, None);
+        self.unindex(&old);
         Some(old)
     }
 
-    /// Drops `key` from the controller `old` had, unless `new` (the object
-    /// now under the key, if any) has the same.
-    fn uncontrol(&mut self, key: &Key, old: &Cached, new: Option<&Cached>) {
-        let Some(uid) = old.controller_uid() else {
-            return;
-        };
-        if new.and_then(Cached::controller_uid) == Some(uid) {
-            return;
-        }
-        if let Some(keys) = self.by_controller.get_mut(uid) {
-            keys.remove(key);
-            if keys.is_empty() {
-                self.by_controller.remove(uid);
+    /// Drops an object from the sets of its labels and controller, and
+    /// every set it leaves empty.
+    fn unindex(&mut self, old: &Cached) {
+        for (k, v) in old.labels() {
+            let label: Label = (k.into(), v.into());
+            if self.by_label.get_mut(&label).is_some_and(|s| s.remove(old)) {
+                self.by_label.remove(&label);
             }
+        }
+        if let Some(uid) = old.controller_uid()
+            && self
+                .by_controller
+                .get_mut(uid)
+                .is_some_and(|s| s.remove(old))
+        {
+            self.by_controller.remove(uid);
         }
     }
 
@@ -111,28 +139,10 @@ impl Objects {
         self.by_controller
             .get(uid)
             .into_iter()
-            .flatten()
-            .filter(|(ns, _)| namespace.is_empty() || ns == namespace)
-            .filter_map(|k| self.by_key.get(k))
+            .flat_map(|s| &s.0)
+            .filter(|o| namespace.is_empty() || o.namespace() == namespace)
             .cloned()
             .collect()
-    }
-
-    /// Drops `key` from the labels `old` carried and `new` (the object now
-    /// under the key, if any) does not.
-    fn unlabel(&mut self, key: &Key, old: &Cached, new: Option<&Cached>) {
-        for label in labels(old) {
-            let kept = new.is_some_and(|n| n.label(&label.0) == Some(label.1.as_str()));
-            if kept {
-                continue;
-            }
-            if let Some(keys) = self.by_label.get_mut(&label) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.by_label.remove(&label);
-                }
-            }
-        }
     }
 
     /// The objects in `namespace` (every namespace when empty) that
@@ -141,12 +151,11 @@ impl Objects {
     /// carrying one of its values, the fewest it can; any other scans the
     /// namespace.
     pub fn select(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Cached>> {
-        let in_scope = |(ns, _): &Key| namespace.is_empty() || ns == namespace;
+        let in_scope = |o: &Cached| namespace.is_empty() || o.namespace() == namespace;
         match self.candidates(selector) {
-            Some(keys) => keys
+            Some(objects) => objects
                 .into_iter()
-                .filter(|k| in_scope(k))
-                .filter_map(|k| self.by_key.get(k))
+                .filter(|o| in_scope(o))
                 .filter(|o| selector.matches_by(|k| o.label(k)))
                 .cloned()
                 .collect(),
@@ -159,27 +168,31 @@ impl Objects {
         }
     }
 
-    /// The keys of the objects that can match `selector`, in order: for
-    /// the required label carried by the fewest objects. `None`: the
-    /// selector requires no label.
-    fn candidates(&self, selector: &Selector) -> Option<BTreeSet<&Key>> {
-        let carrying = |k: &String, v: &String| {
+    /// The objects that can match `selector`, in order: those carrying
+    /// the required label the fewest objects carry (for an `In`, any of
+    /// its values). `None`: the selector requires no label.
+    fn candidates(&self, selector: &Selector) -> Option<Vec<&Arc<Cached>>> {
+        let carrying = |k: &str, v: &str| {
             self.by_label
-                .get(&(k.clone(), v.clone()))
+                .get(&(k.into(), v.into()))
                 .into_iter()
-                .flatten()
+                .flat_map(|s| &s.0)
         };
         let required = selector
             .match_labels
             .iter()
-            .map(|(k, v)| carrying(k, v).collect::<BTreeSet<_>>());
+            .map(|(k, v)| carrying(k, v).collect::<Vec<_>>());
         let any_of = selector.match_expressions.iter().filter_map(|r| match r {
             Requirement::In(k, values) => {
-                Some(values.iter().flat_map(|v| carrying(k, v)).collect())
+                let mut found: Vec<&Arc<Cached>> =
+                    values.iter().flat_map(|v| carrying(k, v)).collect();
+                found.sort_by(|a, b| order(a).cmp(&order(b)));
+                found.dedup_by(|a, b| Arc::ptr_eq(a, b));
+                Some(found)
             }
             _ => None,
         });
-        required.chain(any_of).min_by_key(BTreeSet::len)
+        required.chain(any_of).min_by_key(Vec::len)
     }
 }
 
@@ -298,13 +311,16 @@ mod tests {
         assert!(objects.select("a", &db).is_empty());
         objects.remove(&key("b", "p-1"));
         objects.remove(&key("ab", "p-1"));
-        assert!(
-            !objects
-                .by_label
-                .contains_key(&("app".to_owned(), "db".to_owned())),
+        let carried: Vec<(&str, &str)> =
+            objects.by_label.keys().map(|(k, v)| (&**k, &**v)).collect();
+        assert_eq!(
+            carried,
+            [("app", "web")],
             "a label no object carries is dropped"
         );
-        let carried: Vec<&Label> = objects.by_label.keys().collect();
-        assert_eq!(carried, [&("app".to_owned(), "web".to_owned())]);
+        assert_eq!(
+            names(objects.select("a", &Selector::from_pairs([("app", "web")]))),
+            ["p-1", "p-3"]
+        );
     }
 }
