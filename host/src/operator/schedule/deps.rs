@@ -9,6 +9,7 @@ use std::hash::Hash;
 use reconciler_conventions::kind::KindRef;
 
 use crate::facts::Dependency;
+use crate::operator::schedule::parents::Parents;
 use crate::operator::schedule::selections::Selections;
 
 /// Parents by what they read, and each parent's reads.
@@ -30,14 +31,14 @@ pub struct DependencyIndex<P> {
 #[derive(Debug)]
 struct KindIndex<P> {
     /// namespace → name → parents that read that object.
-    objects: HashMap<String, HashMap<String, BTreeSet<P>>>,
+    objects: HashMap<String, HashMap<String, Parents<P>>>,
     /// namespace ("" = all) → selectors and the parents that listed with
     /// them.
     lists: HashMap<String, Selections<P>>,
     /// namespace → parents that asked whether the kind can be read there.
-    availability: HashMap<String, BTreeSet<P>>,
+    availability: HashMap<String, Parents<P>>,
     /// controller UID → parents that read their children of the kind.
-    children: HashMap<String, BTreeSet<P>>,
+    children: HashMap<String, Parents<P>>,
 }
 
 impl<P> Default for KindIndex<P> {
@@ -198,7 +199,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                     .objects
                     .values()
                     .flat_map(|n| n.values())
-                    .map(BTreeSet::len)
+                    .map(Parents::len)
                     .sum();
                 let lists: usize = index
                     .lists
@@ -206,8 +207,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                     .flat_map(Selections::iter)
                     .map(|(_, parents)| parents.len())
                     .sum();
-                let availability: usize = index.availability.values().map(BTreeSet::len).sum();
-                let children: usize = index.children.values().map(BTreeSet::len).sum();
+                let availability: usize = index.availability.values().map(Parents::len).sum();
+                let children: usize = index.children.values().map(Parents::len).sum();
                 objects + lists + availability + children
             })
             .sum()
@@ -315,7 +316,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
 
 /// Removes `parent` from `map[outer][inner]`, pruning emptied maps.
 fn remove_nested<I: Eq + Hash, P: Ord>(
-    map: &mut HashMap<String, HashMap<I, BTreeSet<P>>>,
+    map: &mut HashMap<String, HashMap<I, Parents<P>>>,
     outer: &str,
     inner: &I,
     parent: &P,

@@ -1,10 +1,11 @@
 //! The selectors parents listed a kind with in one namespace, found by the
 //! labels of a changed object: only selectors that can match it are tried.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use crate::facts::Selector;
 use crate::facts::selector::Requirement;
+use crate::operator::schedule::parents::Parents;
 
 /// A label, key and value.
 type Label = (String, String);
@@ -14,8 +15,8 @@ type Label = (String, String);
 /// filed under it; any other is tried on every change.
 #[derive(Debug)]
 pub struct Selections<P> {
-    anchored: HashMap<Label, HashMap<Selector, BTreeSet<P>>>,
-    unanchored: HashMap<Selector, BTreeSet<P>>,
+    anchored: HashMap<Label, HashMap<Selector, Parents<P>>>,
+    unanchored: HashMap<Selector, Parents<P>>,
 }
 
 impl<P> Default for Selections<P> {
@@ -76,7 +77,7 @@ impl<P: Ord> Selections<P> {
     }
 
     /// Every selector with its parents.
-    pub fn iter(&self) -> impl Iterator<Item = (&Selector, &BTreeSet<P>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Selector, &Parents<P>)> {
         self.anchored
             .values()
             .flatten()
@@ -87,7 +88,7 @@ impl<P: Ord> Selections<P> {
     pub fn matching<'a>(
         &'a self,
         labels: &'a std::collections::BTreeMap<String, String>,
-    ) -> impl Iterator<Item = &'a BTreeSet<P>> + 'a {
+    ) -> impl Iterator<Item = &'a Parents<P>> + 'a {
         let anchored = labels
             .iter()
             .filter_map(|(k, v)| self.anchored.get(&(k.clone(), v.clone())))
