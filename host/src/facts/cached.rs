@@ -59,7 +59,7 @@ impl Cached {
             .as_object()
             .into_iter()
             .flatten()
-            .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
+            .map(|(k, v)| (k.as_str().into(), v.as_str().unwrap_or_default().into()))
             .collect();
         labels.sort();
         Arc::new(Cached {

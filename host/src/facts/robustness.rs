@@ -412,7 +412,8 @@ fn derive_everything(object: &Value) {
     let _ = object_meta(object);
     let _ = timestamp(object);
     let selector = Selector::from_json(&object["spec"]["selector"]);
-    let _ = selector.matches_object(object);
+    let cached = Cached::new(Arc::new(object.clone()));
+    let _ = selector.matches_by(|k| cached.label(k));
     let _ = Selector::from_json(object).matches(&Selector::labels_of(object));
     let _ = network_policy_fact(object);
     let _ = node_cidrs(object);

@@ -172,27 +172,28 @@ impl Objects {
     /// the required label the fewest objects carry (for an `In`, any of
     /// its values). `None`: the selector requires no label.
     fn candidates(&self, selector: &Selector) -> Option<Vec<&Arc<Cached>>> {
-        let carrying = |k: &str, v: &str| {
+        let carrying = |k: &str, v: &str| -> &[Arc<Cached>] {
             self.by_label
                 .get(&(k.into(), v.into()))
-                .into_iter()
-                .flat_map(|s| &s.0)
+                .map_or(&[], |s| &s.0)
         };
+        // Only the smallest set is copied: a label most objects carry (an
+        // app name) would be thousands of pointers a pass.
         let required = selector
             .match_labels
             .iter()
-            .map(|(k, v)| carrying(k, v).collect::<Vec<_>>());
+            .map(|(k, v)| vec![carrying(k, v)]);
         let any_of = selector.match_expressions.iter().filter_map(|r| match r {
-            Requirement::In(k, values) => {
-                let mut found: Vec<&Arc<Cached>> =
-                    values.iter().flat_map(|v| carrying(k, v)).collect();
-                found.sort_by(|a, b| order(a).cmp(&order(b)));
-                found.dedup_by(|a, b| Arc::ptr_eq(a, b));
-                Some(found)
-            }
+            Requirement::In(k, values) => Some(values.iter().map(|v| carrying(k, v)).collect()),
             _ => None,
         });
-        required.chain(any_of).min_by_key(Vec::len)
+        let fewest: Vec<&[Arc<Cached>]> = required
+            .chain(any_of)
+            .min_by_key(|sets: &Vec<&[Arc<Cached>]>| sets.iter().map(|s| s.len()).sum::<usize>())?;
+        let mut found: Vec<&Arc<Cached>> = fewest.into_iter().flatten().collect();
+        found.sort_by(|a, b| order(a).cmp(&order(b)));
+        found.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        Some(found)
     }
 }
 
@@ -238,7 +239,7 @@ mod tests {
                 .by_key
                 .iter()
                 .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
-                .filter(|(_, o)| selector.matches_object(&o.value()))
+                .filter(|(_, o)| selector.matches(&Selector::labels_of(&o.value())))
                 .map(|(_, o)| o.clone())
                 .collect(),
         )
