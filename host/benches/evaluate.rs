@@ -417,7 +417,7 @@ fn bench(
             );
             black_box(
                 guest
-                    .reconciler_guest0_4_0_reconciler()
+                    .reconciler_guest0_5_0_reconciler()
                     .call_evaluate(&mut store, &input)
                     .expect("evaluates"),
             );
@@ -1310,7 +1310,7 @@ impl Replica {
         let input = scenario.wit_input();
         let guest = self.pre.instantiate(&mut store).expect("instantiates");
         guest
-            .reconciler_guest0_4_0_reconciler()
+            .reconciler_guest0_5_0_reconciler()
             .call_evaluate(&mut store, &input)
             .expect("evaluates")
     }

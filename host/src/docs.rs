@@ -424,6 +424,7 @@ mod tests {
             spec_schema: None,
             printer_columns: vec![],
             writes: vec![],
+            parent_gates: Default::default(),
         }
     }
 

@@ -1,13 +1,14 @@
 //! Every contract version the host serves loads and runs: components built
-//! against the released 0.1.0, 0.2.0 and 0.3.0 (the legacy test guests)
-//! next to the current 0.4.0 (the EvidenceAgent), and another version is
-//! refused by name.
+//! against the released 0.1.0, 0.2.0, 0.3.0 and 0.4.0 (the legacy test
+//! guests) next to the current 0.5.0 (the EvidenceAgent, the
+//! PgAccessRequest), and another version is refused by name.
 
 use reconciler_host_harness::guests as support;
 
 use std::path::Path;
 use std::sync::Arc;
 
+use reconciler_conventions::kind::ParentGates;
 use reconciler_conventions::verdict::ConditionStatus;
 use reconciler_host::facts::MemorySource;
 use reconciler_host::fixture::{Fixture, run_fixture};
@@ -176,18 +177,63 @@ fn a_0_3_component_loads_describes_and_reconciles_with_changes() {
 }
 
 #[test]
-fn a_0_4_component_runs_beside_them() {
+fn a_0_4_component_deletes_as_an_ordinary_change_and_its_parents_set_both_gates() {
+    let rt = runtime();
+    let widget = rt
+        .load_file(&support::guest_wasm("legacy-v0_4-guest"))
+        .expect("the 0.4 guest loads");
+    assert_eq!(widget.contract(), ContractVersion::V0_4);
+    assert_eq!(widget.spec().kind, "LegacyWidget");
+    assert_eq!(
+        widget.spec().parent_gates,
+        ParentGates::ALL,
+        "a guest before 0.5 cannot say: its parents keep both gates"
+    );
+    let owner = json!([{"apiVersion": "testing.reconciler.dev/v1", "kind": "LegacyWidget",
+                        "name": "w", "uid": "u1", "controller": true}]);
+    let parent = json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "LegacyWidget",
+        "metadata": {"name": "w", "namespace": "ns", "uid": "u1", "generation": 1},
+        "spec": {"message": "hello"}});
+    let mut source = MemorySource::new();
+    source.insert(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "w-legacy", "namespace": "ns", "uid": "rb1", "ownerReferences": owner}}));
+    let evaluated = widget.evaluate(EvaluateRequest {
+        parent: &parent,
+        paused: false,
+        settings: &[],
+        source: Arc::new(source),
+        now: jiff::Timestamp::UNIX_EPOCH,
+    });
+    evaluated.outcome.expect("a verdict");
+    assert_eq!(evaluated.changes.len(), 2, "an apply and a deletion");
+    assert!(
+        evaluated.withdrawals.is_empty(),
+        "a deletion of a RoleBinding by a 0.4 guest stays an ordinary change"
+    );
+}
+
+#[test]
+fn a_0_5_component_runs_beside_them_and_withdraws() {
     let rt = runtime();
     let _legacy = legacy(&rt);
     let agent = rt
         .load_file(&support::guest_wasm("evidenceagent-guest"))
         .expect("the EvidenceAgent loads");
-    assert_eq!(agent.contract(), ContractVersion::V0_4);
-    assert_eq!(agent.contract_version(), "0.4.0");
+    assert_eq!(agent.contract(), ContractVersion::V0_5);
+    assert_eq!(agent.contract_version(), "0.5.0");
+    assert_eq!(agent.spec().parent_gates, ParentGates::ALL);
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml");
     let report = run_fixture(&agent, &Fixture::load(&fixture).expect("the fixture loads"));
     assert!(report.passed(), "{:?}", report.steps);
+    let request = rt
+        .load_file(&support::guest_wasm("pgaccessrequest-guest"))
+        .expect("the PgAccessRequest loads");
+    assert_eq!(
+        request.spec().parent_gates,
+        ParentGates::NONE,
+        "a requester gates nothing"
+    );
 }
 
 /// A component exporting `reconciler:guest/reconciler@<version>` with one
@@ -208,7 +254,7 @@ fn exporting(version: &str) -> Vec<u8> {
 fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served() {
     let rt = runtime();
     let e = rt
-        .load("future", &exporting("0.5.0"))
+        .load("future", &exporting("0.6.0"))
         .err()
         .expect("refused");
     assert!(
@@ -217,17 +263,17 @@ fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served
     );
     assert_eq!(
         e.to_string(),
-        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.5.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0"
+        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.6.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0"
     );
     // Importing another version's facts is the same mismatch, named so.
     let importing =
-        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.5.0" (instance)))"#)
+        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.6.0" (instance)))"#)
             .unwrap();
     let e = rt.load("future", &importing).err().expect("refused");
     assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
     assert!(
         e.to_string()
-            .contains("it imports reconciler:guest/facts@0.5.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0"),
+            .contains("it imports reconciler:guest/facts@0.6.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0"),
         "{e}"
     );
     // A served version with the wrong shape is told apart: it gets past the

@@ -5,15 +5,15 @@
 
 /// <reference path="./contract/contract.d.ts" />
 
-import type * as facts from 'reconciler:guest/facts@0.4.0';
+import type * as facts from 'reconciler:guest/facts@0.5.0';
 import type {
-  Change, Condition, ConditionStatus, Evaluation, KindRef, KindSpec, PauseAnnotation, PrinterColumn, ReadDecl,
-  ReasonEntry, Reconciliation, StallRule, Verdict,
-} from 'reconciler:guest/reconciler@0.4.0';
-import type { ControllerRef, ObjectMeta } from 'reconciler:guest/types@0.4.0';
+  Change, Condition, ConditionStatus, Evaluation, Gate, KindEvent, KindRef, KindSpec, PauseAnnotation, PrinterColumn,
+  ReadDecl, ReasonEntry, Reconciliation, StallRule, Verdict,
+} from 'reconciler:guest/reconciler@0.5.0';
+import type { ControllerRef, ObjectMeta } from 'reconciler:guest/types@0.5.0';
 
 export type Facts = typeof facts;
-export type { Change, Condition, ConditionStatus, Evaluation, KindRef, KindSpec, ReasonEntry, Verdict };
+export type { Change, Condition, ConditionStatus, Evaluation, Gate, KindEvent, KindRef, KindSpec, ReasonEntry, Verdict };
 
 export const AS_EXPECTED: 'AsExpected';
 export const RECONCILING: 'Reconciling';
@@ -195,19 +195,38 @@ export function generate(name: string, keys: Array<[string, number]>): Change;
 export function certificate(name: string, dnsNames: string[]): Change;
 /** A ConfigMap `name` whose `key` holds the CA certificates of `sources`. */
 export function caBundle(name: string, key: string, sources: Array<[string, string]>, labels?: Array<[string, string]>): Change;
+/**
+ * A withdrawal (contract 0.5.0): delete the child `name` of `kind` (only if
+ * its UID is still `uid`), a deletion that takes access or exposure away,
+ * whatever holds the parent's other changes; the host raises `event` (a
+ * reason of the kind's registry) once the child is gone, none when
+ * undefined.
+ */
+export function withdraw(kind: KindRef, name: string, uid: string, event?: KindEvent): Change;
 
 // ---- the export ----------------------------------------------------------------------------
+
+/**
+ * The gates a parent may set on itself (contract 0.5.0: the annotations
+ * `reconciler.dev/mode` and `reconciler.dev/approval`, or `spec.mode` and
+ * `spec.approval` where the spec declares them): both, unless a guest's
+ * `parentGates()` says otherwise.
+ */
+export const PARENT_GATES: readonly ['mode', 'approval'];
 
 /** A guest's logic, with the facts it is handed. */
 export interface GuestLogic {
   describe(): KindSpecInput;
   writes?(): KindRef[];
   reconcile(input: Evaluation, facts: Facts): Reconciliation;
+  /** The gates a parent may set on itself; PARENT_GATES when absent. */
+  parentGates?(): readonly Gate[];
 }
 
 /**
- * The `reconciler` export of a guest: `describe()`, `writes()` and
- * `reconcile(input, facts)` returning `{verdict, changes}`. `evaluate` is
+ * The `reconciler` export of a guest: `describe()`, `writes()`,
+ * `reconcile(input, facts)` returning `{verdict, changes}` and, optionally,
+ * `parentGates()` (PARENT_GATES when absent). `evaluate` is
  * derived. An exception a guest lets escape is written to stderr, which
  * the host puts in the guest error (bounded), and traps the call.
  */
@@ -215,5 +234,6 @@ export function exportGuest(guest: GuestLogic, facts: Facts): {
   describe(): KindSpec;
   writes(): KindRef[];
   reconcile(input: Evaluation): Reconciliation;
+  parentGates(): Gate[];
   evaluate(input: Evaluation): Verdict;
 };

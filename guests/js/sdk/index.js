@@ -2,7 +2,7 @@
 // for a guest built with componentize-js against wit/reconciler.wit.
 //
 // Plain ES module with no import of the contract: a guest's entry imports
-// `reconciler:guest/facts@0.4.0` and hands it to its logic, so the same
+// `reconciler:guest/facts@0.5.0` and hands it to its logic, so the same
 // logic runs under node's test runner against `mock.js`. Types for editors
 // are in index.d.ts and contract/ (generated from the WIT by contract.mjs).
 //
@@ -435,12 +435,33 @@ export const remove = (kind, name, uid) => ({ tag: 'delete', val: { kind, name, 
 export const generate = (name, keys) => ({ tag: 'generate', val: { name, keys } });
 export const certificate = (name, dnsNames) => ({ tag: 'certificate', val: { name, dnsNames } });
 export const caBundle = (name, key, sources, labels = []) => ({ tag: 'bundle', val: { name, key, sources, labels } });
+/**
+ * A withdrawal (contract 0.5.0): the deletion of a child whose going takes
+ * access or exposure away (a RoleBinding or Role; a Route, Ingress,
+ * HTTPRoute or Service), which the host makes whatever holds the parent's
+ * other changes, only if its UID is still `uid`, raising `event` (`{type,
+ * reason, message}`, a reason of the kind's registry) once the child is
+ * gone; undefined where the verdict's own transition says it.
+ */
+export const withdraw = (kind, name, uid, event = undefined) => ({
+  tag: 'withdraw',
+  val: { object: { kind, name, uid }, event: event && { ...event, message: String(event.message) } },
+});
 
 // ---- the export ----------------------------------------------------------------
 
 /**
- * The `reconciler` export of a guest: `describe()`, `writes()` and
- * `reconcile(input, facts)` returning `{verdict, changes}`. `evaluate` is
+ * The gates a parent may set on itself (contract 0.5.0: the annotations
+ * `reconciler.dev/mode` and `reconciler.dev/approval`, or `spec.mode` and
+ * `spec.approval` where the spec declares them), as the contract's enum
+ * values: both, unless a guest's `parentGates()` says otherwise.
+ */
+export const PARENT_GATES = Object.freeze(['mode', 'approval']);
+
+/**
+ * The `reconciler` export of a guest: `describe()`, `writes()`,
+ * `reconcile(input, facts)` returning `{verdict, changes}` and, optionally,
+ * `parentGates()` (PARENT_GATES when absent). `evaluate` is
  * derived. An exception a guest lets escape is written to stderr, which
  * the host puts in the guest error (bounded), and traps the call.
  */
@@ -458,6 +479,7 @@ export function exportGuest(guest, facts) {
     describe: guarded(() => kindSpec(guest.describe())),
     writes: guarded(() => (guest.writes ? guest.writes() : [])),
     reconcile,
+    parentGates: guarded(() => (guest.parentGates ? [...guest.parentGates()] : [...PARENT_GATES])),
     evaluate: (input) => reconcile(input).verdict,
   };
 }

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import {
-  Parent, Registry, VerdictBuilder, bound, checkImage, chooseImage, debug, exportGuest, fails, kindSpec, ok, read,
-  readFailure, repository, within, workloadCondition, MAX_MESSAGE_BYTES, TRUNCATION_MARKER,
+  Parent, Registry, VerdictBuilder, bound, checkImage, chooseImage, debug, exportGuest, fails, kindRef, kindSpec, ok,
+  read, readFailure, remove, repository, withdraw, within, workloadCondition, MAX_MESSAGE_BYTES, PARENT_GATES,
+  TRUNCATION_MARKER,
 } from './index.js';
 
 test('a later aspect replaces one of the same type; the first stall and the smallest requeue win', () => {
@@ -82,6 +83,32 @@ test('an exported guest defaults its spec and derives evaluate from reconcile', 
   assert.equal(guest.describe().profile, 'progressing');
   assert.deepEqual(guest.writes(), []);
   assert.equal(guest.evaluate({}).aspects[0].reason, 'AsExpected');
+});
+
+test('a parent may set both gates unless the guest says otherwise', () => {
+  const logic = {
+    describe: () => ({ group: 'g', version: 'v1', kind: 'K', plural: 'ks', aspects: ['A'] }),
+    reconcile: () => ({ verdict: new VerdictBuilder().build(), changes: [] }),
+  };
+  assert.deepEqual(exportGuest(logic, {}).parentGates(), ['mode', 'approval']);
+  assert.deepEqual(PARENT_GATES, ['mode', 'approval']);
+  // The default is a fresh list each call: the frozen constant is never handed out.
+  assert.ok(Object.isFrozen(PARENT_GATES));
+  assert.ok(!Object.isFrozen(exportGuest(logic, {}).parentGates()));
+  assert.deepEqual(exportGuest({ ...logic, parentGates: () => [] }, {}).parentGates(), []);
+  assert.deepEqual(exportGuest({ ...logic, parentGates: () => ['mode'] }, {}).parentGates(), ['mode']);
+});
+
+test('a withdrawal is a delete with the Event the host raises once it is made', () => {
+  const binding = kindRef('rbac.authorization.k8s.io', 'v1', 'RoleBinding');
+  const event = { type: 'normal', reason: 'RoleBindingDeleted', message: 'deleted RoleBinding grant at expiry' };
+  const change = withdraw(binding, 'grant', 'u-1', event);
+  assert.deepEqual(change, { tag: 'withdraw', val: { object: remove(binding, 'grant', 'u-1').val, event } });
+  assert.deepEqual(withdraw(binding, 'grant', 'u-1'), {
+    tag: 'withdraw',
+    val: { object: { kind: binding, name: 'grant', uid: 'u-1' }, event: undefined },
+  });
+  assert.equal(withdraw(binding, 'grant', 'u-1', { ...event, message: 42 }).val.event.message, '42');
 });
 
 test('index.d.ts declares every name index.js exports, and no other', async () => {

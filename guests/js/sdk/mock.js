@@ -181,7 +181,7 @@ export class MockFacts {
     return answer();
   }
 
-  /** The facts interface a guest's logic reads (`reconciler:guest/facts@0.4.0`). */
+  /** The facts interface a guest's logic reads (`reconciler:guest/facts@0.5.0`). */
   facts() {
     const m = this;
     const unavailable = (kind, namespace) => m.availability.get(`${key(kind)} ${namespace}`) ?? m.availability.get(`${key(kind)} `);

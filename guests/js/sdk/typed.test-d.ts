@@ -39,8 +39,17 @@ export const guest: sdk.GuestLogic = {
       sdk.apply(sdk.kindRef('', 'v1', 'ConfigMap'), 'a', { data: { k: 'v' } }),
       sdk.generate('creds', [['password', 32]]),
     ];
+    changes.push(
+      sdk.withdraw(sdk.kindRef('rbac.authorization.k8s.io', 'v1', 'RoleBinding'), 'grant', 'u-1', {
+        type: 'normal',
+        reason: 'RoleBindingDeleted',
+        message: 'deleted RoleBinding grant at expiry',
+      }),
+      sdk.withdraw(sdk.kindRef('route.openshift.io', 'v1', 'Route'), 'console', 'u-2'),
+    );
     return { verdict: verdict.build(), changes };
   },
+  parentGates: () => ['mode'],
 };
 
 // What the declarations refuse.
@@ -50,6 +59,10 @@ sdk.condition('Ready', 'True', 'AsExpected');
 sdk.kindSpec({ group: 'g', version: 'v1', kind: 'K', plural: 'ks' });
 // @ts-expect-error: a generated key has a length
 sdk.generate('creds', ['password']);
+// @ts-expect-error: a gate is 'mode' or 'approval'
+export const ungated: sdk.GuestLogic = { ...guest, parentGates: () => ['pause'] };
+// @ts-expect-error: a withdrawal's event is a kind event, not a reason
+sdk.withdraw(SECRET, 'a', 'u', 'Deleted');
 declare const facts: Facts;
 // @ts-expect-error: facts.secret takes a namespace and a name
 facts.secret('only-a-name');

@@ -3,10 +3,10 @@ componentize-py's bindings of wit/reconciler.wit (`wit_world`, generated at
 build time).
 
 A guest's `app.py` defines its kind (`describe`, `writes`, `reconcile(input,
-facts)`) and exports it with `export(Kind)`, which makes the `Reconciler`
-class componentize-py looks for. Facts raise `componentize_py_types.Err`
-with a `ReadError_*` value when the host answers an error; `read()` turns
-that into a `Read` a guest can branch on.
+facts)`, optionally `parent_gates()`) and exports it with `export(Kind)`,
+which makes the `Reconciler` class componentize-py looks for. Facts raise
+`componentize_py_types.Err` with a `ReadError_*` value when the host
+answers an error; `read()` turns that into a `Read` a guest can branch on.
 """
 
 import json
@@ -217,12 +217,20 @@ def read_failure(what: str, error: Any) -> str:
 
 # ---- the export ----------------------------------------------------------------------
 
+# The gates a parent may set on itself (contract 0.5.0: the annotations
+# `reconciler.dev/mode` and `reconciler.dev/approval`, or `spec.mode` and
+# `spec.approval` where the spec declares them): both, unless the kind's
+# `parent_gates()` says otherwise (a kind whose parents are made by someone
+# who must not hold back the operator's changes lets them set none).
+PARENT_GATES = (r.Gate.MODE, r.Gate.APPROVAL)
+
 
 def export(kind) -> type:
     """The `Reconciler` class componentize-py exports, over `kind` (an object
-    or module with `describe()`, `writes()` and `reconcile(input, facts)`
-    returning `(verdict, changes)`). An exception's last traceback lines go
-    to stderr, which the host puts (bounded) in the guest error."""
+    or module with `describe()`, `writes()`, `reconcile(input, facts)`
+    returning `(verdict, changes)` and, optionally, `parent_gates()`, else
+    PARENT_GATES). An exception's last traceback lines go to stderr, which
+    the host puts (bounded) in the guest error."""
 
     def guarded(f):
         def call(*args):
@@ -238,6 +246,7 @@ def export(kind) -> type:
     describe = guarded(lambda: kind.describe())
     writes = guarded(lambda: list(getattr(kind, "writes", lambda: [])()))
     reconcile = guarded(lambda input: kind.reconcile(input, host_facts))
+    parent_gates = guarded(lambda: list(getattr(kind, "parent_gates", lambda: PARENT_GATES)()))
 
     class Reconciler(exports.Reconciler):
         def describe(self) -> r.KindSpec:
@@ -252,5 +261,8 @@ def export(kind) -> type:
 
         def evaluate(self, input: r.Evaluation) -> r.Verdict:
             return reconcile(input)[0]
+
+        def parent_gates(self) -> List[r.Gate]:
+            return parent_gates()
 
     return Reconciler

@@ -32,19 +32,19 @@ pub mod testing;
 pub mod verdict;
 pub mod workload;
 
-pub use bindings::exports::reconciler::guest0_4_0::reconciler::{
+pub use bindings::exports::reconciler::guest0_5_0::reconciler::{
     ApplyObject, CaBundle, Change, Condition, ConventionProfile, DeleteObject, Evaluation,
-    EventType, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, PrinterColumn, ReadDecl,
-    ReasonEntry, Reconciliation, ServingCertificate, Stall, StallRule, Verdict,
+    EventType, Gate, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, PrinterColumn, ReadDecl,
+    ReasonEntry, Reconciliation, ServingCertificate, Stall, StallRule, Verdict, Withdrawal,
 };
-pub use bindings::reconciler::guest0_4_0::facts::{
+pub use bindings::reconciler::guest0_5_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
     ConfigMapFact, ContainerWaiting, EgressPolicyFact, EgressRuleFact, ExposureFact, ExposureKind,
     IngressRuleFact, IpBlockFact, JobCondition, JobFact, JobPodFailure, JobState,
     LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact, PortFact,
     ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
 };
-pub use bindings::reconciler::guest0_4_0::types::{
+pub use bindings::reconciler::guest0_5_0::types::{
     ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,
 };
 pub use facts::{Facts, HostFacts};
@@ -156,6 +156,62 @@ pub trait Guest {
             changes: Vec::new(),
         }
     }
+    /// The gates a parent may set on itself (the annotations
+    /// `reconciler.dev/mode` and `reconciler.dev/approval`, or `spec.mode`
+    /// and `spec.approval` where the spec declares them): both unless a
+    /// guest says otherwise. A kind whose parents are made by someone who
+    /// must not hold back the operator's changes (a requester of access)
+    /// lets them set none.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{Evaluation, Facts, Gate, Guest, KindSpec, Verdict, VerdictBuilder};
+    /// # struct Request;
+    /// impl Guest for Request {
+    /// #   fn describe() -> KindSpec { unimplemented!() }
+    /// #   fn evaluate(_: &Evaluation, _: &dyn Facts) -> Verdict { VerdictBuilder::new().build() }
+    ///     fn parent_gates() -> Vec<Gate> {
+    ///         Vec::new()
+    ///     }
+    /// }
+    /// assert!(Request::parent_gates().is_empty());
+    /// ```
+    fn parent_gates() -> Vec<Gate> {
+        vec![Gate::Mode, Gate::Approval]
+    }
+}
+
+/// A withdrawal (contract 0.5.0): the deletion of a child whose going takes
+/// access or exposure away, which the host makes whatever holds the
+/// parent's other changes (pause, mode `observe`, approval `manual`, a
+/// failed read), raising `event` (a reason of the kind's registry) once
+/// the child is gone; `None` where the verdict's own transition says it.
+///
+/// ```
+/// use reconciler_guest_sdk::{Change, EventType, KindEvent, spec::kind_ref, withdraw};
+/// let event = KindEvent {
+///     type_: EventType::Normal,
+///     reason: "RoleBindingDeleted".into(),
+///     message: "deleted RoleBinding grant at expiry".into(),
+/// };
+/// let change = withdraw(
+///     kind_ref("rbac.authorization.k8s.io", "v1", "RoleBinding"), "grant", "u-1", Some(event),
+/// );
+/// assert!(matches!(change, Change::Withdraw(w) if w.object.name == "grant"));
+/// ```
+pub fn withdraw(
+    kind: KindRef,
+    name: impl Into<String>,
+    uid: impl Into<String>,
+    event: Option<KindEvent>,
+) -> Change {
+    Change::Withdraw(Withdrawal {
+        object: DeleteObject {
+            kind,
+            name: name.into(),
+            uid: uid.into(),
+        },
+        event,
+    })
 }
 
 /// Exports a [`Guest`] as the component's `reconciler` interface. Only on
@@ -179,7 +235,7 @@ macro_rules! export_guest {
         pub struct __ReconcilerGuestExport;
 
         #[cfg(target_arch = "wasm32")]
-        impl $crate::bindings::exports::reconciler::guest0_4_0::reconciler::Guest
+        impl $crate::bindings::exports::reconciler::guest0_5_0::reconciler::Guest
             for __ReconcilerGuestExport
         {
             fn describe() -> $crate::KindSpec {
@@ -196,6 +252,10 @@ macro_rules! export_guest {
 
             fn reconcile(input: $crate::Evaluation) -> $crate::Reconciliation {
                 <$guest as $crate::Guest>::reconcile(&input, &$crate::HostFacts)
+            }
+
+            fn parent_gates() -> Vec<$crate::Gate> {
+                <$guest as $crate::Guest>::parent_gates()
             }
         }
 

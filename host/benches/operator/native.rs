@@ -91,13 +91,14 @@ impl Evaluator for NativeEvidenceAgent {
         let failed_read = server.take_failed_read();
         let past_cache_wanted = server.take_past_cache_wanted();
         let reads = server.into_reads();
-        let (outcome, changes) = match outcome {
+        let (outcome, (changes, withdrawals)) = match outcome {
             Ok((verdict, changes)) => (Ok(verdict), changes),
-            Err(e) => (Err(e), Vec::new()),
+            Err(e) => (Err(e), Default::default()),
         };
         Evaluated {
             outcome,
             changes,
+            withdrawals,
             reads,
             failed_read,
             past_cache_wanted,

@@ -89,6 +89,7 @@ pub fn console() -> KindSpec {
         spec_schema: None,
         printer_columns: vec![],
         writes: vec![],
+        parent_gates: Default::default(),
     }
 }
 
@@ -124,6 +125,7 @@ pub fn registry_kind() -> KindSpec {
         spec_schema: None,
         printer_columns: vec![],
         writes: vec![],
+        parent_gates: Default::default(),
     }
 }
 

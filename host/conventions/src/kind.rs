@@ -233,6 +233,46 @@ pub struct KindSpec {
     /// children of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<KindRef>,
+    /// The gates a parent may set on itself (since contract 0.5.0; both
+    /// before it).
+    #[serde(default, skip_serializing_if = "ParentGates::is_all")]
+    pub parent_gates: ParentGates,
+}
+
+/// Which gates a parent of the kind may set on itself, by annotation or
+/// by its own spec field (contract 0.5.0, `parent-gates`). The operator's
+/// settings for the kind apply whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentGates {
+    /// `reconciler.dev/mode` or `spec.mode`.
+    pub mode: bool,
+    /// `reconciler.dev/approval` or `spec.approval`.
+    pub approval: bool,
+}
+
+impl ParentGates {
+    /// Both, as every kind had before contract 0.5.0.
+    pub const ALL: ParentGates = ParentGates {
+        mode: true,
+        approval: true,
+    };
+    /// Neither: only the operator gates the kind's parents.
+    pub const NONE: ParentGates = ParentGates {
+        mode: false,
+        approval: false,
+    };
+
+    pub fn is_all(&self) -> bool {
+        *self == ParentGates::ALL
+    }
+}
+
+impl Default for ParentGates {
+    /// [`ParentGates::ALL`]: a guest older than contract 0.5.0 cannot say,
+    /// and its parents keep the gates they had.
+    fn default() -> Self {
+        ParentGates::ALL
+    }
 }
 
 /// Why a kind spec is refused at module load.

@@ -1,10 +1,10 @@
 //! The contract seam: the WIT bindings (the only `bindgen!`), the versions
 //! the host serves, and the `facts` import of each version.
 //!
-//! The host serves every released contract version. [`v0_4`] is the current
+//! The host serves every released contract version. [`v0_5`] is the current
 //! one (`wit/reconciler.wit`), named [`current`] everywhere outside this
-//! folder; [`v0_3`], [`v0_2`] and [`v0_1`] are the released 0.3.0, 0.2.0
-//! and 0.1.0, kept under `wit/deps/`. All derive serde's traits: a version keeps every type
+//! folder; [`v0_4`], [`v0_3`], [`v0_2`] and [`v0_1`] are the released
+//! 0.4.0, 0.3.0, 0.2.0 and 0.1.0, kept under `wit/deps/`. All derive serde's traits: a version keeps every type
 //! of the one before with the same names and shape, so an older value
 //! converts to its current twin (and back) through [`convert`], without a
 //! hand-written conversion per type.
@@ -13,29 +13,40 @@
 //!   implements;
 //! - [`model`]: the current contract's kind spec and verdict as the
 //!   conventions engine's model;
-//! - `facts_v0_4`: the current `facts` import, served by
-//!   [`crate::facts::FactServer`]; `facts_v0_3`, `facts_v0_2` and
-//!   `facts_v0_1`: the older imports, delegating to it through [`convert`].
+//! - `facts_v0_5`: the current `facts` import, served by
+//!   [`crate::facts::FactServer`]; `facts_v0_4`, `facts_v0_3`, `facts_v0_2`
+//!   and `facts_v0_1`: the older imports, delegating to it through
+//!   [`convert`].
 
 mod facts_v0_1;
 mod facts_v0_2;
 mod facts_v0_3;
 mod facts_v0_4;
+mod facts_v0_5;
 pub mod model;
 pub mod version;
 
 pub use version::ContractVersion;
 
 /// The current contract's `reconciler` interface (what a guest exports).
-pub use current::exports::reconciler::guest0_4_0::reconciler as exports;
+pub use current::exports::reconciler::guest0_5_0::reconciler as exports;
 /// The current contract's `facts` interface (the imports a guest calls).
-pub use current::reconciler::guest0_4_0::facts;
+pub use current::reconciler::guest0_5_0::facts;
 /// The current contract's shared `types`.
-pub use current::reconciler::guest0_4_0::types;
+pub use current::reconciler::guest0_5_0::types;
 /// The current contract version's bindings.
-pub use v0_4 as current;
+pub use v0_5 as current;
 
-/// `reconciler:guest@0.4.0`, the current contract.
+/// `reconciler:guest@0.5.0`, the current contract.
+pub mod v0_5 {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "reconciler:guest/guest@0.5.0",
+        additional_derives: [serde::Serialize, serde::Deserialize],
+    });
+}
+
+/// `reconciler:guest@0.4.0`, the released fourth contract.
 pub mod v0_4 {
     wasmtime::component::bindgen!({
         path: "../wit",

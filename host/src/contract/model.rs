@@ -1,6 +1,6 @@
 //! Conversions between the contract's generated types and the host's model.
 
-use reconciler_conventions::kind::{self as model, KindSpec};
+use reconciler_conventions::kind::{self as model, KindSpec, ParentGates};
 use reconciler_conventions::verdict::{
     ConditionStatus, Decision, EventType, KindEvent, Stall, Verdict,
 };
@@ -16,9 +16,22 @@ pub fn kind_ref(k: &wit_types::KindRef) -> model::KindRef {
     }
 }
 
+/// The gates a guest lets its parents set (contract 0.5.0).
+pub fn parent_gates(gates: &[wit::Gate]) -> ParentGates {
+    ParentGates {
+        mode: gates.contains(&wit::Gate::Mode),
+        approval: gates.contains(&wit::Gate::Approval),
+    }
+}
+
 /// The kind spec in the host's model, with the kinds the guest writes
-/// (empty before contract 0.3.0).
-pub fn kind_spec(s: wit::KindSpec, writes: Vec<wit_types::KindRef>) -> KindSpec {
+/// (empty before contract 0.3.0) and the gates its parents may set (both
+/// before contract 0.5.0).
+pub fn kind_spec(
+    s: wit::KindSpec,
+    writes: Vec<wit_types::KindRef>,
+    parent_gates: ParentGates,
+) -> KindSpec {
     KindSpec {
         group: s.group,
         version: s.version,
@@ -76,6 +89,7 @@ pub fn kind_spec(s: wit::KindSpec, writes: Vec<wit_types::KindRef>) -> KindSpec 
             })
             .collect(),
         writes: writes.iter().map(kind_ref).collect(),
+        parent_gates,
     }
 }
 
@@ -121,6 +135,62 @@ pub enum Change {
         sources: Vec<(String, String)>,
         labels: Vec<(String, String)>,
     },
+}
+
+/// A deletion that takes access or exposure away (contract 0.5.0): made
+/// whatever holds the parent's other changes, then announced by its Event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Withdrawal {
+    pub kind: model::KindRef,
+    pub name: String,
+    /// The UID the guest saw: the deletion's precondition.
+    pub uid: String,
+    /// Raised once the object is gone (not when it was gone already).
+    pub event: Option<KindEvent>,
+}
+
+impl Withdrawal {
+    /// The deletion it makes, as an ordinary change.
+    pub fn deletion(&self) -> Change {
+        Change::Delete {
+            kind: self.kind.clone(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Withdrawal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "withdrawal of {} {} (uid {})",
+            self.kind.kind, self.name, self.uid
+        )
+    }
+}
+
+/// The kinds whose deletion takes access or exposure away, and so may be
+/// a withdrawal: what binds a role, what grants one, and what publishes a
+/// name or an address. Deleting anything else either widens something (a
+/// NetworkPolicy's going lets Pods reach more) or takes nothing away.
+pub const WITHDRAWABLE: &[(&str, &str)] = &[
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "Role"),
+    ("networking.k8s.io", "Ingress"),
+    ("route.openshift.io", "Route"),
+    ("gateway.networking.k8s.io", "HTTPRoute"),
+    ("gateway.networking.k8s.io", "GRPCRoute"),
+    ("gateway.networking.k8s.io", "TLSRoute"),
+    ("gateway.networking.k8s.io", "TCPRoute"),
+    ("", "Service"),
+];
+
+/// Whether deleting an object of `kind` takes access or exposure away.
+pub fn is_withdrawable(kind: &model::KindRef) -> bool {
+    WITHDRAWABLE
+        .iter()
+        .any(|(group, k)| kind.group == *group && kind.kind == *k)
 }
 
 /// The most Secrets one CA bundle is mirrored from.
@@ -186,16 +256,57 @@ impl std::fmt::Display for Change {
 
 /// The changes in the host's model, each checked against what the kind
 /// declares it writes and the parent's namespace (`""`: cluster-scoped
-/// parent); the first that is wrong fails them all, named.
+/// parent); the first that is wrong fails them all, named. The
+/// withdrawals come apart from the other changes: each must be a deletion
+/// of a kind whose going takes access or exposure away
+/// ([`is_withdrawable`]), and its Event a reason the kind registers.
 pub fn changes(
     changes: Vec<wit::Change>,
     spec: &KindSpec,
     namespace: &str,
-) -> Result<Vec<Change>, String> {
+) -> Result<(Vec<Change>, Vec<Withdrawal>), String> {
     let mut checked = Vec::with_capacity(changes.len());
+    let mut withdrawals = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for c in changes {
         let change = match c {
+            wit::Change::Withdraw(w) => {
+                let withdrawal = Withdrawal {
+                    kind: kind_ref(&w.object.kind),
+                    name: w.object.name,
+                    uid: w.object.uid,
+                    event: w.event.map(kind_event),
+                };
+                if !is_withdrawable(&withdrawal.kind) {
+                    let kinds: Vec<&str> = WITHDRAWABLE.iter().map(|(_, k)| *k).collect();
+                    return Err(format!(
+                        "{withdrawal}: only a deletion that takes access or exposure away is a \
+                         withdrawal ({}), and deleting a {} is not one: ask for it as a delete",
+                        kinds.join(", "),
+                        withdrawal.kind
+                    ));
+                }
+                if let Some(event) = &withdrawal.event
+                    && !spec.reasons.iter().any(|r| r.name == event.reason)
+                {
+                    return Err(format!(
+                        "{withdrawal}: its Event's reason {:?} is not in the kind's registry",
+                        event.reason
+                    ));
+                }
+                let deletion = withdrawal.deletion();
+                if !spec.writes.contains(&deletion.kind()) {
+                    return Err(format!(
+                        "{withdrawal}: the kind-spec's writes do not declare {}",
+                        deletion.kind()
+                    ));
+                }
+                if !seen.insert((deletion.kind(), deletion.name().to_owned())) {
+                    return Err(format!("{withdrawal}: the pass changes that object twice"));
+                }
+                withdrawals.push(withdrawal);
+                continue;
+            }
             wit::Change::Apply(a) => {
                 let kind = kind_ref(&a.kind);
                 let what = format!("apply of {} {}", kind.kind, a.name);
@@ -325,7 +436,18 @@ pub fn changes(
         }
         checked.push(change);
     }
-    Ok(checked)
+    Ok((checked, withdrawals))
+}
+
+fn kind_event(e: wit::KindEvent) -> KindEvent {
+    KindEvent {
+        type_: match e.type_ {
+            wit::EventType::Normal => EventType::Normal,
+            wit::EventType::Warning => EventType::Warning,
+        },
+        reason: e.reason,
+        message: e.message,
+    }
 }
 
 /// A verdict in the host's model. Fails when the status fields are not a
@@ -353,18 +475,7 @@ pub fn verdict(v: wit::Verdict) -> Result<Verdict, String> {
             message: s.message,
         }),
         status_fields,
-        events: v
-            .events
-            .into_iter()
-            .map(|e| KindEvent {
-                type_: match e.type_ {
-                    wit::EventType::Normal => EventType::Normal,
-                    wit::EventType::Warning => EventType::Warning,
-                },
-                reason: e.reason,
-                message: e.message,
-            })
-            .collect(),
+        events: v.events.into_iter().map(kind_event).collect(),
         requeue_after_seconds: v.requeue_after_seconds,
     })
 }
@@ -493,6 +604,94 @@ mod tests {
         assert!(refused(vec![oversized], &["ConfigMap"]).contains("bytes, more than"));
     }
 
+    fn withdraw(group: &str, kind: &str, reason: &str) -> wit::Change {
+        wit::Change::Withdraw(wit::Withdrawal {
+            object: wit::DeleteObject {
+                kind: t::KindRef {
+                    group: group.into(),
+                    version: "v1".into(),
+                    kind: kind.into(),
+                },
+                name: "w".into(),
+                uid: "u-1".into(),
+            },
+            event: Some(wit::KindEvent {
+                type_: wit::EventType::Normal,
+                reason: reason.into(),
+                message: "taken away".into(),
+            }),
+        })
+    }
+
+    fn writing(kinds: &[(&str, &str)]) -> KindSpec {
+        KindSpec {
+            writes: kinds
+                .iter()
+                .map(|(g, k)| model::KindRef {
+                    group: (*g).into(),
+                    version: "v1".into(),
+                    kind: (*k).into(),
+                })
+                .collect(),
+            reasons: vec![model::ReasonEntry {
+                name: "AccessWithdrawn".into(),
+                owner: "widget".into(),
+                meaning: "Event: a grant taken away.".into(),
+            }],
+            ..spec(&[])
+        }
+    }
+
+    #[test]
+    fn a_withdrawal_is_a_deletion_that_takes_access_or_exposure_away() {
+        let rbac = "rbac.authorization.k8s.io";
+        let spec = writing(&[
+            (rbac, "RoleBinding"),
+            ("networking.k8s.io", "NetworkPolicy"),
+        ]);
+        let (changes, withdrawals) = super::changes(
+            vec![withdraw(rbac, "RoleBinding", "AccessWithdrawn")],
+            &spec,
+            "ns",
+        )
+        .expect("a RoleBinding's deletion is a withdrawal");
+        assert!(changes.is_empty());
+        assert_eq!(withdrawals.len(), 1);
+        assert_eq!(
+            withdrawals[0].deletion(),
+            Change::Delete {
+                kind: spec.writes[0].clone(),
+                name: "w".into(),
+                uid: "u-1".into()
+            }
+        );
+        // A NetworkPolicy's going widens what Pods reach: refused, named.
+        let widening = super::changes(
+            vec![withdraw(
+                "networking.k8s.io",
+                "NetworkPolicy",
+                "AccessWithdrawn",
+            )],
+            &spec,
+            "ns",
+        )
+        .expect_err("not a withdrawal");
+        assert!(
+            widening.starts_with("withdrawal of NetworkPolicy w (uid u-1): only a deletion that takes access or exposure away"),
+            "{widening}"
+        );
+        let unregistered = super::changes(vec![withdraw(rbac, "RoleBinding", "Gone")], &spec, "ns")
+            .expect_err("an Event reason the kind does not register");
+        assert!(unregistered.contains("\"Gone\" is not in the kind's registry"));
+        let undeclared = super::changes(
+            vec![withdraw(rbac, "RoleBinding", "AccessWithdrawn")],
+            &writing(&[]),
+            "ns",
+        )
+        .expect_err("a kind the guest does not write");
+        assert!(undeclared.contains("do not declare"), "{undeclared}");
+    }
+
     #[test]
     fn a_generated_secret_names_keys_and_bounded_lengths() {
         let generate = |keys: Vec<(&str, u32)>| {
@@ -505,7 +704,8 @@ mod tests {
             vec![generate(vec![("password", 32)])],
             &spec(&["Secret"]),
             "ns",
-        );
+        )
+        .map(|(changes, _)| changes);
         assert_eq!(
             ok,
             Ok(vec![Change::Generate {
@@ -539,7 +739,8 @@ mod tests {
             vec![bundle("ca.crt", &[("pg-ca", "ca.crt")])],
             &spec(&["ConfigMap"]),
             "ns",
-        );
+        )
+        .map(|(changes, _)| changes);
         assert_eq!(
             ok,
             Ok(vec![Change::Bundle {
@@ -567,7 +768,8 @@ mod tests {
         };
         let names = ["a-svc.ns.svc", "*.example.com"];
         assert_eq!(
-            super::changes(vec![certificate(&names)], &spec(&["Secret"]), "ns"),
+            super::changes(vec![certificate(&names)], &spec(&["Secret"]), "ns")
+                .map(|(changes, _)| changes),
             Ok(vec![Change::Certificate {
                 name: "tls".into(),
                 dns_names: names.iter().map(|n| (*n).to_owned()).collect()

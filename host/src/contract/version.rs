@@ -12,17 +12,20 @@ pub enum ContractVersion {
     V0_2,
     /// `reconciler:guest@0.3.0`, the released third contract.
     V0_3,
-    /// `reconciler:guest@0.4.0`, the current one.
+    /// `reconciler:guest@0.4.0`, the released fourth contract.
     V0_4,
+    /// `reconciler:guest@0.5.0`, the current one.
+    V0_5,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const SERVED: [ContractVersion; 4] = [
+    pub const SERVED: [ContractVersion; 5] = [
         ContractVersion::V0_1,
         ContractVersion::V0_2,
         ContractVersion::V0_3,
         ContractVersion::V0_4,
+        ContractVersion::V0_5,
     ];
 
     /// The version, as the WIT package spells it (`0.2.0`).
@@ -32,6 +35,7 @@ impl ContractVersion {
             ContractVersion::V0_2 => "0.2.0",
             ContractVersion::V0_3 => "0.3.0",
             ContractVersion::V0_4 => "0.4.0",
+            ContractVersion::V0_5 => "0.5.0",
         }
     }
 
@@ -90,6 +94,8 @@ mod tests {
         assert_eq!(detected, Ok(ContractVersion::V0_3));
         let detected = detect(["reconciler:guest/reconciler@0.4.0"]);
         assert_eq!(detected, Ok(ContractVersion::V0_4));
+        let detected = detect(["reconciler:guest/reconciler@0.5.0"]);
+        assert_eq!(detected, Ok(ContractVersion::V0_5));
         let both = [
             "reconciler:guest/reconciler@0.1.0",
             "reconciler:guest/reconciler@0.2.0",
@@ -100,8 +106,8 @@ mod tests {
     #[test]
     fn another_version_is_refused_naming_what_it_exports_and_what_is_served() {
         assert_eq!(
-            detect(["reconciler:guest/reconciler@0.5.0"]),
-            Err("it exports reconciler:guest/reconciler@0.5.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0".to_owned())
+            detect(["reconciler:guest/reconciler@0.6.0"]),
+            Err("it exports reconciler:guest/reconciler@0.6.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0".to_owned())
         );
         assert!(detect([]).unwrap_err().starts_with("it exports nothing;"));
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use reconciler_conventions::kind::{KindRef, KindSpec};
+use reconciler_conventions::kind::{KindRef, KindSpec, ParentGates};
 use reconciler_conventions::verdict::Verdict;
 use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
@@ -20,10 +20,10 @@ use crate::contract::exports::{
     Change as WitChange, Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict,
 };
 use crate::contract::model;
-use crate::contract::model::Change;
+use crate::contract::model::{Change, Withdrawal};
 use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
-use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4};
+use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4, v0_5};
 use crate::facts::meta::object_meta;
 use crate::facts::past_cache::ObjectKey;
 use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource, SourceError};
@@ -75,6 +75,7 @@ enum Pre {
     V0_2(v0_2::GuestPre<PassState>),
     V0_3(v0_3::GuestPre<PassState>),
     V0_4(v0_4::GuestPre<PassState>),
+    V0_5(v0_5::GuestPre<PassState>),
 }
 
 /// One evaluation's input.
@@ -96,6 +97,9 @@ pub struct Evaluated {
     /// The changes the guest asked for, checked against what its kind
     /// declares it writes (empty when the outcome is an error).
     pub changes: Vec<Change>,
+    /// The withdrawals among them (contract 0.5.0): deletions that take
+    /// access or exposure away, made whatever holds the others.
+    pub withdrawals: Vec<Withdrawal>,
     pub reads: BTreeSet<Dependency>,
     /// A read that fails the pass whatever the verdict says: any read the
     /// source could not serve but an optional kind not served or refused
@@ -117,6 +121,8 @@ const CONTRACT_IMPORT_PREFIXES: &[&str] = &[
     "reconciler:guest/facts@0.3.",
     "reconciler:guest/types@0.4.",
     "reconciler:guest/facts@0.4.",
+    "reconciler:guest/types@0.5.",
+    "reconciler:guest/facts@0.5.",
 ];
 
 /// Refuses, before anything is compiled, a component importing what the
@@ -196,6 +202,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         ContractVersion::V0_2 => v0_2::GuestPre::new(instance_pre).map(Pre::V0_2),
         ContractVersion::V0_3 => v0_3::GuestPre::new(instance_pre).map(Pre::V0_3),
         ContractVersion::V0_4 => v0_4::GuestPre::new(instance_pre).map(Pre::V0_4),
+        ContractVersion::V0_5 => v0_5::GuestPre::new(instance_pre).map(Pre::V0_5),
     }
     .map_err(|e| world_mismatch(format!("{e:#}")))?;
     let mut module = GuestModule {
@@ -280,6 +287,7 @@ fn placeholder_spec() -> KindSpec {
         spec_schema: None,
         printer_columns: vec![],
         writes: Vec::new(),
+        parent_gates: ParentGates::ALL,
     }
 }
 
@@ -344,43 +352,52 @@ impl GuestModule {
         );
         let _slot = self.slot()?;
         let mut store = self.store(facts, jiff::Timestamp::UNIX_EPOCH, Seed::default());
-        let (spec, writes) = self
+        let (spec, writes, gates) = self
             .call_describe(&mut store)
             .map_err(|e| self.classify(e, &store))?;
-        Ok(model::kind_spec(spec, writes))
+        Ok(model::kind_spec(spec, writes, gates))
     }
 
     /// Instantiates the module and calls `describe` (and, from 0.3.0 on,
-    /// `writes`), in the contract version it implements.
+    /// `writes`; from 0.5.0 on, `parent-gates`), in the contract version
+    /// it implements.
     fn call_describe(
         &self,
         store: &mut Store<PassState>,
-    ) -> wasmtime::Result<(WitKindSpec, Vec<WitKindRef>)> {
+    ) -> wasmtime::Result<(WitKindSpec, Vec<WitKindRef>, ParentGates)> {
         match &self.pre {
+            Pre::V0_5(pre) => {
+                let guest = pre.instantiate(&mut *store)?;
+                let reconciler = guest.reconciler_guest0_5_0_reconciler();
+                let spec = reconciler.call_describe(&mut *store)?;
+                let writes = reconciler.call_writes(&mut *store)?;
+                let gates = reconciler.call_parent_gates(&mut *store)?;
+                Ok((spec, writes, model::parent_gates(&gates)))
+            }
             Pre::V0_4(pre) => {
                 let guest = pre.instantiate(&mut *store)?;
                 let reconciler = guest.reconciler_guest0_4_0_reconciler();
                 let spec = reconciler.call_describe(&mut *store)?;
                 let writes = reconciler.call_writes(&mut *store)?;
-                Ok((spec, writes))
+                Ok((twin(spec), twin(writes), ParentGates::ALL))
             }
             Pre::V0_3(pre) => {
                 let guest = pre.instantiate(&mut *store)?;
                 let reconciler = guest.reconciler_guest0_3_0_reconciler();
                 let spec = reconciler.call_describe(&mut *store)?;
                 let writes = reconciler.call_writes(&mut *store)?;
-                Ok((older_kind_spec(spec), twin(writes)))
+                Ok((older_kind_spec(spec), twin(writes), ParentGates::ALL))
             }
             Pre::V0_2(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_2_0_reconciler()
                 .call_describe(store)
-                .map(|spec| (older_kind_spec(spec), Vec::new())),
+                .map(|spec| (older_kind_spec(spec), Vec::new(), ParentGates::ALL)),
             Pre::V0_1(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_1_0_reconciler()
                 .call_describe(store)
-                .map(|spec| (older_kind_spec(spec), Vec::new())),
+                .map(|spec| (older_kind_spec(spec), Vec::new(), ParentGates::ALL)),
         }
     }
 
@@ -392,11 +409,16 @@ impl GuestModule {
         input: &Evaluation,
     ) -> wasmtime::Result<(WitVerdict, Vec<WitChange>)> {
         match &self.pre {
+            Pre::V0_5(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_5_0_reconciler()
+                .call_reconcile(store, input)
+                .map(|r| (r.verdict, r.changes)),
             Pre::V0_4(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_4_0_reconciler()
-                .call_reconcile(store, input)
-                .map(|r| (r.verdict, r.changes)),
+                .call_reconcile(store, &twin(input))
+                .map(|r| (twin(r.verdict), twin(r.changes))),
             Pre::V0_3(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_3_0_reconciler()
@@ -426,6 +448,7 @@ impl GuestModule {
         let _slot = self.slot()?;
         let mut store = self.store(facts, jiff::Timestamp::UNIX_EPOCH, Seed::default());
         let instantiated = match &self.pre {
+            Pre::V0_5(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_4(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_3(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_2(pre) => pre.instantiate(&mut store).map(drop),
@@ -451,6 +474,7 @@ impl GuestModule {
                 return Evaluated {
                     outcome: Err(e),
                     changes: Vec::new(),
+                    withdrawals: Vec::new(),
                     reads: facts.into_reads(),
                     failed_read: None,
                     past_cache_wanted: BTreeSet::new(),
@@ -488,9 +512,10 @@ impl GuestModule {
         let past_cache_wanted = facts.take_past_cache_wanted();
         let reads = facts.into_reads();
         match outcome {
-            Ok((verdict, changes)) => Evaluated {
+            Ok((verdict, (changes, withdrawals))) => Evaluated {
                 outcome: Ok(verdict),
                 changes,
+                withdrawals,
                 reads,
                 failed_read,
                 past_cache_wanted,
@@ -498,6 +523,7 @@ impl GuestModule {
             Err(e) => Evaluated {
                 outcome: Err(e),
                 changes: Vec::new(),
+                withdrawals: Vec::new(),
                 reads,
                 failed_read,
                 past_cache_wanted,

@@ -15,6 +15,10 @@ fn summary(change: &Change) -> String {
         Change::Certificate(c) => format!("certificate {} {}", c.name, c.dns_names.join(",")),
         Change::Generate(g) => format!("generate {}", g.name),
         Change::Bundle(b) => format!("bundle {}", b.name),
+        Change::Withdraw(w) => format!(
+            "withdraw {} {} {}",
+            w.object.kind.kind, w.object.name, w.object.uid
+        ),
     }
 }
 

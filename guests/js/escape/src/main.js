@@ -16,7 +16,7 @@
 // `wasi:sockets/ip-name-lookup` fail before calling the host ("Network is
 // not defined"); the Rust and Python escape guests try one.
 
-import * as facts from 'reconciler:guest/facts@0.4.0';
+import * as facts from 'reconciler:guest/facts@0.5.0';
 import { getArguments, getEnvironment } from 'wasi:cli/environment@0.2.12';
 import { now, subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.12';
 import { getDirectories } from 'wasi:filesystem/preopens@0.2.12';

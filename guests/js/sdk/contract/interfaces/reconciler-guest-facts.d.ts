@@ -1,5 +1,5 @@
 /// <reference path="./reconciler-guest-types.d.ts" />
-declare module 'reconciler:guest/facts@0.4.0' {
+declare module 'reconciler:guest/facts@0.5.0' {
   /**
    * The clock of this pass (fixed for the whole pass).
    */
@@ -83,11 +83,11 @@ declare module 'reconciler:guest/facts@0.4.0' {
    * sorted by name. Needs networking.k8s.io/v1 NetworkPolicy declared.
    */
   export function egressPolicies(namespace: string): Array<EgressPolicyFact>;
-  export type Timestamp = import('reconciler:guest/types@0.4.0').Timestamp;
-  export type KindRef = import('reconciler:guest/types@0.4.0').KindRef;
-  export type ObjectMeta = import('reconciler:guest/types@0.4.0').ObjectMeta;
-  export type Object = import('reconciler:guest/types@0.4.0').Object;
-  export type ConditionStatus = import('reconciler:guest/types@0.4.0').ConditionStatus;
+  export type Timestamp = import('reconciler:guest/types@0.5.0').Timestamp;
+  export type KindRef = import('reconciler:guest/types@0.5.0').KindRef;
+  export type ObjectMeta = import('reconciler:guest/types@0.5.0').ObjectMeta;
+  export type Object = import('reconciler:guest/types@0.5.0').Object;
+  export type ConditionStatus = import('reconciler:guest/types@0.5.0').ConditionStatus;
   /**
    * Why a read could not be served.
    */

@@ -1,5 +1,5 @@
 /// <reference path="./reconciler-guest-types.d.ts" />
-declare module 'reconciler:guest/reconciler@0.4.0' {
+declare module 'reconciler:guest/reconciler@0.5.0' {
   export function describe(): KindSpec;
   export function evaluate(input: Evaluation): Verdict;
   /**
@@ -12,10 +12,16 @@ declare module 'reconciler:guest/reconciler@0.4.0' {
    * One pass with its changes; the host calls it instead of `evaluate`.
    */
   export function reconcile(input: Evaluation): Reconciliation;
-  export type Timestamp = import('reconciler:guest/types@0.4.0').Timestamp;
-  export type KindRef = import('reconciler:guest/types@0.4.0').KindRef;
-  export type Object = import('reconciler:guest/types@0.4.0').Object;
-  export type ConditionStatus = import('reconciler:guest/types@0.4.0').ConditionStatus;
+  /**
+   * Since 0.5.0: the gates a parent of the kind may set on itself; a
+   * gate not listed is ignored on the parent (a requester who may
+   * create the parent must not hold back what the operator decided).
+   */
+  export function parentGates(): Array<Gate>;
+  export type Timestamp = import('reconciler:guest/types@0.5.0').Timestamp;
+  export type KindRef = import('reconciler:guest/types@0.5.0').KindRef;
+  export type Object = import('reconciler:guest/types@0.5.0').Object;
+  export type ConditionStatus = import('reconciler:guest/types@0.5.0').ConditionStatus;
   /**
    * How the host reports status for the kind.
    * # Variants
@@ -289,7 +295,33 @@ declare module 'reconciler:guest/reconciler@0.4.0' {
      */
     labels: Array<[string, string]>,
   }
-  export type Change = ChangeApply | ChangeDelete | ChangeGenerate | ChangeCertificate | ChangeBundle;
+  /**
+   * ---- 0.5.0: withdrawals and the gates a parent may set ---------------
+   * Since 0.5.0: a child whose going takes access or exposure away (a
+   * RoleBinding or Role granting access; a Route, Ingress, HTTPRoute or
+   * Service publishing a name). The host deletes it (only if it still has the `uid` the guest saw and the
+   * parent controls it) whatever holds the parent's other changes: the
+   * pause, mode `observe`, approval `manual`, a pending or denied plan,
+   * a gate set to what it cannot be, a read that failed. Where plans are
+   * served it is recorded (a plan made without review, saying why).
+   * Only a deletion of such a kind can be a withdrawal: the host refuses
+   * any other (a NetworkPolicy's going widens what Pods reach), blamed
+   * on the guest, and nothing of the pass is made.
+   */
+  export interface Withdrawal {
+    /**
+     * The child, as the guest saw it.
+     */
+    object: DeleteObject,
+    /**
+     * The Event the host raises once the child is gone (a reason of
+     * the kind's registry), none when the child was already gone; or
+     * none at all, where the verdict's own transition says it (a
+     * refused hostname's Warning).
+     */
+    event?: KindEvent,
+  }
+  export type Change = ChangeApply | ChangeDelete | ChangeGenerate | ChangeCertificate | ChangeBundle | ChangeWithdraw;
   export interface ChangeApply {
     tag: 'apply',
     val: ApplyObject,
@@ -310,6 +342,29 @@ declare module 'reconciler:guest/reconciler@0.4.0' {
     tag: 'bundle',
     val: CaBundle,
   }
+  /**
+   * Since 0.5.0: a deletion that takes access or exposure away.
+   */
+  export interface ChangeWithdraw {
+    tag: 'withdraw',
+    val: Withdrawal,
+  }
+  /**
+   * Since 0.5.0: a gate the parent itself may set, by the annotation
+   * `reconciler.dev/mode` or `reconciler.dev/approval`, or by
+   * `spec.mode` or `spec.approval` where the kind's spec schema
+   * declares the field. The operator's `--mode` and `--approval` always
+   * apply.
+   * # Variants
+   * 
+   * ## `"mode"`
+   * 
+   * `observe` or `apply`.
+   * ## `"approval"`
+   * 
+   * `manual` (an annotation can only ask for review, never waive it).
+   */
+  export type Gate = 'mode' | 'approval';
   /**
    * What one pass decided and the changes it wants made. The host
    * checks the changes as a whole before making any, makes them, then
