@@ -9,8 +9,8 @@ pub mod synced;
 pub mod time;
 
 use reconciler_guest_sdk::{
-    Change, Condition, ConditionStatus, Evaluation, Facts, Guest, KindRef, KindSpec,
-    Reconciliation, Verdict, VerdictBuilder, read,
+    Condition, ConditionStatus, Evaluation, Facts, Gate, Guest, KindRef, KindSpec, Reconciliation,
+    Verdict, VerdictBuilder, read,
 };
 use serde_json::Value;
 
@@ -27,6 +27,12 @@ impl Guest for PgAccessRequest {
 
     fn writes() -> Vec<KindRef> {
         registry::writes()
+    }
+
+    /// None: a requester who may create a request must not be able to
+    /// hold back the host taking its grant away, nor gate anything else.
+    fn parent_gates() -> Vec<Gate> {
+        Vec::new()
     }
 
     fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
@@ -87,7 +93,7 @@ impl Guest for PgAccessRequest {
                 if let Some(seconds) = synced.requeue_after {
                     verdict.requeue_after(seconds);
                 }
-                changes = synced.deletions.into_iter().map(Change::Delete).collect();
+                changes = synced.withdrawals;
             }
             Err(message) => {
                 verdict

@@ -2,7 +2,7 @@
 
 use reconciler_guest_sdk::verdict::{RECONCILING, condition, holds, unknown};
 use reconciler_guest_sdk::{
-    Condition, ConditionStatus, DeleteObject, EventType, KindEvent, Timestamp,
+    Change, Condition, ConditionStatus, EventType, KindEvent, Timestamp, withdraw,
 };
 use serde_json::{Value, json};
 
@@ -43,7 +43,10 @@ pub struct Request<'a> {
 /// What RoleBindingSynced decided.
 pub struct Synced {
     pub condition: Condition,
-    pub deletions: Vec<DeleteObject>,
+    /// Each RoleBinding taken away: a withdrawal (contract 0.5.0), made
+    /// whatever holds the host's other changes, with its
+    /// RoleBindingDeleted Event, raised by the host once it is deleted.
+    pub withdrawals: Vec<Change>,
     pub events: Vec<KindEvent>,
     pub requeue_after: Option<u32>,
     /// `.status` fields: `phase`, `roleBindings`, and on a pass that
@@ -78,26 +81,26 @@ impl Cause {
 pub fn evaluate(request: &Request, bindings: &Bindings) -> Synced {
     let mut s = Synced {
         condition: holds(ROLE_BINDING_SYNCED, AWAITING_DECISION, ""),
-        deletions: Vec::new(),
+        withdrawals: Vec::new(),
         events: Vec::new(),
         requeue_after: None,
         fields: vec![("phase", json!(request.standing.phase.as_str()))],
     };
     let mut deleted: Vec<Value> = Vec::new();
     let mut delete = |s: &mut Synced, b: &Binding, cause: Cause, why: String| {
-        s.deletions.push(DeleteObject {
-            kind: role_binding_kind(),
-            name: b.name.clone(),
-            uid: b.uid.clone(),
-        });
-        s.events.push(KindEvent {
-            type_: EventType::Normal,
-            reason: ROLE_BINDING_DELETED.to_owned(),
-            message: format!(
-                "deleted RoleBinding {} (uid {}), which bound {}: {why}",
-                b.name, b.uid, b.binds
-            ),
-        });
+        s.withdrawals.push(withdraw(
+            role_binding_kind(),
+            b.name.clone(),
+            b.uid.clone(),
+            Some(KindEvent {
+                type_: EventType::Normal,
+                reason: ROLE_BINDING_DELETED.to_owned(),
+                message: format!(
+                    "deleted RoleBinding {} (uid {}), which bound {}: {why}",
+                    b.name, b.uid, b.binds
+                ),
+            }),
+        ));
         deleted.push(json!({"name": b.name, "uid": b.uid, "cause": cause.reason()}));
     };
     let spec = request.spec;

@@ -3,7 +3,7 @@
 //! Bodies are written in the form the API server stores (no nulls, no
 //! empty lists or maps), so a converged PgAdmin costs the host no request.
 
-use reconciler_guest_sdk::{ApplyObject, Change, DeleteObject, ExposureKind, Facts, KindRef};
+use reconciler_guest_sdk::{ApplyObject, Change, ExposureKind, Facts, KindRef};
 use serde_json::{Value, json};
 
 use crate::configdb::Connection;
@@ -221,11 +221,12 @@ pub fn withdraw(
             withdrawal
                 .withdrawn
                 .push(format!("{} {}", kind_name(kind), observation.object));
-            withdrawal.deletions.push(Change::Delete(DeleteObject {
-                kind: api.clone(),
-                name: observation.object.clone(),
-                uid: uid.to_owned(),
-            }));
+            withdrawal.deletions.push(reconciler_guest_sdk::withdraw(
+                api.clone(),
+                observation.object.clone(),
+                uid.to_owned(),
+                None,
+            ));
             continue;
         }
         for child in facts.children(&api).unwrap_or_default() {
@@ -235,11 +236,12 @@ pub fn withdraw(
             withdrawal
                 .withdrawn
                 .push(format!("{} {}", kind_name(kind), child.meta.name));
-            withdrawal.deletions.push(Change::Delete(DeleteObject {
-                kind: api.clone(),
-                name: child.meta.name,
-                uid: child.meta.uid,
-            }));
+            withdrawal.deletions.push(reconciler_guest_sdk::withdraw(
+                api.clone(),
+                child.meta.name,
+                child.meta.uid,
+                None,
+            ));
         }
     }
     withdrawal
@@ -315,6 +317,6 @@ mod tests {
         let changes = changes(&plan, &facts);
         let route = body(&changes[3]);
         assert_eq!(route["spec"]["parentRefs"][0]["namespace"], "infra");
-        assert!(matches!(&changes[4], Change::Delete(d) if d.uid == "r1"));
+        assert!(matches!(&changes[4], Change::Withdraw(w) if w.object.uid == "r1"));
     }
 }

@@ -522,14 +522,18 @@ pub fn with_sentences(mut condition: Condition, sentences: &[String]) -> Conditi
     condition
 }
 
-/// Whether `changes` delete the object `entry` found.
+/// Whether `changes` delete (or withdraw) the object `entry` found.
 fn deletes(changes: &[Change], entry: &Entry) -> bool {
     let Read::Found(fact) = &entry.read else {
         return false;
     };
     changes.iter().any(|c| {
-        matches!(c, Change::Delete(d)
-            if d.uid == fact.meta.uid && d.kind == kind_ref(entry.kind))
+        let deleted = match c {
+            Change::Delete(d) => d,
+            Change::Withdraw(w) => &w.object,
+            _ => return false,
+        };
+        deleted.uid == fact.meta.uid && deleted.kind == kind_ref(entry.kind)
     })
 }
 

@@ -68,6 +68,12 @@ pub fn differences(live: &Evaluated, replayed: &Evaluated) -> Vec<String> {
             live.changes, replayed.changes
         ));
     }
+    if live.withdrawals != replayed.withdrawals {
+        out.push(format!(
+            "the withdrawals differ: live {:?}, replayed {:?}",
+            live.withdrawals, replayed.withdrawals
+        ));
+    }
     out
 }
 

@@ -18,12 +18,13 @@ use crate::operator::cluster::past_cache;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
 use crate::operator::schedule::ParentKey;
-use crate::operator::schedule::dispatch::needs_pass;
+use crate::operator::schedule::dispatch::{needs_pass, others_status_changed};
 use crate::operator::schedule::queue::{Done, WorkQueue};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::owned::owned_part;
 use crate::operator::write::plans::{PlanPass, Planned};
+use crate::operator::write::withdrawals::{self, WithdrawalError, Withdrawn};
 use crate::plan::record;
 use crate::runtime::{Blame, EvaluateRequest, GuestErrorClass, GuestModule};
 
@@ -185,15 +186,62 @@ async fn reconcile(
             .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
     }
     let host_time = started.elapsed();
-    // The changes the guest wants, through the parent's plan (made,
+    let at = PlanPass {
+        source: &registry.source,
+        metrics: &registry.metrics,
+        authority: &registry.authority,
+        spec: &spec,
+        resource: &kind.resource,
+        parent: &parent,
+    };
+    // Withdrawals first, whatever holds the other changes: the pause, the
+    // gates, a plan, a read that failed (contract 0.5.0).
+    let mut withdrawn = Withdrawn::default();
+    let mut plan_error = None;
+    let mut refused = None;
+    if evaluated.outcome.is_ok() && !evaluated.withdrawals.is_empty() {
+        let why = held_by(
+            registry,
+            &spec,
+            &parent,
+            paused,
+            evaluated.failed_read.as_ref(),
+        );
+        match withdrawals::make(
+            &registry.planner,
+            &at,
+            rounds.answers(),
+            &evaluated.withdrawals,
+            &why,
+        )
+        .instrument(tracing::info_span!("withdraw"))
+        .await
+        {
+            Ok(w) => withdrawn = w,
+            Err(WithdrawalError::Refused(e)) => refused = Some(e),
+            Err(WithdrawalError::Record(e, w)) => {
+                tracing::warn!(error = %e, "the withdrawals were made, but not recorded");
+                withdrawn = w;
+                plan_error = Some(*e);
+            }
+        }
+        if !withdrawn.events.is_empty() {
+            kind.writer.publish(&parent, &withdrawn.events).await;
+            registry
+                .metrics
+                .events
+                .get_or_create(&label)
+                .inc_by(withdrawn.events.len() as u64);
+        }
+    }
+    // The other changes the guest wants, through the parent's plan (made,
     // planned or held, as its gates say), before the status that reports
     // them is written. A paused parent's guest is told it is paused and
-    // asks only for what the seed says still happens then (a refused
-    // hostname's exposure withdrawn).
+    // asks only for what the seed says still happens then.
     let mut planned = Planned::default();
-    let mut plan_error = None;
     let made = match &evaluated.outcome {
-        Ok(_) if evaluated.failed_read.is_none() => {
+        _ if refused.is_some() => refused.map(Err),
+        Ok(_) if evaluated.failed_read.is_none() && plan_error.is_none() => {
             match children::check(
                 &registry.source,
                 rounds.answers(),
@@ -203,14 +251,6 @@ async fn reconcile(
             ) {
                 Err(e) => Some(Err(e)),
                 Ok(checked) => {
-                    let at = PlanPass {
-                        source: &registry.source,
-                        metrics: &registry.metrics,
-                        authority: &registry.authority,
-                        spec: &spec,
-                        resource: &kind.resource,
-                        parent: &parent,
-                    };
                     match registry
                         .planner
                         .pass(&at, checked)
@@ -236,6 +276,12 @@ async fn reconcile(
         }
         _ => None,
     };
+    // A withdrawal the API server refused fails the pass as a change
+    // would, once the rest is done.
+    let made = match (withdrawn.failed.take(), made) {
+        (Some(e), None | Some(Ok(_))) => Some(Err(e)),
+        (_, made) => made,
+    };
     match &made {
         Some(Ok(made)) if *made != Made::default() => tracing::debug!(?made, "children made"),
         Some(Err(e)) => tracing::warn!(error = %e, "children not made"),
@@ -258,8 +304,18 @@ async fn reconcile(
     let observe_after = made
         .as_ref()
         .and_then(|m| m.as_ref().ok())
-        .filter(|m| m.deleted_unwatched > 0)
-        .map(|_| OBSERVE_UNWATCHED_AFTER);
+        .map_or(0, |m| m.deleted_unwatched)
+        .saturating_add(withdrawn.made.deleted_unwatched)
+        .gt(&0)
+        .then_some(OBSERVE_UNWATCHED_AFTER);
+    // When the guest's verdict asked to pass again (an expiry), a failed
+    // pass is retried no later than that.
+    let asked_after = evaluated
+        .outcome
+        .as_ref()
+        .ok()
+        .and_then(|v| v.requeue_after_seconds)
+        .map(|s| Duration::from_secs(u64::from(s)));
     let outcome = match (evaluated.outcome, made) {
         (Err(e), _) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
@@ -370,10 +426,16 @@ async fn reconcile(
         let target = Target { kind, queue, key };
         match write(registry, &target, &spec, &parent, &previous, &output.status).await {
             // The stored object carries a change the pass did not see (its
-            // spec changed between the pass's read and its write): the
-            // watch event of that change will compare equal to the cache,
-            // so the pass asks for the next pass itself.
-            Ok(stored) if needs_pass(&parent, &stored) => registry.scheduler.add(key.clone()),
+            // spec changed between the pass's read and its write, or another
+            // writer's part of its status): the watch event of that change
+            // will compare equal to the cache, so the pass asks for the next
+            // pass itself.
+            Ok(stored)
+                if needs_pass(&parent, &stored)
+                    || others_status_changed(&parent, &stored, &output.status.to_json()) =>
+            {
+                registry.scheduler.add(key.clone())
+            }
             Ok(_) => {}
             Err(done) => return ended(done),
         }
@@ -394,7 +456,9 @@ async fn reconcile(
         .chain(planned.requeue_after)
         .min();
     ended(if failed {
-        Done::Failed
+        Done::Failed {
+            retry_before: asked_after,
+        }
     } else if output.stalled {
         Done::Stalled {
             recheck_after: after,
@@ -404,6 +468,38 @@ async fn reconcile(
             requeue_after: after,
         }
     })
+}
+
+/// What holds a parent's changes other than its withdrawals, as a plan of
+/// withdrawals records it.
+fn held_by(
+    registry: &Registry,
+    spec: &KindSpec,
+    parent: &Value,
+    paused: bool,
+    failed_read: Option<&crate::facts::SourceError>,
+) -> String {
+    let mut held = Vec::new();
+    if paused {
+        held.push("the parent is paused".to_owned());
+    }
+    match registry.planner.gates(spec, parent) {
+        Ok(gates) if gates.is_direct() => {}
+        Ok(gates) => held.push(format!(
+            "mode {}, approval {}",
+            gates.mode.as_str(),
+            gates.approval.as_str()
+        )),
+        Err(e) => held.push(e.to_string()),
+    }
+    if let Some(read) = failed_read {
+        held.push(format!("a read failed: {read}"));
+    }
+    if held.is_empty() {
+        "nothing held them".to_owned()
+    } else {
+        held.join("; ")
+    }
 }
 
 /// The parent a status is written to: its kind, and its queue entry that
@@ -454,7 +550,7 @@ async fn write(
             ApiErrorClass::Reported(class) => {
                 tracing::warn!(error = %e, class = class.as_str(), "status write failed");
                 report_error(target, spec, parent, stored, class, &api_error::text(&e)).await;
-                Err(Done::Failed)
+                Err(Done::Failed { retry_before: None })
             }
         },
     }

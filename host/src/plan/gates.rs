@@ -6,15 +6,18 @@
 //! approval"):
 //!
 //! 1. the parent's own `spec.mode` / `spec.approval`, when its kind's
-//!    schema (the guest's spec schema) declares the field;
+//!    schema (the guest's spec schema) declares the field and the kind
+//!    lets its parents set that gate (`parent-gates`, contract 0.5.0);
 //! 2. otherwise the annotations `reconciler.dev/mode` and
-//!    `reconciler.dev/approval` on the parent, except that the approval
+//!    `reconciler.dev/approval` on the parent, where the kind lets its
+//!    parents set that gate, except that the approval
 //!    annotation can only make review stricter (`manual` over a kind set
 //!    to `auto`): who may annotate an object may not waive its review;
 //! 3. otherwise the kind's setting (`--mode Kind=observe`,
 //!    `--approval Kind=manual`);
 //! 4. otherwise `apply` and `auto`.
 
+use reconciler_conventions::kind::ParentGates;
 use serde_json::Value;
 
 use crate::plan::digest::Mode;
@@ -116,16 +119,39 @@ pub struct GateError {
     pub allowed: &'static str,
 }
 
-/// The gates of `parent`, whose kind's schema declares `fields` and whose
+/// The gates of `parent`, whose kind's schema declares `fields`, whose
+/// kind lets its parents set `allowed` (a gate it does not allow is not
+/// read off the parent at all: neither honoured nor refused), and whose
 /// kind is set to `kind`.
-pub fn resolve(fields: SchemaFields, kind: KindGates, parent: &Value) -> Result<Gates, GateError> {
+pub fn resolve(
+    fields: SchemaFields,
+    allowed: ParentGates,
+    kind: KindGates,
+    parent: &Value,
+) -> Result<Gates, GateError> {
     let spec = &parent["spec"];
-    let annotations = &parent["metadata"]["annotations"];
+    let no_annotations = Value::Null;
+    let (mode_annotations, approval_annotations) = (
+        if allowed.mode {
+            &parent["metadata"]["annotations"]
+        } else {
+            &no_annotations
+        },
+        if allowed.approval {
+            &parent["metadata"]["annotations"]
+        } else {
+            &no_annotations
+        },
+    );
+    let fields = SchemaFields {
+        mode: fields.mode && allowed.mode,
+        approval: fields.approval && allowed.approval,
+    };
     let mode = if fields.mode && !spec["mode"].is_null() {
         parsed(&spec["mode"], "spec.mode", Mode::parse, "observe or apply")?
-    } else if !annotations[MODE_ANNOTATION].is_null() {
+    } else if !mode_annotations[MODE_ANNOTATION].is_null() {
         parsed(
-            &annotations[MODE_ANNOTATION],
+            &mode_annotations[MODE_ANNOTATION],
             &format!("annotation {MODE_ANNOTATION}"),
             Mode::parse,
             "observe or apply",
@@ -142,11 +168,11 @@ pub fn resolve(fields: SchemaFields, kind: KindGates, parent: &Value) -> Result<
         )?
     } else {
         let setting = kind.approval.unwrap_or_default();
-        let annotated = if annotations[APPROVAL_ANNOTATION].is_null() {
+        let annotated = if approval_annotations[APPROVAL_ANNOTATION].is_null() {
             None
         } else {
             Some(parsed(
-                &annotations[APPROVAL_ANNOTATION],
+                &approval_annotations[APPROVAL_ANNOTATION],
                 &format!("annotation {APPROVAL_ANNOTATION}"),
                 Approval::parse,
                 "auto or manual",
@@ -198,7 +224,12 @@ mod tests {
 
     #[test]
     fn nothing_set_is_apply_and_auto() {
-        let gates = resolve(NONE, KindGates::default(), &parent(json!({}), json!({})));
+        let gates = resolve(
+            NONE,
+            ParentGates::ALL,
+            KindGates::default(),
+            &parent(json!({}), json!({})),
+        );
         assert_eq!(
             gates,
             Ok(Gates {
@@ -220,7 +251,7 @@ mod tests {
             json!({MODE_ANNOTATION: "apply", APPROVAL_ANNOTATION: "manual"}),
         );
         assert_eq!(
-            resolve(BOTH, kind, &p),
+            resolve(BOTH, ParentGates::ALL, kind, &p),
             Ok(Gates {
                 mode: Mode::Observe,
                 approval: Approval::Auto
@@ -228,7 +259,7 @@ mod tests {
         );
         // Not in the schema: a field of that name is the guest's business.
         assert_eq!(
-            resolve(NONE, kind, &p),
+            resolve(NONE, ParentGates::ALL, kind, &p),
             Ok(Gates {
                 mode: Mode::Apply,
                 approval: Approval::Manual
@@ -243,16 +274,26 @@ mod tests {
             approval: None,
         };
         let p = parent(json!({}), json!({MODE_ANNOTATION: "apply"}));
-        assert_eq!(resolve(NONE, observe, &p).unwrap().mode, Mode::Apply);
+        assert_eq!(
+            resolve(NONE, ParentGates::ALL, observe, &p).unwrap().mode,
+            Mode::Apply
+        );
         let p = parent(json!({}), json!({MODE_ANNOTATION: "observe"}));
         assert_eq!(
-            resolve(NONE, KindGates::default(), &p).unwrap().mode,
+            resolve(NONE, ParentGates::ALL, KindGates::default(), &p)
+                .unwrap()
+                .mode,
             Mode::Observe
         );
         assert_eq!(
-            resolve(NONE, observe, &parent(json!({}), json!({})))
-                .unwrap()
-                .mode,
+            resolve(
+                NONE,
+                ParentGates::ALL,
+                observe,
+                &parent(json!({}), json!({}))
+            )
+            .unwrap()
+            .mode,
             Mode::Observe
         );
     }
@@ -265,12 +306,16 @@ mod tests {
         };
         let waive = parent(json!({}), json!({APPROVAL_ANNOTATION: "auto"}));
         assert_eq!(
-            resolve(NONE, manual, &waive).unwrap().approval,
+            resolve(NONE, ParentGates::ALL, manual, &waive)
+                .unwrap()
+                .approval,
             Approval::Manual
         );
         let ask = parent(json!({}), json!({APPROVAL_ANNOTATION: "manual"}));
         assert_eq!(
-            resolve(NONE, KindGates::default(), &ask).unwrap().approval,
+            resolve(NONE, ParentGates::ALL, KindGates::default(), &ask)
+                .unwrap()
+                .approval,
             Approval::Manual
         );
     }
@@ -278,16 +323,54 @@ mod tests {
     #[test]
     fn a_value_that_is_no_gate_names_where_it_is() {
         let p = parent(json!({}), json!({MODE_ANNOTATION: "obsrve"}));
-        let e = resolve(NONE, KindGates::default(), &p).unwrap_err();
+        let e = resolve(NONE, ParentGates::ALL, KindGates::default(), &p).unwrap_err();
         assert_eq!(
             e.to_string(),
             "annotation reconciler.dev/mode is \"obsrve\"; it must be observe or apply: \
              nothing is changed until it is"
         );
         let p = parent(json!({"approval": 3}), json!({}));
-        let e = resolve(BOTH, KindGates::default(), &p).unwrap_err();
+        let e = resolve(BOTH, ParentGates::ALL, KindGates::default(), &p).unwrap_err();
         assert_eq!(e.place, "spec.approval");
         assert_eq!(e.value, "3");
+    }
+
+    #[test]
+    fn a_gate_the_kind_does_not_let_its_parents_set_is_not_read_off_them() {
+        let manual = KindGates {
+            mode: None,
+            approval: Some(Approval::Manual),
+        };
+        let p = parent(
+            json!({"mode": "observe", "approval": "auto"}),
+            json!({MODE_ANNOTATION: "bogus", APPROVAL_ANNOTATION: "manual"}),
+        );
+        // Neither honoured nor refused: the operator's settings decide.
+        assert_eq!(
+            resolve(BOTH, ParentGates::NONE, KindGates::default(), &p),
+            Ok(Gates {
+                mode: Mode::Apply,
+                approval: Approval::Auto
+            })
+        );
+        assert_eq!(
+            resolve(BOTH, ParentGates::NONE, manual, &p),
+            Ok(Gates {
+                mode: Mode::Apply,
+                approval: Approval::Manual
+            })
+        );
+        let mode_only = ParentGates {
+            mode: true,
+            approval: false,
+        };
+        assert_eq!(
+            resolve(BOTH, mode_only, KindGates::default(), &p),
+            Ok(Gates {
+                mode: Mode::Observe,
+                approval: Approval::Auto
+            })
+        );
     }
 
     #[test]

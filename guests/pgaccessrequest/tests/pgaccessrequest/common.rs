@@ -163,8 +163,22 @@ pub fn deleted(r: &Reconciliation) -> Vec<String> {
     r.changes
         .iter()
         .map(|c| match c {
-            Change::Delete(d) => d.uid.clone(),
-            other => panic!("the guest only deletes: {other:?}"),
+            Change::Withdraw(w) => w.object.uid.clone(),
+            other => panic!("the guest only withdraws: {other:?}"),
         })
+        .collect()
+}
+
+/// The Events of a pass in the order the host raises them: each
+/// withdrawal's once it is made, then the verdict's after the status write.
+pub fn events(r: &Reconciliation) -> Vec<(reconciler_guest_sdk::EventType, String, String)> {
+    r.changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Withdraw(w) => w.event.as_ref(),
+            _ => None,
+        })
+        .chain(&r.verdict.events)
+        .map(|e| (e.type_, e.reason.clone(), e.message.clone()))
         .collect()
 }

@@ -1,6 +1,6 @@
 //! The exposure object `<name>-console` (a Route, an Ingress or an HTTPRoute, per `spec.exposure.type`), and the withdrawal of the console's own ones no longer wanted.
 
-use reconciler_guest_sdk::{Availability, Change, DeleteObject, ExposureKind, Facts, read};
+use reconciler_guest_sdk::{Availability, Change, ExposureKind, Facts, read};
 use serde_json::{Value, json};
 
 use super::{head, object};
@@ -115,11 +115,12 @@ pub fn withdraw(
                 .find(|e| e.kind == kind)
                 .and_then(Entry::withdrawable_uid)
             {
-                withdrawal.deletes.push(Change::Delete(DeleteObject {
-                    kind: api.clone(),
-                    name: object.to_owned(),
-                    uid: uid.to_owned(),
-                }));
+                withdrawal.deletes.push(reconciler_guest_sdk::withdraw(
+                    api.clone(),
+                    object.to_owned(),
+                    uid.to_owned(),
+                    None,
+                ));
                 withdrawal
                     .withdrawn
                     .push(format!("{} {object}", kind_name(kind)));
@@ -140,11 +141,12 @@ pub fn withdraw(
             .iter()
             .filter(|c| c.meta.name == object && c.meta.deletion.is_none())
         {
-            withdrawal.deletes.push(Change::Delete(DeleteObject {
-                kind: api.clone(),
-                name: child.meta.name.clone(),
-                uid: child.meta.uid.clone(),
-            }));
+            withdrawal.deletes.push(reconciler_guest_sdk::withdraw(
+                api.clone(),
+                child.meta.name.clone(),
+                child.meta.uid.clone(),
+                None,
+            ));
             withdrawal
                 .withdrawn
                 .push(format!("{} {}", kind_name(kind), child.meta.name));
@@ -243,11 +245,12 @@ mod tests {
         assert_eq!(w.withdrawn, ["Route orders-console"]);
         assert_eq!(
             w.deletes,
-            [Change::Delete(DeleteObject {
-                kind: exposure_kind(ExposureKind::Route),
-                name: "orders-console".into(),
-                uid: "u1".into(),
-            })]
+            [reconciler_guest_sdk::withdraw(
+                exposure_kind(ExposureKind::Route),
+                "orders-console",
+                "u1",
+                None
+            )]
         );
         let all = withdraw(&facts, &observed(&facts), None);
         assert_eq!(
@@ -305,11 +308,12 @@ mod tests {
         assert_eq!(w.withdrawn, ["Route orders-console"]);
         assert_eq!(
             w.deletes,
-            [Change::Delete(DeleteObject {
-                kind: route.clone(),
-                name: "orders-console".into(),
-                uid: "u-route".into(),
-            })]
+            [reconciler_guest_sdk::withdraw(
+                route.clone(),
+                "orders-console",
+                "u-route",
+                None
+            )]
         );
         assert!(o.may_remain(&w.deletes).is_empty(), "deleted, not left");
 

@@ -9,6 +9,7 @@ use crate::reasons::aspect;
 use reconciler_guest_sdk::testing::assert_stall;
 
 /// Each change in a line: `apply Kind name`, `delete Kind name uid`,
+/// `withdraw Kind name uid`,
 /// `bundle name secret/key,...`.
 fn summary(changes: &[Change]) -> Vec<String> {
     changes
@@ -16,6 +17,10 @@ fn summary(changes: &[Change]) -> Vec<String> {
         .map(|c| match c {
             Change::Apply(a) => format!("apply {} {}", a.kind.kind, a.name),
             Change::Delete(d) => format!("delete {} {} {}", d.kind.kind, d.name, d.uid),
+            Change::Withdraw(w) => format!(
+                "withdraw {} {} {}",
+                w.object.kind.kind, w.object.name, w.object.uid
+            ),
             Change::Bundle(b) => format!(
                 "bundle {} {}",
                 b.name,
@@ -134,7 +139,7 @@ fn a_gateway_console_without_from_renders_its_http_route_and_no_policy() {
 }
 
 #[test]
-fn a_switch_of_exposure_type_deletes_the_old_kind_by_its_uid() {
+fn a_switch_of_exposure_type_withdraws_the_old_kind_by_its_uid() {
     let world = World::healthy()
         .with_child(network_policy_kind(), "orders-ingress")
         .with_child(role_binding_kind(), "orders-console-restore-drills");
@@ -148,7 +153,7 @@ fn a_switch_of_exposure_type_deletes_the_old_kind_by_its_uid() {
         with_workload(
             &[],
             &[
-                "delete Route orders-console uid-team-b-orders-console",
+                "withdraw Route orders-console uid-team-b-orders-console",
                 "delete RoleBinding orders-console-restore-drills uid-team-b-orders-console-restore-drills",
                 "delete NetworkPolicy orders-ingress uid-team-b-orders-ingress",
             ]
@@ -161,7 +166,7 @@ fn a_refused_hostname_withdraws_the_console_s_exposure_and_nothing_else() {
     let refused = parent_with(json!({"exposure": {"type": "route", "hostname": "orders.evil.io"}}));
     let world = World::healthy().with_child(network_policy_kind(), "orders-ingress");
     let r = reconcile(refused.clone(), SETTINGS, &world);
-    let withdrawn = ["delete Route orders-console uid-team-b-orders-console"];
+    let withdrawn = ["withdraw Route orders-console uid-team-b-orders-console"];
     assert_eq!(summary(&r.changes), withdrawn);
     // Paused too (seed: "while the object is paused ... too").
     let r = reconcile_paused(refused.clone(), SETTINGS, &world);

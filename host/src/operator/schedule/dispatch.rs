@@ -121,3 +121,69 @@ pub fn needs_pass(old: &Value, new: &Value) -> bool {
     .iter()
     .any(|f| o[*f] != n[*f])
 }
+
+/// Whether `stored`, what a status write of `written` returned, carries a
+/// change of another writer's part of the status that `evaluated`, the
+/// object the pass read, did not have (an approver's decision landing
+/// between the pass's read and its write). The write's own watch event
+/// then compares equal to the cache, which holds `stored`, and the other
+/// writer's event is older than it: the pass asks for the next pass itself.
+pub fn others_status_changed(evaluated: &Value, stored: &Value, written: &Value) -> bool {
+    others_part(&evaluated["status"], written) != others_part(&stored["status"], written)
+}
+
+/// `status` without what the host's write `written` sets: its fields, and
+/// its conditions by type.
+fn others_part(status: &Value, written: &Value) -> Value {
+    let Some(fields) = status.as_object() else {
+        return Value::Null;
+    };
+    let mut rest = fields.clone();
+    if let Some(written) = written.as_object() {
+        for key in written.keys().filter(|k| *k != "conditions") {
+            rest.remove(key);
+        }
+    }
+    let host_types: Vec<&Value> = written["conditions"]
+        .as_array()
+        .map(|c| c.iter().map(|c| &c["type"]).collect())
+        .unwrap_or_default();
+    if let Some(Value::Array(conditions)) = rest.get_mut("conditions") {
+        conditions.retain(|c| !host_types.contains(&&c["type"]));
+    }
+    if rest
+        .get("conditions")
+        .is_some_and(|c| c.as_array().is_some_and(Vec::is_empty))
+    {
+        rest.remove("conditions");
+    }
+    Value::Object(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn another_writers_status_landing_before_the_hosts_write_asks_for_a_pass() {
+        let written = json!({"observedGeneration": 1, "phase": "Pending",
+            "conditions": [{"type": "Ready", "status": "True"}]});
+        let evaluated = json!({"status": {"phase": "Pending",
+            "conditions": [{"type": "Ready", "status": "Unknown"}]}});
+        // Only the host's own part changed: no pass.
+        let ours = json!({"status": {"observedGeneration": 1, "phase": "Pending",
+            "conditions": [{"type": "Ready", "status": "True"}]}});
+        assert!(!others_status_changed(&evaluated, &ours, &written));
+        // A decision the pass did not read: a pass.
+        let decided = json!({"status": {"observedGeneration": 1, "phase": "Pending",
+            "decision": {"outcome": "Approved"},
+            "conditions": [{"type": "Ready", "status": "True"}]}});
+        assert!(others_status_changed(&evaluated, &decided, &written));
+        // Another writer's condition too.
+        let theirs = json!({"status": {"observedGeneration": 1, "phase": "Pending",
+            "conditions": [{"type": "Ready", "status": "True"},
+                           {"type": "Audited", "status": "True"}]}});
+        assert!(others_status_changed(&evaluated, &theirs, &written));
+    }
+}

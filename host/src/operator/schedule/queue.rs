@@ -49,8 +49,10 @@ pub enum Done {
     /// Stalled, needing a human: no backoff (retrying will not help), only
     /// the kind's periodic recheck, if any. Resets the backoff.
     Stalled { recheck_after: Option<Duration> },
-    /// Failed: again after the key's next exponential backoff.
-    Failed,
+    /// Failed: again after the key's next exponential backoff, or sooner
+    /// when the pass asked for a time before it (an expiry the guest's
+    /// verdict asked for: a failure never makes a timed withdrawal late).
+    Failed { retry_before: Option<Duration> },
     /// A conflict: again soon (a tenth of the base backoff), leaving the
     /// backoff as it was.
     Retry,
@@ -245,10 +247,11 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
                 delay
             }
             Done::Retry => Some(config.backoff_base / 10),
-            Done::Failed => {
+            Done::Failed { retry_before } => {
                 let failures = state.failures.entry(key.clone()).or_default();
                 *failures = failures.saturating_add(1);
-                Some(backoff(config, key, *failures))
+                let backoff = backoff(config, key, *failures);
+                Some(retry_before.map_or(backoff, |before| backoff.min(before)))
             }
         }
     }
@@ -444,7 +447,7 @@ mod tests {
             Done::Stalled {
                 recheck_after: None,
             },
-            Done::Failed,
+            Done::Failed { retry_before: None },
             Done::Retry,
         ];
         for outcome in outcomes {
@@ -543,8 +546,8 @@ mod tests {
     async fn converged_requeues_after_its_delay_and_resets_the_backoff() {
         let q = queue();
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(next_with_wait(&q).await, ("a", secs(2)));
         q.done(
             &"a",
@@ -554,8 +557,29 @@ mod tests {
         );
 
         assert_eq!(next_with_wait(&q).await, ("a", secs(30)));
-        q.done(&"a", Done::Failed);
+        q.done(&"a", Done::Failed { retry_before: None });
         assert_eq!(next_with_wait(&q).await, ("a", secs(1)), "backoff reset");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_is_retried_no_later_than_the_time_its_pass_asked_for() {
+        let q = queue();
+        q.add("a");
+        for _ in 0..5 {
+            pass(&q, "a", Done::Failed { retry_before: None }).await;
+        }
+        assert_eq!(next_with_wait(&q).await, ("a", secs(16)));
+        q.done(
+            &"a",
+            Done::Failed {
+                retry_before: Some(secs(3)),
+            },
+        );
+        assert_eq!(
+            next_with_wait(&q).await,
+            ("a", secs(3)),
+            "the expiry the verdict asked for, not the 32 s backoff"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -576,7 +600,7 @@ mod tests {
         for _ in 0..9 {
             let (_, wait) = next_with_wait(&q).await;
             waits.push(wait.as_secs());
-            q.done(&"a", Done::Failed);
+            q.done(&"a", Done::Failed { retry_before: None });
         }
 
         assert_eq!(waits, [0, 1, 2, 4, 8, 16, 32, 60, 60]);
@@ -586,11 +610,11 @@ mod tests {
     async fn the_backoff_is_per_key() {
         let q = queue();
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(next_with_wait(&q).await, ("a", secs(1)));
-        q.done(&"a", Done::Failed);
+        q.done(&"a", Done::Failed { retry_before: None });
         q.add("b");
-        pass(&q, "b", Done::Failed).await;
+        pass(&q, "b", Done::Failed { retry_before: None }).await;
 
         assert_eq!(next_with_wait(&q).await, ("b", secs(1)));
         assert_eq!(next_with_wait(&q).await, ("a", secs(1)));
@@ -621,7 +645,7 @@ mod tests {
 
         let q = WorkQueue::new(jittered.clone());
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(next_with_wait(&q).await, ("a", backoff(&jittered, &"a", 1)));
     }
 
@@ -629,8 +653,8 @@ mod tests {
     async fn stalled_does_not_back_off_and_resets_failures() {
         let q = queue();
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(next_with_wait(&q).await, ("a", secs(2)));
         q.done(
             &"a",
@@ -640,7 +664,7 @@ mod tests {
         );
 
         assert_eq!(next_with_wait(&q).await, ("a", secs(120)));
-        q.done(&"a", Done::Failed);
+        q.done(&"a", Done::Failed { retry_before: None });
         assert_eq!(next_with_wait(&q).await, ("a", secs(1)), "failures reset");
         q.done(
             &"a",
@@ -655,13 +679,13 @@ mod tests {
     async fn retry_is_soon_and_does_not_grow_the_backoff() {
         let q = queue();
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(next_with_wait(&q).await, ("a", secs(2)));
         q.done(&"a", Done::Retry);
 
         assert_eq!(next_with_wait(&q).await, ("a", Duration::from_millis(100)));
-        q.done(&"a", Done::Failed);
+        q.done(&"a", Done::Failed { retry_before: None });
         assert_eq!(next_with_wait(&q).await, ("a", secs(4)), "third failure");
     }
 
@@ -669,8 +693,8 @@ mod tests {
     async fn forget_drops_the_pending_time_and_the_backoff() {
         let q = queue();
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(q.pending(), 1);
 
         q.forget(&"a");
@@ -678,7 +702,7 @@ mod tests {
         assert_nothing_due(&q).await;
 
         q.add("a");
-        pass(&q, "a", Done::Failed).await;
+        pass(&q, "a", Done::Failed { retry_before: None }).await;
         assert_eq!(next_with_wait(&q).await, ("a", secs(1)), "backoff dropped");
     }
 
@@ -689,7 +713,7 @@ mod tests {
         assert_eq!(q.next().await, Some("a"));
         q.add("a");
         q.forget(&"a");
-        q.done(&"a", Done::Failed);
+        q.done(&"a", Done::Failed { retry_before: None });
 
         assert_eq!((q.pending(), q.in_flight()), (0, 0));
         assert_nothing_due(&q).await;
@@ -749,7 +773,7 @@ mod tests {
         q.done(&"a", CONVERGED);
         tokio::task::yield_now().await;
         assert!(!idle.is_finished(), "b is still in flight");
-        q.done(&"b", Done::Failed);
+        q.done(&"b", Done::Failed { retry_before: None });
 
         timeout(HOUR, idle).await.unwrap().unwrap();
         assert_eq!((q.pending(), q.in_flight()), (0, 0));

@@ -10,5 +10,6 @@ pub mod events;
 pub mod owned;
 pub mod plans;
 pub mod status;
+pub mod withdrawals;
 
 pub use status::{FIELD_MANAGER, StatusWriter};

@@ -121,7 +121,7 @@ impl PlanError {
         }
     }
 
-    fn api(what: impl Into<String>, e: &kube::Error) -> PlanError {
+    pub(crate) fn api(what: impl Into<String>, e: &kube::Error) -> PlanError {
         match api_error::classify(e) {
             ApiErrorClass::Conflict => PlanError::Conflict { plan: what.into() },
             class => PlanError::Api {
@@ -149,11 +149,19 @@ pub struct Planned {
 
 /// Who the host is, and where: what its decisions and plans bind.
 #[derive(Clone, Debug)]
-struct Identity {
+pub struct Identity {
     /// The username the API server authenticates the host as.
-    username: String,
+    pub username: String,
     /// The UID of the cluster's `kube-system` namespace.
-    cluster: String,
+    pub cluster: String,
+}
+
+/// Whether the cluster serves ReconcilePlans to the host in `namespace`.
+pub fn plans_served(source: &ClusterSource, namespace: &str) -> bool {
+    source.resource(&record::kind_ref()).is_some()
+        && source
+            .cache(&record::kind_ref())
+            .is_some_and(|c| c.is_served(namespace))
 }
 
 /// The plans of every kind: settings and the host's identity.
@@ -192,10 +200,21 @@ impl Planner {
             .find(|(k, _)| k.eq_ignore_ascii_case(&spec.kind))
             .map(|(_, g)| *g)
             .unwrap_or_default();
-        gates::resolve(SchemaFields::of(spec.spec_schema.as_deref()), kind, parent)
+        gates::resolve(
+            SchemaFields::of(spec.spec_schema.as_deref()),
+            spec.parent_gates,
+            kind,
+            parent,
+        )
     }
 
-    async fn identity(&self) -> Result<&Identity, PlanError> {
+    /// The API client plans are written with.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Who the host is and where, asked of the cluster once.
+    pub async fn identity(&self) -> Result<&Identity, PlanError> {
         self.identity
             .get_or_try_init(|| async {
                 let review = Api::<SelfSubjectReview>::all(self.client.clone())
@@ -242,12 +261,7 @@ impl Planner {
         let namespace = at.parent["metadata"]["namespace"]
             .as_str()
             .unwrap_or_default();
-        let plans_served = at.source.resource(&record::kind_ref()).is_some()
-            && at
-                .source
-                .cache(&record::kind_ref())
-                .is_some_and(|c| c.is_served(namespace));
-        if !plans_served {
+        if !plans_served(at.source, namespace) {
             if gates.is_direct() {
                 return Ok(Planned {
                     made: Some(self.execute(at, checked).await),
@@ -284,7 +298,8 @@ impl Planner {
         Ok(run.out)
     }
 
-    async fn execute(
+    /// Makes `checked` changes of the pass `at`.
+    pub async fn execute(
         &self,
         at: &PlanPass<'_>,
         checked: Checked<'_>,
@@ -898,7 +913,7 @@ impl Run<'_, '_> {
 }
 
 /// `<parent>-<5 random characters>`, within the 253 characters of a name.
-fn plan_name(parent: &str) -> String {
+pub fn plan_name(parent: &str) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut bytes = [0u8; 5];
     // Uniqueness, not secrecy: a failing generator falls back to the clock.
