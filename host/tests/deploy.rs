@@ -187,7 +187,12 @@ async fn a_real_api_server_accepts_every_manifest() {
     }
     manifests.extend(documents("deploy/generated/rbac.yaml"));
     manifests.extend(documents("deploy/operator.yaml"));
-    for file in ["plans-crd", "plans-rbac", "plans-admission"] {
+    for file in [
+        "plans-crd",
+        "plans-rbac",
+        "plans-admission",
+        "gates-admission",
+    ] {
         manifests.extend(documents(&format!("deploy/{file}.yaml")));
     }
     for manifest in manifests {
