@@ -18,11 +18,11 @@ use crate::operator::cluster::past_cache;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
 use crate::operator::schedule::ParentKey;
-use crate::operator::schedule::dispatch::{needs_pass, others_status_changed};
+use crate::operator::schedule::dispatch::needs_pass;
 use crate::operator::schedule::queue::{Done, WorkQueue};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::children::{self, ChildrenError, Made};
-use crate::operator::write::owned::owned_part;
+use crate::operator::write::owned::{others_status_changed, owned_part};
 use crate::operator::write::plans::{PlanPass, Planned};
 use crate::operator::write::withdrawals::{self, WithdrawalError, Withdrawn};
 use crate::plan::record;
@@ -431,8 +431,7 @@ async fn reconcile(
             // will compare equal to the cache, so the pass asks for the next
             // pass itself.
             Ok(stored)
-                if needs_pass(&parent, &stored)
-                    || others_status_changed(&parent, &stored, &output.status.to_json()) =>
+                if needs_pass(&parent, &stored) || others_status_changed(&parent, &stored) =>
             {
                 registry.scheduler.add(key.clone())
             }
