@@ -92,7 +92,9 @@ fn header(out: &mut String, specs: &[&KindSpec]) {
          \x20 ChangesPending, while changes are planned and not made; False, InSync)\n\
          \x20 and `ApprovalIgnored` (True, ObserveMode, while a decision sits on an\n\
          \x20 observe-mode plan); in mode `observe`, Ready is True with reason\n\
-         \x20 Planned while changes are pending.\n\n",
+         \x20 Planned while changes are pending; in mode `apply`, Ready is False\n\
+         \x20 while the host holds them (AwaitingApproval until a reviewer decides,\n\
+         \x20 ChangesDenied once one denied them) where the aspects would make it True.\n\n",
     );
     if specs.is_empty() {
         out.push_str("No guest was given: no kind is documented.\n");

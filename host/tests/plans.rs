@@ -318,6 +318,14 @@ async fn manual_approval_executes_what_was_reviewed() {
     let plan = plans_in(&ns, &["Pending"]).await.remove(0);
     let p = name(&plan);
     assert_eq!(condition(&plan, "Approved").unwrap().status, "False");
+    // Mode apply holding the change: Ready is not True (issue 29: `kubectl
+    // wait --for=condition=Ready` waits for the approved change to be made).
+    let w = widget_with(&ns, "w", "Ready", "False", "AwaitingApproval").await;
+    let ready = condition(&w, "Ready").unwrap().message;
+    assert!(
+        ready.contains(&p) && ready.contains("awaiting approval"),
+        "{ready}"
+    );
 
     // Retired approval annotations: ignored.
     merge(
@@ -352,6 +360,7 @@ async fn manual_approval_executes_what_was_reviewed() {
     assert!(exists(&ns, "Secret", "w-secret").await);
     let w = widget_with(&ns, "w", "Drifted", "False", "InSync").await;
     assert!(w["status"].get("currentPlanRef").is_none());
+    widget_with(&ns, "w", "Ready", "True", "AsExpected").await;
     settle().await;
     let events = events_about(&ns.client(), ns.name(), "w").await;
     for reason in ["PlanCreated", "PlanApproved", "PlanApplied"] {
@@ -499,6 +508,10 @@ async fn a_denied_plan_is_replanned_after_the_hold_not_at_once() {
     })
     .await;
     assert_eq!(condition(&w, "Drifted").unwrap().status, "True");
+    // Denied: Ready says so (not that the change is on its way).
+    let w = widget_with(&ns, "w", "Ready", "False", "ChangesDenied").await;
+    let ready = condition(&w, "Ready").unwrap().message;
+    assert!(ready.contains(&p) && ready.contains("denied"), "{ready}");
     let plans = plans_in(&ns, &["Rejected", "Pending"]).await;
     let denied_at: jiff::Timestamp = condition(&plans[0], "Denied")
         .unwrap()

@@ -114,7 +114,7 @@ export const HOST_REASONS = [
   'AsExpected', 'Initializing', 'Reconciling', 'ReconcileError', 'ReconciliationPaused',
   'ReconciliationFailed', 'QuotaExceeded', 'AdmissionDenied', 'GuestFailed', 'NamespaceNotWatched',
   'Planned', 'ChangesPending', 'InSync', 'ObserveMode', 'PlanCreated', 'PlanApproved', 'PlanRejected',
-  'PlanSuperseded', 'PlanApplied', 'PlanFailed',
+  'PlanSuperseded', 'PlanApplied', 'PlanFailed', 'AwaitingApproval', 'ChangesDenied',
 ];
 
 /** The shared vocabulary, with its meanings (the Rust SDK's COMMON_REASONS). */

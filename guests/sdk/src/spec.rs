@@ -49,6 +49,8 @@ pub const HOST_REASONS: &[&str] = &[
     "PlanSuperseded",
     "PlanApplied",
     "PlanFailed",
+    "AwaitingApproval",
+    "ChangesDenied",
 ];
 
 /// The common reasons a kind may register (the host registers the ones it

@@ -118,6 +118,14 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
         "PlanFailed",
         "Event: the execution of the parent's ReconcilePlan failed or was interrupted; what is left is a new plan.",
     ),
+    (
+        "AwaitingApproval",
+        "Ready=False in mode apply with approval manual: the changes the parent asks for are planned in a ReconcilePlan awaiting a reviewer's decision; the message names the plan.",
+    ),
+    (
+        "ChangesDenied",
+        "Ready=False in mode apply: a reviewer denied the changes the parent asks for; the message names the plan and when they are planned again.",
+    ),
 ];
 
 /// Which condition vocabulary the host writes for the kind.

@@ -1,5 +1,8 @@
 //! What a parent's status says of its plan (seed 003): Drifted while
 //! changes are pending, Ready True with reason Planned in observe mode,
+//! Ready False while mode apply holds the changes (AwaitingApproval until a
+//! reviewer decides, ChangesDenied once one denied them: `kubectl wait
+//! --for=condition=Ready` waits for the approved change to be made),
 //! ApprovalIgnored when a decision lands on an observe-mode plan, and the
 //! fields `currentPlanRef` and `changeSummary`. Laid over the engine's
 //! decision for a parent whose changes go through plans (mode observe, or
@@ -10,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::kind::READY;
 use crate::status::Status;
-use crate::verdict::ConditionStatus;
+use crate::verdict::{ConditionStatus, EventType};
 
 use super::condition::{ConditionWriter, Fact};
 use super::{Output, RECONCILE_ERROR};
@@ -21,6 +24,10 @@ pub const DRIFTED: &str = "Drifted";
 pub const APPROVAL_IGNORED: &str = "ApprovalIgnored";
 /// Ready=True in observe mode: the changes are planned, never made.
 pub const PLANNED: &str = "Planned";
+/// Ready=False in mode apply: the changes await a reviewer's decision.
+pub const AWAITING_APPROVAL: &str = "AwaitingApproval";
+/// Ready=False in mode apply: a reviewer denied the changes.
+pub const CHANGES_DENIED: &str = "ChangesDenied";
 /// Drifted=True: changes are planned and not made.
 pub const CHANGES_PENDING: &str = "ChangesPending";
 /// Drifted=False: nothing to change.
@@ -84,20 +91,43 @@ pub fn with_plan(
             Fact::new(ConditionStatus::True, OBSERVE_MODE, message.clone()),
         ));
     }
-    if facts.observe
-        && let Some(message) = &facts.pending
+    if let Some(message) = &facts.pending
         && !output.stalled
         && let Some(ready) = status.conditions.iter_mut().find(|c| c.type_ == READY)
         && ready.reason != RECONCILE_ERROR
     {
-        *ready = writer.write(
-            READY,
-            Fact::new(
-                ConditionStatus::True,
-                PLANNED,
-                format!("Mode observe: {message}"),
-            ),
-        );
+        if facts.observe {
+            *ready = writer.write(
+                READY,
+                Fact::new(
+                    ConditionStatus::True,
+                    PLANNED,
+                    format!("Mode observe: {message}"),
+                ),
+            );
+        } else if ready.status == ConditionStatus::True {
+            // Mode apply: what the aspects say is true of the cluster as it
+            // is, not of what the parent asks for, which the host holds.
+            let reason = if facts.plan.is_some() {
+                AWAITING_APPROVAL
+            } else {
+                CHANGES_DENIED
+            };
+            // Ready does not turn True: not its Event either (Ready
+            // arriving at False is silent; PlanCreated says why).
+            let turned_true = (
+                EventType::Normal,
+                ready.reason.clone(),
+                crate::message::bound(&ready.message),
+            );
+            output
+                .events
+                .retain(|e| (e.type_, e.reason.clone(), e.note.clone()) != turned_true);
+            *ready = writer.write(
+                READY,
+                Fact::new(ConditionStatus::False, reason, message.clone()),
+            );
+        }
     }
     output.changed = output.status != *previous;
     output
@@ -215,6 +245,83 @@ mod tests {
         );
         assert_eq!(out.status.fields[CURRENT_PLAN_REF], json!({"name": "w-1"}));
         assert!(out.changed);
+    }
+
+    #[test]
+    fn mode_apply_holding_changes_is_not_ready_until_they_are_made() {
+        let previous = Status::default();
+        let awaiting = PlanFacts {
+            observe: false,
+            pending: Some("1 apply planned in ReconcilePlan w-1, awaiting approval".into()),
+            plan: Some("w-1".into()),
+            summary: Some(json!({"applies": 1, "deletions": 0, "generated": 0})),
+            ignored: None,
+        };
+        // Every aspect True of the cluster as it is: Ready is not True while
+        // the change the parent asks for is held.
+        let out = with_plan(
+            &previous,
+            2,
+            now(),
+            decided(&previous, ConditionStatus::True),
+            &awaiting,
+        );
+        let ready = out.status.condition(READY).unwrap();
+        assert_eq!(
+            (ready.status, ready.reason.as_str(), ready.message.as_str()),
+            (
+                ConditionStatus::False,
+                AWAITING_APPROVAL,
+                "1 apply planned in ReconcilePlan w-1, awaiting approval"
+            )
+        );
+        assert!(
+            out.events.is_empty(),
+            "Ready arriving at False is silent: {:?}",
+            out.events
+        );
+        // Denied: no current plan, the changes held until planned again.
+        let denied = PlanFacts {
+            pending: Some("ReconcilePlan w-1 was denied by alice".into()),
+            plan: None,
+            ..awaiting.clone()
+        };
+        let out = with_plan(
+            &previous,
+            2,
+            now(),
+            decided(&previous, ConditionStatus::True),
+            &denied,
+        );
+        let ready = out.status.condition(READY).unwrap();
+        assert_eq!(
+            (ready.status, ready.reason.as_str()),
+            (ConditionStatus::False, CHANGES_DENIED)
+        );
+        // An aspect that is not True keeps deciding Ready.
+        let out = with_plan(
+            &previous,
+            2,
+            now(),
+            decided(&previous, ConditionStatus::False),
+            &awaiting,
+        );
+        assert_eq!(
+            out.status.condition(READY).unwrap().reason,
+            "DeploymentNotFound"
+        );
+        // Nothing held: Ready as the aspects say.
+        let out = with_plan(
+            &previous,
+            2,
+            now(),
+            decided(&previous, ConditionStatus::True),
+            &PlanFacts::default(),
+        );
+        assert_eq!(
+            out.status.condition(READY).unwrap().status,
+            ConditionStatus::True
+        );
     }
 
     #[test]
