@@ -200,7 +200,7 @@ impl Guest for PgAdmin {
             stopped: database.is_some_and(|d| d.state.is_err()),
             observation: &observation,
         };
-        rollout(&mut v, &name, &image, &render::workload(&plan), status);
+        let changing = rollout(&mut v, &name, &image, &render::workload(&plan), status);
         changes.extend(render::changes(&plan, facts));
         let workload_read = facts.workload(ns, &name);
         v.aspect(match (database.map(|d| &d.state), held) {
@@ -208,7 +208,17 @@ impl Guest for PgAdmin {
                 fails(WORKLOAD_READY, CONFIG_DATABASE_NOT_READY, message.clone())
             }
             (_, Some(held)) => held,
-            _ => workload::condition(WORKLOAD_READY, &name, &workload_read),
+            _ => match (workload::condition(WORKLOAD_READY, &name, &workload_read), changing) {
+                // Seed 000: "every desired replica runs the current
+                // template". The pass that changes the template reads the
+                // Deployment as it was: its replicas run the old one.
+                (c, Some(change)) if c.status == ConditionStatus::True => fails(
+                    WORKLOAD_READY,
+                    ROLLOUT_IN_PROGRESS,
+                    format!("Deployment {name} rolls out a changed template ({change}): the replicas run the previous one until the rollout shows"),
+                ),
+                (c, _) => c,
+            },
         });
         if workload_read.is_err() {
             v.requeue_after(read::RETRY_SECONDS);
@@ -270,8 +280,18 @@ pub const WORKLOAD_HASH_FIELD: &str = "workloadHash";
 
 /// RolloutStarted when the Deployment's body changes (its digest is
 /// recorded in `status.workloadHash`); none for the first one.
-fn rollout(v: &mut VerdictBuilder, name: &str, image: &str, body: &Value, status: &Value) {
+/// Records the workload's hash; when it changed since the last pass, the
+/// RolloutStarted Event, and the change (`<previous> to <hash>`): this
+/// pass asks for a Deployment its replicas do not run yet.
+fn rollout(
+    v: &mut VerdictBuilder,
+    name: &str,
+    image: &str,
+    body: &Value,
+    status: &Value,
+) -> Option<String> {
     let hash = registration::digest(&body.to_string());
+    let mut changing = None;
     if let Some(previous) = status[WORKLOAD_HASH_FIELD].as_str()
         && previous != hash
     {
@@ -280,8 +300,10 @@ fn rollout(v: &mut VerdictBuilder, name: &str, image: &str, body: &Value, status
             ROLLOUT_STARTED,
             format!("Deployment {name} rolls out a changed template ({previous} to {hash}, image {image})"),
         );
+        changing = Some(format!("{previous} to {hash}"));
     }
     v.field(WORKLOAD_HASH_FIELD, json!(hash));
+    changing
 }
 
 /// A refused hostname: ConfigurationValid and ExposureReady False with
