@@ -949,9 +949,41 @@ async fn children_are_made_adopted_by_a_new_host_and_collected_with_the_console(
 /// saw.)
 #[tokio::test]
 async fn a_hostname_refused_by_the_settings_withdraws_the_ingress() {
-    let ns = namespace("console-withdraw").await;
+    refused_hostname_withdraws("console-withdraw", 207, &[]).await;
+}
+
+/// 6b. The same under mode observe: seed 000, "what was published under
+/// the name is withdrawn, whatever else stalls": a withdrawal passes every
+/// gate (issue 29), though nothing else of the console is made.
+#[tokio::test]
+async fn a_hostname_refused_under_mode_observe_still_withdraws_the_ingress() {
+    refused_hostname_withdraws(
+        "console-withdraw-observe",
+        211,
+        &["--mode", "PgToolBoxConsole=observe"],
+    )
+    .await;
+}
+
+/// 6c. The same under manual approval (ReconcilePlans not served here, so
+/// any other change would fail the pass): the withdrawal is made.
+#[tokio::test]
+async fn a_hostname_refused_under_manual_approval_still_withdraws_the_ingress() {
+    refused_hostname_withdraws(
+        "console-withdraw-manual",
+        212,
+        &["--approval", "PgToolBoxConsole=manual"],
+    )
+    .await;
+}
+
+/// The console exposed by a host, then a host with `gates` whose
+/// `allowedHostSuffixes` refuses its hostname: the Ingress is withdrawn,
+/// status.url cleared, the workload left as it was.
+async fn refused_hostname_withdraws(prefix: &str, net: u8, gates: &[&str]) {
+    let ns = namespace(prefix).await;
     let client = ns.client();
-    let placement = Placement::new(&ns, 207);
+    let placement = Placement::new(&ns, net);
     let Running { _kubelet, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], false).await;
     let consoles = consoles(&client, ns.name());
@@ -962,9 +994,11 @@ async fn a_hostname_refused_by_the_settings_withdraws_the_ingress() {
     host.finish();
 
     let narrowed = "PgToolBoxConsole.allowedHostSuffixes=.apps.example.org";
+    let mut args = vec!["--namespaces", ns.name()];
+    args.extend_from_slice(gates);
     let host = Host::start_overriding(
         &kubeconfig(),
-        &["--namespaces", ns.name()],
+        &args,
         &[narrowed],
         &format!("{}-narrowed", ns.name()),
     )

@@ -172,6 +172,41 @@ impl Scene {
             .unwrap_or_else(|e| panic!("carol approves {name}: {e}"));
     }
 
+    /// Carol revokes `name`; its RoleBinding is deleted within 5 s of the
+    /// revocation, AccessRevoked said after it, one RoleBindingDeleted Event.
+    async fn revoke(&self, name: &str) {
+        let groups = whoami_groups(&self.carol).await;
+        let revocation = json!({"status": {"revocation": {
+            "revokedBy": {"username": CAROL, "groups": groups},
+        }}});
+        let revoked_at = jiff::Timestamp::now();
+        self.requests(&self.carol)
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&revocation))
+            .await
+            .unwrap_or_else(|e| panic!("carol revokes {name}: {e}"));
+        self.synced(name, "AccessRevoked").await;
+        assert!(
+            self.role_bindings()
+                .get_opt(name)
+                .await
+                .expect("read")
+                .is_none(),
+            "{name}: AccessRevoked while its RoleBinding is still there"
+        );
+        settle().await;
+        let events = self.events(name).await;
+        assert_eq!(count(&events, "RoleBindingDeleted"), 1, "{events:#?}");
+        let deleted = events
+            .iter()
+            .find(|e| e.reason == "RoleBindingDeleted")
+            .expect("the Event");
+        assert!(
+            deleted.time <= revoked_at + jiff::SignedDuration::from_secs(5),
+            "{name}: revoked at {revoked_at}, deleted at {}: not within 5 s",
+            deleted.time
+        );
+    }
+
     async fn synced(&self, name: &str, reason: &str) -> Value {
         wait_for(
             &self.requests(&self.admin),
@@ -349,10 +384,16 @@ async fn no_gate_a_requester_or_the_operator_sets_holds_back_an_expiry() {
     host.finish();
 
     // The operator sets the kind to manual approval: a withdrawal passes
-    // that gate too.
+    // that gate too, at expiry and at a revocation.
     let host = Host::start_in(scene.name(), &["--approval", "PgAccessRequest=manual"]).await;
     let requests = round("b", true);
     let expires = in_seconds(45);
+    let revoked = vec![(
+        "b-revoked".to_owned(),
+        json!({"reconciler.dev/approval": "manual"}),
+    )];
+    scene.granted(&revoked, in_seconds(3_600)).await;
+    scene.revoke("b-revoked").await;
     scene.granted(&requests, expires).await;
     scene.expire(&requests, expires).await;
     host.finish();
