@@ -83,9 +83,11 @@ pub async fn make(
             }
             // Gone already: nothing was taken away now.
             Ok(_) => {}
+            // The first failure is the pass's to report; any other is
+            // logged here, the next pass trying it again.
+            Err(e) if out.failed.is_none() => out.failed = Some(e),
             Err(e) => {
-                tracing::warn!(withdrawal = %withdrawal, error = %e, "a withdrawal failed");
-                out.failed.get_or_insert(e);
+                tracing::warn!(withdrawal = %withdrawal, error = %e, "another withdrawal failed too");
             }
         }
     }
