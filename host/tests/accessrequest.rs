@@ -13,16 +13,14 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use reconciler_host_harness::access_requests::{
-    TimedEvent, approver, events_of, install_shipped, may, reader_role, requester,
+    TimedEvent, approver, events_of, furnish, may, whoami,
 };
 use reconciler_host_harness::objects::{self, create};
 use reconciler_host_harness::operator::{
-    self as harness, Guests, Host, condition, eventually, fixture_of, get, install_crds, settle,
-    wait_for,
+    self as harness, Guests, Host, condition, eventually, fixture_of, get, settle, wait_for,
 };
 use reconciler_testsupport::{TestNamespace, client_as};
 use serde_json::{Value, json};
@@ -62,18 +60,7 @@ impl Scene {
         fixture_of(&ACCESS);
         let ns = TestNamespace::new(prefix).await.expect("a test namespace");
         let admin = ns.client();
-        install_crds(&admin).await;
-        install_shipped(&admin).await;
-        reader_role(&admin, READER).await;
-        requester(&admin, ns.name(), DAVE).await;
-        approver(&admin, ns.name(), CAROL, READER).await;
-        create(
-            &admin,
-            ns.name(),
-            json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
-                   "metadata": {"name": "orders"}, "spec": {"instances": 1}}),
-        )
-        .await;
+        furnish(&admin, ns.name(), READER, DAVE, CAROL).await;
         let scene = Scene {
             carol: client_as(CAROL, &[]).await.expect("carol"),
             dave: client_as(DAVE, &[]).await.expect("dave"),
@@ -312,27 +299,6 @@ fn decision(outcome: &str, username: &str, groups: &[String]) -> Value {
         "decidedBy": {"username": username, "groups": groups},
         "comment": "for the incident on orders",
     }})
-}
-
-/// Who the API server says `client` is: its username and groups
-/// (`kubectl auth whoami`).
-async fn whoami(client: &Client) -> (String, Vec<String>) {
-    let review: SelfSubjectReview = serde_json::from_value(json!({
-        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview",
-    }))
-    .expect("a review");
-    let answer = Api::<SelfSubjectReview>::all(client.clone())
-        .create(&PostParams::default(), &review)
-        .await
-        .expect("a SelfSubjectReview");
-    let info = answer
-        .status
-        .and_then(|s| s.user_info)
-        .expect("the user's info");
-    (
-        info.username.unwrap_or_default(),
-        info.groups.unwrap_or_default(),
-    )
 }
 
 /// How many Events of `reason` were published (a series counts each).

@@ -21,16 +21,13 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use reconciler_host_harness::access_requests::{
-    TimedEvent, approver, events_of, install_shipped, may, reader_role, requester,
-};
-use reconciler_host_harness::objects::{self, create};
+use reconciler_host_harness::access_requests::{TimedEvent, events_of, furnish, may, whoami};
+use reconciler_host_harness::objects;
 use reconciler_host_harness::operator::{
-    Guests, Host, eventually, fixture_of, get, install_crds, settle, wait_for,
+    Guests, Host, eventually, fixture_of, get, settle, wait_for,
 };
 use reconciler_host_harness::plans;
 use reconciler_testsupport::{TestNamespace, client_as};
@@ -74,18 +71,7 @@ impl Scene {
         fixture_of(&ACCESS);
         let ns = TestNamespace::new(prefix).await.expect("a test namespace");
         let admin = ns.client();
-        install_crds(&admin).await;
-        install_shipped(&admin).await;
-        reader_role(&admin, READER).await;
-        requester(&admin, ns.name(), DAVE).await;
-        approver(&admin, ns.name(), CAROL, READER).await;
-        create(
-            &admin,
-            ns.name(),
-            json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
-                   "metadata": {"name": "orders"}, "spec": {"instances": 1}}),
-        )
-        .await;
+        furnish(&admin, ns.name(), READER, DAVE, CAROL).await;
         Scene {
             carol: client_as(CAROL, &[]).await.expect("carol"),
             dave: client_as(DAVE, &[]).await.expect("dave"),
@@ -161,7 +147,7 @@ impl Scene {
         )
         .await
         .unwrap_or_else(|e| panic!("carol binds {name}: {e}"));
-        let groups = whoami_groups(&self.carol).await;
+        let (_, groups) = whoami(&self.carol).await;
         let decision = json!({"status": {"decision": {
             "outcome": "Approved",
             "decidedBy": {"username": CAROL, "groups": groups},
@@ -175,7 +161,7 @@ impl Scene {
     /// Carol revokes `name`; its RoleBinding is deleted within 5 s of the
     /// revocation, AccessRevoked said after it, one RoleBindingDeleted Event.
     async fn revoke(&self, name: &str) {
-        let groups = whoami_groups(&self.carol).await;
+        let (_, groups) = whoami(&self.carol).await;
         let revocation = json!({"status": {"revocation": {
             "revokedBy": {"username": CAROL, "groups": groups},
         }}});
@@ -319,23 +305,6 @@ impl Scene {
             .map(|p| serde_json::to_value(p).expect("JSON"))
             .collect()
     }
-}
-
-/// The groups the API server says `client` is in (a decision is stamped
-/// with exactly those).
-async fn whoami_groups(client: &Client) -> Vec<String> {
-    let review: SelfSubjectReview = serde_json::from_value(json!({
-        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview",
-    }))
-    .expect("a review");
-    Api::<SelfSubjectReview>::all(client.clone())
-        .create(&PostParams::default(), &review)
-        .await
-        .expect("a SelfSubjectReview")
-        .status
-        .and_then(|s| s.user_info)
-        .and_then(|u| u.groups)
-        .unwrap_or_default()
 }
 
 async fn sleep_until_shortly_before(at: jiff::Timestamp) {

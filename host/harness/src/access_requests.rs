@@ -170,6 +170,53 @@ pub async fn requester(client: &Client, namespace: &str, user: &str) {
     .expect("the requester's grant");
 }
 
+/// Furnishes `namespace` for PgAccessRequests: the CRDs, `deploy/`'s
+/// admission policy and roles as shipped, the ClusterRole `reader`,
+/// `requester_user` a requester and `approver_user` an approver of it, and
+/// the CloudNativePG Cluster `orders` the requests name.
+pub async fn furnish(
+    admin: &Client,
+    namespace: &str,
+    reader: &str,
+    requester_user: &str,
+    approver_user: &str,
+) {
+    crate::operator::install_crds(admin).await;
+    install_shipped(admin).await;
+    reader_role(admin, reader).await;
+    requester(admin, namespace, requester_user).await;
+    approver(admin, namespace, approver_user, reader).await;
+    crate::objects::create(
+        admin,
+        namespace,
+        json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+               "metadata": {"name": "orders"}, "spec": {"instances": 1}}),
+    )
+    .await;
+}
+
+/// Who the API server says `client` is: its username and groups (`kubectl
+/// auth whoami`); a decision or revocation is stamped with exactly those.
+pub async fn whoami(client: &Client) -> (String, Vec<String>) {
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    let review: SelfSubjectReview = serde_json::from_value(json!({
+        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview",
+    }))
+    .expect("a review");
+    let answer = Api::<SelfSubjectReview>::all(client.clone())
+        .create(&kube::api::PostParams::default(), &review)
+        .await
+        .expect("a SelfSubjectReview");
+    let info = answer
+        .status
+        .and_then(|s| s.user_info)
+        .expect("the user's info");
+    (
+        info.username.unwrap_or_default(),
+        info.groups.unwrap_or_default(),
+    )
+}
+
 /// Whether `user` may `verb` CloudNativePG Clusters in `namespace`, as the
 /// API server's authorizer answers now.
 pub async fn may(client: &Client, user: &str, verb: &str, namespace: &str) -> bool {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reconciler_conventions::engine::{self, ErrorClass, Input, Outcome};
+use reconciler_conventions::engine::{self, ErrorClass, Event, Input, Outcome};
 use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde_json::Value;
@@ -225,14 +225,7 @@ async fn reconcile(
                 plan_error = Some(*e);
             }
         }
-        if !withdrawn.events.is_empty() {
-            kind.writer.publish(&parent, &withdrawn.events).await;
-            registry
-                .metrics
-                .events
-                .get_or_create(&label)
-                .inc_by(withdrawn.events.len() as u64);
-        }
+        publish(registry, kind, &parent, &withdrawn.events).await;
     }
     // The other changes the guest wants, through the parent's plan (made,
     // planned or held, as its gates say), before the status that reports
@@ -409,14 +402,7 @@ async fn reconcile(
         None if failed => engine::plans::keeping_plan(&previous, output),
         None => engine::plans::without_plan(&previous, output),
     };
-    if !planned.events.is_empty() {
-        kind.writer.publish(&parent, &planned.events).await;
-        registry
-            .metrics
-            .events
-            .get_or_create(&label)
-            .inc_by(planned.events.len() as u64);
-    }
+    publish(registry, kind, &parent, &planned.events).await;
     registry
         .metrics
         .pass_seconds
@@ -438,12 +424,7 @@ async fn reconcile(
             Ok(_) => {}
             Err(done) => return ended(done),
         }
-        kind.writer.publish(&parent, &output.events).await;
-        registry
-            .metrics
-            .events
-            .get_or_create(&label)
-            .inc_by(output.events.len() as u64);
+        publish(registry, kind, &parent, &output.events).await;
     }
     queue.remember(key, output.reported);
     let after = output
@@ -467,6 +448,19 @@ async fn reconcile(
             requeue_after: after,
         }
     })
+}
+
+/// Publishes `events` about `parent` and counts them.
+async fn publish(registry: &Registry, kind: &Kind, parent: &Value, events: &[Event]) {
+    if events.is_empty() {
+        return;
+    }
+    kind.writer.publish(parent, events).await;
+    registry
+        .metrics
+        .events
+        .get_or_create(&Metrics::kind(&kind.resource.kind))
+        .inc_by(events.len() as u64);
 }
 
 /// What holds a parent's changes other than its withdrawals, as a plan of
