@@ -440,11 +440,15 @@ async fn expires_without_the_cluster_kind(scene: &Scene) {
     })
     .await;
     scene.dave_may_list(false).await;
-    let events = scene.events("d-orders").await;
-    let deleted = events
-        .iter()
-        .find(|e| e.reason == "RoleBindingDeleted")
-        .unwrap_or_else(|| panic!("no RoleBindingDeleted Event: {events:#?}"));
+    // Published right after the deletion returned.
+    let deleted = eventually("a RoleBindingDeleted Event about d-orders", async || {
+        let events = scene.events("d-orders").await;
+        match events.iter().find(|e| e.reason == "RoleBindingDeleted") {
+            Some(e) => Ok(e.clone()),
+            None => Err(events),
+        }
+    })
+    .await;
     assert!(
         deleted.time >= expires && deleted.time <= expires + jiff::SignedDuration::from_secs(5),
         "deleted at {}, spec.expiresAt {expires}",
