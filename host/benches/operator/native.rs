@@ -90,6 +90,7 @@ impl Evaluator for NativeEvidenceAgent {
         let mut server = facts.0.into_inner();
         let failed_read = server.take_failed_read();
         let past_cache_wanted = server.take_past_cache_wanted();
+        let change_states = server.take_change_states();
         let reads = server.into_reads();
         let (outcome, (changes, withdrawals)) = match outcome {
             Ok((verdict, changes)) => (Ok(verdict), changes),
@@ -102,6 +103,7 @@ impl Evaluator for NativeEvidenceAgent {
             reads,
             failed_read,
             past_cache_wanted,
+            change_states,
         }
     }
 }
@@ -260,5 +262,18 @@ impl Facts for ServerFacts {
         namespace: &str,
     ) -> Result<Vec<sdk::EgressPolicyFact>, sdk::ReadError> {
         convert(self.0.borrow_mut().egress_policies(namespace.into()))
+    }
+
+    fn change_state(
+        &self,
+        k: &sdk::KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Option<sdk::ChangeOutcome> {
+        convert(
+            self.0
+                .borrow_mut()
+                .change_state(kind(k), namespace.into(), name.into()),
+        )
     }
 }

@@ -20,7 +20,7 @@ use crate::facts::memo::MemoKey;
 use crate::facts::meta::{from_jiff, object_meta};
 use crate::facts::network_policy::{egress_policy_fact, network_policy_fact};
 use crate::facts::nodes::{MAX_NODES, from_nodes, node_cidrs, too_many};
-use crate::facts::{ApplyOutcome, Availability, Cached, FactServer, Selector};
+use crate::facts::{ApplyOutcome, Availability, Cached, ChangeState, FactServer, Hold, Selector};
 
 /// The contract's `Object` of a cached object: metadata, derived once per
 /// version of the object, and the JSON text the cache holds.
@@ -257,6 +257,37 @@ impl wit::Host for FactServer {
                     reason,
                     message,
                 }),
+            })
+    }
+
+    /// Since 0.5.0: what became of the change asked for a child, recorded
+    /// as a read of the child and with its answer (the pass evaluates
+    /// again when its changes answer otherwise).
+    fn change_state(
+        &mut self,
+        kind: wit_types::KindRef,
+        namespace: String,
+        name: String,
+    ) -> Option<wit::ChangeOutcome> {
+        self.read_change_state(to_model(&kind), namespace, name)
+            .map(|state| match state {
+                ChangeState::Made => wit::ChangeOutcome::Made,
+                ChangeState::Held(hold) => wit::ChangeOutcome::Held(match hold {
+                    Hold::Observe => wit::Hold::Observe,
+                    Hold::AwaitingApproval => wit::Hold::AwaitingApproval,
+                    Hold::Denied => wit::Hold::Denied,
+                    Hold::PassFailed => wit::Hold::PassFailed,
+                }),
+                ChangeState::Refused {
+                    code,
+                    reason,
+                    message,
+                } => wit::ChangeOutcome::Refused(wit::ApplyRefusal {
+                    code,
+                    reason,
+                    message,
+                }),
+                ChangeState::Withdrawn => wit::ChangeOutcome::Withdrawn,
             })
     }
 

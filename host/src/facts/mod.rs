@@ -17,6 +17,7 @@ pub mod past_cache;
 mod robustness;
 pub mod selector;
 pub mod server;
+pub mod snapshot;
 pub mod source;
 pub mod workload;
 
@@ -24,4 +25,6 @@ pub use cached::Cached;
 pub use dependency::Dependency;
 pub use selector::Selector;
 pub use server::FactServer;
-pub use source::{ApplyOutcome, Availability, MemorySource, ObjectSource, SourceError};
+pub use source::{
+    ApplyOutcome, Availability, ChangeState, Hold, MemorySource, ObjectSource, SourceError,
+};

@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use reconciler_conventions::kind::KindRef;
 
-use super::source::{ApplyOutcome, Availability, ObjectSource, PastCacheAnswer, SourceError};
+use super::source::{
+    ApplyOutcome, Availability, ChangeState, ObjectSource, PastCacheAnswer, SourceError,
+};
 use super::{Cached, Selector};
 
 /// The most objects a pass reads past the cache: a guest that asks for
@@ -130,5 +132,9 @@ impl ObjectSource for WithPastCache {
         name: &str,
     ) -> Option<jiff::Timestamp> {
         self.inner.last_apply_time(kind, namespace, name)
+    }
+
+    fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
+        self.inner.change_state(kind, namespace, name)
     }
 }

@@ -16,7 +16,9 @@ use crate::facts::diagnose::typed;
 use crate::facts::known_kinds::{deployment_kind, pod_kind};
 use crate::facts::memo::MemoKey;
 use crate::facts::past_cache::{MAX_READS, ObjectKey};
-use crate::facts::source::{ApplyOutcome, Availability, ObjectSource, SourceError};
+use crate::facts::source::{
+    ApplyOutcome, Availability, ChangeState, ChildKey, ObjectSource, SourceError,
+};
 use crate::facts::workload::{DeploymentPart, deployment_part, pod_fact};
 use crate::facts::{Cached, Dependency, Selector};
 
@@ -52,6 +54,10 @@ pub struct FactServer {
     /// cache yet: the host reads them and passes again
     /// (`crate::facts::past_cache`).
     past_cache_wanted: BTreeSet<ObjectKey>,
+    /// The change states the guest read, with the answers it got: when
+    /// the pass's changes answer otherwise, the host evaluates it again
+    /// (`facts.change-state`).
+    change_states: BTreeMap<ChildKey, Option<ChangeState>>,
 }
 
 impl FactServer {
@@ -82,6 +88,7 @@ impl FactServer {
             failed_read: None,
             across: Arc::default(),
             past_cache_wanted: BTreeSet::new(),
+            change_states: BTreeMap::new(),
         }
     }
 
@@ -223,6 +230,11 @@ impl FactServer {
         Err(refused)
     }
 
+    /// The change states the guest read, with their answers.
+    pub fn take_change_states(&mut self) -> BTreeMap<ChildKey, Option<ChangeState>> {
+        std::mem::take(&mut self.change_states)
+    }
+
     /// What the pass read so far.
     pub fn into_reads(self) -> BTreeSet<Dependency> {
         self.reads
@@ -341,6 +353,32 @@ impl FactServer {
             name,
         });
         outcome
+    }
+
+    /// What became of the change asked for the child, recorded as a read
+    /// of the child and with its answer; a child outside the parent's
+    /// namespace is none of its business (`None`).
+    pub(crate) fn read_change_state(
+        &mut self,
+        kind: KindRef,
+        namespace: String,
+        name: String,
+    ) -> Option<ChangeState> {
+        let ours = self.scope.as_ref().is_none_or(|scope| *scope == namespace);
+        if !ours {
+            return None;
+        }
+        let state = self.source.change_state(&kind, &namespace, &name);
+        self.change_states.insert(
+            (kind.clone(), namespace.clone(), name.clone()),
+            state.clone(),
+        );
+        self.reads.insert(Dependency::Object {
+            kind,
+            namespace,
+            name,
+        });
+        state
     }
 
     /// When the API server answered the host's last apply of the child,

@@ -96,6 +96,37 @@ pub enum ApplyOutcome {
 /// A child the host applies: its kind, namespace and name.
 pub type ChildKey = (KindRef, String, String);
 
+/// What holds a change the host did not make (`facts.change-state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Hold {
+    /// Mode observe: planned, never made.
+    Observe,
+    /// Approval manual: its plan awaits a reviewer's decision.
+    AwaitingApproval,
+    /// A reviewer denied its plan.
+    Denied,
+    /// The pass failed before making it (Ready says why).
+    PassFailed,
+}
+
+/// What became of the change a guest asked for a child
+/// (`facts.change-state`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeState {
+    /// The child is as the guest asked (applied, found so, or deleted).
+    Made,
+    Held(Hold),
+    /// The API server refused it.
+    Refused {
+        code: u16,
+        reason: String,
+        message: String,
+    },
+    /// Deleted as a withdrawal.
+    Withdrawn,
+}
+
 /// A read-only store of objects, as JSON, each with the memo of what facts
 /// derive from it ([`Cached`]).
 pub trait ObjectSource: Send + Sync {
@@ -174,6 +205,12 @@ pub trait ObjectSource: Send + Sync {
     ) -> Option<jiff::Timestamp> {
         None
     }
+
+    /// What became of the change last asked for the child `name` of
+    /// `kind` in `namespace`, if the host acted on one since it started.
+    fn change_state(&self, _kind: &KindRef, _namespace: &str, _name: &str) -> Option<ChangeState> {
+        None
+    }
 }
 
 /// Objects held in memory: what a fixture serves.
@@ -183,6 +220,7 @@ pub struct MemorySource {
     availability: AvailabilityTable,
     applies: BTreeMap<ChildKey, ApplyOutcome>,
     apply_times: BTreeMap<ChildKey, jiff::Timestamp>,
+    changes: BTreeMap<ChildKey, ChangeState>,
     /// Namespaces the source does not watch.
     unwatched: std::collections::BTreeSet<String>,
     /// The (kind, namespace) pairs refused to a list whose objects a read
@@ -236,6 +274,18 @@ impl MemorySource {
     ) {
         self.applies
             .insert((kind, namespace.to_owned(), name.to_owned()), outcome);
+    }
+
+    /// Records what became of the change asked for a child.
+    pub fn set_change_state(
+        &mut self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        state: ChangeState,
+    ) {
+        self.changes
+            .insert((kind, namespace.to_owned(), name.to_owned()), state);
     }
 
     /// Records when the API server answered the host's last apply of a
@@ -319,6 +369,12 @@ impl ObjectSource for MemorySource {
         self.apply_times
             .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
             .copied()
+    }
+
+    fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
+        self.changes
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .cloned()
     }
 }
 

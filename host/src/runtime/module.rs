@@ -1,7 +1,7 @@
 //! A loaded guest module: its kind spec and a pre-linked instance, from
 //! which every call gets a fresh store so no state leaks between passes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use reconciler_conventions::kind::{KindRef, KindSpec, ParentGates};
@@ -26,7 +26,8 @@ use crate::contract::version::{self, ContractVersion};
 use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4, v0_5};
 use crate::facts::meta::object_meta;
 use crate::facts::past_cache::ObjectKey;
-use crate::facts::{Dependency, FactServer, MemorySource, ObjectSource, SourceError};
+use crate::facts::source::ChildKey;
+use crate::facts::{ChangeState, Dependency, FactServer, MemorySource, ObjectSource, SourceError};
 
 /// The store data of one call.
 pub struct PassState {
@@ -108,6 +109,10 @@ pub struct Evaluated {
     /// The objects the cache refused that the host is to read past it
     /// before evaluating the pass again (`crate::facts::past_cache`).
     pub past_cache_wanted: BTreeSet<ObjectKey>,
+    /// The change states the guest read (`facts.change-state`), with the
+    /// answers it got: the pass evaluates again when its changes answer
+    /// otherwise.
+    pub change_states: BTreeMap<ChildKey, Option<ChangeState>>,
 }
 
 /// The contract imports the host provides, in every version it serves
@@ -478,6 +483,7 @@ impl GuestModule {
                     reads: facts.into_reads(),
                     failed_read: None,
                     past_cache_wanted: BTreeSet::new(),
+                    change_states: BTreeMap::new(),
                 };
             }
         };
@@ -510,6 +516,7 @@ impl GuestModule {
         let mut facts = store.into_data().facts;
         let failed_read = facts.take_failed_read();
         let past_cache_wanted = facts.take_past_cache_wanted();
+        let change_states = facts.take_change_states();
         let reads = facts.into_reads();
         match outcome {
             Ok((verdict, (changes, withdrawals))) => Evaluated {
@@ -519,6 +526,7 @@ impl GuestModule {
                 reads,
                 failed_read,
                 past_cache_wanted,
+                change_states,
             },
             Err(e) => Evaluated {
                 outcome: Err(e),
@@ -527,6 +535,7 @@ impl GuestModule {
                 reads,
                 failed_read,
                 past_cache_wanted,
+                change_states,
             },
         }
     }

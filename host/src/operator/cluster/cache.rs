@@ -9,8 +9,10 @@ use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
 use crate::facts::certificates;
-use crate::facts::source::AvailabilityTable;
-use crate::facts::{ApplyOutcome, Availability, Cached, ObjectSource, Selector, SourceError};
+use crate::facts::source::{AvailabilityTable, ChildKey};
+use crate::facts::{
+    ApplyOutcome, Availability, Cached, ChangeState, ObjectSource, Selector, SourceError,
+};
 use crate::operator::cluster::objects::{Key, Objects};
 use crate::operator::write::owned::slim_managed_fields;
 
@@ -360,10 +362,9 @@ pub struct ClusterSource {
     availability: RwLock<AvailabilityTable>,
     resources: RwLock<HashMap<KindRef, ApiResource>>,
     applies: RwLock<HashMap<ChildKey, (ApplyOutcome, jiff::Timestamp)>>,
+    /// What became of the change last asked for each child.
+    changes: RwLock<HashMap<ChildKey, ChangeState>>,
 }
-
-/// A child: its kind, namespace and name.
-type ChildKey = (KindRef, String, String);
 
 impl ClusterSource {
     /// The source of a host watching `scopes` ("" for every namespace).
@@ -400,6 +401,15 @@ impl ClusterSource {
             (kind, namespace.to_owned(), name.to_owned()),
             (outcome, jiff::Timestamp::now()),
         );
+    }
+
+    /// Records what became of the change asked for a child
+    /// (`facts.change-state`).
+    pub fn record_change(&self, kind: KindRef, namespace: &str, name: &str, state: ChangeState) {
+        self.changes
+            .write()
+            .expect("changes lock")
+            .insert((kind, namespace.to_owned(), name.to_owned()), state);
     }
 
     pub fn add_kind(&self, kind: KindRef) -> Arc<ObjectCache> {
@@ -495,10 +505,6 @@ impl ObjectSource for ClusterSource {
             && self.cache(kind).is_some_and(|c| !c.is_served(namespace))
     }
 
-    /// Always `None`: the host does not apply children yet, so it has no
-    /// outcome to report (guests see "not applied since the host started",
-    /// which is true). Once it applies them, each apply's outcome is kept
-    /// here.
     fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
         self.applies
             .read()
@@ -518,6 +524,14 @@ impl ObjectSource for ClusterSource {
             .expect("applies lock")
             .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
             .map(|(_, at)| *at)
+    }
+
+    fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
+        self.changes
+            .read()
+            .expect("changes lock")
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .cloned()
     }
 }
 

@@ -104,6 +104,14 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         }
     }
 
+    /// Adds to what the parent's latest pass read (a second evaluation of
+    /// that pass).
+    pub fn extend(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
+        let mut all = self.reads.get(parent).cloned().unwrap_or_default();
+        all.extend(reads);
+        self.replace(parent, all);
+    }
+
     /// The parent was deleted: drops all its entries.
     pub fn remove(&mut self, parent: &P) {
         self.replace(parent, BTreeSet::new());

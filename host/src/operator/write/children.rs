@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use crate::contract::model::{Change, secret_kind};
 use crate::facts::meta::controller_uid;
 use crate::facts::past_cache::PastCache;
-use crate::facts::{ApplyOutcome, certificates};
+use crate::facts::{ApplyOutcome, ChangeState, certificates};
 use crate::marks::FIELD_MANAGER;
 pub use crate::marks::{APPLIED, MANAGED_BY};
 use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
@@ -212,164 +212,192 @@ pub async fn execute(
             child: change.kind().kind.clone(),
         };
         let api = api(client, &resource, owner.namespace);
-        let failed = |e: kube::Error| ChildrenError::Api {
-            change: change.to_string(),
-            class: api_error::classify(&e),
-            text: api_error::text(&e),
+        // A refusal is what became of the change (`facts.change-state`).
+        let failed = |e: kube::Error| {
+            if let kube::Error::Api(status) = &e {
+                source.record_change(
+                    change.kind(),
+                    owner.namespace,
+                    change.name(),
+                    ChangeState::Refused {
+                        code: status.code,
+                        reason: status.reason.clone(),
+                        message: status.message.clone(),
+                    },
+                );
+            }
+            ChildrenError::Api {
+                change: change.to_string(),
+                class: api_error::classify(&e),
+                text: api_error::text(&e),
+            }
         };
-        match change {
-            Change::Apply { .. } | Change::Bundle { .. } => {
-                let desired = desired.unwrap_or_default();
-                if cached.as_ref().is_some_and(|c| has_all(&desired, c)) {
-                    made.unchanged += 1;
-                    metrics.child_applies_unchanged.get_or_create(&labels).inc();
-                    continue;
-                }
-                let mut applied = api
-                    .patch(change.name(), &params_force(), &Patch::Apply(&desired))
-                    .await;
-                // Refused as invalid over a child the parent controls: a
-                // list entry another writer keyed differently (a Service
-                // port changed by hand) stays beside the host's. The lists
-                // the body sets are taken back whole, then applied again.
-                if let (Err(kube::Error::Api(s)), Some(current)) = (&applied, &cached)
-                    && s.code == 422
-                    && controller_uid(current) == Some(owner.uid)
-                    && let Some(lists) = lists_of(&desired)
-                {
-                    let mut reset = lists;
-                    reset["metadata"] = json!({
-                        "resourceVersion": current["metadata"]["resourceVersion"],
-                    });
-                    let params = PatchParams {
-                        field_manager: Some(FIELD_MANAGER.to_owned()),
-                        ..PatchParams::default()
-                    };
-                    tracing::info!(child = %change, "taking back the lists another writer changed");
-                    if api
-                        .patch(change.name(), &params, &Patch::Merge(&reset))
-                        .await
-                        .is_ok()
+        'one: {
+            match change {
+                Change::Apply { .. } | Change::Bundle { .. } => {
+                    let desired = desired.unwrap_or_default();
+                    if cached.as_ref().is_some_and(|c| has_all(&desired, c)) {
+                        made.unchanged += 1;
+                        metrics.child_applies_unchanged.get_or_create(&labels).inc();
+                        break 'one;
+                    }
+                    let mut applied = api
+                        .patch(change.name(), &params_force(), &Patch::Apply(&desired))
+                        .await;
+                    // Refused as invalid over a child the parent controls: a
+                    // list entry another writer keyed differently (a Service
+                    // port changed by hand) stays beside the host's. The lists
+                    // the body sets are taken back whole, then applied again.
+                    if let (Err(kube::Error::Api(s)), Some(current)) = (&applied, &cached)
+                        && s.code == 422
+                        && controller_uid(current) == Some(owner.uid)
+                        && let Some(lists) = lists_of(&desired)
                     {
-                        applied = api
-                            .patch(change.name(), &params_force(), &Patch::Apply(&desired))
-                            .await;
-                    }
-                }
-                record(source, metrics, &owner, change, &applied);
-                let stored = applied.map_err(failed)?;
-                made.applied += 1;
-                metrics.child_applies.get_or_create(&labels).inc();
-                if let (Some(cache), Ok(stored)) =
-                    (source.cache(&change.kind()), serde_json::to_value(stored))
-                {
-                    cache.apply_if_newer(stored);
-                }
-            }
-            Change::Generate { name, keys } => {
-                // Never overwritten: one that exists (the parent's, or no
-                // one's) is adopted as it is.
-                if cached.is_some() {
-                    made.unchanged += 1;
-                    metrics.child_applies_unchanged.get_or_create(&labels).inc();
-                    continue;
-                }
-                let secret = generated_secret(name, keys).map_err(|e| ChildrenError::Random {
-                    change: change.to_string(),
-                    text: e.to_string(),
-                })?;
-                let secret = with_owner(&secret, &owner);
-                match create(&api, secret).await {
-                    Ok(_) => {
-                        made.applied += 1;
-                        metrics.child_applies.get_or_create(&labels).inc();
-                        source.record_apply(
-                            change.kind(),
-                            owner.namespace,
-                            name,
-                            ApplyOutcome::Applied,
-                        );
-                    }
-                    // Made meanwhile (a second replica): adopted as it is.
-                    Err(kube::Error::Api(s)) if s.code == 409 && s.reason == "AlreadyExists" => {}
-                    Err(e) => return Err(failed(e)),
-                }
-            }
-            Change::Certificate { name, dns_names } => {
-                let now = jiff::Timestamp::now();
-                let good = cached
-                    .as_ref()
-                    .and_then(|c| authority.still_good(c, dns_names, now));
-                if let Some(left) = good {
-                    made.unchanged += 1;
-                    made.renew_after = earliest(made.renew_after, left);
-                    metrics.child_applies_unchanged.get_or_create(&labels).inc();
-                    continue;
-                }
-                let issued = authority.issue(name, dns_names).await.map_err(|e| {
-                    ChildrenError::Certificate {
-                        change: change.to_string(),
-                        text: e.to_string(),
-                    }
-                })?;
-                let mut secret = with_owner(&issued.secret, &owner);
-                let written = match &cached {
-                    None => create(&api, secret).await,
-                    // Replaced only if it is still the one the cache
-                    // holds: a second replica's renewal is not overwritten.
-                    Some(current) => {
-                        secret["metadata"]["resourceVersion"] =
-                            current["metadata"]["resourceVersion"].clone();
-                        match serde_json::from_value::<DynamicObject>(secret) {
-                            Ok(secret) => api.replace(name, &PostParams::default(), &secret).await,
-                            Err(e) => Err(kube::Error::SerdeError(e)),
+                        let mut reset = lists;
+                        reset["metadata"] = json!({
+                            "resourceVersion": current["metadata"]["resourceVersion"],
+                        });
+                        let params = PatchParams {
+                            field_manager: Some(FIELD_MANAGER.to_owned()),
+                            ..PatchParams::default()
+                        };
+                        tracing::info!(child = %change, "taking back the lists another writer changed");
+                        if api
+                            .patch(change.name(), &params, &Patch::Merge(&reset))
+                            .await
+                            .is_ok()
+                        {
+                            applied = api
+                                .patch(change.name(), &params_force(), &Patch::Apply(&desired))
+                                .await;
                         }
                     }
-                };
-                record(source, metrics, &owner, change, &written);
-                match written {
-                    Ok(_) => {
-                        made.applied += 1;
-                        made.renew_after = earliest(made.renew_after, issued.renew_after);
-                        metrics.child_applies.get_or_create(&labels).inc();
+                    record(source, metrics, &owner, change, &applied);
+                    let stored = applied.map_err(failed)?;
+                    made.applied += 1;
+                    metrics.child_applies.get_or_create(&labels).inc();
+                    if let (Some(cache), Ok(stored)) =
+                        (source.cache(&change.kind()), serde_json::to_value(stored))
+                    {
+                        cache.apply_if_newer(stored);
                     }
-                    // Issued meanwhile by a second replica: its certificate
-                    // is the one; the next pass reads it.
-                    Err(kube::Error::Api(s)) if s.code == 409 && cached.is_none() => {}
-                    Err(e) => return Err(failed(e)),
                 }
-            }
-            Change::Delete { name, uid, .. } => {
-                if cached.is_none() {
-                    continue;
-                }
-                let params = DeleteParams {
-                    preconditions: Some(Preconditions {
-                        uid: Some(uid.clone()),
-                        resource_version: None,
-                    }),
-                    ..DeleteParams::background()
-                };
-                match api.delete(name, &params).await {
-                    Ok(_) => {
-                        made.deleted += 1;
-                        made.deleted_unwatched += usize::from(unwatched);
-                        metrics.child_deletes.get_or_create(&labels).inc();
+                Change::Generate { name, keys } => {
+                    // Never overwritten: one that exists (the parent's, or no
+                    // one's) is adopted as it is.
+                    if cached.is_some() {
+                        made.unchanged += 1;
+                        metrics.child_applies_unchanged.get_or_create(&labels).inc();
+                        break 'one;
                     }
-                    // Gone already, or another object by that name now.
-                    Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
-                    Err(e) => {
-                        // What the guest learns of an object it cannot
-                        // watch: its deletion refused (seed 000: the
-                        // sentence on ExposureReady instead).
-                        if unwatched {
-                            record_refusal(source, metrics, &owner, change, &e);
+                    let secret =
+                        generated_secret(name, keys).map_err(|e| ChildrenError::Random {
+                            change: change.to_string(),
+                            text: e.to_string(),
+                        })?;
+                    let secret = with_owner(&secret, &owner);
+                    match create(&api, secret).await {
+                        Ok(_) => {
+                            made.applied += 1;
+                            metrics.child_applies.get_or_create(&labels).inc();
+                            source.record_apply(
+                                change.kind(),
+                                owner.namespace,
+                                name,
+                                ApplyOutcome::Applied,
+                            );
                         }
-                        return Err(failed(e));
+                        // Made meanwhile (a second replica): adopted as it is.
+                        Err(kube::Error::Api(s))
+                            if s.code == 409 && s.reason == "AlreadyExists" => {}
+                        Err(e) => return Err(failed(e)),
+                    }
+                }
+                Change::Certificate { name, dns_names } => {
+                    let now = jiff::Timestamp::now();
+                    let good = cached
+                        .as_ref()
+                        .and_then(|c| authority.still_good(c, dns_names, now));
+                    if let Some(left) = good {
+                        made.unchanged += 1;
+                        made.renew_after = earliest(made.renew_after, left);
+                        metrics.child_applies_unchanged.get_or_create(&labels).inc();
+                        break 'one;
+                    }
+                    let issued = authority.issue(name, dns_names).await.map_err(|e| {
+                        ChildrenError::Certificate {
+                            change: change.to_string(),
+                            text: e.to_string(),
+                        }
+                    })?;
+                    let mut secret = with_owner(&issued.secret, &owner);
+                    let written = match &cached {
+                        None => create(&api, secret).await,
+                        // Replaced only if it is still the one the cache
+                        // holds: a second replica's renewal is not overwritten.
+                        Some(current) => {
+                            secret["metadata"]["resourceVersion"] =
+                                current["metadata"]["resourceVersion"].clone();
+                            match serde_json::from_value::<DynamicObject>(secret) {
+                                Ok(secret) => {
+                                    api.replace(name, &PostParams::default(), &secret).await
+                                }
+                                Err(e) => Err(kube::Error::SerdeError(e)),
+                            }
+                        }
+                    };
+                    record(source, metrics, &owner, change, &written);
+                    match written {
+                        Ok(_) => {
+                            made.applied += 1;
+                            made.renew_after = earliest(made.renew_after, issued.renew_after);
+                            metrics.child_applies.get_or_create(&labels).inc();
+                        }
+                        // Issued meanwhile by a second replica: its certificate
+                        // is the one; the next pass reads it.
+                        Err(kube::Error::Api(s)) if s.code == 409 && cached.is_none() => {}
+                        Err(e) => return Err(failed(e)),
+                    }
+                }
+                Change::Delete { name, uid, .. } => {
+                    if cached.is_none() {
+                        break 'one;
+                    }
+                    let params = DeleteParams {
+                        preconditions: Some(Preconditions {
+                            uid: Some(uid.clone()),
+                            resource_version: None,
+                        }),
+                        ..DeleteParams::background()
+                    };
+                    match api.delete(name, &params).await {
+                        Ok(_) => {
+                            made.deleted += 1;
+                            made.deleted_unwatched += usize::from(unwatched);
+                            metrics.child_deletes.get_or_create(&labels).inc();
+                        }
+                        // Gone already, or another object by that name now.
+                        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+                        Err(e) => {
+                            // What the guest learns of an object it cannot
+                            // watch: its deletion refused (seed 000: the
+                            // sentence on ExposureReady instead).
+                            if unwatched {
+                                record_refusal(source, metrics, &owner, change, &e);
+                            }
+                            return Err(failed(e));
+                        }
                     }
                 }
             }
         }
+        // Made, or found made.
+        source.record_change(
+            change.kind(),
+            owner.namespace,
+            change.name(),
+            ChangeState::Made,
+        );
     }
     Ok(made)
 }

@@ -25,6 +25,8 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use crate::contract::model::Change;
+use crate::facts::Hold;
+use crate::facts::source::ChildKey;
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::metrics::Metrics;
 use crate::operator::write::api_error::{self, ApiErrorClass};
@@ -145,6 +147,27 @@ pub struct Planned {
     pub events: Vec<Event>,
     /// When to pass again for the plan's sake (a rejection's hold ending).
     pub requeue_after: Option<Duration>,
+    /// The changes the plan holds, and what holds them; every other
+    /// change of the pass was made (or found made).
+    pub held: Option<(Hold, Vec<ChildKey>)>,
+}
+
+impl Planned {
+    /// What holds the changes when the pass made none: as the parent's
+    /// Ready says it (observe, awaiting a decision, denied).
+    fn hold(&self) -> Option<Hold> {
+        let facts = self.facts.as_ref()?;
+        if self.made.is_some() || facts.pending.is_none() {
+            return None;
+        }
+        Some(if facts.observe {
+            Hold::Observe
+        } else if facts.plan.is_some() {
+            Hold::AwaitingApproval
+        } else {
+            Hold::Denied
+        })
+    }
 }
 
 /// Who the host is, and where: what its decisions and plans bind.
@@ -284,6 +307,10 @@ impl Planner {
             });
         }
         let identity = self.identity().await?.clone();
+        let now = jiff::Timestamp::now();
+        let pending = checked.pending(at.authority, now);
+        let namespace_of = |c: &Change| (c.kind(), namespace.to_owned(), c.name().to_owned());
+        let held = pending.iter().map(namespace_of).collect();
         let mut run = Run {
             planner: self,
             at,
@@ -291,10 +318,11 @@ impl Planner {
             identity,
             namespace,
             out: Planned::default(),
-            now: jiff::Timestamp::now(),
+            now,
         };
-        run.go(checked).await?;
+        run.go(checked, &pending).await?;
         run.retain().await;
+        run.out.held = run.out.hold().map(|hold| (hold, held));
         Ok(run.out)
     }
 
@@ -376,13 +404,12 @@ impl Run<'_, '_> {
         });
     }
 
-    async fn go(&mut self, checked: Checked<'_>) -> Result<(), PlanError> {
-        let pending = checked.pending(self.at.authority, self.now);
+    async fn go(&mut self, checked: Checked<'_>, pending: &[Change]) -> Result<(), PlanError> {
         let target = Target {
             cluster: self.identity.cluster.clone(),
             parent: self.parent_uid().to_owned(),
         };
-        let digest = digest::digest(&pending, self.gates.mode, &target);
+        let digest = digest::digest(pending, self.gates.mode, &target);
         let plans = self.plans();
         let mut open: Vec<Plan> = plans
             .iter()
@@ -420,20 +447,20 @@ impl Run<'_, '_> {
                     .await?;
                 }
                 (_, Some(divergence)) => self.supersede(&plan, divergence).await?,
-                (_, None) => return self.decided(plan, checked, &pending).await,
+                (_, None) => return self.decided(plan, checked, pending).await,
             }
         }
         if pending.is_empty() {
             // Nothing to change: the pass still learns when its
             // certificates are due (no request is sent).
             self.out.made = Some(self.planner.execute(self.at, checked).await);
-            self.out.facts = self.facts(None, &pending, None);
+            self.out.facts = self.facts(None, pending, None);
             return Ok(());
         }
         if let Some(held) = self.held(&plans, &digest) {
             return Ok(held);
         }
-        self.create(checked, &pending, &digest, &target).await
+        self.create(checked, pending, &digest, &target).await
     }
 
     /// The plan describes the pending changes: its decision, if any,

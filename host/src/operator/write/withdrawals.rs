@@ -16,6 +16,7 @@ use reconciler_conventions::engine::Event;
 use serde_json::json;
 
 use crate::contract::model::{Change, Withdrawal};
+use crate::facts::ChangeState;
 use crate::facts::past_cache::PastCache;
 use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::plans::{PlanError, PlanPass, Planner, plan_name, plans_served};
@@ -64,13 +65,26 @@ pub async fn make(
     // them all, as any change would.
     children::check(at.source, past_cache, at.resource, at.parent, &deletions)
         .map_err(WithdrawalError::Refused)?;
+    let namespace = at.parent["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
     let mut out = Withdrawn::default();
     let mut made_ones = Vec::new();
     for (withdrawal, deletion) in withdrawals.iter().zip(&deletions) {
         let one = std::slice::from_ref(deletion);
         let checked = children::check(at.source, past_cache, at.resource, at.parent, one)
             .map_err(WithdrawalError::Refused)?;
-        match planner.execute(at, checked).await {
+        let made = planner.execute(at, checked).await;
+        if made.is_ok() {
+            // Taken away now, or gone already: withdrawn either way.
+            at.source.record_change(
+                deletion.kind(),
+                namespace,
+                deletion.name(),
+                ChangeState::Withdrawn,
+            );
+        }
+        match made {
             Ok(made) if made.deleted > 0 => {
                 out.made.deleted += made.deleted;
                 out.made.deleted_unwatched += made.deleted_unwatched;
@@ -93,9 +107,6 @@ pub async fn make(
     }
     if !made_ones.is_empty() {
         tracing::info!(withdrawn = made_ones.len(), why, "withdrawals made");
-        let namespace = at.parent["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or_default();
         if plans_served(at.source, namespace) {
             match record(planner, at, namespace, &made_ones, why).await {
                 Ok(plan) => out.plan = Some(plan),
