@@ -13,7 +13,10 @@ use reconciler_conventions::status::Status;
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::contract::model::Change;
 use crate::facts::Dependency;
+use crate::facts::snapshot::Snapshot;
+use crate::facts::{ChangeState, Hold, ObjectSource};
 use crate::operator::cluster::past_cache;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
@@ -26,7 +29,7 @@ use crate::operator::write::owned::{others_status_changed, owned_part};
 use crate::operator::write::plans::{PlanPass, Planned};
 use crate::operator::write::withdrawals::{self, WithdrawalError, Withdrawn};
 use crate::plan::record;
-use crate::runtime::{Blame, EvaluateRequest, GuestErrorClass, GuestModule};
+use crate::runtime::{Blame, EvaluateRequest, Evaluated, GuestErrorClass, GuestModule};
 
 /// How a pass ended, for the queue and for the module's probation.
 pub struct Pass {
@@ -127,32 +130,20 @@ async fn reconcile(
     // MAX_READS objects a pass, in as many rounds).
     let mut rounds = past_cache::Rounds::default();
     let mut guest_time = Duration::ZERO;
-    let evaluated = loop {
-        let module = module.clone();
-        let source = rounds.source(&registry.source);
-        let settings = kind.settings.clone();
-        let parent = parent.clone();
-        let evaluator = registry.evaluator.clone();
-        let pass_span = tracing::Span::current();
-        let (evaluated, time) = tokio::task::spawn_blocking(move || {
-            let _evaluating =
-                tracing::info_span!(parent: &pass_span, "evaluate", guest = %module.name())
-                    .entered();
-            let started = std::time::Instant::now();
-            let evaluated = evaluator.evaluate(
-                &module,
-                EvaluateRequest {
-                    parent: &parent,
-                    paused,
-                    settings: &settings,
-                    source,
-                    now,
-                },
-            );
-            (evaluated, started.elapsed())
-        })
-        .await
-        .expect("an evaluation never panics");
+    let evaluation = Evaluation {
+        registry,
+        kind,
+        module,
+        parent: &parent,
+        paused,
+        now,
+    };
+    // The world each evaluation reads, held still for an evaluation again
+    // after the pass's changes (see below).
+    let mut world: Arc<dyn ObjectSource>;
+    let mut evaluated = loop {
+        world = Arc::new(Snapshot::new(rounds.source(&registry.source)));
+        let (evaluated, time) = evaluation.run(world.clone()).await;
         guest_time += time;
         let read = rounds
             .read_wanted(kind.writer.client(), &registry.source, &evaluated)
@@ -162,13 +153,8 @@ async fn reconcile(
             break evaluated;
         }
     };
-    registry
-        .metrics
-        .guest_seconds
-        .get_or_create(&label)
-        .observe(guest_time.as_secs_f64());
     {
-        let mut reads = evaluated.reads;
+        let mut reads = std::mem::take(&mut evaluated.reads);
         // A decision on one of its plans passes the parent.
         if registry.source.resource(&record::kind_ref()).is_some()
             && let Some(uid) = parent["metadata"]["uid"].as_str()
@@ -194,11 +180,28 @@ async fn reconcile(
         resource: &kind.resource,
         parent: &parent,
     };
+    // Until the pass makes them, the guest's changes are not made
+    // (`facts.change-state`): what stops the pass before them holds them.
+    let child_key = |c: &Change| (c.kind(), key.namespace.clone(), c.name().to_owned());
+    if evaluated.outcome.is_ok() {
+        for change in &evaluated.changes {
+            let (kind, namespace, name) = child_key(change);
+            registry.source.record_change(
+                kind,
+                &namespace,
+                &name,
+                ChangeState::Held(Hold::PassFailed),
+            );
+        }
+    }
     // Withdrawals first, whatever holds the other changes: the pause, the
     // gates, a plan, a read that failed (contract 0.5.0).
     let mut withdrawn = Withdrawn::default();
     let mut plan_error = None;
     let mut refused = None;
+    // Withdrawals were made (or tried): what the pass writes if it fails
+    // is the verdict that read what became of them.
+    let mut withdrew = false;
     if evaluated.outcome.is_ok() && !evaluated.withdrawals.is_empty() {
         let why = held_by(
             registry,
@@ -217,11 +220,15 @@ async fn reconcile(
         .instrument(tracing::info_span!("withdraw"))
         .await
         {
-            Ok(w) => withdrawn = w,
+            Ok(w) => {
+                withdrawn = w;
+                withdrew = true;
+            }
             Err(WithdrawalError::Refused(e)) => refused = Some(e),
             Err(WithdrawalError::Record(e, w)) => {
                 tracing::warn!(error = %e, "the withdrawals were made, but not recorded");
                 withdrawn = w;
+                withdrew = true;
                 plan_error = Some(*e);
             }
         }
@@ -252,6 +259,20 @@ async fn reconcile(
                     {
                         Ok(p) => {
                             planned = p;
+                            if let Some((hold, held)) = &planned.held {
+                                for change in &evaluated.changes {
+                                    let child = child_key(change);
+                                    let state = if held.contains(&child) {
+                                        ChangeState::Held(*hold)
+                                    } else {
+                                        ChangeState::Made
+                                    };
+                                    let (kind, namespace, name) = child;
+                                    registry
+                                        .source
+                                        .record_change(kind, &namespace, &name, state);
+                                }
+                            }
                             planned.made.take()
                         }
                         Err(e) => {
@@ -280,6 +301,42 @@ async fn reconcile(
         Some(Err(e)) => tracing::warn!(error = %e, "children not made"),
         _ => {}
     }
+    // The guest read what became of its changes before they were made:
+    // where the pass answers otherwise, its status is that of an
+    // evaluation of the same world reading what the pass did (the changes
+    // of that one are the next pass's).
+    let mut again = false;
+    if let Some(((kind, namespace, name), read)) =
+        evaluated
+            .change_states
+            .iter()
+            .find(|((kind, namespace, name), read)| {
+                registry.source.change_state(kind, namespace, name) != **read
+            })
+    {
+        tracing::debug!(
+            child = %format_args!("{} {namespace}/{name}", kind.kind),
+            ?read,
+            now = ?registry.source.change_state(kind, namespace, name),
+            "what became of a change is not what the guest read: evaluated again"
+        );
+        let (second, time) = evaluation.run(world).await;
+        guest_time += time;
+        again = second.outcome.is_ok()
+            && (second.changes != evaluated.changes || second.withdrawals != evaluated.withdrawals);
+        registry
+            .scheduler
+            .deps
+            .lock()
+            .expect("deps lock")
+            .extend(key, second.reads);
+        evaluated.outcome = second.outcome;
+    }
+    registry
+        .metrics
+        .guest_seconds
+        .get_or_create(&label)
+        .observe(guest_time.as_secs_f64());
     let started = std::time::Instant::now();
     let mut blamed = evaluated
         .outcome
@@ -309,6 +366,9 @@ async fn reconcile(
         .ok()
         .and_then(|v| v.requeue_after_seconds)
         .map(|s| Duration::from_secs(u64::from(s)));
+    let withdrawing = withdrew
+        .then(|| evaluated.outcome.as_ref().ok().cloned())
+        .flatten();
     let outcome = match (evaluated.outcome, made) {
         (Err(e), _) => {
             tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
@@ -383,6 +443,14 @@ async fn reconcile(
         }
         (Ok(verdict), _) => Outcome::Verdict(verdict),
     };
+    let outcome = match (outcome, withdrawing) {
+        (Outcome::Error { class, text }, Some(verdict)) => Outcome::Withdrew {
+            class,
+            text,
+            verdict,
+        },
+        (outcome, _) => outcome,
+    };
     let ended = |done| Pass {
         done,
         evaluated: Some((module.clone(), blamed)),
@@ -427,6 +495,9 @@ async fn reconcile(
         publish(registry, kind, &parent, &output.events).await;
     }
     queue.remember(key, output.reported);
+    if again {
+        registry.scheduler.add(key.clone());
+    }
     let after = output
         .requeue_after_seconds
         .map(|s| Duration::from_secs(u64::from(s)))
@@ -448,6 +519,47 @@ async fn reconcile(
             requeue_after: after,
         }
     })
+}
+
+/// One evaluation of a pass's parent by its guest, on a thread of its own.
+struct Evaluation<'a> {
+    registry: &'a Registry,
+    kind: &'a Kind,
+    module: &'a GuestModule,
+    parent: &'a Arc<Value>,
+    paused: bool,
+    now: jiff::Timestamp,
+}
+
+impl Evaluation<'_> {
+    /// Evaluates the parent on `source`; how long the guest took.
+    async fn run(&self, source: Arc<dyn ObjectSource>) -> (Evaluated, Duration) {
+        let module = self.module.clone();
+        let settings = self.kind.settings.clone();
+        let parent = self.parent.clone();
+        let evaluator = self.registry.evaluator.clone();
+        let (paused, now) = (self.paused, self.now);
+        let pass_span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _evaluating =
+                tracing::info_span!(parent: &pass_span, "evaluate", guest = %module.name())
+                    .entered();
+            let started = std::time::Instant::now();
+            let evaluated = evaluator.evaluate(
+                &module,
+                EvaluateRequest {
+                    parent: &parent,
+                    paused,
+                    settings: &settings,
+                    source,
+                    now,
+                },
+            );
+            (evaluated, started.elapsed())
+        })
+        .await
+        .expect("an evaluation never panics")
+    }
 }
 
 /// Publishes `events` about `parent` and counts them.
