@@ -101,6 +101,14 @@ pub enum Outcome {
     Verdict(Verdict),
     /// The pass failed; `text` is the error's display, bounded by the engine.
     Error { class: ErrorClass, text: String },
+    /// The pass failed after the guest's verdict, whose withdrawals were
+    /// made whatever failed (contract 0.5.0): the error is Ready's, and the
+    /// verdict, which read what became of them, says the rest.
+    Withdrew {
+        class: ErrorClass,
+        text: String,
+        verdict: Verdict,
+    },
 }
 
 /// Everything the engine decides from.
@@ -171,7 +179,10 @@ pub struct Output {
 ///   (see `ConditionWriter::carry_forward`).
 /// - An error keeps the aspects and advisory conditions as previously
 ///   written and the previous status fields, and writes Ready False
-///   (ReconcileError).
+///   (ReconcileError). An error after withdrawals were made
+///   ([`Outcome::Withdrew`]) writes Ready so too, and the verdict's aspects,
+///   advisory conditions, fields and Events with it: what was taken away is
+///   not claimed still there (no stall, no requeue: the error is retried).
 /// - A condition the kind always carries that the pass neither sets nor
 ///   finds in the previous status is Unknown (Initializing): a first pass
 ///   (an empty previous status) is one write, with whatever it did not
@@ -204,10 +215,18 @@ pub fn decide(input: Input<'_>) -> Output {
     };
     match outcome {
         Outcome::Verdict(verdict) => match check_verdict(spec, &verdict, paused) {
-            Ok(()) => context.on_verdict(&verdict),
+            Ok(()) => context.on_verdict(&verdict, None),
             Err(violation) => context.on_error(ErrorClass::GuestFailed, &violation.to_string()),
         },
         Outcome::Error { class, text } => context.on_error(class, &text),
+        Outcome::Withdrew {
+            class,
+            text,
+            verdict,
+        } => match check_verdict(spec, &verdict, paused) {
+            Ok(()) => context.on_verdict(&verdict, Some((class, &text))),
+            Err(violation) => context.on_error(ErrorClass::GuestFailed, &violation.to_string()),
+        },
     }
 }
 
@@ -300,7 +319,9 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn on_verdict(&self, verdict: &Verdict) -> Output {
+    /// `failed`: the pass failed after the verdict's withdrawals were
+    /// made; its class and text are Ready's.
+    fn on_verdict(&self, verdict: &Verdict, failed: Option<(ErrorClass, &str)>) -> Output {
         let Context {
             spec,
             writer,
@@ -334,13 +355,22 @@ impl Context<'_> {
                 })
             })
             .collect();
-        let host = rollup::from_verdict(
-            spec,
-            &aspects,
-            writer.generation(),
-            paused,
-            verdict.stall.as_ref(),
-        );
+        let (host, error_event) = match failed {
+            Some((class, text)) => {
+                let (message, event) = self.error(class, text);
+                (rollup::from_error(spec, paused, message), event)
+            }
+            None => (
+                rollup::from_verdict(
+                    spec,
+                    &aspects,
+                    writer.generation(),
+                    paused,
+                    verdict.stall.as_ref(),
+                ),
+                None,
+            ),
+        };
         let status = Status {
             observed_generation: rollup::observed_generation(
                 spec,
@@ -357,10 +387,20 @@ impl Context<'_> {
             previous,
             &status,
             reported,
-            None,
+            error_event,
             &verdict.events,
             changed,
         );
+        if let Some((class, _)) = failed {
+            return Output {
+                status,
+                changed,
+                events,
+                requeue_after_seconds: None,
+                stalled: false,
+                reported: reported.with_class(class),
+            };
+        }
         let recheck = verdict
             .stall
             .as_ref()
@@ -391,16 +431,7 @@ impl Context<'_> {
             paused,
             reported,
         } = *self;
-        let message = class.ready_message(text);
-        let newly_reported = !reported.has_class(class)
-            && !previous
-                .condition(READY)
-                .is_some_and(|ready| class.is_reported_by(ready));
-        let error_event = newly_reported.then(|| Event {
-            type_: EventType::Warning,
-            reason: class.as_str().to_owned(),
-            note: message.clone(),
-        });
+        let (message, error_event) = self.error(class, text);
         let aspects = spec
             .aspects
             .iter()
@@ -432,6 +463,24 @@ impl Context<'_> {
             stalled: false,
             reported: reported.with_class(class),
         }
+    }
+
+    /// Ready's message for an error of `class`, and its Warning unless it
+    /// was reported already: remembered in [`Reported`], or carried by
+    /// Ready (the memory lost to a restart).
+    fn error(&self, class: ErrorClass, text: &str) -> (String, Option<Event>) {
+        let message = class.ready_message(text);
+        let newly_reported = !self.reported.has_class(class)
+            && !self
+                .previous
+                .condition(READY)
+                .is_some_and(|ready| class.is_reported_by(ready));
+        let event = newly_reported.then(|| Event {
+            type_: EventType::Warning,
+            reason: class.as_str().to_owned(),
+            note: message.clone(),
+        });
+        (message, event)
     }
 }
 

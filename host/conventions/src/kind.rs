@@ -80,7 +80,7 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
     ),
     (
         "Planned",
-        "Ready=True in mode observe: the changes are planned in a ReconcilePlan and never made.",
+        "Ready=True in mode observe: the changes are planned in a ReconcilePlan and never made. An aspect False with it: its child's change is planned so (facts.change-state).",
     ),
     (
         "ChangesPending",
@@ -120,11 +120,11 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
     ),
     (
         "AwaitingApproval",
-        "Ready=False in mode apply with approval manual: the changes the parent asks for are planned in a ReconcilePlan awaiting a reviewer's decision; the message names the plan.",
+        "Ready=False in mode apply with approval manual: the changes the parent asks for are planned in a ReconcilePlan awaiting a reviewer's decision; the message names the plan. An aspect False with it: its child's change awaits that decision (facts.change-state).",
     ),
     (
         "ChangesDenied",
-        "Ready=False in mode apply: a reviewer denied the changes the parent asks for; the message names the plan and when they are planned again.",
+        "Ready=False in mode apply: a reviewer denied the changes the parent asks for; the message names the plan and when they are planned again. An aspect False with it: its child's change was denied (facts.change-state).",
     ),
 ];
 

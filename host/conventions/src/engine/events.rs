@@ -6,8 +6,13 @@ use crate::message::bound;
 use crate::status::{Condition, Status};
 use crate::verdict::{ConditionStatus, EventType, KindEvent};
 
+use super::plans::{AWAITING_APPROVAL, CHANGES_DENIED, PLANNED};
 use super::rollup::convergence_type;
 use super::{Event, Reported};
+
+/// The host's reasons an aspect gives a child whose change a gate holds
+/// (`facts.change-state`): the plan's Events report it.
+const HELD: [&str; 3] = [AWAITING_APPROVAL, CHANGES_DENIED, PLANNED];
 
 /// A transition is a change of status or reason; a message change alone is
 /// silent. A condition that did not exist before transitions.
@@ -24,7 +29,9 @@ fn is_transition(before: Option<&Condition>, after: &Condition) -> bool {
 /// - Stalled turning True: Warning with the stall's reason.
 /// - Progressing / Reconciling: silent, it moves on every rollout.
 /// - An aspect arriving at its bad state: Warning with its reason, unless
-///   the reason is quiet (a child on its way).
+///   the reason is quiet (a child on its way) or says a gate holds its
+///   child (AwaitingApproval, ChangesDenied, Planned: the plan's own
+///   Events say it, PlanCreated and PlanRejected).
 /// - The rest by profile. Seed 000 (Progressing) lists nothing else: an
 ///   aspect arriving at its good state is silent (Ready turning True says
 ///   it once for all aspects), and an advisory condition is silent
@@ -59,7 +66,9 @@ fn transition_event(
         match spec.profile {
             Profile::Progressing if advisory => None,
             Profile::Progressing | Profile::Kstatus
-                if after.status == bad && !spec.is_quiet(&after.reason) =>
+                if after.status == bad
+                    && !spec.is_quiet(&after.reason)
+                    && !HELD.contains(&after.reason.as_str()) =>
             {
                 Some(EventType::Warning)
             }

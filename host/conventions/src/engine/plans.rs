@@ -105,9 +105,13 @@ pub fn with_plan(
                     format!("Mode observe: {message}"),
                 ),
             );
-        } else if ready.status == ConditionStatus::True {
+        } else if ready.status == ConditionStatus::True
+            || [AWAITING_APPROVAL, CHANGES_DENIED].contains(&ready.reason.as_str())
+        {
             // Mode apply: what the aspects say is true of the cluster as it
-            // is, not of what the parent asks for, which the host holds.
+            // is, not of what the parent asks for, which the host holds. An
+            // aspect that says its child is held so (`facts.change-state`)
+            // is said by Ready as the plan says it (naming the plan).
             let reason = if facts.plan.is_some() {
                 AWAITING_APPROVAL
             } else {
@@ -309,6 +313,45 @@ mod tests {
         assert_eq!(
             out.status.condition(READY).unwrap().reason,
             "DeploymentNotFound"
+        );
+        // An aspect that says its child awaits approval (as the guest
+        // learns it from `facts.change-state`): Ready says it naming the
+        // plan, and neither raises a Warning (PlanCreated says it).
+        let held = engine::decide(Input {
+            spec: &spec(),
+            generation: 2,
+            paused: false,
+            previous: &previous,
+            now: now(),
+            outcome: Outcome::Verdict(Verdict {
+                aspects: vec![Decision {
+                    type_: "WorkloadReady".into(),
+                    status: ConditionStatus::False,
+                    reason: AWAITING_APPROVAL.into(),
+                    message: "Deployment w is not made: its change awaits a reviewer's approval"
+                        .into(),
+                }],
+                ..Verdict::default()
+            }),
+            reported: &Reported::default(),
+        });
+        let out = with_plan(&previous, 2, now(), held, &awaiting);
+        let ready = out.status.condition(READY).unwrap();
+        assert_eq!(
+            (ready.reason.as_str(), ready.message.as_str()),
+            (
+                AWAITING_APPROVAL,
+                "1 apply planned in ReconcilePlan w-1, awaiting approval"
+            )
+        );
+        assert_eq!(
+            out.status.condition("WorkloadReady").unwrap().reason,
+            AWAITING_APPROVAL
+        );
+        assert!(
+            out.events.iter().all(|e| e.type_ != EventType::Warning),
+            "{:?}",
+            out.events
         );
         // Nothing held: Ready as the aspects say.
         let out = with_plan(

@@ -128,12 +128,24 @@ const CLASSES: [ErrorClass; 4] = [
 /// The outcome a drawn pass stands for, on `spec`. Mostly within the
 /// contract; sometimes not (an unregistered reason, an aspect left out).
 fn outcome(spec: &KindSpec, raw: &RawPass) -> Outcome {
-    if let Some(class) = raw.error {
-        return Outcome::Error {
-            class: pick(&CLASSES, class),
+    let verdict = verdict_of(spec, raw);
+    match raw.error {
+        // Every other error is one after withdrawals were made.
+        Some(class) if class % 2 == 1 => Outcome::Withdrew {
+            class: pick(&CLASSES, class / 2),
             text: message(class),
-        };
+            verdict,
+        },
+        Some(class) => Outcome::Error {
+            class: pick(&CLASSES, class / 2),
+            text: message(class),
+        },
+        None => Outcome::Verdict(verdict),
     }
+}
+
+/// The verdict a drawn pass stands for, on `spec`.
+fn verdict_of(spec: &KindSpec, raw: &RawPass) -> Verdict {
     let reasons: Vec<String> = spec.registry().into_iter().map(|r| r.name).collect();
     let decide = |type_: &str, c: &RawCondition| verdict::Decision {
         type_: type_.to_owned(),
@@ -185,14 +197,29 @@ fn outcome(spec: &KindSpec, raw: &RawPass) -> Outcome {
             message: message(*m),
         })
         .collect();
-    Outcome::Verdict(Verdict {
+    Verdict {
         aspects,
         advisory,
         stall,
         status_fields,
         events,
         requeue_after_seconds: raw.requeue.map(u32::from),
-    })
+    }
+}
+
+/// The error class a step reports, if it ended in error: its own, or
+/// GuestFailed for a verdict that breaks the contract.
+fn error_class(spec: &KindSpec, step: &Step) -> Option<ErrorClass> {
+    let broken = |v: &Verdict| {
+        check_verdict(spec, v, step.paused)
+            .err()
+            .map(|_| ErrorClass::GuestFailed)
+    };
+    match &step.outcome {
+        Outcome::Error { class, .. } => Some(*class),
+        Outcome::Withdrew { class, verdict, .. } => broken(verdict).or(Some(*class)),
+        Outcome::Verdict(v) => broken(v),
+    }
 }
 
 fn spec_of(kstatus: bool) -> KindSpec {
@@ -296,10 +323,7 @@ proptest! {
             if !d.changed {
                 prop_assert!(d.events.is_empty(), "{:?}", d.events);
             }
-            let error_class = match &step.outcome {
-                Outcome::Error { class, .. } => Some(*class),
-                Outcome::Verdict(v) => check_verdict(&spec, v, step.paused).err().map(|_| ErrorClass::GuestFailed),
-            };
+            let error_class = error_class(&spec, &step);
             for event in &d.events {
                 let transition = d.status.conditions.iter().any(|c| {
                     c.reason == event.reason
@@ -313,6 +337,9 @@ proptest! {
                 let kind = match &step.outcome {
                     Outcome::Verdict(v) => error_class.is_none() && d.changed
                         && v.events.iter().any(|k| k.reason == event.reason && k.type_ == event.type_),
+                    // The verdict of a pass that withdrew says what it took away.
+                    Outcome::Withdrew { verdict: v, .. } => check_verdict(&spec, v, step.paused).is_ok() && d.changed
+                        && v.events.iter().any(|k| k.reason == event.reason && k.type_ == event.type_),
                     Outcome::Error { .. } => false,
                 };
                 prop_assert!(transition || class || kind, "unexplained {:?}", event);
@@ -325,15 +352,19 @@ proptest! {
         let spec = spec_of(kstatus);
         let mut since_verdict: Vec<String> = Vec::new();
         for step in run(&spec, &passes) {
-            let class = match &step.outcome {
-                Outcome::Error { class, .. } => Some(*class),
-                Outcome::Verdict(v) => check_verdict(&spec, v, step.paused).err().map(|_| ErrorClass::GuestFailed),
-            };
-            let Some(class) = class else {
+            let Some(class) = error_class(&spec, &step) else {
                 since_verdict.clear();
                 continue;
             };
-            for event in step.decision.events.iter().filter(|e| e.reason == class.as_str()) {
+            // The error's own Warning carries Ready's message (an aspect of
+            // a withdrawing pass's verdict may turn to a reason of that name).
+            let ready = step.decision.status.condition(READY).map(|c| c.message.clone());
+            for event in step
+                .decision
+                .events
+                .iter()
+                .filter(|e| e.reason == class.as_str() && Some(&e.note) == ready.as_ref())
+            {
                 prop_assert!(!since_verdict.contains(&event.reason), "{} again", event.reason);
                 since_verdict.push(event.reason.clone());
             }

@@ -309,6 +309,66 @@ fn error_keeps_aspects_and_advisory_as_previously_written() {
 }
 
 #[test]
+fn an_error_after_withdrawals_writes_the_verdict_that_says_what_was_taken_away() {
+    let spec = console();
+    let mut before = converged(&spec);
+    before
+        .fields
+        .insert("url".to_owned(), json!("https://a.example.com"));
+    let mut v = console_verdict(
+        ok("ConfigurationValid"),
+        ok("WorkloadReady"),
+        bad(
+            "ExposureReady",
+            "HostnameNotAllowed",
+            "Route a is withdrawn",
+        ),
+    );
+    v.events = vec![crate::verdict::KindEvent {
+        type_: EventType::Normal,
+        reason: "HostnameNotAllowed".into(),
+        message: "withdrawn".into(),
+    }];
+    v.status_fields = serde_json::Map::from_iter([("url".to_owned(), serde_json::Value::Null)]);
+    v.stall = Some(crate::verdict::Stall {
+        reason: "HostnameNotAllowed".into(),
+        message: "refused".into(),
+    });
+    let d = Pass::new(&spec).at(10).outcome(
+        &before,
+        Outcome::Withdrew {
+            class: ErrorClass::ReconciliationFailed,
+            text: "Cluster is no longer served".into(),
+            verdict: v,
+        },
+    );
+    // Ready says the error, not the aspect; the aspect says the withdrawal.
+    assert_eq!(sr(&d.status, READY), (False, RECONCILE_ERROR));
+    assert_eq!(
+        get(&d.status, "ExposureReady").message,
+        "Route a is withdrawn"
+    );
+    assert!(
+        !d.status.fields.contains_key("url"),
+        "{:?}",
+        d.status.fields
+    );
+    // The error is retried, not a stall: no Stalled, no requeue.
+    assert_eq!(sr(&d.status, STALLED), (False, AS_EXPECTED));
+    assert!(!d.stalled);
+    assert_eq!(d.requeue_after_seconds, None);
+    assert_eq!(
+        event_reasons(&d),
+        [
+            (EventType::Warning, "ReconciliationFailed"),
+            (EventType::Warning, "HostnameNotAllowed"),
+            (EventType::Normal, "HostnameNotAllowed"),
+        ]
+    );
+    assert!(d.reported.has_class(ErrorClass::ReconciliationFailed));
+}
+
+#[test]
 fn error_says_the_operator_retries_and_is_not_stalled() {
     for spec in [console(), registry_kind()] {
         let d = Pass::new(&spec).error(&converged(&spec), ErrorClass::QuotaExceeded, "quota");
