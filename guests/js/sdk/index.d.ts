@@ -204,6 +204,23 @@ export function caBundle(name: string, key: string, sources: Array<[string, stri
  */
 export function withdraw(kind: KindRef, name: string, uid: string, event?: KindEvent): Change;
 
+// ---- what became of a change (contract 0.5.0) ---------------------------------------------
+
+/** Whether `state` (`facts.changeState`) says the change is made (or taken away). */
+export function isMade(state: facts.ChangeOutcome | undefined): boolean;
+/**
+ * The aspect `type` about `what` (`ConfigMap w-config`), a child whose
+ * change is in `state` (`facts.changeState`): `made()` once the host made
+ * it; otherwise not True, saying what holds it with the host's reason
+ * (AwaitingApproval, ChangesDenied, Planned, ReconcileError), or that the
+ * API server refused it (with `refusedReason`, the kind's own).
+ */
+export function changeAspect(
+  type: string, what: string, state: facts.ChangeOutcome | undefined, refusedReason: string, made: () => Condition,
+): Condition;
+/** What a withdrawal of `what` still waits for: undefined once the host took it away. */
+export function notWithdrawn(what: string, state: facts.ChangeOutcome | undefined): string | undefined;
+
 // ---- the export ----------------------------------------------------------------------------
 
 /**

@@ -448,6 +448,44 @@ export const withdraw = (kind, name, uid, event = undefined) => ({
   val: { object: { kind, name, uid }, event: event && { ...event, message: String(event.message) } },
 });
 
+// ---- what became of a change (contract 0.5.0) -----------------------------------
+
+const HELD = {
+  observe: ['Planned', 'its change is planned, never made (mode observe)'],
+  'awaiting-approval': ['AwaitingApproval', "its change awaits a reviewer's approval"],
+  denied: ['ChangesDenied', 'a reviewer denied its change'],
+  'pass-failed': ['ReconcileError', 'the pass failed before it (Ready says why)'],
+};
+
+/** Whether `state` (`facts.changeState`) says the change is made (or taken away). */
+export const isMade = (state) => state !== undefined && (state.tag === 'made' || state.tag === 'withdrawn');
+
+/**
+ * The aspect `type` about `what` (`ConfigMap w-config`), a child whose
+ * change is in `state` (`facts.changeState`): `made()` once the host made
+ * it; otherwise not True, saying what holds it with the host's reason, or
+ * that the API server refused it (with `refusedReason`, the kind's own).
+ */
+export function changeAspect(type, what, state, refusedReason, made) {
+  if (isMade(state)) return made();
+  if (state === undefined) return unknown(type, RECONCILING, `${what} is asked for; the host has not acted on it yet`);
+  if (state.tag === 'refused') {
+    const r = state.val;
+    return fails(type, refusedReason, `${what} was refused by the API server (${r.code} ${r.reason}): ${r.message}`);
+  }
+  const [reason, why] = HELD[state.val];
+  return fails(type, reason, `${what} is not made: ${why}`);
+}
+
+/** What a withdrawal of `what` still waits for: undefined once the host took it away. */
+export function notWithdrawn(what, state) {
+  if (isMade(state)) return undefined;
+  const why = state !== undefined && state.tag === 'refused'
+    ? `the API server refused its deletion (${state.val.code} ${state.val.reason}: ${state.val.message})`
+    : 'its deletion is not made yet';
+  return `${what} is still there: ${why}`;
+}
+
 // ---- the export ----------------------------------------------------------------
 
 /**

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import {
-  Parent, Registry, VerdictBuilder, bound, checkImage, chooseImage, debug, exportGuest, fails, kindRef, kindSpec, ok,
+  Parent, Registry, VerdictBuilder, bound, changeAspect, checkImage, chooseImage, debug, exportGuest, fails, kindRef,
+  kindSpec, notWithdrawn, ok,
   read, readFailure, remove, repository, withdraw, within, workloadCondition, MAX_MESSAGE_BYTES, PARENT_GATES,
   TRUNCATION_MARKER,
 } from './index.js';
@@ -109,6 +110,23 @@ test('a withdrawal is a delete with the Event the host raises once it is made', 
     val: { object: { kind: binding, name: 'grant', uid: 'u-1' }, event: undefined },
   });
   assert.equal(withdraw(binding, 'grant', 'u-1', { ...event, message: 42 }).val.event.message, '42');
+});
+
+test('an aspect claims a child only once the host made its change, else says what holds it', () => {
+  const made = () => ok('ChildReady', 'ConfigMap w-config holds the data');
+  const say = (state) => changeAspect('ChildReady', 'ConfigMap w-config', state, 'ChildRefused', made);
+  assert.equal(say({ tag: 'made' }).status, 'true');
+  assert.deepEqual(
+    [say({ tag: 'held', val: 'awaiting-approval' }).reason, say({ tag: 'held', val: 'denied' }).reason],
+    ['AwaitingApproval', 'ChangesDenied'],
+  );
+  assert.equal(say({ tag: 'held', val: 'denied' }).message, 'ConfigMap w-config is not made: a reviewer denied its change');
+  assert.equal(say(undefined).status, 'unknown');
+  const refused = { tag: 'refused', val: { code: 422, reason: 'Invalid', message: 'bad' } };
+  assert.deepEqual([say(refused).reason, say(refused).message], ['ChildRefused', 'ConfigMap w-config was refused by the API server (422 Invalid): bad']);
+  assert.equal(notWithdrawn('Route a', { tag: 'withdrawn' }), undefined);
+  assert.equal(notWithdrawn('Route a', refused), 'Route a is still there: the API server refused its deletion (422 Invalid: bad)');
+  assert.equal(notWithdrawn('Route a', undefined), 'Route a is still there: its deletion is not made yet');
 });
 
 test('index.d.ts declares every name index.js exports, and no other', async () => {

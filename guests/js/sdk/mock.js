@@ -90,6 +90,7 @@ export class MockFacts {
     this.jobs = new Map();
     this.lastApplies = new Map();
     this.lastApplyTimes = new Map();
+    this.changeStates = new Map();
     this.networkPolicies = new Map();
     this.egressPolicies = new Map();
     this.nodePodCidrs = { tag: 'known', val: [] };
@@ -164,6 +165,15 @@ export class MockFacts {
     return this;
   }
   /**
+   * What became of the change asked for a child (`facts.changeState`;
+   * undefined: not acted on yet); a child not given answers `{tag: 'made'}`,
+   * as if a host made every change.
+   */
+  withChangeState(kind, namespace, name, state) {
+    this.changeStates.set(`${key(kind)} ${at(namespace, name)}`, state);
+    return this;
+  }
+  /**
    * A read that fails (`failed`, or the tag given): `what` is `workload`,
    * `secret`, `configmap`, `clusterrole`, `exposure`, `certificates`,
    * `job`, or a kind's name for `get` and `list`; `name` the object's name
@@ -216,6 +226,11 @@ export class MockFacts {
       secretCertificates: (ns, name, k) => m.#read(`certificates ${at(ns, name)} ${k}`, 'certificates', name, () => m.certificates.get(`${at(ns, name)} ${k}`)),
       lastApply: (kind, ns, name) => m.lastApplies.get(`${key(kind)} ${at(ns, name)}`),
       lastApplyTime: (kind, ns, name) => m.lastApplyTimes.get(`${key(kind)} ${at(ns, name)}`),
+      changeState: (kind, ns, name) => {
+        m.reads.push(`change-state ${key(kind)} ${at(ns, name)}`);
+        const k = `${key(kind)} ${at(ns, name)}`;
+        return m.changeStates.has(k) ? m.changeStates.get(k) : { tag: 'made' };
+      },
       children: (kind) => m.#read(`children ${key(kind)}`, 'children', kind.kind, () => [...(m.children.get(key(kind)) || [])]),
       job: (ns, name) => m.#read(`job ${at(ns, name)}`, 'job', name, () => m.jobs.get(at(ns, name))),
     };

@@ -3,9 +3,9 @@
 
 use crate::bindings::reconciler::guest0_5_0::facts as host;
 use crate::{
-    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, EgressPolicyFact,
-    ExposureFact, ExposureKind, JobFact, KindRef, NetworkPolicyFact, NodePodCidrsFact, Object,
-    ObjectMeta, ReadError, SecretFact, Timestamp, WorkloadFact,
+    ApplyOutcome, Availability, CertificateBundleFact, ChangeOutcome, ConfigMapFact,
+    EgressPolicyFact, ExposureFact, ExposureKind, JobFact, KindRef, NetworkPolicyFact,
+    NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact, Timestamp, WorkloadFact,
 };
 
 /// Read-only facts about the cluster. Every read becomes a dependency of
@@ -21,8 +21,8 @@ use crate::{
 /// kind ([`mock::exposure_kind_ref`](crate::mock::exposure_kind_ref));
 /// `cluster_role` `rbac.authorization.k8s.io/v1 ClusterRole`; `job`
 /// `batch/v1 Job` and `v1 Pod`; `children` a kind the guest writes.
-/// `now`, `api_availability`, `last_apply` and `last_apply_time` need
-/// nothing. A guest's `evaluate` takes `&dyn Facts`: the host's in wasm,
+/// `now`, `api_availability`, `last_apply`, `last_apply_time` and
+/// `change_state` need nothing. A guest's `evaluate` takes `&dyn Facts`: the host's in wasm,
 /// [`MockFacts`](crate::mock::MockFacts) in a native test.
 ///
 /// ```
@@ -255,6 +255,31 @@ pub trait Facts {
     fn egress_policies(&self, namespace: &str) -> Result<Vec<EgressPolicyFact>, ReadError> {
         Err(not_served_here("facts.egress-policies", namespace, ""))
     }
+    /// Since 0.5.0: what became of the change the guest asked for the
+    /// child `name` of `kind` (made, held and by what, refused, withdrawn),
+    /// answered for the pass itself: the host evaluates the pass again
+    /// once it made its changes when this answers otherwise, and writes
+    /// the status of that evaluation. `None`: the host has not acted on a
+    /// change of that child yet. [`change::aspect`](crate::change::aspect)
+    /// says it in a condition. A `Facts` that does not serve it (a test's
+    /// own, written before it) answers `Some(Made)`.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{ChangeOutcome, Facts, Hold, mock::MockFacts, spec::kind_ref};
+    /// let cron = kind_ref("batch", "v1", "CronJob");
+    /// let facts = MockFacts::at(0)
+    ///     .with_change_state(&cron, "ns", "nightly", Some(ChangeOutcome::Held(Hold::AwaitingApproval)));
+    /// assert_eq!(facts.change_state(&cron, "ns", "nightly"), Some(ChangeOutcome::Held(Hold::AwaitingApproval)));
+    /// assert_eq!(facts.change_state(&cron, "ns", "other"), Some(ChangeOutcome::Made));
+    /// ```
+    fn change_state(
+        &self,
+        _kind: &KindRef,
+        _namespace: &str,
+        _name: &str,
+    ) -> Option<ChangeOutcome> {
+        Some(ChangeOutcome::Made)
+    }
 }
 
 /// The answer of a `Facts` that does not serve a call.
@@ -362,5 +387,9 @@ impl Facts for HostFacts {
 
     fn egress_policies(&self, namespace: &str) -> Result<Vec<EgressPolicyFact>, ReadError> {
         host::egress_policies(namespace)
+    }
+
+    fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeOutcome> {
+        host::change_state(kind, namespace, name)
     }
 }

@@ -17,6 +17,7 @@ pub use wit_bindgen;
 // Generated from the WIT: its documentation is the contract's, in `wit/`.
 #[allow(missing_docs)]
 pub mod bindings;
+pub mod change;
 pub mod configuration;
 pub mod exposure;
 pub mod facts;
@@ -39,10 +40,10 @@ pub use bindings::exports::reconciler::guest0_5_0::reconciler::{
 };
 pub use bindings::reconciler::guest0_5_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
-    ConfigMapFact, ContainerWaiting, EgressPolicyFact, EgressRuleFact, ExposureFact, ExposureKind,
-    IngressRuleFact, IpBlockFact, JobCondition, JobFact, JobPodFailure, JobState,
-    LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact, PortFact,
-    ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
+    ChangeOutcome, ConfigMapFact, ContainerWaiting, EgressPolicyFact, EgressRuleFact, ExposureFact,
+    ExposureKind, Hold, IngressRuleFact, IpBlockFact, JobCondition, JobFact, JobPodFailure,
+    JobState, LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact,
+    PortFact, ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
 };
 pub use bindings::reconciler::guest0_5_0::types::{
     ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,

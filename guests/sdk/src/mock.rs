@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::Facts;
 use crate::{
-    ApplyOutcome, Availability, CertificateBundleFact, ConfigMapFact, ControllerRef,
+    ApplyOutcome, Availability, CertificateBundleFact, ChangeOutcome, ConfigMapFact, ControllerRef,
     EgressPolicyFact, ExposureFact, ExposureKind, JobFact, KindRef, NetworkPolicyFact,
     NodePodCidrsFact, Object, ObjectMeta, ReadError, SecretFact, Timestamp, WorkloadFact,
     WorkloadState,
@@ -50,6 +50,7 @@ pub struct MockFacts {
     certificates: BTreeMap<(String, String, String), CertificateBundleFact>,
     applies: BTreeMap<(String, String, String, String), ApplyOutcome>,
     apply_times: BTreeMap<(String, String, String, String), i64>,
+    change_states: BTreeMap<(String, String, String, String), Option<ChangeOutcome>>,
     controllers: BTreeMap<String, ControllerRef>,
     children: BTreeMap<(String, String), Vec<Object>>,
     jobs: BTreeMap<Key, JobFact>,
@@ -352,6 +353,29 @@ impl MockFacts {
         self
     }
 
+    /// What became of the change asked for a child (`None`: the host has
+    /// not acted on one yet); a child not given answers `Some(Made)`, as
+    /// if a host made every change.
+    ///
+    /// ```
+    /// # use reconciler_guest_sdk::{ChangeOutcome, Facts, mock::MockFacts, spec::kind_ref};
+    /// let binding = kind_ref("rbac.authorization.k8s.io", "v1", "RoleBinding");
+    /// let facts = MockFacts::at(0).with_change_state(&binding, "ns", "a", Some(ChangeOutcome::Withdrawn));
+    /// assert_eq!(facts.change_state(&binding, "ns", "a"), Some(ChangeOutcome::Withdrawn));
+    /// ```
+    pub fn with_change_state(
+        mut self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+        state: Option<ChangeOutcome>,
+    ) -> Self {
+        let (group, _, kind) = kind_key(kind);
+        self.change_states
+            .insert((group, kind, namespace.to_owned(), name.to_owned()), state);
+        self
+    }
+
     /// When the API server answered the host's last apply of the child
     /// (seconds since the epoch).
     ///
@@ -644,6 +668,15 @@ impl Facts for MockFacts {
         self.apply_times
             .get(&(group, kind, namespace.to_owned(), name.to_owned()))
             .map(|&seconds| Timestamp { seconds, nanos: 0 })
+    }
+
+    fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeOutcome> {
+        self.record(format!("change-state {} {namespace}/{name}", kind.kind));
+        let (group, _, kind) = kind_key(kind);
+        self.change_states
+            .get(&(group, kind, namespace.to_owned(), name.to_owned()))
+            .cloned()
+            .unwrap_or(Some(ChangeOutcome::Made))
     }
 
     fn children(&self, kind: &KindRef) -> Result<Vec<Object>, ReadError> {

@@ -83,6 +83,20 @@ declare module 'reconciler:guest/facts@0.5.0' {
    * sorted by name. Needs networking.k8s.io/v1 NetworkPolicy declared.
    */
   export function egressPolicies(namespace: string): Array<EgressPolicyFact>;
+  /**
+   * Since 0.5.0: what became of the change the guest asked for the
+   * child `name` of `kind` (a kind it writes), if the host acted on one
+   * since it started. Answered for this pass: the host makes the pass's
+   * changes, then, when an answer the guest read has changed, evaluates
+   * the pass again and writes the status of that evaluation (its
+   * changes are the next pass's). So a guest that says a child is made
+   * only when this answers `made` claims nothing before it happened,
+   * and says instead what holds it (`held`), what refused it
+   * (`refused`) or that it took it away (`withdrawn`). `none`: nothing
+   * was asked of the host for that child yet (before the pass's
+   * changes are made, or a child the guest does not ask for).
+   */
+  export function changeState(kind: KindRef, namespace: string, name: string): ChangeOutcome | undefined;
   export type Timestamp = import('reconciler:guest/types@0.5.0').Timestamp;
   export type KindRef = import('reconciler:guest/types@0.5.0').KindRef;
   export type ObjectMeta = import('reconciler:guest/types@0.5.0').ObjectMeta;
@@ -661,5 +675,60 @@ declare module 'reconciler:guest/facts@0.5.0' {
      */
     isolatesEgress: boolean,
     egress: Array<EgressRuleFact>,
+  }
+  /**
+   * ---- 0.5.0: what became of a change ------------------------------------------
+   * What holds a change the host did not make. A pause holds nothing
+   * by itself: a paused guest knows it is (`evaluation.paused`) and
+   * asks only for what still happens then.
+   * # Variants
+   * 
+   * ## `"observe"`
+   * 
+   * Mode `observe`: the change is planned, never made.
+   * ## `"awaiting-approval"`
+   * 
+   * Approval `manual`: the plan holding it awaits a reviewer's
+   * decision.
+   * ## `"denied"`
+   * 
+   * A reviewer denied the plan holding it.
+   * ## `"pass-failed"`
+   * 
+   * The pass failed before making it (a read that failed, a gate
+   * set to what it cannot be, a plan that could not be written):
+   * Ready says why.
+   */
+  export type Hold = 'observe' | 'awaiting-approval' | 'denied' | 'pass-failed';
+  /**
+   * What became of the change the guest asked for a child.
+   */
+  export type ChangeOutcome = ChangeOutcomeMade | ChangeOutcomeHeld | ChangeOutcomeRefused | ChangeOutcomeWithdrawn;
+  /**
+   * Made: the child is as the guest asked (applied, found already
+   * so, or deleted).
+   */
+  export interface ChangeOutcomeMade {
+    tag: 'made',
+  }
+  /**
+   * Not made: what holds it.
+   */
+  export interface ChangeOutcomeHeld {
+    tag: 'held',
+    val: Hold,
+  }
+  /**
+   * The API server refused it (as `last-apply` answers).
+   */
+  export interface ChangeOutcomeRefused {
+    tag: 'refused',
+    val: ApplyRefusal,
+  }
+  /**
+   * Deleted as a withdrawal (`change.withdraw`).
+   */
+  export interface ChangeOutcomeWithdrawn {
+    tag: 'withdrawn',
   }
 }
