@@ -7,7 +7,7 @@ HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent pgtoolboxconsole pgaccessrequest pgadmin
 GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p escape-guest -p secretcheck-guest -p kstatus-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p legacy-v0_3-guest -p legacy-v0_4-guest -p writer-guest
 # The test guests (guests/testing/) that have fixtures.
-TEST_GUESTS_WITH_FIXTURES := kstatus
+TEST_GUESTS_WITH_FIXTURES := kstatus writer
 
 .PHONY: setup guests host stand-ins fixtures bless unit test lint fmt bench ci run docs deploy
 

@@ -1,6 +1,7 @@
 //! A RoleBinding against the request: whether it binds exactly the subject to the ClusterRole, and what it binds, said.
 
-use reconciler_guest_sdk::Object;
+use reconciler_guest_sdk::change::not_withdrawn;
+use reconciler_guest_sdk::{ChangeOutcome, Object};
 use serde_json::Value;
 
 use crate::spec::{AccessSpec, SubjectKind};
@@ -18,10 +19,13 @@ pub struct Binding {
     pub exact: bool,
     /// What it binds: `User bob, Group ops to ClusterRole edit`.
     pub binds: String,
+    /// What became of the request's last withdrawal of it
+    /// (`facts.change-state`): withdrawn once the host deleted it.
+    pub deletion: Option<ChangeOutcome>,
 }
 
 impl Binding {
-    pub fn of(object: &Object, spec: &AccessSpec) -> Binding {
+    pub fn of(object: &Object, spec: &AccessSpec, deletion: Option<ChangeOutcome>) -> Binding {
         let json: Value = serde_json::from_str(&object.json).unwrap_or(Value::Null);
         Binding {
             name: object.meta.name.clone(),
@@ -29,7 +33,17 @@ impl Binding {
             created: object.meta.creation,
             exact: binds_exactly(&json, spec),
             binds: describe(&json),
+            deletion,
         }
+    }
+
+    /// Why it is still there though the pass withdrew it, if it is:
+    /// `None` once the host deleted it.
+    pub fn still_there(&self) -> Option<String> {
+        not_withdrawn(
+            &format!("RoleBinding {} (which binds {})", self.name, self.binds),
+            self.deletion.as_ref(),
+        )
     }
 }
 

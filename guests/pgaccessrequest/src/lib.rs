@@ -140,7 +140,10 @@ fn bindings(
         })
         .collect();
     Ok(Bindings {
-        owned: owned.iter().map(|o| Binding::of(o, spec)).collect(),
+        owned: owned
+            .iter()
+            .map(|o| Binding::of(o, spec, facts.change_state(&kind, namespace, &o.meta.name)))
+            .collect(),
         foreign,
     })
 }

@@ -87,7 +87,11 @@ pub fn evaluate(request: &Request, bindings: &Bindings) -> Synced {
         fields: vec![("phase", json!(request.standing.phase.as_str()))],
     };
     let mut deleted: Vec<Value> = Vec::new();
+    // The RoleBindings the pass withdrew that the host has not deleted:
+    // nothing says they are gone while they are there.
+    let mut still_there: Vec<String> = Vec::new();
     let mut delete = |s: &mut Synced, b: &Binding, cause: Cause, why: String| {
+        still_there.extend(b.still_there());
         s.withdrawals.push(withdraw(
             role_binding_kind(),
             b.name.clone(),
@@ -105,6 +109,9 @@ pub fn evaluate(request: &Request, bindings: &Bindings) -> Synced {
     };
     let spec = request.spec;
     let expiry = expiry_text(spec);
+    // The terminal phase the request is in, whose Event the pass raises
+    // when it enters it.
+    let mut entering = None;
     let (reason, status, message) = match (&request.standing.phase, &request.standing.why) {
         (Phase::Pending, why) => {
             let mut in_flight = Vec::new();
@@ -238,7 +245,7 @@ pub fn evaluate(request: &Request, bindings: &Bindings) -> Synced {
             for b in &bindings.owned {
                 delete(&mut s, b, cause, cause_text.clone());
             }
-            entered(request, why, &message, &mut s.events);
+            entering = Some(why);
             (reason, ConditionStatus::True, message)
         }
     };
@@ -246,6 +253,21 @@ pub fn evaluate(request: &Request, bindings: &Bindings) -> Synced {
         && let Some(at) = &spec.expires_at
     {
         s.requeue_after = earliest(s.requeue_after, seconds_until(request.now, at));
+    }
+    let (status, reason, message) = if still_there.is_empty() {
+        (status, reason, message)
+    } else {
+        (
+            ConditionStatus::Unknown,
+            RECONCILING,
+            format!(
+                "{reason} once the request's RoleBindings are deleted: {}",
+                still_there.join("; ")
+            ),
+        )
+    };
+    if let Some(why) = entering {
+        entered(request, why, &message, &mut s.events);
     }
     let foreign = foreign_note(request, bindings);
     s.condition = condition(

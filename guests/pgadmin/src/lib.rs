@@ -332,18 +332,20 @@ fn hostname_refused(
         &parent["status"],
     );
     let withdrawal = render::withdraw(facts, &observation, None);
-    let withdrawn = if withdrawal.withdrawn.is_empty() {
-        "nothing is published under it and status.url is cleared".to_owned()
-    } else {
-        format!(
+    let withdrawn = match (&withdrawal.withdrawn[..], &withdrawal.still_there[..]) {
+        ([], []) => "nothing is published under it and status.url is cleared".to_owned(),
+        (made, []) => format!(
             "{} {} withdrawn and status.url cleared",
-            withdrawal.withdrawn.join(", "),
-            if withdrawal.withdrawn.len() == 1 {
-                "is"
-            } else {
-                "are"
-            }
-        )
+            made.join(", "),
+            if made.len() == 1 { "is" } else { "are" }
+        ),
+        ([], still) => format!("{}; status.url is cleared", still.join("; ")),
+        (made, still) => format!(
+            "{} {} withdrawn; {}; status.url is cleared",
+            made.join(", "),
+            if made.len() == 1 { "is" } else { "are" },
+            still.join("; ")
+        ),
     };
     v.aspect(fails(
         CONFIGURATION_VALID,

@@ -3,11 +3,11 @@
 //! Bodies are written in the form the API server stores (no nulls, no
 //! empty lists or maps), so a converged PgAdmin costs the host no request.
 
-use reconciler_guest_sdk::{ApplyObject, Change, ExposureKind, Facts, KindRef};
+use reconciler_guest_sdk::{ApplyObject, Change, ExposureKind, Facts, KindRef, change};
 use serde_json::{Value, json};
 
 use crate::configdb::Connection;
-use crate::exposure::{EXPOSURE_KINDS, Entry, Observation, kind_name};
+use crate::exposure::{EXPOSURE_KINDS, Entry, Observation};
 use crate::registry::*;
 use crate::spec::Exposure;
 
@@ -191,10 +191,25 @@ pub fn changes(plan: &Plan, facts: &dyn Facts) -> Vec<Change> {
 }
 
 /// The PgAdmin's own exposure objects of every kind but `keep`, asked
-/// to be deleted (by the UID seen); what was withdrawn, by kind and name.
+/// to be deleted (by the UID seen); what the host withdrew, by kind and
+/// name, and what is still there and why (`facts.change-state`).
 pub struct Withdrawal {
     pub deletions: Vec<Change>,
     pub withdrawn: Vec<String>,
+    pub still_there: Vec<String>,
+}
+
+impl Withdrawal {
+    /// Says the deletion of `name` (of `api`): withdrawn once the host
+    /// made it, else still there and why.
+    fn said(&mut self, facts: &dyn Facts, api: &KindRef, namespace: &str, name: &str) {
+        let what = format!("{} {name}", api.kind);
+        let state = facts.change_state(api, namespace, name);
+        match change::not_withdrawn(&what, state.as_ref()) {
+            None => self.withdrawn.push(what),
+            Some(still) => self.still_there.push(still),
+        }
+    }
 }
 
 /// Deletes the PgAdmin's exposure objects of every kind but `keep`. A kind
@@ -208,6 +223,7 @@ pub fn withdraw(
     let mut withdrawal = Withdrawal {
         deletions: Vec::new(),
         withdrawn: Vec::new(),
+        still_there: Vec::new(),
     };
     for kind in EXPOSURE_KINDS.into_iter().filter(|k| Some(*k) != keep) {
         let api = exposure_kind(kind);
@@ -218,9 +234,7 @@ pub fn withdraw(
             .find(|e| e.kind == kind)
             .and_then(Entry::withdrawable_uid)
         {
-            withdrawal
-                .withdrawn
-                .push(format!("{} {}", kind_name(kind), observation.object));
+            withdrawal.said(facts, &api, &observation.namespace, &observation.object);
             withdrawal.deletions.push(reconciler_guest_sdk::withdraw(
                 api.clone(),
                 observation.object.clone(),
@@ -233,9 +247,7 @@ pub fn withdraw(
             if child.meta.deletion.is_some() {
                 continue;
             }
-            withdrawal
-                .withdrawn
-                .push(format!("{} {}", kind_name(kind), child.meta.name));
+            withdrawal.said(facts, &api, &observation.namespace, &child.meta.name);
             withdrawal.deletions.push(reconciler_guest_sdk::withdraw(
                 api.clone(),
                 child.meta.name,

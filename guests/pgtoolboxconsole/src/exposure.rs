@@ -35,15 +35,17 @@ pub fn published(observation: &Observation) -> Published {
 }
 
 /// What the HostnameNotAllowed message says of what was published:
-/// `withdrawn` (the console's own objects whose deletion it asks
-/// for), the objects found that are being deleted already or are not
-/// the console's to delete (left as they are), the reads of its own
-/// objects that failed (`unread`: withdrawn once they succeed). A kind
-/// the operator may not read has its may-remain sentence instead.
+/// `withdrawn` (the console's own objects the host deleted), `still_there`
+/// (those whose deletion is asked and not made, and why), the objects
+/// found that are being deleted already or are not the console's to
+/// delete (left as they are), the reads of its own objects that failed
+/// (`unread`: withdrawn once they succeed). A kind the operator may not
+/// read has its may-remain sentence instead.
 pub fn withdrawn(
     observation: &Observation,
     console: &Parent,
     withdrawn: &[String],
+    still_there: &[String],
     unread: &[String],
 ) -> String {
     let mut left = Vec::new();
@@ -52,7 +54,11 @@ pub fn withdrawn(
             continue;
         };
         let what = format!("{} {}", kind_name(e.kind), observation.object);
-        if withdrawn.contains(&what) {
+        if withdrawn.contains(&what)
+            || still_there
+                .iter()
+                .any(|s| s.starts_with(&format!("{what} ")))
+        {
             continue;
         }
         let controller = fact.meta.controller.as_ref();
@@ -68,6 +74,7 @@ pub fn withdrawn(
         // The console's own, not withdrawn: its kind's read failed,
         // which `unread` says.
     }
+    left.extend(still_there.iter().cloned());
     left.extend(
         unread
             .iter()
@@ -172,18 +179,19 @@ mod tests {
         let facts = MockFacts::at(0).with_exposure(foreign);
         let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
         assert_eq!(
-            withdrawn(&o, &console, &[], &[]),
+            withdrawn(&o, &console, &[], &[], &[]),
             "Route orders-console exists and is controlled by Service legacy, not by PgToolBoxConsole orders: it is left as it is; status.url is cleared"
         );
         let o = observe_with(&MockFacts::at(0), Some(ExposureKind::Route), json!({}));
         assert_eq!(
-            withdrawn(&o, &console, &["Ingress orders-console".into()], &[]),
+            withdrawn(&o, &console, &["Ingress orders-console".into()], &[], &[]),
             "Ingress orders-console is withdrawn and status.url cleared"
         );
         assert_eq!(
             withdrawn(
                 &o,
                 &console,
+                &[],
                 &[],
                 &["could not read the console's Routes: x".into()]
             ),
@@ -192,8 +200,14 @@ mod tests {
         let facts = MockFacts::at(0).with_exposure(route(Admission::Admitted));
         let o = observe_with(&facts, Some(ExposureKind::Route), json!({}));
         assert_eq!(
-            withdrawn(&o, &console, &[], &[]),
+            withdrawn(&o, &console, &[], &[], &[]),
             "Route orders-console has no controller and is left as it is; status.url is cleared"
+        );
+        // A withdrawal the host has not made is not said to be made.
+        let still = "Route orders-console is still there: the API server refused its deletion (403 Forbidden: no)";
+        assert_eq!(
+            withdrawn(&o, &console, &[], &[still.into()], &[]),
+            format!("{still}; status.url is cleared")
         );
     }
 }

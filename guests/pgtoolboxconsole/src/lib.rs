@@ -312,6 +312,7 @@ impl Pass {
                     observation,
                     console,
                     &withdrawal.withdrawn,
+                    &withdrawal.still_there,
                     &withdrawal.unread
                 )
             ),

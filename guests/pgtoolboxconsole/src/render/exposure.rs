@@ -1,10 +1,10 @@
 //! The exposure object `<name>-console` (a Route, an Ingress or an HTTPRoute, per `spec.exposure.type`), and the withdrawal of the console's own ones no longer wanted.
 
-use reconciler_guest_sdk::{Availability, Change, ExposureKind, Facts, read};
+use reconciler_guest_sdk::{Availability, Change, ExposureKind, Facts, KindRef, change, read};
 use serde_json::{Value, json};
 
 use super::{head, object};
-use crate::children::{CONSOLE_PORT, CONSOLE_PORT_NAME, kind_name};
+use crate::children::{CONSOLE_PORT, CONSOLE_PORT_NAME};
 use crate::exposure::{Entry, Observation};
 use crate::registry::exposure_kind;
 
@@ -86,8 +86,11 @@ pub fn body(console: &str, kind: ExposureKind, published: &Published) -> Value {
 pub struct Withdrawal {
     /// Their deletions, each by the UID seen.
     pub deletes: Vec<Change>,
-    /// What is deleted, e.g. `Route orders-console`.
+    /// What the host deleted, e.g. `Route orders-console`.
     pub withdrawn: Vec<String>,
+    /// What is asked to be deleted and is still there, and why
+    /// (`facts.change-state`).
+    pub still_there: Vec<String>,
     /// The reads of the console's children that failed (their deletion
     /// waits for a pass that reads them).
     pub unread: Vec<String>,
@@ -121,9 +124,7 @@ pub fn withdraw(
                     uid.to_owned(),
                     None,
                 ));
-                withdrawal
-                    .withdrawn
-                    .push(format!("{} {object}", kind_name(kind)));
+                withdrawal.said(facts, &api, namespace, object);
             }
             continue;
         }
@@ -147,12 +148,23 @@ pub fn withdraw(
                 child.meta.uid.clone(),
                 None,
             ));
-            withdrawal
-                .withdrawn
-                .push(format!("{} {}", kind_name(kind), child.meta.name));
+            withdrawal.said(facts, &api, namespace, &child.meta.name);
         }
     }
     withdrawal
+}
+
+impl Withdrawal {
+    /// Says the deletion of `name` (of `api`): withdrawn once the host
+    /// made it, else still there and why.
+    fn said(&mut self, facts: &dyn Facts, api: &KindRef, namespace: &str, name: &str) {
+        let what = format!("{} {name}", api.kind);
+        let state = facts.change_state(api, namespace, name);
+        match change::not_withdrawn(&what, state.as_ref()) {
+            None => self.withdrawn.push(what),
+            Some(still) => self.still_there.push(still),
+        }
+    }
 }
 
 #[cfg(test)]

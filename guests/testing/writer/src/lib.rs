@@ -3,12 +3,15 @@
 //! its `spec.data`, and, while `spec.extra` is true, `<name>-extra`; once
 //! `spec.extra` is false it deletes `<name>-extra` (by the UID it saw).
 //!
-//! ChildReady says how that went: True once it asked for the ConfigMap;
-//! False with ResourceNotOwned when `<name>-config` exists and another
+//! ChildReady says how that went: True once the host made the ConfigMap
+//! it asked for (`facts.change-state`), False with the host's reason while
+//! a gate holds it (AwaitingApproval, ChangesDenied, Planned); False with
+//! ResourceNotOwned when `<name>-config` exists and another
 //! object controls it (nothing is asked for it); False with ChildRefused
 //! while the host's last apply of it was refused less than five minutes
 //! ago (it is held back meanwhile, and asked for again after).
 
+use reconciler_guest_sdk::change;
 use reconciler_guest_sdk::ownership::{Parent, RESOURCE_NOT_OWNED};
 use reconciler_guest_sdk::verdict::{fails, ok};
 use reconciler_guest_sdk::{
@@ -116,7 +119,14 @@ impl Guest for Writer {
             }
             (None, _, _) => {
                 changes.push(apply(&name, &parent["spec"]["data"]));
-                verdict.aspect(ok(CHILD_READY, format!("ConfigMap {name} holds the data")));
+                let state = facts.change_state(&config_map(), &meta.namespace, &name);
+                verdict.aspect(change::aspect(
+                    CHILD_READY,
+                    &format!("ConfigMap {name}"),
+                    state.as_ref(),
+                    CHILD_REFUSED,
+                    || ok(CHILD_READY, format!("ConfigMap {name} holds the data")),
+                ));
             }
         }
         if parent["spec"]["extra"] == true {
