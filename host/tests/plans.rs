@@ -326,6 +326,21 @@ async fn manual_approval_executes_what_was_reviewed() {
         ready.contains(&p) && ready.contains("awaiting approval"),
         "{ready}"
     );
+    // The child's aspect says what holds it (`facts.change-state`), not
+    // that it holds the data.
+    let child = condition(&w, "ChildReady").unwrap();
+    assert_eq!(
+        (
+            child.status.as_str(),
+            child.reason.as_str(),
+            child.message.as_str()
+        ),
+        (
+            "False",
+            "AwaitingApproval",
+            "ConfigMap w-config is not made: its change awaits a reviewer's approval"
+        )
+    );
 
     // Retired approval annotations: ignored.
     merge(
@@ -371,6 +386,22 @@ async fn manual_approval_executes_what_was_reviewed() {
         );
     }
     assert_eq!(all_plans(&ns).await.len(), 1, "no plan once converged");
+    assert_eq!(
+        condition(&get(&widgets(&ns), "w").await, "ChildReady")
+            .unwrap()
+            .message,
+        "ConfigMap w-config holds the data"
+    );
+
+    // A spec change held for review: the child still has the old data, so
+    // neither its aspect nor Ready says it holds what the spec asks for.
+    merge(&widgets(&ns), "w", json!({"spec": {"data": {"a": "2"}}})).await;
+    let w = widget_with(&ns, "w", "ChildReady", "False", "AwaitingApproval").await;
+    assert_eq!(condition(&w, "Ready").unwrap().reason, "AwaitingApproval");
+    assert_eq!(
+        w["status"]["observedGeneration"],
+        w["metadata"]["generation"]
+    );
     host.finish();
 }
 
@@ -508,10 +539,24 @@ async fn a_denied_plan_is_replanned_after_the_hold_not_at_once() {
     })
     .await;
     assert_eq!(condition(&w, "Drifted").unwrap().status, "True");
-    // Denied: Ready says so (not that the change is on its way).
+    // Denied: Ready says so (not that the change is on its way), and so
+    // does the child's aspect.
     let w = widget_with(&ns, "w", "Ready", "False", "ChangesDenied").await;
     let ready = condition(&w, "Ready").unwrap().message;
     assert!(ready.contains(&p) && ready.contains("denied"), "{ready}");
+    let child = condition(&w, "ChildReady").unwrap();
+    assert_eq!(
+        (
+            child.status.as_str(),
+            child.reason.as_str(),
+            child.message.as_str()
+        ),
+        (
+            "False",
+            "ChangesDenied",
+            "ConfigMap w-config is not made: a reviewer denied its change"
+        )
+    );
     let plans = plans_in(&ns, &["Rejected", "Pending"]).await;
     let denied_at: jiff::Timestamp = condition(&plans[0], "Denied")
         .unwrap()

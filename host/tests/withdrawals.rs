@@ -408,7 +408,9 @@ async fn no_gate_a_requester_or_the_operator_sets_holds_back_an_expiry() {
 
 /// A granted request still expires at `spec.expiresAt` once the Cluster
 /// kind it reads is no longer served: the read fails every pass
-/// (ReconcileError, seed 000), and the withdrawal is made all the same.
+/// (ReconcileError, seed 000), and the withdrawal is made all the same;
+/// RoleBindingSynced says AccessExpired beside that error, not the grant of
+/// the last good pass.
 async fn expires_without_the_cluster_kind(scene: &Scene) {
     let host = Host::start(scene.name()).await;
     let requests = vec![("d-orders".to_owned(), json!({}))];
@@ -440,6 +442,19 @@ async fn expires_without_the_cluster_kind(scene: &Scene) {
     })
     .await;
     scene.dave_may_list(false).await;
+    // The status says what was taken away, not the grant of the last good
+    // pass: RoleBindingSynced AccessExpired beside Ready's ReconcileError.
+    let expired = wait_for(
+        &scene.requests(&scene.admin),
+        "d-orders",
+        &[
+            ("RoleBindingSynced", "True", "AccessExpired"),
+            ("Ready", "False", "ReconcileError"),
+        ],
+    )
+    .await;
+    assert_eq!(expired["status"]["phase"], "Expired");
+    assert_eq!(expired["status"]["roleBindings"], Value::Null);
     // Published right after the deletion returned.
     let deleted = eventually("a RoleBindingDeleted Event about d-orders", async || {
         let events = scene.events("d-orders").await;
@@ -455,9 +470,8 @@ async fn expires_without_the_cluster_kind(scene: &Scene) {
         deleted.time
     );
     settle().await;
-    assert_eq!(
-        count(&scene.events("d-orders").await, "RoleBindingDeleted"),
-        1
-    );
+    let events = scene.events("d-orders").await;
+    assert_eq!(count(&events, "RoleBindingDeleted"), 1, "{events:#?}");
+    assert_eq!(count(&events, "AccessExpired"), 1, "{events:#?}");
     host.finish();
 }
