@@ -242,7 +242,7 @@ fn serving_secret(facts: &dyn Facts, agent: &Parent, children: &Children) -> Res
     let Some(secret) = secret else {
         return Ok(());
     };
-    if let Some(refusal) = agent.refusal("Secret", name, &secret.meta) {
+    if let Some(refusal) = agent.foreign("Secret", name, &secret.meta) {
         return Err(stalled(RESOURCE_NOT_OWNED, refusal));
     }
     if secret.meta.controller.is_some() {

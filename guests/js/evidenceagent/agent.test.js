@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { MockFacts, evaluation, workloadIn, workloadReady } from '../sdk/mock.js';
+import { MockFacts, evaluation, meta, workloadIn, workloadReady } from '../sdk/mock.js';
 import { kindRef } from '../sdk/index.js';
 import * as agent from './src/agent.js';
 
@@ -26,9 +26,16 @@ const parent = (spec = { cluster: { name: 'pg' } }, name = 'a') => ({
 
 const selector = (key) => ({ name: 'aws-creds', key });
 
+const owned = { apiVersion: 'pgtoolbox.fyannk.dev/v1alpha1', kind: 'EvidenceAgent', name: 'a', uid: 'uid-team-a-a', controller: true };
+
+/** The agent's Deployment as the operator made it (the agent controls it), in `fact`'s state. */
+const ownedWorkload = (fact) => ({
+  ...fact,
+  meta: meta({ metadata: { name: 'a-evidence-agent', namespace: NS, generation: 1, ownerReferences: [owned] } }),
+});
+
 /** A healthy agent whose serving certificate the operator issued. */
 function healthy() {
-  const owned = { apiVersion: 'pgtoolbox.fyannk.dev/v1alpha1', kind: 'EvidenceAgent', name: 'a', uid: 'uid-team-a-a', controller: true };
   return new MockFacts('2026-11-29T12:00:00Z')
     .withObject(CLUSTER, {
       metadata: { name: 'pg', namespace: NS },
@@ -50,8 +57,8 @@ function healthy() {
         annotations: { 'reconciler.dev/certificate-expiry': '2027-11-29T12:00:00Z' },
       },
     })
-    .withWorkload(NS, 'a-evidence-agent', workloadReady(NS, 'a-evidence-agent', 1))
-    .withObject(SERVICE, { metadata: { name: 'a-evidence-agent', namespace: NS } });
+    .withWorkload(NS, 'a-evidence-agent', ownedWorkload(workloadReady(NS, 'a-evidence-agent', 1)))
+    .withObject(SERVICE, { metadata: { name: 'a-evidence-agent', namespace: NS, ownerReferences: [owned] } });
 }
 
 const reconcile = (world, p = parent(), settings = OPERATOR, paused = false) =>
@@ -75,7 +82,7 @@ test('a healthy agent is valid, asks for its certificate, Service and Deployment
 });
 
 test("a Deployment's crash loop is the workload's reason, its message naming the Deployment once", () => {
-  const world = healthy().withWorkload(NS, 'a-evidence-agent', workloadIn(NS, 'a-evidence-agent', { tag: 'crash-loop-back-off', val: 'Pod p container c: back-off' }));
+  const world = healthy().withWorkload(NS, 'a-evidence-agent', ownedWorkload(workloadIn(NS, 'a-evidence-agent', { tag: 'crash-loop-back-off', val: 'Pod p container c: back-off' })));
   const c = aspect(reconcile(world).verdict, 'WorkloadReady');
   assert.deepEqual([c.status, c.reason, c.message], ['false', 'CrashLoopBackOff', 'Deployment a-evidence-agent: Pod p container c: back-off']);
 });

@@ -165,9 +165,12 @@ export class Parent {
   uid: string;
   /** The ResourceNotOwned message for a child another object controls, or undefined. */
   refusal(kind: string, name: string, meta: ObjectMeta): string | undefined;
+  foreign(kind: string, name: string, meta: ObjectMeta): string | undefined;
+  adoptable(meta: ObjectMeta): boolean;
 }
 /** The controller of `meta` when it is not the object `uid`. */
 export function foreignController(meta: ObjectMeta, uid: string): ControllerRef | undefined;
+export const ADOPT_ANNOTATION: string;
 
 /**
  * Why a configuration is not valid, thrown by the checks and caught by the

@@ -392,12 +392,31 @@ export class Parent {
   static of(kind, meta) {
     return new Parent(kind, meta);
   }
-  /** The ResourceNotOwned message for a child another object controls, or undefined. */
+  /**
+   * The ResourceNotOwned message for a child the parent may not take over
+   * (another object controls it, or nothing does and it does not carry
+   * ADOPT_ANNOTATION naming the parent), or undefined.
+   */
   refusal(kind, name, meta) {
+    if (meta.controller === undefined && !this.adoptable(meta)) {
+      return `${kind} ${name} exists and nothing controls it: the operator takes over an object only when whoever may change it consents, with the annotation ${ADOPT_ANNOTATION}: ${this.kind}/${this.name}; annotate it so, or delete it`;
+    }
+    return this.foreign(kind, name, meta);
+  }
+  /** The message for a child another object controls, or undefined. */
+  foreign(kind, name, meta) {
     const c = foreignController(meta, this.uid);
     return c && `${kind} ${name} exists and is controlled by ${c.kind} ${c.name}, not by ${this.kind} ${this.name}`;
   }
+  /** Whether an object nothing controls carries the consent to its adoption by this parent. */
+  adoptable(meta) {
+    const consent = `${this.kind}/${this.name}`;
+    return (meta.annotations ?? []).some(([k, v]) => k === ADOPT_ANNOTATION && v === consent);
+  }
 }
+
+/** The annotation by which whoever may change an object nothing controls consents to its adoption (`<Kind>/<name>`). */
+export const ADOPT_ANNOTATION = 'reconciler.dev/adopt';
 
 export function foreignController(meta, uid) {
   const c = meta.controller;

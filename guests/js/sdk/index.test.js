@@ -7,7 +7,7 @@ import {
   Parent, Registry, VerdictBuilder, bound, changeAspect, checkImage, chooseImage, debug, exportGuest, fails, kindRef,
   kindSpec, notWithdrawn, ok,
   read, readFailure, remove, repository, withdraw, within, workloadCondition, MAX_MESSAGE_BYTES, PARENT_GATES,
-  TRUNCATION_MARKER,
+  TRUNCATION_MARKER, ADOPT_ANNOTATION,
 } from './index.js';
 
 test('a later aspect replaces one of the same type; the first stall and the smallest requeue win', () => {
@@ -65,6 +65,17 @@ test('ownership names both controllers', () => {
   const child = { controller: { kind: 'Deployment', name: 'legacy', uid: 'other' } };
   assert.equal(parent.refusal('Service', 'a-agent', child), 'Service a-agent exists and is controlled by Deployment legacy, not by EvidenceAgent a');
   assert.equal(parent.refusal('Service', 'a-agent', { controller: { uid: 'me' } }), undefined);
+});
+
+test('an object nothing controls is adopted only with consent naming the parent', () => {
+  const parent = Parent.of('EvidenceAgent', { namespace: 'ns', name: 'a', uid: 'me' });
+  assert.equal(
+    parent.refusal('Service', 'a-agent', { annotations: [] }),
+    'Service a-agent exists and nothing controls it: the operator takes over an object only when whoever may change it consents, with the annotation reconciler.dev/adopt: EvidenceAgent/a; annotate it so, or delete it',
+  );
+  assert.notEqual(parent.refusal('Service', 'a-agent', { annotations: [[ADOPT_ANNOTATION, 'EvidenceAgent/b']] }), undefined);
+  assert.equal(parent.refusal('Service', 'a-agent', { annotations: [[ADOPT_ANNOTATION, 'EvidenceAgent/a']] }), undefined);
+  assert.equal(parent.foreign('Service', 'a-agent', { annotations: [] }), undefined);
 });
 
 test("messages: Rust's debug quoting and the host's bound", () => {

@@ -65,7 +65,7 @@ pub fn withdrawn(
         if fact.meta.deletion.is_some() {
             left.push(format!("{what} is being deleted"));
         } else if let Some(refusal) =
-            console.refusal(kind_name(e.kind), &observation.object, &fact.meta)
+            console.foreign(kind_name(e.kind), &observation.object, &fact.meta)
         {
             left.push(format!("{refusal}: it is left as it is"));
         } else if controller.is_none() {

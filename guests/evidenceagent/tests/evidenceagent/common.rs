@@ -107,6 +107,8 @@ pub struct World {
 }
 
 impl World {
+    /// A healthy agent: its Deployment, Service and CA bundle ConfigMap
+    /// made by the operator (the agent controls them).
     pub fn healthy() -> Self {
         World {
             cluster: Some(cluster()),
@@ -130,6 +132,8 @@ impl World {
             children: Vec::new(),
             failing: Vec::new(),
         }
+        .controlled_by_this_agent("a-evidence-agent")
+        .controlled_by_this_agent("a-service-ca")
     }
 
     /// A healthy agent whose serving certificate the operator issued (no

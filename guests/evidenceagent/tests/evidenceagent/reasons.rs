@@ -211,17 +211,26 @@ fn resource_not_owned_for_each_generated_name() {
 }
 
 #[test]
-fn children_controlled_by_this_agent_or_by_nobody_are_ours() {
+fn children_controlled_by_this_agent_are_ours_and_nobodys_only_with_consent() {
+    // Issue 30, "no adoption without a right": a Service nothing controls
+    // (made by hand) is not taken over; the stall names the annotation by
+    // which whoever may change it consents.
     let mut world = World::healthy();
-    world.controllers.insert(
-        "a-evidence-agent".into(),
-        reconciler_guest_sdk::ControllerRef {
-            api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
-            kind: "EvidenceAgent".into(),
-            name: NAME.into(),
-            uid: UID.into(),
-        },
+    world.controllers.remove("a-evidence-agent");
+    let v = pass(&world);
+    assert_eq!(
+        v.stall.as_ref().map(|s| s.reason.as_str()),
+        Some("ResourceNotOwned")
     );
+    assert_false(
+        &v,
+        CONFIGURATION_VALID,
+        "ResourceNotOwned",
+        "Deployment a-evidence-agent exists and nothing controls it: the operator takes over \
+         an object only when whoever may change it consents, with the annotation \
+         reconciler.dev/adopt: EvidenceAgent/a",
+    );
+    let world = World::healthy();
     assert!(pass(&world).stall.is_none());
 }
 

@@ -194,7 +194,7 @@ function servingSecret(facts, agent, children) {
   if (found.error) throw unread(readFailure(`Secret ${name}`, found.error));
   const secret = found.value;
   if (secret === undefined) return;
-  const refusal = agent.refusal('Secret', name, secret.meta);
+  const refusal = agent.foreign('Secret', name, secret.meta);
   if (refusal !== undefined) throw stalled(R.RESOURCE_NOT_OWNED, refusal);
   if (secret.meta.controller !== undefined) return;
   const serviceCas = secret.meta.annotations.some(([k, v]) => k === SERVICE_CA_ORIGIN_ANNOTATION && v === children.workload);

@@ -116,6 +116,16 @@ pub fn ca(secret: &str, sha: &str) -> CertificateBundleFact {
     }
 }
 
+/// The console, as the controller of what the operator made for it.
+pub fn this_console() -> ControllerRef {
+    ControllerRef {
+        api_version: "pgtoolbox.fyannk.dev/v1alpha1".into(),
+        kind: "PgToolBoxConsole".into(),
+        name: NAME.into(),
+        uid: UID.into(),
+    }
+}
+
 pub fn someone_else() -> ControllerRef {
     ControllerRef {
         api_version: "apps/v1".into(),
@@ -175,7 +185,8 @@ impl World {
                 child(&exposure_kind(ExposureKind::Route), "orders-console"),
             )],
             objects: Vec::new(),
-            controllers: BTreeMap::new(),
+            // The Deployment is the operator's (the console controls it).
+            controllers: BTreeMap::from([("orders-console".to_owned(), this_console())]),
             failing: Vec::new(),
         }
     }
