@@ -327,10 +327,15 @@ async fn decided_by_naming_someone_else_is_refused() {
         "conditions": [condition("Denied", "True", "DeniedByReviewer")],
         "decidedBy": {"username": ALICE, "groups": ["system:masters"]},
     }});
+    // The refusal names the groups claimed and the writer's (issue 30: it
+    // once printed the username where it meant the groups).
     refused(
         patch_status(&fx.alice, "p", patch).await,
         403,
-        &["status.decidedBy.groups"],
+        &[
+            "status.decidedBy.groups is [system:masters]",
+            &format!("this write is made by \"{ALICE}\" in groups [system:authenticated]"),
+        ],
     );
     assert!(fx.status("p").await.get("decidedBy").is_none());
     fx.finish().await;
@@ -585,5 +590,75 @@ async fn the_plan_cli_decides_as_the_reviewer() {
         err.contains(&format!("plan nope not found in namespace {ns}")),
         "{err}"
     );
+    fx.finish().await;
+}
+
+/// The phase is the host's record of what it did, never a reviewer's
+/// request (issue 30): neither a reviewer nor an approver may move it
+/// (Applying on a pending plan, on a denied one), nor touch the host's
+/// other fields (its Superseded condition, the revalidated fields); the
+/// refusal names the rule. A decision by the approver still lands, and
+/// the host (holding `manage`) moves the phase.
+#[tokio::test]
+async fn the_phase_and_the_hosts_fields_are_the_hosts_alone() {
+    let fx = Fixture::new("plans-phase").await;
+    fx.open("p").await;
+    for (who, api) in [(BOB, &fx.bob), (ALICE, &fx.alice)] {
+        let message = refused(
+            patch_status(api, "p", json!({"status": {"phase": "Applying"}})).await,
+            403,
+            &[
+                "status.phase of plan p is the host's",
+                &format!("\"{who}\" may not change it from \"Pending\" to \"Applying\""),
+                "a plan is executed on a decision, never on a phase",
+            ],
+        );
+        eprintln!("{who} writes Applying: {message}");
+    }
+    let superseded = json!({"status": {"conditions": [
+        condition("Approved", "False", "Pending"),
+        condition("Superseded", "True", "EffectsChanged"),
+    ]}});
+    refused(
+        patch_status(&fx.bob, "p", superseded).await,
+        403,
+        &["is the host's but for a decision", "the revalidated fields"],
+    );
+    refused(
+        patch_status(
+            &fx.bob,
+            "p",
+            json!({"status": {"revalidatedGeneration": 7}}),
+        )
+        .await,
+        403,
+        &["is the host's but for a decision"],
+    );
+    assert_eq!(fx.status("p").await["phase"], "Pending");
+
+    // Denied by the approver: still no phase of theirs.
+    patch_status(&fx.alice, "p", decision("Denied", ALICE))
+        .await
+        .expect("Alice denies");
+    refused(
+        patch_status(&fx.alice, "p", json!({"status": {"phase": "Applying"}})).await,
+        403,
+        &["from \"Pending\" to \"Applying\""],
+    );
+    // A decision and the phase in one write: the phase refuses it all.
+    fx.open("q").await;
+    let mut approve_and_run = decision("Approved", ALICE);
+    approve_and_run["status"]["phase"] = json!("Applying");
+    refused(
+        patch_status(&fx.alice, "q", approve_and_run).await,
+        403,
+        &["status.phase of plan q is the host's"],
+    );
+    assert!(fx.status("q").await.get("decidedBy").is_none());
+    // The host moves it.
+    patch_status(&fx.host, "p", json!({"status": {"phase": "Rejected"}}))
+        .await
+        .expect("the host writes the phase");
+    assert_eq!(fx.status("p").await["phase"], "Rejected");
     fx.finish().await;
 }
