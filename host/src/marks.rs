@@ -1,6 +1,7 @@
 //! The marks the host puts on what it writes: its field manager, the
 //! managed-by label of its children, the digest annotation of what it
-//! applied. Shared by the writes (`operator::write`) and the change digest
+//! applied; and the one it reads on what others wrote: the consent to an
+//! adoption. Shared by the writes (`operator::write`) and the change digest
 //! (`plan::digest`), which leaves them out.
 
 /// The field manager of every write the host makes.
@@ -12,3 +13,10 @@ pub const APPLIED: &str = "reconciler.dev/applied";
 
 /// The label the host sets on every child it applies.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANAGER);
+
+/// The annotation by which whoever may change an object that nothing
+/// controls consents to its adoption by the parent its value names
+/// (`<Kind>/<name>`, in the object's namespace): without it the host never
+/// takes such an object over (docs/design.md, "No adoption without a
+/// right"). The guest SDK's `ownership::ADOPT_ANNOTATION`.
+pub const ADOPT: &str = "reconciler.dev/adopt";

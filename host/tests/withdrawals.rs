@@ -374,8 +374,19 @@ async fn no_gate_a_requester_or_the_operator_sets_holds_back_an_expiry() {
     let requests = round("c", true);
     let expires = in_seconds(45);
     scene.granted(&requests, expires).await;
+    interrupted_records_are_ended(&scene, "c-plain").await;
     scene.expire(&requests, expires).await;
-    let recorded = scene.withdrawal_plans().await;
+    let recorded: Vec<Value> = scene
+        .withdrawal_plans()
+        .await
+        .into_iter()
+        .filter(|p| {
+            !p["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("left-")
+        })
+        .collect();
     for (name, _) in &requests {
         let plan = recorded
             .iter()
@@ -404,6 +415,102 @@ async fn no_gate_a_requester_or_the_operator_sets_holds_back_an_expiry() {
 
     // Last: it takes the Cluster kind away from this API server.
     expires_without_the_cluster_kind(&scene).await;
+}
+
+/// A record of withdrawals is written Applying before the first deletion,
+/// so a host killed between them leaves it Applying: the parent's next
+/// pass ends it. Two such records of the request `name`, as a killed host
+/// would leave them: one naming a RoleBinding that is gone (another UID)
+/// is ended Applied, one naming the request's RoleBinding, still there,
+/// Failed (ExecutionInterrupted); neither is executed.
+async fn interrupted_records_are_ended(scene: &Scene, name: &str) {
+    let request = get(&scene.requests(&scene.admin), name).await;
+    let uid = request["metadata"]["uid"]
+        .as_str()
+        .expect("a UID")
+        .to_owned();
+    let binding = get(&scene.role_bindings(), name).await;
+    let (admin, _) = whoami(&scene.admin).await;
+    let plans = objects::api(
+        &scene.admin,
+        scene.name(),
+        "reconciler.dev/v1alpha1",
+        "ReconcilePlan",
+    );
+    for (record, binding_uid) in [
+        ("left-gone", "00000000-0000-4000-8000-00000000dead"),
+        (
+            "left-there",
+            binding["metadata"]["uid"].as_str().expect("a UID"),
+        ),
+    ] {
+        let effects = format!(
+            "- kind:\n    group: rbac.authorization.k8s.io\n    version: v1\n    kind: RoleBinding\n  \
+             name: {name}\n  op: delete\n  uid: {binding_uid}\n"
+        );
+        let plan = json!({
+            "apiVersion": "reconciler.dev/v1alpha1", "kind": "ReconcilePlan",
+            "metadata": {
+                "name": record,
+                "labels": {"reconciler.dev/parent-uid": uid, "reconciler.dev/withdrawal": "true"},
+                "ownerReferences": [{"apiVersion": API_VERSION, "kind": KIND, "name": name,
+                                     "uid": uid, "controller": true}],
+            },
+            "spec": {
+                "parent": {"group": "pgtoolbox.fyannk.dev", "version": "v1alpha1",
+                           "resource": "pgaccessrequests", "kind": KIND, "name": name, "uid": uid},
+                "mode": "apply", "digest": "rhd1-sha256:00", "digestEncoding": "rhd1-sha256",
+                "target": {"clusterUID": "c", "parentUID": uid},
+                "effects": {"inline": effects},
+                "changes": {"applies": 0, "deletions": 1, "generated": 0},
+            },
+        });
+        plans
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(plan).unwrap(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("creating {record}: {e}"));
+        let status = json!({"status": {
+            "phase": "Applying",
+            "decidedBy": {"username": admin},
+            "conditions": [{"type": "Approved", "status": "True", "reason": "Withdrawal",
+                            "message": "left by a killed host",
+                            "lastTransitionTime": "2026-12-01T00:00:00Z"}],
+        }});
+        plans
+            .patch_status(record, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .unwrap_or_else(|e| panic!("{record} Applying: {e}"));
+    }
+    for (record, phase) in [("left-gone", "Applied"), ("left-there", "Failed")] {
+        let ended = eventually(&format!("{record} {phase}"), async || {
+            let plan = get(&plans, record).await;
+            if plan["status"]["phase"] == phase {
+                Ok(plan)
+            } else {
+                Err(plan["status"]["phase"].clone())
+            }
+        })
+        .await;
+        if phase == "Failed" {
+            let failed = ended["status"]["conditions"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["type"] == "Failed"))
+                .unwrap_or_else(|| panic!("no Failed condition: {ended:#}"));
+            assert_eq!(failed["reason"], "ExecutionInterrupted", "{ended:#}");
+        }
+    }
+    assert!(
+        scene
+            .role_bindings()
+            .get_opt(name)
+            .await
+            .expect("read")
+            .is_some(),
+        "a record is never executed: the grant stands until its expiry"
+    );
 }
 
 /// A granted request still expires at `spec.expiresAt` once the Cluster

@@ -55,7 +55,9 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         match args.command {
             PlanCommand::Show(target) => {
                 let plans = Plans::new(&client, target);
-                print!("{}", render(&plans.get().await?));
+                let plan = plans.get().await?;
+                let effects = plans.effects(&client, &plan).await;
+                print!("{}", render(&plan, effects.as_ref()));
             }
             PlanCommand::Approve(target) => {
                 Plans::new(&client, target)
@@ -145,6 +147,42 @@ impl Plans {
         }
     }
 
+    /// The effects of `plan` kept in its ConfigMap, checked against the
+    /// SHA-256 its spec records (`None` when they are inline): the text,
+    /// or why it is not the plan's.
+    async fn effects(
+        &self,
+        client: &Client,
+        plan: &DynamicObject,
+    ) -> Option<Result<String, String>> {
+        let reference = plan.data["spec"]["effects"].get("configMapRef")?;
+        let name = reference["name"].as_str().unwrap_or_default();
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            &self.namespace,
+            &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+        );
+        let checked = match api.get_opt(name).await {
+            Ok(Some(config_map)) => serde_json::to_value(config_map)
+                .map_err(|e| e.to_string())
+                .and_then(|cm| {
+                    reconciler_host::plan::artifact::verify(reference, &cm)
+                        .map_err(|e| e.to_string())
+                }),
+            Ok(None) => Err(reconciler_host::plan::artifact::ArtifactError::Missing(
+                name.to_owned(),
+            )
+            .to_string()),
+            Err(kube::Error::Api(e)) if e.code == 403 => Err(format!(
+                "ConfigMap {name} cannot be read (reading a large plan's effects needs get on \
+                 configmaps in namespace {}): {}",
+                self.namespace, e.message
+            )),
+            Err(e) => Err(format!("reading ConfigMap {name}: {e}")),
+        };
+        Some(checked)
+    }
+
     /// Writes the decision and decidedBy (you, as the cluster says) in one
     /// JSON merge patch of the status, conditional on the plan read
     /// (resourceVersion): a plan decided or superseded meanwhile is read
@@ -169,6 +207,16 @@ impl Plans {
             if status["phase"] == "Superseded" || condition_true(status, "Superseded") {
                 bail!(
                     "plan {} is superseded: there is nothing to decide (decide the plan that replaced it)",
+                    self.id()
+                );
+            }
+            // What is approved is what was read: effects that cannot be
+            // checked against the plan's record are not approved.
+            if matches!(decision, Decision::Approve)
+                && let Some(Err(why)) = self.effects(client, &plan).await
+            {
+                bail!(
+                    "plan {} is not approved: its effects are not provably the plan's: {why}",
                     self.id()
                 );
             }
@@ -321,7 +369,9 @@ fn text(v: &Value) -> &str {
 }
 
 /// A plan, for a reviewer to read.
-fn render(plan: &DynamicObject) -> String {
+/// `plan` as a reviewer reads it; `effects`: those kept in its ConfigMap,
+/// checked (the text, or why it is not the plan's).
+fn render(plan: &DynamicObject, effects: Option<&Result<String, String>>) -> String {
     let spec = &plan.data["spec"];
     let status = &plan.data["status"];
     let parent = &spec["parent"];
@@ -394,19 +444,37 @@ fn render(plan: &DynamicObject) -> String {
             text(&status["revalidatedAt"])
         );
     }
-    let effects = &spec["effects"];
-    if let Some(inline) = effects["inline"].as_str() {
+    let spec_effects = &spec["effects"];
+    if let Some(inline) = spec_effects["inline"].as_str() {
         let _ = writeln!(out, "Effects:");
         push_indented(&mut out, inline);
-    } else if let Some(reference) = effects.get("configMapRef") {
-        let _ = writeln!(
-            out,
-            "Effects:     gzipped in ConfigMap {namespace}/{}, key {}",
+    } else if let Some(reference) = spec_effects.get("configMapRef") {
+        let at = format!(
+            "ConfigMap {namespace}/{}, key {}",
             text(&reference["name"]),
             text(&reference["key"])
         );
-    } else if let Some(preview) = effects["preview"].as_str() {
-        let truncated = effects["truncated"].as_bool().unwrap_or(false);
+        match effects {
+            Some(Ok(effects)) => {
+                let _ = writeln!(
+                    out,
+                    "Effects:     from {at}: SHA-256 {}, as the plan records",
+                    text(&reference["sha256"])
+                );
+                push_indented(&mut out, effects);
+            }
+            Some(Err(why)) => {
+                let _ = writeln!(
+                    out,
+                    "Effects:     NOT SHOWN: {at} is not provably the plan's effects: {why}"
+                );
+            }
+            None => {
+                let _ = writeln!(out, "Effects:     gzipped in {at}");
+            }
+        }
+    } else if let Some(preview) = spec_effects["preview"].as_str() {
+        let truncated = spec_effects["truncated"].as_bool().unwrap_or(false);
         let _ = writeln!(
             out,
             "Effects:     a preview{}",
@@ -454,12 +522,15 @@ mod tests {
 
     #[test]
     fn a_decided_plan_reads_with_its_decider() {
-        let shown = render(&plan(json!({
-            "phase": "Rejected",
-            "conditions": [{"type": "Denied", "status": "True", "reason": "DeniedByReviewer",
-                "message": "not now", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
-            "decidedBy": {"username": "alice@example.com"},
-        })));
+        let shown = render(
+            &plan(json!({
+                "phase": "Rejected",
+                "conditions": [{"type": "Denied", "status": "True", "reason": "DeniedByReviewer",
+                    "message": "not now", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+                "decidedBy": {"username": "alice@example.com"},
+            })),
+            None,
+        );
         assert!(
             shown.contains(
                 "Parent:      EvidenceAgent orders (evidenceagents.pgtoolbox.fyannk.dev, uid u1)"
@@ -488,6 +559,31 @@ mod tests {
         let status = json!({"phase": "Pending", "conditions": [
             {"type": "Approved", "status": "False", "reason": "Pending"}]});
         assert_eq!(decided(&status), None);
-        assert!(render(&plan(status)).contains("Decision:    none yet"));
+        assert!(render(&plan(status), None).contains("Decision:    none yet"));
+    }
+
+    #[test]
+    fn effects_kept_in_a_configmap_are_shown_only_when_they_are_the_plans() {
+        let status = json!({"phase": "Pending"});
+        let shown = render(&plan(status.clone()), Some(&Ok("- name: a\n".to_owned())));
+        assert!(
+            shown.contains("Effects:     from ConfigMap team-a/p-effects, key effects.gz: SHA-256"),
+            "{shown}"
+        );
+        assert!(shown.contains("  - name: a"), "{shown}");
+        let forged = render(
+            &plan(status),
+            Some(&Err(
+                "ConfigMap p-effects holds effects of SHA-256 aa".to_owned()
+            )),
+        );
+        assert!(
+            forged.contains(
+                "Effects:     NOT SHOWN: ConfigMap team-a/p-effects, key effects.gz is not provably \
+                 the plan's effects: ConfigMap p-effects holds effects of SHA-256 aa"
+            ),
+            "{forged}"
+        );
+        assert!(!forged.contains("name: a"), "{forged}");
     }
 }

@@ -194,6 +194,8 @@ async fn reconcile(
             );
         }
     }
+    // A record of withdrawals a stopped host left Applying is ended first.
+    withdrawals::finish_interrupted(&registry.planner, &at).await;
     // Withdrawals first, whatever holds the other changes: the pause, the
     // gates, a plan, a read that failed (contract 0.5.0).
     let mut withdrawn = Withdrawn::default();

@@ -1,17 +1,20 @@
 //! The review artifact of a plan: its effects as a reviewer reads them
 //! (seed 003, "Observe mode"). Inline in the plan below [`INLINE_LIMIT`];
-//! above it, gzipped in a ConfigMap the plan names; when even that would
-//! not fit a ConfigMap, a preview cut at [`INLINE_LIMIT`] ending in a
-//! `# truncated: ...` line, with `truncated: true`. Never executed: the
-//! host recomputes the effects to execute them.
+//! above it, gzipped in an immutable ConfigMap the plan names, bound to
+//! the plan by the SHA-256 of its text in the plan's immutable spec
+//! ([`verify`]: what a reviewer reads is what the digest approves); when
+//! even that would not fit a ConfigMap, a preview cut at [`INLINE_LIMIT`]
+//! ending in a `# truncated: ...` line, with `truncated: true`. Never
+//! executed: the host recomputes the effects to execute them.
 //!
 //! The text is YAML: one entry per change in the digest's canonical order
 //! and form (`digest::effect`), so a generated Secret shows its keys and
 //! their lengths and never a value (there is none yet).
 
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 
 use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
 
 use crate::contract::model::Change;
 use crate::plan::digest::effect;
@@ -28,8 +31,12 @@ pub const CONFIG_MAP_KEY: &str = "effects.yaml.gz";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Artifact {
     Inline(String),
-    /// Gzipped, for the ConfigMap `<plan>-effects`.
-    ConfigMap(Vec<u8>),
+    /// Gzipped, for the ConfigMap `<plan>-effects`, and the SHA-256 of
+    /// the text (lowercase hex), recorded in the plan's spec.
+    ConfigMap {
+        gz: Vec<u8>,
+        sha256: String,
+    },
     /// The start of the text, and a line saying it is cut.
     Preview(String),
 }
@@ -90,7 +97,10 @@ pub fn artifact(changes: &[Change]) -> Artifact {
     }
     let gz = gzip(text.as_bytes());
     if gz.len() <= CONFIG_MAP_LIMIT {
-        return Artifact::ConfigMap(gz);
+        return Artifact::ConfigMap {
+            gz,
+            sha256: sha256(text.as_bytes()),
+        };
     }
     let mut cut = INLINE_LIMIT - 200;
     while !text.is_char_boundary(cut) {
@@ -115,12 +125,82 @@ impl Artifact {
     pub fn spec(&self, plan: &str) -> Value {
         match self {
             Artifact::Inline(text) => json!({"inline": text}),
-            Artifact::ConfigMap(_) => {
-                json!({"configMapRef": {"name": config_map_name(plan), "key": CONFIG_MAP_KEY}})
-            }
+            Artifact::ConfigMap { sha256, .. } => json!({"configMapRef": {
+                "name": config_map_name(plan),
+                "key": CONFIG_MAP_KEY,
+                "sha256": sha256,
+            }}),
             Artifact::Preview(text) => json!({"preview": text, "truncated": true}),
         }
     }
+}
+
+/// Why a plan's ConfigMap does not hold the effects its spec names.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArtifactError {
+    #[error("the plan names no SHA-256 of its effects (made before artifacts were bound)")]
+    Unbound,
+    #[error("ConfigMap {0} is gone")]
+    Missing(String),
+    #[error("ConfigMap {0} has no key {1}")]
+    NoKey(String, String),
+    #[error("ConfigMap {0}, key {1}, is not gzipped text: {2}")]
+    Unreadable(String, String, String),
+    #[error(
+        "ConfigMap {name} holds effects of SHA-256 {found}, not the {expected} the plan records: \
+         it was changed after the plan was made"
+    )]
+    Mismatch {
+        name: String,
+        expected: String,
+        found: String,
+    },
+}
+
+/// The effects text in `config_map` (as the API serves it) when it is
+/// the one the plan's `spec.effects.configMapRef` (`reference`) records.
+pub fn verify(reference: &Value, config_map: &Value) -> Result<String, ArtifactError> {
+    use base64::Engine as _;
+    let name = config_map["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let key = reference["key"]
+        .as_str()
+        .unwrap_or(CONFIG_MAP_KEY)
+        .to_owned();
+    let expected = reference["sha256"]
+        .as_str()
+        .ok_or(ArtifactError::Unbound)?
+        .to_owned();
+    let encoded = config_map["binaryData"][&key]
+        .as_str()
+        .ok_or_else(|| ArtifactError::NoKey(name.clone(), key.clone()))?;
+    let unreadable = |e: String| ArtifactError::Unreadable(name.clone(), key.clone(), e);
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| unreadable(e.to_string()))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut text)
+        .map_err(|e| unreadable(e.to_string()))?;
+    let found = sha256(text.as_bytes());
+    if found != expected {
+        return Err(ArtifactError::Mismatch {
+            name,
+            expected,
+            found,
+        });
+    }
+    Ok(text)
+}
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -133,8 +213,6 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read as _;
-
     use super::*;
     use crate::contract::model::config_map_kind;
 
@@ -181,9 +259,11 @@ mod tests {
     }
 
     #[test]
-    fn larger_effects_are_gzipped_for_a_configmap() {
+    fn larger_effects_are_gzipped_for_a_configmap_bound_by_their_hash() {
+        use base64::Engine as _;
         let changes = vec![config_map("big", 100 * 1024, 0)];
-        let Artifact::ConfigMap(gz) = artifact(&changes) else {
+        let artifact = artifact(&changes);
+        let Artifact::ConfigMap { gz, sha256 } = &artifact else {
             panic!("a ConfigMap expected");
         };
         let mut text = String::new();
@@ -191,10 +271,24 @@ mod tests {
             .read_to_string(&mut text)
             .expect("gzip");
         assert_eq!(text, super::text(&changes));
+        let reference = artifact.spec("p-1")["configMapRef"].clone();
         assert_eq!(
-            Artifact::ConfigMap(gz).spec("p-1"),
-            json!({"configMapRef": {"name": "p-1-effects", "key": "effects.yaml.gz"}})
+            reference,
+            json!({"name": "p-1-effects", "key": "effects.yaml.gz", "sha256": sha256})
         );
+        let stored = |gz: &[u8]| {
+            json!({"metadata": {"name": "p-1-effects"}, "binaryData": {
+                CONFIG_MAP_KEY: base64::engine::general_purpose::STANDARD.encode(gz)}})
+        };
+        assert_eq!(verify(&reference, &stored(gz)), Ok(text.clone()));
+        // A forged text (what a reviewer would read) is told apart.
+        let forged = super::gzip(text.replacen("big", "small", 1).as_bytes());
+        assert!(matches!(
+            verify(&reference, &stored(&forged)),
+            Err(ArtifactError::Mismatch { .. })
+        ));
+        let unbound = json!({"name": "p-1-effects", "key": "effects.yaml.gz"});
+        assert_eq!(verify(&unbound, &stored(gz)), Err(ArtifactError::Unbound));
     }
 
     #[test]

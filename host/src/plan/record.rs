@@ -26,6 +26,10 @@ pub const PLURAL: &str = "reconcileplans";
 pub const PARENT_UID_LABEL: &str = "reconciler.dev/parent-uid";
 /// The annotation exempting a plan from retention (`"true"`).
 pub const KEEP_ANNOTATION: &str = "reconciler.dev/keep";
+/// The label marking a plan that records withdrawals (`"true"`): made
+/// without review, never a plan awaiting one, never executed from its
+/// phase.
+pub const WITHDRAWAL_LABEL: &str = "reconciler.dev/withdrawal";
 
 /// The plan kind, as the host's cache keys it.
 pub fn kind_ref() -> KindRef {
@@ -100,6 +104,7 @@ pub enum Decision {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     pub name: String,
+    pub uid: String,
     pub resource_version: String,
     /// RFC 3339, as the server wrote it (sorts as time).
     pub created: String,
@@ -114,6 +119,12 @@ pub struct Plan {
     pub decided_at: Option<String>,
     pub conditions: Vec<Value>,
     pub keep: bool,
+    /// A record of withdrawals ([`WITHDRAWAL_LABEL`]).
+    pub withdrawal: bool,
+    /// `spec.effects.configMapRef`, where the effects are in a ConfigMap.
+    pub effects_ref: Option<Value>,
+    /// It is being deleted (a deletionTimestamp: a finalizer holds it).
+    pub deleting: bool,
     pub revalidated_generation: Option<i64>,
     pub counts: Counts,
 }
@@ -152,6 +163,7 @@ impl Plan {
         };
         Some(Plan {
             name: md["name"].as_str().unwrap_or_default().to_owned(),
+            uid: md["uid"].as_str().unwrap_or_default().to_owned(),
             resource_version: md["resourceVersion"]
                 .as_str()
                 .unwrap_or_default()
@@ -184,6 +196,9 @@ impl Plan {
             decided_at,
             conditions,
             keep: md["annotations"][KEEP_ANNOTATION] == "true",
+            withdrawal: md["labels"][WITHDRAWAL_LABEL] == "true",
+            effects_ref: spec["effects"].get("configMapRef").cloned(),
+            deleting: !md["deletionTimestamp"].is_null(),
             revalidated_generation: status["revalidatedGeneration"].as_i64(),
             counts: Counts {
                 applies: count("applies"),
@@ -191,6 +206,13 @@ impl Plan {
                 generated: count("generated"),
             },
         })
+    }
+
+    /// Whether the plan carries a decision the host executes on: approved
+    /// (by an approver, as the admission policy holds a decision to, or
+    /// by the host itself under approval auto), made in mode apply.
+    pub fn executable(&self) -> bool {
+        matches!(self.decision, Some(Decision::Approved { .. })) && self.mode == Some(Mode::Apply)
     }
 
     /// Why this plan does not describe `digest` made in `mode` for
@@ -226,6 +248,13 @@ pub enum Divergence {
     EncodingChanged,
     /// A newer plan of the same parent is current.
     Replaced,
+    /// The plan reads Applying without a decision the host executes on
+    /// (Approved=True, in mode apply): a phase the host did not write.
+    Tampered,
+    /// The ConfigMap of the plan's effects is not what the plan recorded
+    /// (changed, replaced or gone): what a reviewer read may not be what
+    /// would run.
+    ArtifactChanged,
 }
 
 impl Divergence {
@@ -237,6 +266,8 @@ impl Divergence {
             Divergence::ModeChanged => "ModeChanged",
             Divergence::EncodingChanged => "EncodingChanged",
             Divergence::Replaced => "Replaced",
+            Divergence::Tampered => "PhaseNotByHost",
+            Divergence::ArtifactChanged => "ArtifactChanged",
         }
     }
 
@@ -254,6 +285,17 @@ impl Divergence {
                 "the digest is of an encoding this host does not compare: a new plan holds the changes"
             }
             Divergence::Replaced => "a newer plan of the parent is current",
+            Divergence::Tampered => {
+                "the plan reads Applying, but it carries no decision the host executes on \
+                 (Approved=True by an approver, or the host's own under approval auto, in mode \
+                 apply): a phase the host did not write is never a reason to act; nothing was \
+                 executed, a new plan holds the changes"
+            }
+            Divergence::ArtifactChanged => {
+                "the ConfigMap of the plan's effects is not the one the plan recorded (its \
+                 SHA-256 differs, or it is gone): what was reviewed may not be what would run; \
+                 nothing was executed, a new plan holds the changes"
+            }
         }
     }
 }

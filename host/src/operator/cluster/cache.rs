@@ -277,7 +277,8 @@ impl ObjectCache {
 /// Secrets and ConfigMaps (only key names are served; a ConfigMap's values
 /// stay as digests, [`value_digest`], so a child the host applies is known
 /// to be current), and the values of a Pod's environment variables (a fact
-/// never needs them, and they may hold credentials), and a plan's effects.
+/// never needs them, and they may hold credentials), and a plan's effects
+/// (but for what the host checks of them).
 /// A Secret's certificates are summarised first (SHA-256 and PEM size per
 /// block, under [`certificates::SUMMARY_FIELD`]), so
 /// `facts.secret-certificates` is served without the data being held.
@@ -314,11 +315,20 @@ pub fn slim(mut object: Value) -> Value {
         }
     }
     // A plan's review artifact is for reviewers: the host recomputes what
-    // it executes.
-    if object["kind"] == crate::plan::record::KIND
-        && let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
-    {
-        spec.remove("effects");
+    // it executes. Kept: the reference binding an effects ConfigMap to the
+    // plan (checked before the plan is executed), and a withdrawal
+    // record's deletions (a line each: what ends the record a stopped host
+    // left Applying).
+    if object["kind"] == crate::plan::record::KIND {
+        let withdrawal =
+            object["metadata"]["labels"][crate::plan::record::WITHDRAWAL_LABEL] == "true";
+        if let Some(effects) = object
+            .get_mut("spec")
+            .and_then(|s| s.get_mut("effects"))
+            .and_then(Value::as_object_mut)
+        {
+            effects.retain(|k, _| k == "configMapRef" || (withdrawal && k == "inline"));
+        }
     }
     if object["apiVersion"] == "v1" && object["kind"] == "Pod" {
         for list in ["containers", "initContainers", "ephemeralContainers"] {
@@ -557,6 +567,26 @@ mod tests {
         );
         assert_eq!(c["data"]["setting"], json!(value_digest("on")));
         assert!(!c.to_string().contains("\"on\""), "{c}");
+    }
+
+    #[test]
+    fn slim_keeps_of_a_plans_effects_only_what_the_host_checks() {
+        let plan = |labels: Value, effects: Value| {
+            json!({"apiVersion": "reconciler.dev/v1alpha1", "kind": "ReconcilePlan",
+                   "metadata": {"name": "p", "labels": labels},
+                   "spec": {"digest": "d", "effects": effects}})
+        };
+        let reference = json!({"name": "p-effects", "key": "effects.yaml.gz", "sha256": "ab"});
+        let big = slim(plan(json!({}), json!({"configMapRef": reference})));
+        assert_eq!(big["spec"]["effects"], json!({"configMapRef": reference}));
+        let inline = slim(plan(json!({}), json!({"inline": "- a lot of text"})));
+        assert_eq!(inline["spec"]["effects"], json!({}));
+        let record = slim(plan(
+            json!({"reconciler.dev/withdrawal": "true"}),
+            json!({"inline": "- name: b"}),
+        ));
+        assert_eq!(record["spec"]["effects"], json!({"inline": "- name: b"}));
+        assert_eq!(record["spec"]["digest"], "d");
     }
 
     #[test]

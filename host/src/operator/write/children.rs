@@ -29,7 +29,7 @@ use crate::contract::model::{Change, secret_kind};
 use crate::facts::meta::controller_uid;
 use crate::facts::past_cache::PastCache;
 use crate::facts::{ApplyOutcome, ChangeState, certificates};
-use crate::marks::FIELD_MANAGER;
+use crate::marks::{ADOPT, FIELD_MANAGER};
 pub use crate::marks::{APPLIED, MANAGED_BY};
 use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
 use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
@@ -64,6 +64,14 @@ pub enum ChildrenError {
     /// A kind the guest writes is not watched (not served by the cluster).
     #[error("the {change} is not possible: {kind} is not served by this cluster")]
     NotServed { change: String, kind: KindRef },
+    /// The execution stopped before the `change`: what it executed (a
+    /// plan) is gone. `made`: what was made before.
+    #[error("the {change} was not made: {why}")]
+    Stopped {
+        change: String,
+        why: String,
+        made: Made,
+    },
 }
 
 impl ChildrenError {
@@ -78,6 +86,7 @@ impl ChildrenError {
             } => Some(*class),
             ChildrenError::Api { .. } => None,
             ChildrenError::NotServed { .. }
+            | ChildrenError::Stopped { .. }
             | ChildrenError::Certificate { .. }
             | ChildrenError::Random { .. } => Some(ErrorClass::ReconciliationFailed),
         }
@@ -181,15 +190,20 @@ pub fn check<'a>(
     Ok(Checked { owner, planned })
 }
 
+/// Why an execution stops before its next change, if it does: asked
+/// before each one.
+pub type Stop<'a> = &'a (dyn Fn() -> Option<String> + Send + Sync);
+
 /// Makes the checked changes: generated Secrets and certificates first,
 /// immediately before the changes that use them, then the rest in the
-/// guest's order.
+/// guest's order; none after `stop` says why not.
 pub async fn execute(
     client: &Client,
     source: &ClusterSource,
     metrics: &Metrics,
     authority: &Authority,
     checked: Checked<'_>,
+    stop: Stop<'_>,
 ) -> Result<Made, ChildrenError> {
     let Checked { owner, mut planned } = checked;
     planned.sort_by_key(|p| {
@@ -207,6 +221,13 @@ pub async fn execute(
         unwatched,
     } in planned
     {
+        if let Some(why) = stop() {
+            return Err(ChildrenError::Stopped {
+                change: change.to_string(),
+                why,
+                made,
+            });
+        }
         let labels = ChildLabels {
             kind: owner.kind.to_owned(),
             child: change.kind().kind.clone(),
@@ -457,6 +478,21 @@ fn plan<'c>(
                 {
                     return Err(refused(format!(
                         "the object is controlled by another owner (uid {other})"
+                    )));
+                }
+                // Taking over an object nothing controls needs the consent
+                // of whoever may change it: its creator's rights are not the
+                // parent's author's. A generated Secret is never written
+                // over, so never taken over.
+                let consent = format!("{}/{}", owner.kind, owner.name);
+                if !matches!(change, Change::Generate { .. })
+                    && let Some(existing) = &cached
+                    && controller.is_none()
+                    && existing["metadata"]["annotations"][ADOPT] != consent.as_str()
+                {
+                    return Err(refused(format!(
+                        "the object exists and nothing controls it: the host takes it over only \
+                         when whoever may change it consents with the annotation {ADOPT}: {consent}"
                     )));
                 }
             }

@@ -187,6 +187,23 @@ pub fn plans_served(source: &ClusterSource, namespace: &str) -> bool {
             .is_some_and(|c| c.is_served(namespace))
 }
 
+/// The plans of the parent with UID `parent_uid` in `namespace`, as the
+/// cache holds them, oldest first.
+pub fn parent_plans(source: &ClusterSource, namespace: &str, parent_uid: &str) -> Vec<Plan> {
+    let Some(cache) = source.cache(&record::kind_ref()) else {
+        return Vec::new();
+    };
+    let selector =
+        crate::facts::selector::Selector::from_pairs([(record::PARENT_UID_LABEL, parent_uid)]);
+    let mut plans: Vec<Plan> = cache
+        .list(namespace, &selector)
+        .iter()
+        .filter_map(|o| Plan::of(o))
+        .collect();
+    plans.sort_by(|a, b| (&a.created, &a.name).cmp(&(&b.created, &b.name)));
+    plans
+}
+
 /// The plans of every kind: settings and the host's identity.
 pub struct Planner {
     client: Client,
@@ -332,7 +349,49 @@ impl Planner {
         at: &PlanPass<'_>,
         checked: Checked<'_>,
     ) -> Result<Made, ChildrenError> {
-        children::execute(&self.client, at.source, at.metrics, at.authority, checked).await
+        children::execute(
+            &self.client,
+            at.source,
+            at.metrics,
+            at.authority,
+            checked,
+            &|| None,
+        )
+        .await
+    }
+
+    /// Makes `checked` changes of the pass `at` as the plan `plan`
+    /// executes them: none after the plan is gone (deleted, or being
+    /// deleted, as the cache holds it).
+    async fn execute_plan(
+        &self,
+        at: &PlanPass<'_>,
+        checked: Checked<'_>,
+        plan: &Plan,
+    ) -> Result<Made, ChildrenError> {
+        let namespace = at.parent["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default();
+        let gone = || {
+            let stored = at
+                .source
+                .cache(&record::kind_ref())
+                .and_then(|c| c.get(namespace, &plan.name));
+            let here = stored.as_deref().is_some_and(|o| {
+                o["metadata"]["uid"] == plan.uid.as_str()
+                    && o["metadata"]["deletionTimestamp"].is_null()
+            });
+            (!here).then(|| format!("ReconcilePlan {} was deleted while Applying", plan.name))
+        };
+        children::execute(
+            &self.client,
+            at.source,
+            at.metrics,
+            at.authority,
+            checked,
+            &gone,
+        )
+        .await
     }
 }
 
@@ -380,20 +439,7 @@ impl Run<'_, '_> {
 
     /// The parent's plans in the cache, oldest first.
     fn plans(&self) -> Vec<Plan> {
-        let Some(cache) = self.at.source.cache(&record::kind_ref()) else {
-            return Vec::new();
-        };
-        let selector = crate::facts::selector::Selector::from_pairs([(
-            record::PARENT_UID_LABEL,
-            self.parent_uid(),
-        )]);
-        let mut plans: Vec<Plan> = cache
-            .list(self.namespace, &selector)
-            .iter()
-            .filter_map(|o| Plan::of(o))
-            .collect();
-        plans.sort_by(|a, b| (&a.created, &a.name).cmp(&(&b.created, &b.name)));
-        plans
+        parent_plans(self.at.source, self.namespace, self.parent_uid())
     }
 
     fn event(&mut self, type_: EventType, reason: &str, note: String) {
@@ -413,7 +459,9 @@ impl Run<'_, '_> {
         let plans = self.plans();
         let mut open: Vec<Plan> = plans
             .iter()
-            .filter(|p| !p.phase.is_terminal())
+            // A record of withdrawals is never executed from its phase:
+            // one a stopped host left Applying is the withdrawals' to end.
+            .filter(|p| !p.phase.is_terminal() && !p.withdrawal)
             .cloned()
             .collect();
         let current = open.pop();
@@ -428,14 +476,26 @@ impl Run<'_, '_> {
                 plan.divergence(&digest, self.gates.mode, &target)
             };
             match (plan.phase, divergence) {
+                // Applying is the host's to write, and only on a decision:
+                // a plan that reads it without one is not executed.
+                (Phase::Applying, _) if !plan.executable() => {
+                    self.supersede(&plan, Divergence::Tampered).await?;
+                }
+                // Deleted while Applying (a finalizer holds it): its
+                // execution stopped and said so; nothing more until it is
+                // gone and the changes are planned anew.
+                (Phase::Applying, _) if plan.deleting => return Ok(()),
                 (Phase::Applying, Some(Divergence::EffectsGone)) => {
                     // Made before the host stopped: done.
-                    self.finish(&plan, Ok(Made::default())).await?;
+                    self.finish(&plan, Ok(Made::default()), pending).await?;
                     return Ok(());
                 }
+                (Phase::Applying, None) if !self.artifact_intact(&plan).await? => {
+                    self.supersede(&plan, Divergence::ArtifactChanged).await?;
+                }
                 (Phase::Applying, None) => {
-                    let made = self.planner.execute(self.at, checked).await;
-                    self.finish(&plan, made).await?;
+                    let made = self.planner.execute_plan(self.at, checked, &plan).await;
+                    self.finish(&plan, made, pending).await?;
                     return Ok(());
                 }
                 (Phase::Applying, Some(_)) => {
@@ -506,6 +566,12 @@ impl Run<'_, '_> {
                 self.out.requeue_after = Some(self.planner.config.replan_after);
                 Ok(())
             }
+            (Some(Decision::Approved { .. }), Mode::Apply)
+                if !self.artifact_intact(&plan).await? =>
+            {
+                // The next pass (this write passes the parent) plans anew.
+                self.supersede(&plan, Divergence::ArtifactChanged).await
+            }
             (Some(Decision::Approved { by }), Mode::Apply) => {
                 let by = by.clone();
                 let plan = self
@@ -529,13 +595,13 @@ impl Run<'_, '_> {
                         ),
                     );
                 }
-                let made = self.planner.execute(self.at, checked).await;
-                self.finish(&plan, made).await
+                let made = self.planner.execute_plan(self.at, checked, &plan).await;
+                self.finish(&plan, made, pending).await
             }
             (None, Mode::Apply) if self.gates.approval == Approval::Auto => {
                 let plan = self.auto_approve(&plan).await?;
-                let made = self.planner.execute(self.at, checked).await;
-                self.finish(&plan, made).await
+                let made = self.planner.execute_plan(self.at, checked, &plan).await;
+                self.finish(&plan, made, pending).await
             }
             (None, _) => {
                 self.revalidate(&plan).await?;
@@ -582,15 +648,15 @@ impl Run<'_, '_> {
             .create(&PostParams::default(), &object)
             .await
             .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))?;
-        if let Artifact::ConfigMap(gz) = &artifact {
+        if let Artifact::ConfigMap { gz, .. } = &artifact {
             self.effects_config_map(&created, gz).await?;
         }
         let created = serde_json::to_value(created).unwrap_or(Value::Null);
         let plan = self.cached(created).expect("a created plan reads back");
         if self.gates.is_direct() {
             let plan = self.auto_approve(&plan).await?;
-            let made = self.planner.execute(self.at, checked).await;
-            return self.finish(&plan, made).await;
+            let made = self.planner.execute_plan(self.at, checked, &plan).await;
+            return self.finish(&plan, made, pending).await;
         }
         let (reason, message) = match self.gates.mode {
             Mode::Observe => (
@@ -629,7 +695,8 @@ impl Run<'_, '_> {
     }
 
     /// The ConfigMap holding a large plan's gzipped effects, owned by the
-    /// plan (it goes with it).
+    /// plan (it goes with it), immutable: its text's SHA-256 is in the
+    /// plan's spec, checked before the plan is executed.
     async fn effects_config_map(&self, plan: &DynamicObject, gz: &[u8]) -> Result<(), PlanError> {
         use base64::Engine as _;
         let name = artifact::config_map_name(plan.metadata.name.as_deref().unwrap_or_default());
@@ -648,6 +715,7 @@ impl Run<'_, '_> {
                     "controller": true,
                 }],
             },
+            "immutable": true,
             "binaryData": {artifact::CONFIG_MAP_KEY:
                 base64::engine::general_purpose::STANDARD.encode(gz)},
         });
@@ -697,20 +765,29 @@ impl Run<'_, '_> {
     }
 
     /// The execution's end: Applied, or Failed with the error (which the
-    /// pass then reports as its own).
+    /// pass then reports as its own); when the plan was deleted while
+    /// Applying, what was made is recorded ([`Run::deleted_while_applying`]).
     async fn finish(
         &mut self,
         plan: &Plan,
         made: Result<Made, ChildrenError>,
+        pending: &[Change],
     ) -> Result<(), PlanError> {
         match &made {
-            Ok(_) => {
-                self.write_status(
-                    plan,
-                    json!({"phase": Phase::Applied.as_str()}),
-                    plan.conditions.clone(),
-                )
-                .await?;
+            Ok(done) => {
+                let written = self
+                    .write_status(
+                        plan,
+                        json!({"phase": Phase::Applied.as_str()}),
+                        plan.conditions.clone(),
+                    )
+                    .await;
+                match written {
+                    Err(PlanError::Api { .. }) if self.plan_gone(plan).await => {
+                        return self.deleted_while_applying(plan, *done, pending).await;
+                    }
+                    written => written?,
+                };
                 self.event(
                     EventType::Normal,
                     "PlanApplied",
@@ -721,6 +798,9 @@ impl Run<'_, '_> {
                     ),
                 );
                 self.out.facts = self.facts(None, &[], None);
+            }
+            Err(ChildrenError::Stopped { made, .. }) => {
+                return self.deleted_while_applying(plan, *made, pending).await;
             }
             Err(e) if e.class().is_none() => {
                 // A conflict: the plan stays Applying; the next pass
@@ -733,6 +813,142 @@ impl Run<'_, '_> {
         }
         self.out.made = Some(made);
         Ok(())
+    }
+
+    /// Whether `plan` is gone from the API server (a read past the cache).
+    async fn plan_gone(&self, plan: &Plan) -> bool {
+        match self.api().get_opt(&plan.name).await {
+            Ok(None) => true,
+            Ok(Some(stored)) => {
+                stored.metadata.uid.as_deref() != Some(plan.uid.as_str())
+                    || stored.metadata.deletion_timestamp.is_some()
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// `plan` was deleted while Applying, `made` made before the host
+    /// stopped: a Warning says so and, when anything was made, a new plan
+    /// in phase Applied records it (the changes still pending are planned
+    /// anew by the next pass).
+    async fn deleted_while_applying(
+        &mut self,
+        plan: &Plan,
+        made: Made,
+        pending: &[Change],
+    ) -> Result<(), PlanError> {
+        let count = made.applied + made.deleted;
+        let decided = match &plan.decision {
+            Some(Decision::Approved { by }) => format!(" (approved by {by})"),
+            _ => String::new(),
+        };
+        self.out.made = Some(Ok(made));
+        if count == 0 {
+            self.event(
+                EventType::Warning,
+                "PlanDeleted",
+                format!(
+                    "ReconcilePlan {}{decided} was deleted while Applying: the host stopped \
+                     before its first change, nothing was made",
+                    plan.name
+                ),
+            );
+            return Ok(());
+        }
+        let name = plan_name(self.parent_name());
+        let message = format!(
+            "ReconcilePlan {}{decided} was deleted while Applying: {count} of its changes \
+             ({} applied, {} deleted) were made before the host stopped; this plan records \
+             them, and what is left is planned anew",
+            plan.name, made.applied, made.deleted
+        );
+        let target = Target {
+            cluster: self.identity.cluster.clone(),
+            parent: self.parent_uid().to_owned(),
+        };
+        let digest = digest::digest(pending, Mode::Apply, &target);
+        let counts = Counts::of(pending);
+        let artifact = match artifact::artifact(pending) {
+            Artifact::ConfigMap { .. } => Artifact::Preview(counts.summary()),
+            inline => inline,
+        };
+        let parent_ref = record::ParentRef {
+            group: &self.at.resource.group,
+            version: &self.at.resource.version,
+            resource: &self.at.resource.plural,
+            kind: &self.at.resource.kind,
+            name: self.parent_name(),
+            namespace: self.namespace,
+            uid: self.parent_uid(),
+        };
+        let object = record::new_plan(
+            &name,
+            &parent_ref,
+            Mode::Apply,
+            &digest,
+            &target,
+            &artifact,
+            counts,
+        );
+        let object: DynamicObject =
+            serde_json::from_value(object).expect("a plan object deserializes");
+        let created = self
+            .api()
+            .create(&PostParams::default(), &object)
+            .await
+            .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))?;
+        let created = serde_json::to_value(created).unwrap_or(Value::Null);
+        let record = self.cached(created).expect("a created plan reads back");
+        let now = self.stamp();
+        self.write_status(
+            &record,
+            json!({"phase": Phase::Applied.as_str()}),
+            vec![record::condition(
+                "Interrupted",
+                "True",
+                "PlanDeleted",
+                &message,
+                &now,
+            )],
+        )
+        .await?;
+        self.event(EventType::Warning, "PlanDeleted", message);
+        Ok(())
+    }
+
+    /// Whether the plan's effects, where they are in a ConfigMap, are the
+    /// ones its spec records (artifact::verify). A ConfigMap gone or
+    /// changed is not: the plan is not executed.
+    async fn artifact_intact(&self, plan: &Plan) -> Result<bool, PlanError> {
+        let Some(reference) = &plan.effects_ref else {
+            return Ok(true);
+        };
+        let name = reference["name"].as_str().unwrap_or_default();
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.planner.client.clone(),
+            self.namespace,
+            &kube::core::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+        );
+        let stored = api.get_opt(name).await.map_err(|e| {
+            PlanError::api(
+                format!(
+                    "reading ConfigMap {name} of the effects of plan {}",
+                    plan.name
+                ),
+                &e,
+            )
+        })?;
+        let verdict = match stored.map(serde_json::to_value) {
+            Some(Ok(config_map)) => artifact::verify(reference, &config_map).map(|_| ()),
+            _ => Err(artifact::ArtifactError::Missing(name.to_owned())),
+        };
+        match verdict {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                tracing::warn!(plan = %plan.name, error = %e, "the plan's effects are not the ones it recorded");
+                Ok(false)
+            }
+        }
     }
 
     async fn fail(&mut self, plan: &Plan, why: &str) -> Result<(), PlanError> {
@@ -771,7 +987,10 @@ impl Run<'_, '_> {
             conditions,
         )
         .await?;
-        let type_ = if why == Divergence::TargetChanged {
+        let type_ = if matches!(
+            why,
+            Divergence::TargetChanged | Divergence::Tampered | Divergence::ArtifactChanged
+        ) {
             EventType::Warning
         } else {
             EventType::Normal

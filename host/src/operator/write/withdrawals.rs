@@ -3,30 +3,31 @@
 //! whatever holds those (the pause, mode `observe`, approval `manual`, a
 //! pending or denied plan, a gate set to what it cannot be, a read that
 //! failed); each announced by the Event its guest names once it is made,
-//! and recorded where the cluster serves plans (a ReconcilePlan made
-//! without review, saying why).
+//! and recorded where the cluster serves plans: a ReconcilePlan made
+//! without review, saying why, written Applying before the first deletion
+//! and Applied (or Failed) after the last, so that a host stopped between
+//! them leaves a record that a later pass ends ([`finish_interrupted`]).
 //!
 //! Each withdrawal is checked as every deletion is (the parent controls
 //! the object, which still has the UID the guest saw) and made on its
-//! own: one the API server refuses does not hold back the next.
+//! own: one the API server refuses does not hold back the next, and a
+//! record that cannot be written holds back none.
 
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use reconciler_conventions::engine::Event;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::contract::model::{Change, Withdrawal};
 use crate::facts::ChangeState;
 use crate::facts::past_cache::PastCache;
 use crate::operator::write::children::{self, ChildrenError, Made};
-use crate::operator::write::plans::{PlanError, PlanPass, Planner, plan_name, plans_served};
+use crate::operator::write::plans::{
+    PlanError, PlanPass, Planner, parent_plans, plan_name, plans_served,
+};
 use crate::plan::artifact::{self, Artifact, Counts};
 use crate::plan::digest::{self, Mode, Target};
-use crate::plan::record;
-
-/// The label marking a plan that records withdrawals (`"true"`): made
-/// without review, never a plan awaiting one.
-pub const WITHDRAWAL_LABEL: &str = "reconciler.dev/withdrawal";
+use crate::plan::record::{self, Phase, WITHDRAWAL_LABEL};
 
 /// The reason of a withdrawal plan's Approved condition: the host made it
 /// without review.
@@ -46,13 +47,15 @@ pub struct Withdrawn {
     pub plan: Option<String>,
 }
 
-/// Makes `withdrawals` of the pass `at`: each checked, deleted if it is
-/// still there, its Event raised; then recorded as one plan where plans
-/// are served. `why` says what held the other changes, for the record.
+/// Makes `withdrawals` of the pass `at`: all checked, the record of those
+/// still there opened where plans are served, each deleted, its Event
+/// raised, the record closed. `why` says what held the other changes,
+/// for the record.
 ///
 /// Fails only when a withdrawal is refused before anything is made (the
 /// parent does not control the object, or it is another one now: the
-/// guest's fault) or the record could not be written.
+/// guest's fault) or the record could not be written (the withdrawals are
+/// made all the same).
 pub async fn make(
     planner: &Planner,
     at: &PlanPass<'_>,
@@ -63,13 +66,23 @@ pub async fn make(
     let deletions: Vec<Change> = withdrawals.iter().map(Withdrawal::deletion).collect();
     // All checked first: a withdrawal the guest may not ask for refuses
     // them all, as any change would.
-    children::check(at.source, past_cache, at.resource, at.parent, &deletions)
+    let checked = children::check(at.source, past_cache, at.resource, at.parent, &deletions)
         .map_err(WithdrawalError::Refused)?;
+    let to_make = checked.pending(at.authority, jiff::Timestamp::now());
     let namespace = at.parent["metadata"]["namespace"]
         .as_str()
         .unwrap_or_default();
+    // The record before the first deletion: a host stopped mid-way leaves
+    // it Applying. One that cannot be written holds nothing back.
+    let mut record_error = None;
+    let mut opened = None;
+    if !to_make.is_empty() && plans_served(at.source, namespace) {
+        match open(planner, at, namespace, &to_make, why).await {
+            Ok(plan) => opened = Some(plan),
+            Err(e) => record_error = Some(e),
+        }
+    }
     let mut out = Withdrawn::default();
-    let mut made_ones = Vec::new();
     for (withdrawal, deletion) in withdrawals.iter().zip(&deletions) {
         let one = std::slice::from_ref(deletion);
         let checked = children::check(at.source, past_cache, at.resource, at.parent, one)
@@ -93,7 +106,6 @@ pub async fn make(
                     reason: e.reason.clone(),
                     note: reconciler_conventions::message::bound(&e.message),
                 }));
-                made_ones.push(deletion.clone());
             }
             // Gone already: nothing was taken away now.
             Ok(_) => {}
@@ -105,16 +117,20 @@ pub async fn make(
             }
         }
     }
-    if !made_ones.is_empty() {
-        tracing::info!(withdrawn = made_ones.len(), why, "withdrawals made");
-        if plans_served(at.source, namespace) {
-            match record(planner, at, namespace, &made_ones, why).await {
-                Ok(plan) => out.plan = Some(plan),
-                Err(e) => return Err(WithdrawalError::Record(Box::new(e), out)),
-            }
+    if out.made.deleted > 0 {
+        tracing::info!(withdrawn = out.made.deleted, why, "withdrawals made");
+    }
+    if let Some((name, resource_version)) = opened {
+        let failed = out.failed.as_ref().map(ToString::to_string);
+        match close(planner, at, namespace, &name, &resource_version, failed).await {
+            Ok(()) => out.plan = Some(name),
+            Err(e) => record_error = Some(e),
         }
     }
-    Ok(out)
+    match record_error {
+        Some(e) => Err(WithdrawalError::Record(Box::new(e), out)),
+        None => Ok(out),
+    }
 }
 
 /// Why a pass's withdrawals were not all made or recorded.
@@ -131,16 +147,17 @@ pub enum WithdrawalError {
     Record(Box<PlanError>, Withdrawn),
 }
 
-/// A plan holding `made` (deletions of the parent's children), created
-/// and written Applied in one status write, approved by the host under
-/// its authenticated name with the reason [`WITHDRAWAL_REASON`].
-async fn record(
+/// The record of `to_make` (deletions of the parent's children), created
+/// and written Applying in one status write, approved by the host under
+/// its authenticated name with the reason [`WITHDRAWAL_REASON`]: its name
+/// and resource version.
+async fn open(
     planner: &Planner,
     at: &PlanPass<'_>,
     namespace: &str,
-    made: &[Change],
+    to_make: &[Change],
     why: &str,
-) -> Result<String, PlanError> {
+) -> Result<(String, String), PlanError> {
     let identity = planner.identity().await?;
     let md = &at.parent["metadata"];
     let parent_uid = md["uid"].as_str().unwrap_or_default();
@@ -151,12 +168,12 @@ async fn record(
     };
     // A withdrawal is made as mode apply makes changes, whatever mode the
     // parent is in: that is what the record says.
-    let digest = digest::digest(made, Mode::Apply, &target);
+    let digest = digest::digest(to_make, Mode::Apply, &target);
     let name = plan_name(parent_name);
-    let counts = Counts::of(made);
+    let counts = Counts::of(to_make);
     // Deletions are a line each: far below the inline limit.
-    let artifact = match artifact::artifact(made) {
-        Artifact::ConfigMap(_) => Artifact::Preview(counts.summary()),
+    let artifact = match artifact::artifact(to_make) {
+        Artifact::ConfigMap { .. } => Artifact::Preview(counts.summary()),
         inline => inline,
     };
     let parent_ref = record::ParentRef {
@@ -179,9 +196,7 @@ async fn record(
     );
     object["metadata"]["labels"][WITHDRAWAL_LABEL] = json!("true");
     let object: DynamicObject = serde_json::from_value(object).expect("a plan object deserializes");
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(planner.client().clone(), namespace, &record::resource());
-    let created = api
+    let created = api(planner, namespace)
         .create(&PostParams::default(), &object)
         .await
         .map_err(|e| PlanError::api(format!("creating plan {name} of withdrawals"), &e))?;
@@ -191,29 +206,168 @@ async fn record(
          parent's other changes ({why})"
     );
     let status = json!({
-        "phase": record::Phase::Applied.as_str(),
+        "phase": Phase::Applying.as_str(),
         "decidedBy": {"username": identity.username},
         "revalidatedGeneration": md["generation"].as_i64().unwrap_or(0),
         "revalidatedAt": now,
         "conditions": [record::condition("Approved", "True", WITHDRAWAL_REASON, &message, &now)],
     });
-    let patch = record::status_patch(
-        created
-            .metadata
-            .resource_version
+    let rv = created.metadata.resource_version.unwrap_or_default();
+    let stored = write_status(planner, at, namespace, &name, &rv, status).await?;
+    Ok((name, stored))
+}
+
+/// The record `name` (read at `resource_version`) closed: Applied, or
+/// Failed naming the withdrawal the API server refused (`failed`).
+async fn close(
+    planner: &Planner,
+    at: &PlanPass<'_>,
+    namespace: &str,
+    name: &str,
+    resource_version: &str,
+    failed: Option<String>,
+) -> Result<(), PlanError> {
+    let status = match failed {
+        None => json!({"phase": Phase::Applied.as_str()}),
+        Some(why) => json!({
+            "phase": Phase::Failed.as_str(),
+            "conditions": ended_conditions(at, namespace, name, "ExecutionFailed", &why),
+        }),
+    };
+    write_status(planner, at, namespace, name, resource_version, status)
+        .await
+        .map(|_| ())
+}
+
+/// Ends the parent's records of withdrawals that a stopped host left
+/// Applying: Applied when every object they name is gone (with the UID
+/// they name) from the cache, else Failed (the withdrawals still wanted
+/// are made again, under a record of their own). Best effort: a record
+/// that cannot be ended now is ended by a later pass.
+pub async fn finish_interrupted(planner: &Planner, at: &PlanPass<'_>) {
+    let md = &at.parent["metadata"];
+    let namespace = md["namespace"].as_str().unwrap_or_default();
+    let parent_uid = md["uid"].as_str().unwrap_or_default();
+    if !plans_served(at.source, namespace) {
+        return;
+    }
+    for plan in parent_plans(at.source, namespace, parent_uid) {
+        if !plan.withdrawal || plan.phase != Phase::Applying {
+            continue;
+        }
+        let object = at
+            .source
+            .cache(&record::kind_ref())
+            .and_then(|c| c.get(namespace, &plan.name));
+        let gone = object
             .as_deref()
-            .unwrap_or_default(),
-        status,
-    );
-    let stored = api
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .is_some_and(|o| all_gone(at, namespace, o));
+        let status = if gone {
+            json!({"phase": Phase::Applied.as_str()})
+        } else {
+            json!({
+                "phase": Phase::Failed.as_str(),
+                "conditions": ended_conditions(
+                    at,
+                    namespace,
+                    &plan.name,
+                    "ExecutionInterrupted",
+                    "the host stopped before these withdrawals were all made: those still \
+                     wanted are made again under a record of their own",
+                ),
+            })
+        };
+        match write_status(
+            planner,
+            at,
+            namespace,
+            &plan.name,
+            &plan.resource_version,
+            status,
+        )
+        .await
+        {
+            Ok(_) => {
+                tracing::info!(plan = %plan.name, gone, "an interrupted record of withdrawals ended")
+            }
+            Err(e) => {
+                tracing::warn!(plan = %plan.name, error = %e, "an interrupted record of withdrawals is not ended yet")
+            }
+        }
+    }
+}
+
+/// Whether every deletion of the record `plan` (its inline effects) is
+/// made: its object is not in the cache, or is another one (another UID).
+/// Not when an object's kind is not cached (nothing tells).
+fn all_gone(at: &PlanPass<'_>, namespace: &str, plan: &Value) -> bool {
+    let Some(effects) = plan["spec"]["effects"]["inline"].as_str() else {
+        return false;
+    };
+    let Ok(effects) = serde_yaml::from_str::<Vec<Value>>(effects) else {
+        return false;
+    };
+    effects.iter().all(|e| {
+        let kind = reconciler_conventions::kind::KindRef {
+            group: e["kind"]["group"].as_str().unwrap_or_default().into(),
+            version: e["kind"]["version"].as_str().unwrap_or_default().into(),
+            kind: e["kind"]["kind"].as_str().unwrap_or_default().into(),
+        };
+        let name = e["name"].as_str().unwrap_or_default();
+        at.source.cache(&kind).is_some_and(|cache| {
+            cache
+                .get(namespace, name)
+                .is_none_or(|o| o["metadata"]["uid"] != e["uid"])
+        })
+    })
+}
+
+/// The record's conditions (as cached) with Failed=True (`reason`, `why`).
+fn ended_conditions(
+    at: &PlanPass<'_>,
+    namespace: &str,
+    name: &str,
+    reason: &str,
+    why: &str,
+) -> Vec<Value> {
+    let now = reconciler_conventions::status::rfc3339_seconds(jiff::Timestamp::now());
+    let conditions: Vec<Value> = at
+        .source
+        .cache(&record::kind_ref())
+        .and_then(|c| c.get(namespace, name))
+        .and_then(|o| o["status"]["conditions"].as_array().cloned())
+        .unwrap_or_default();
+    record::with_condition(
+        &conditions,
+        record::condition("Failed", "True", reason, why, &now),
+    )
+}
+
+fn api(planner: &Planner, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(planner.client().clone(), namespace, &record::resource())
+}
+
+/// Writes `status` over the record `name` read at `resource_version`; the
+/// stored record enters the cache. Its new resource version.
+async fn write_status(
+    planner: &Planner,
+    at: &PlanPass<'_>,
+    namespace: &str,
+    name: &str,
+    resource_version: &str,
+    status: Value,
+) -> Result<String, PlanError> {
+    let patch = record::status_patch(resource_version, status);
+    let stored = api(planner, namespace)
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|e| PlanError::api(format!("writing the status of plan {name}"), &e))?;
+    let rv = stored.metadata.resource_version.clone().unwrap_or_default();
     if let (Some(cache), Ok(stored)) = (
         at.source.cache(&record::kind_ref()),
         serde_json::to_value(stored),
     ) {
         cache.apply_if_newer(crate::operator::cluster::cache::slim(stored));
     }
-    Ok(name)
+    Ok(rv)
 }
