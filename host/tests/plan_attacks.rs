@@ -40,8 +40,8 @@ use proptest::test_runner::TestRunner;
 use reconciler_host_harness::identity::{self, apply_rbac, role_binding};
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
-    Guests, Host, condition, events_about, eventually, fixture_of, get, install_crds, published,
-    settle,
+    Guests, Host, Published, condition, events_about, eventually, fixture_of, get, install_crds,
+    published, settle,
 };
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::plans::{self, install};
@@ -254,6 +254,34 @@ impl Scene {
             .map(|c| serde_json::to_value(c).unwrap())
     }
 
+    /// The Widgets `pending` and `denied`, each with its plan: the first
+    /// awaiting a decision, the second denied by the approver (Rejected).
+    /// The plans' names.
+    async fn pending_and_denied(&self) -> (String, String) {
+        self.widget("pending", json!({"a": "1"}), json!({})).await;
+        self.widget("denied", json!({"a": "1"}), json!({})).await;
+        let pending = name_of(&self.plans_in("pending", &["Pending"]).await[0]);
+        let denied = name_of(&self.plans_in("denied", &["Pending"]).await[0]);
+        let approver = self.plans_as(self.as_user(APPROVER).await);
+        patch_status(&approver, &denied, &decision("Denied", APPROVER))
+            .await
+            .expect("the approver denies");
+        self.plans_in("denied", &["Rejected"]).await;
+        (pending, denied)
+    }
+
+    /// Asserts the Widget `widget` has nothing made (no ConfigMap, no
+    /// PlanApplied Event); its Events.
+    async fn nothing_made(&self, widget: &str) -> Vec<Published> {
+        assert!(
+            self.config_map(&format!("{widget}-config")).await.is_none(),
+            "{widget}: nothing is made"
+        );
+        let events = events_about(&self.ns.client(), self.name(), widget).await;
+        assert_eq!(published(&events, "Normal", "PlanApplied"), 0, "{events:?}");
+        events
+    }
+
     fn plan_cli(&self, user: &str, args: &[&str]) -> (bool, String, String) {
         let kubeconfig = identity::kubeconfig_as(user, &self.dir);
         plans::plan_cli(
@@ -325,8 +353,6 @@ fn refused_with(answer: Result<DynamicObject, kube::Error>, code: u16, says: &st
 async fn a_reviewer_writing_applying_executes_nothing() {
     let scene = Scene::new("attack-phase").await;
     let host = scene.host().await;
-    scene.widget("pending", json!({"a": "1"}), json!({})).await;
-    scene.widget("denied", json!({"a": "1"}), json!({})).await;
     scene
         .widget(
             "observed",
@@ -334,14 +360,8 @@ async fn a_reviewer_writing_applying_executes_nothing() {
             json!({"reconciler.dev/mode": "observe"}),
         )
         .await;
-    let pending = name_of(&scene.plans_in("pending", &["Pending"]).await[0]);
-    let denied = name_of(&scene.plans_in("denied", &["Pending"]).await[0]);
+    let (pending, denied) = scene.pending_and_denied().await;
     let observed = name_of(&scene.plans_in("observed", &["Pending"]).await[0]);
-    let approver = scene.plans_as(scene.as_user(APPROVER).await);
-    patch_status(&approver, &denied, &decision("Denied", APPROVER))
-        .await
-        .expect("the approver denies");
-    scene.plans_in("denied", &["Rejected"]).await;
 
     let reviewer = scene.plans_as(scene.as_user(REVIEWER).await);
     let applying = json!({"status": {"phase": "Applying"}});
@@ -365,15 +385,7 @@ async fn a_reviewer_writing_applying_executes_nothing() {
         let plans = scene.plans_of(widget).await;
         assert_eq!(plans.len(), 1, "{widget}: {plans:?}");
         assert_eq!(phase(&plans[0]), want, "{widget}");
-        assert!(
-            scene
-                .config_map(&format!("{widget}-config"))
-                .await
-                .is_none(),
-            "{widget}: nothing is made"
-        );
-        let events = events_about(&scene.ns.client(), scene.name(), widget).await;
-        assert_eq!(published(&events, "Normal", "PlanApplied"), 0, "{events:?}");
+        scene.nothing_made(widget).await;
     }
     scene.finish(host).await;
 }
@@ -387,15 +399,7 @@ async fn a_reviewer_writing_applying_executes_nothing() {
 async fn a_plan_reading_applying_without_a_decision_is_superseded() {
     let scene = Scene::new("attack-tampered").await;
     let host = scene.host().await;
-    scene.widget("pending", json!({"a": "1"}), json!({})).await;
-    scene.widget("denied", json!({"a": "1"}), json!({})).await;
-    let pending = name_of(&scene.plans_in("pending", &["Pending"]).await[0]);
-    let denied = name_of(&scene.plans_in("denied", &["Pending"]).await[0]);
-    let approver = scene.plans_as(scene.as_user(APPROVER).await);
-    patch_status(&approver, &denied, &decision("Denied", APPROVER))
-        .await
-        .expect("the approver denies");
-    scene.plans_in("denied", &["Rejected"]).await;
+    let (pending, denied) = scene.pending_and_denied().await;
 
     let applying = json!({"status": {"phase": "Applying"}});
     for plan in [&pending, &denied] {
@@ -420,14 +424,7 @@ async fn a_plan_reading_applying_without_a_decision_is_superseded() {
     );
     settle().await;
     for widget in ["pending", "denied"] {
-        assert!(
-            scene
-                .config_map(&format!("{widget}-config"))
-                .await
-                .is_none(),
-            "{widget}: nothing is made"
-        );
-        let events = events_about(&scene.ns.client(), scene.name(), widget).await;
+        let events = scene.nothing_made(widget).await;
         let warnings: Vec<_> = events
             .iter()
             .filter(|e| e.type_ == "Warning" && e.reason == "PlanSuperseded")
@@ -439,7 +436,6 @@ async fn a_plan_reading_applying_without_a_decision_is_superseded() {
                 .contains("a phase the host did not write is never a reason to act"),
             "{warnings:?}"
         );
-        assert_eq!(published(&events, "Normal", "PlanApplied"), 0, "{events:?}");
     }
     scene.finish(host).await;
 }
@@ -548,17 +544,12 @@ async fn a_forged_effects_configmap_is_never_what_is_approved() {
         "ArtifactChanged"
     );
     settle().await;
-    assert!(
-        scene.config_map("big-config").await.is_none(),
-        "nothing is made"
-    );
-    let events = events_about(&scene.ns.client(), scene.name(), "big").await;
+    let events = scene.nothing_made("big").await;
     assert_eq!(
         published(&events, "Warning", "PlanSuperseded"),
         1,
         "{events:?}"
     );
-    assert_eq!(published(&events, "Normal", "PlanApplied"), 0, "{events:?}");
 
     // The new plan's genuine artifact is shown and approved: made.
     let fresh = name_of(&plans[1]);

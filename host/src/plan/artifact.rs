@@ -115,6 +115,16 @@ pub fn artifact(changes: &[Change]) -> Artifact {
     Artifact::Preview(preview)
 }
 
+/// The artifact of a record of changes made without review (withdrawals,
+/// what a plan deleted while Applying made): inline, or a preview (the
+/// counts) where that is too large, never a ConfigMap (no one reviews it).
+pub fn recorded(changes: &[Change]) -> Artifact {
+    match artifact(changes) {
+        Artifact::ConfigMap { .. } => Artifact::Preview(Counts::of(changes).summary()),
+        other => other,
+    }
+}
+
 /// The name of the ConfigMap holding the effects of plan `plan`.
 pub fn config_map_name(plan: &str) -> String {
     format!("{plan}-effects")

@@ -311,6 +311,23 @@ pub struct ParentRef<'a> {
     pub uid: &'a str,
 }
 
+impl<'a> ParentRef<'a> {
+    /// The parent `parent` (an object of `resource`).
+    pub fn of(resource: &'a ApiResource, parent: &'a Value) -> ParentRef<'a> {
+        let md = &parent["metadata"];
+        let text = |v: &'a Value| v.as_str().unwrap_or_default();
+        ParentRef {
+            group: &resource.group,
+            version: &resource.version,
+            resource: &resource.plural,
+            kind: &resource.kind,
+            name: text(&md["name"]),
+            namespace: text(&md["namespace"]),
+            uid: text(&md["uid"]),
+        }
+    }
+}
+
 /// The plan object to create: named `name`, controlled by the parent (a
 /// change of it, a decision, passes the parent; it goes with the parent),
 /// labelled with its UID.

@@ -623,31 +623,9 @@ impl Run<'_, '_> {
         let name = plan_name(self.parent_name());
         let artifact = artifact::artifact(pending);
         let counts = Counts::of(pending);
-        let parent_ref = record::ParentRef {
-            group: &self.at.resource.group,
-            version: &self.at.resource.version,
-            resource: &self.at.resource.plural,
-            kind: &self.at.resource.kind,
-            name: self.parent_name(),
-            namespace: self.namespace,
-            uid: self.parent_uid(),
-        };
-        let object = record::new_plan(
-            &name,
-            &parent_ref,
-            self.gates.mode,
-            digest,
-            target,
-            &artifact,
-            counts,
-        );
-        let object: DynamicObject =
-            serde_json::from_value(object).expect("a plan object deserializes");
         let created = self
-            .api()
-            .create(&PostParams::default(), &object)
-            .await
-            .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))?;
+            .create_plan(&name, self.gates.mode, digest, target, &artifact, counts)
+            .await?;
         if let Artifact::ConfigMap { gz, .. } = &artifact {
             self.effects_config_map(&created, gz).await?;
         }
@@ -692,6 +670,33 @@ impl Run<'_, '_> {
         );
         self.out.facts = self.facts(Some(&plan), pending, None);
         Ok(())
+    }
+
+    /// Creates the plan `name` of the parent.
+    async fn create_plan(
+        &self,
+        name: &str,
+        mode: Mode,
+        digest: &Digest,
+        target: &Target,
+        artifact: &Artifact,
+        counts: Counts,
+    ) -> Result<DynamicObject, PlanError> {
+        let object = record::new_plan(
+            name,
+            &record::ParentRef::of(self.at.resource, self.at.parent),
+            mode,
+            digest,
+            target,
+            artifact,
+            counts,
+        );
+        let object: DynamicObject =
+            serde_json::from_value(object).expect("a plan object deserializes");
+        self.api()
+            .create(&PostParams::default(), &object)
+            .await
+            .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))
     }
 
     /// The ConfigMap holding a large plan's gzipped effects, owned by the
@@ -867,36 +872,16 @@ impl Run<'_, '_> {
             parent: self.parent_uid().to_owned(),
         };
         let digest = digest::digest(pending, Mode::Apply, &target);
-        let counts = Counts::of(pending);
-        let artifact = match artifact::artifact(pending) {
-            Artifact::ConfigMap { .. } => Artifact::Preview(counts.summary()),
-            inline => inline,
-        };
-        let parent_ref = record::ParentRef {
-            group: &self.at.resource.group,
-            version: &self.at.resource.version,
-            resource: &self.at.resource.plural,
-            kind: &self.at.resource.kind,
-            name: self.parent_name(),
-            namespace: self.namespace,
-            uid: self.parent_uid(),
-        };
-        let object = record::new_plan(
-            &name,
-            &parent_ref,
-            Mode::Apply,
-            &digest,
-            &target,
-            &artifact,
-            counts,
-        );
-        let object: DynamicObject =
-            serde_json::from_value(object).expect("a plan object deserializes");
         let created = self
-            .api()
-            .create(&PostParams::default(), &object)
-            .await
-            .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))?;
+            .create_plan(
+                &name,
+                Mode::Apply,
+                &digest,
+                &target,
+                &artifact::recorded(pending),
+                Counts::of(pending),
+            )
+            .await?;
         let created = serde_json::to_value(created).unwrap_or(Value::Null);
         let record = self.cached(created).expect("a created plan reads back");
         let now = self.stamp();

@@ -25,7 +25,7 @@ use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::plans::{
     PlanError, PlanPass, Planner, parent_plans, plan_name, plans_served,
 };
-use crate::plan::artifact::{self, Artifact, Counts};
+use crate::plan::artifact::{self, Counts};
 use crate::plan::digest::{self, Mode, Target};
 use crate::plan::record::{self, Phase, WITHDRAWAL_LABEL};
 
@@ -170,29 +170,15 @@ async fn open(
     // parent is in: that is what the record says.
     let digest = digest::digest(to_make, Mode::Apply, &target);
     let name = plan_name(parent_name);
-    let counts = Counts::of(to_make);
-    // Deletions are a line each: far below the inline limit.
-    let artifact = match artifact::artifact(to_make) {
-        Artifact::ConfigMap { .. } => Artifact::Preview(counts.summary()),
-        inline => inline,
-    };
-    let parent_ref = record::ParentRef {
-        group: &at.resource.group,
-        version: &at.resource.version,
-        resource: &at.resource.plural,
-        kind: &at.resource.kind,
-        name: parent_name,
-        namespace,
-        uid: parent_uid,
-    };
+    // Deletions are a line each: inline, far below its limit.
     let mut object = record::new_plan(
         &name,
-        &parent_ref,
+        &record::ParentRef::of(at.resource, at.parent),
         Mode::Apply,
         &digest,
         &target,
-        &artifact,
-        counts,
+        &artifact::recorded(to_make),
+        Counts::of(to_make),
     );
     object["metadata"]["labels"][WITHDRAWAL_LABEL] = json!("true");
     let object: DynamicObject = serde_json::from_value(object).expect("a plan object deserializes");
