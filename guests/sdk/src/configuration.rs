@@ -73,8 +73,9 @@ pub fn stalled(reason: &'static str, message: impl Into<String>) -> NotValid {
 }
 
 /// The `kind` `name` under a generated name, as read (its metadata), is
-/// the parent's or nobody's; else it stalls on ResourceNotOwned, and a
-/// failed read is [`NotValid::Unread`].
+/// the parent's, or not there, or the parent may adopt it
+/// ([`Parent::refusal`]); else it stalls on ResourceNotOwned, and a failed
+/// read is [`NotValid::Unread`].
 ///
 /// ```
 /// use reconciler_guest_sdk::configuration::owned;
@@ -116,6 +117,19 @@ mod tests {
         let parent = Parent::of("PgToolBoxConsole", &parent_meta);
         assert_eq!(owned(&parent, "Deployment", "a-console", Ok(None)), Ok(()));
         let mut child = meta("ns", "a-console");
+        // Nothing controls it: not the console's without the consent of
+        // whoever may change it (issue 30).
+        assert!(matches!(
+            owned(&parent, "Deployment", "a-console", Ok(Some(child.clone()))),
+            Err(NotValid::Stalled {
+                reason: RESOURCE_NOT_OWNED,
+                ..
+            })
+        ));
+        child.annotations = vec![(
+            crate::ownership::ADOPT_ANNOTATION.into(),
+            "PgToolBoxConsole/a".into(),
+        )];
         assert_eq!(
             owned(&parent, "Deployment", "a-console", Ok(Some(child.clone()))),
             Ok(())
