@@ -337,16 +337,34 @@ export function workloadFromState(type, deployment, workload) {
 
 export const ALLOWED_REPOSITORIES = 'allowedImageRepositories';
 
-/** The repository of an image reference (no tag, no digest; a registry port stays), or undefined. */
+/**
+ * The repository of an image reference (no tag, no digest; a registry port
+ * stays), or undefined when it does not follow the distribution reference
+ * grammar (the Rust SDK's `image::repository`, rule for rule).
+ */
 export function repository(image) {
   const at = image.indexOf('@');
   const named = at >= 0 ? image.slice(0, at) : image;
+  if (at >= 0 && !/^[A-Za-z][A-Za-z0-9]*(?:[+._-][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/.test(image.slice(at + 1))) {
+    return undefined;
+  }
   const lastSlash = named.lastIndexOf('/') + 1;
   const colon = named.slice(lastSlash).indexOf(':');
   const repo = colon >= 0 ? named.slice(0, lastSlash + colon) : named;
-  const wellFormed = repo !== '' && !repo.startsWith('/') && !repo.endsWith('/') && !repo.includes('//')
-    && !/[\s\u0000-\u001f\u007f-\u009f]/.test(image);
-  return wellFormed ? repo : undefined;
+  if (colon >= 0 && !/^\w[\w.-]{0,127}$/.test(named.slice(lastSlash + colon + 1))) return undefined;
+  return repo.length <= 255 && validName(repo) ? repo : undefined;
+}
+
+const DOMAIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?$/;
+const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+
+function validName(name) {
+  const slash = name.indexOf('/');
+  const first = slash >= 0 ? name.slice(0, slash) : '';
+  const isDomain = slash >= 0 && (first.includes('.') || first.includes(':') || first === 'localhost');
+  const path = isDomain ? name.slice(slash + 1) : name;
+  if (isDomain && !DOMAIN.test(first)) return false;
+  return path !== '' && path.split('/').every((c) => COMPONENT.test(c));
 }
 
 /** Whether `repo` is within `prefix`, whole path components. */

@@ -31,7 +31,15 @@ test('a registry lists the common reasons once, then the owned ones', () => {
 });
 
 test('images: repository, prefixes of whole components, the default held to the list', () => {
-  assert.equal(repository('ghcr.io/a/b:1@sha256:abc'), 'ghcr.io/a/b');
+  assert.equal(repository('ghcr.io/a/b:1@sha256:0123456789abcdef0123456789abcdef'), 'ghcr.io/a/b');
+  // The distribution reference grammar, as the Rust SDK's tests hold it.
+  for (const bad of ['ghcr.io/fyannk/x:::@@', 'ghcr.io/fyannk/UPPER:1', 'ghcr.io/fyannk/x@sha256:nothex',
+    'ghcr.io/fyannk/../../evil:1', 'ghcr.io/fyannk/a..b:1', 'ghcr.io/fyannk/x:.tag', 'ghcr.io:/x:1', 'UPPER/x:1']) {
+    assert.equal(repository(bad), undefined, bad);
+  }
+  for (const good of ['busybox', 'localhost:5000/a/b_c__d.e-f---g:v1.2-rc_3', 'Registry.Example.com/a:Latest']) {
+    assert.notEqual(repository(good), undefined, good);
+  }
   assert.equal(repository('registry:5000/a/b:2'), 'registry:5000/a/b');
   assert.equal(repository('ghcr.io/a b'), undefined);
   assert.ok(within('ghcr.io/fyannk/agent', 'ghcr.io/fyannk'));
