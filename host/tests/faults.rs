@@ -26,8 +26,8 @@ use reconciler_host_harness::objects::{
     merge_status,
 };
 use reconciler_host_harness::operator::{
-    Host, TIMEOUT, condition, events_about, eventually, fixture, get, install_crds, published,
-    settle, wait_healthy,
+    Host, TIMEOUT, condition, events_about, eventually, fixture, free_addr, get, http_get,
+    install_crds, published, settle, wait_healthy,
 };
 use reconciler_host_harness::paths;
 use reconciler_host_harness::proxy::{FaultProxy, RestartableServer};
@@ -318,33 +318,6 @@ async fn injected_5xx_lose_no_update() {
     );
     assert!(host.is_alive());
     host.stop();
-}
-
-/// One HTTP GET of `path` on `addr`: the status line and the body (empty
-/// when the connection failed: the callers poll).
-fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
-    use std::io::{Read, Write};
-    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
-    let mut out = String::new();
-    let answered = std::net::TcpStream::connect(addr)
-        .and_then(|mut s| {
-            s.write_all(request.as_bytes())?;
-            s.read_to_string(&mut out)
-        })
-        .is_ok();
-    if !answered {
-        return (String::new(), String::new());
-    }
-    let status = out.lines().next().unwrap_or_default().to_owned();
-    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-    (status, body)
-}
-
-/// A free loopback port.
-fn free_addr() -> std::net::SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
 }
 
 /// The sum of a metric's samples whose line starts with `prefix`.

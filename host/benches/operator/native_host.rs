@@ -73,6 +73,7 @@ pub fn main() -> Result<()> {
         concurrency,
         metrics_addr,
         allow_golden_drift: false,
+        strict_start: true,
         guests_poll: Some(Duration::from_secs(2)),
         rollback: RollbackPolicy {
             threshold: 0.5,

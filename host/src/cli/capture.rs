@@ -67,7 +67,9 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     let by_kind = parse_settings(&args.settings)?;
     let mut dir = GuestsDir::open(&args.guests)
         .with_context(|| format!("opening the guests directory {}", args.guests.display()))?;
-    let modules = load_dir(runtime, &mut dir, args.allow_golden_drift)?
+    // A capture runs the module it names: a refused file fails it.
+    let modules = load_dir(runtime, &mut dir, args.allow_golden_drift, true)?
+        .modules
         .into_iter()
         .map(|(_, m)| m)
         .collect();

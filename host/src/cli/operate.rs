@@ -46,6 +46,12 @@ pub struct RunArgs {
     /// `<guest>.aspects` one beside it (the refusal is logged as a WARN).
     #[arg(long)]
     allow_golden_drift: bool,
+    /// Fail the start when any guest file is refused (unreadable, not a
+    /// module of the contract, refused by its golden lists, a second module
+    /// for a kind). Without it the others are served and the refused ones
+    /// are logged, counted and listed by /readyz.
+    #[arg(long, env = "STRICT_START")]
+    strict_start: bool,
     /// How often the guests directory is checked for new, changed or removed
     /// modules (`2s`, `200ms`); `0` turns hot swapping off.
     #[arg(long, env = "GUESTS_POLL", default_value = "2s", value_parser = parse_duration)]
@@ -314,6 +320,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         concurrency: usize::from(args.concurrency),
         metrics_addr: args.metrics_addr,
         allow_golden_drift: args.allow_golden_drift,
+        strict_start: args.strict_start,
         guests_poll: Some(args.guests_poll).filter(|p| !p.is_zero()),
         rollback: operator::RollbackPolicy {
             threshold: args.rollback_threshold,

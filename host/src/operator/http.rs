@@ -1,7 +1,8 @@
 //! The host's HTTP endpoints, on `--metrics-addr`: `/metrics` (Prometheus
 //! text format), `/readyz` (200 while every required watch has listed its
 //! kind and none has been down for longer than its bound; 503 naming the
-//! watches that are not; a standby is ready once its caches are) and
+//! watches that are not; a standby is ready once its caches are; either
+//! way a line per guest file the start refused, `not served: ...`) and
 //! `/healthz` (200 unless parents wait with no pass ending for longer than
 //! `--wedged-after`: a wedged process).
 
@@ -15,6 +16,12 @@ use tokio::net::TcpListener;
 use crate::operator::cluster::health::WatchHealth;
 use crate::operator::liveness::Liveness;
 use crate::operator::metrics::Metrics;
+use crate::operator::modules::unserved::Unserved;
+
+/// Lines, each ended by a newline.
+fn lines(lines: impl Iterator<Item = String>) -> String {
+    lines.map(|l| l + "\n").collect()
+}
 
 /// Binds `addr` (at start, so that a port in use fails the start).
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
@@ -33,6 +40,8 @@ pub struct Endpoints {
     /// How long parents may wait with no pass ending before `/healthz`
     /// fails.
     pub wedged_after: Duration,
+    /// The guest files the start refused, not served yet.
+    pub unserved: Arc<Unserved>,
 }
 
 impl Endpoints {
@@ -41,10 +50,19 @@ impl Endpoints {
         let path = request.split_whitespace().nth(1).unwrap_or_default();
         match (request.split_whitespace().next(), path) {
             (Some("GET"), "/metrics") => ("200 OK", self.metrics.encode()),
-            (Some("GET"), "/readyz") => match self.health.readiness(self.watch_down_bound) {
-                Ok(()) => ("200 OK", "ok\n".to_owned()),
-                Err(why) => ("503 Service Unavailable", why.join("\n") + "\n"),
-            },
+            (Some("GET"), "/readyz") => {
+                let unserved = self.unserved.lines();
+                match self.health.readiness(self.watch_down_bound) {
+                    Ok(()) => (
+                        "200 OK",
+                        lines(["ok".to_owned()].into_iter().chain(unserved)),
+                    ),
+                    Err(why) => (
+                        "503 Service Unavailable",
+                        lines(why.into_iter().chain(unserved)),
+                    ),
+                }
+            }
             (Some("GET"), "/healthz") => match self.liveness.check(self.wedged_after) {
                 Ok(()) => ("200 OK", "ok\n".to_owned()),
                 Err(why) => ("503 Service Unavailable", why + "\n"),

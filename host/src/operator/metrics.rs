@@ -204,7 +204,7 @@ impl Metrics {
         );
         r.register(
             "swap_refusals",
-            "Guest modules the hot-swap gate refused, by the check that failed",
+            "Guest modules refused, at start or by the hot-swap gate, by the check that failed",
             m.swap_refusals.clone(),
         );
         r.register(

@@ -74,6 +74,9 @@ pub struct OperatorConfig {
     /// Serve a module at start even when it drops a reason or aspect of
     /// the golden lists beside it (development only).
     pub allow_golden_drift: bool,
+    /// Fail the start on any refused guest file, instead of serving the
+    /// others (`--strict-start`).
+    pub strict_start: bool,
     /// How often the guests directory is polled for new, changed or
     /// removed modules; `None`: never (modules are fixed at start).
     pub guests_poll: Option<Duration>,
@@ -128,8 +131,29 @@ pub async fn run_with(
             config.guests_dir.display()
         )
     })?;
-    let loaded = modules::load_dir(runtime, &mut guests_dir, config.allow_golden_drift)?;
+    let modules::Loaded {
+        modules: loaded,
+        refused,
+    } = modules::load_dir(
+        runtime,
+        &mut guests_dir,
+        config.allow_golden_drift,
+        config.strict_start,
+    )?;
     let metrics = config.metrics.clone();
+    // What the start refused: counted as a refusal at run time is, and
+    // listed by /readyz until it is served or removed.
+    let unserved = Arc::new(modules::unserved::Unserved::default());
+    for r in &refused {
+        metrics
+            .swap_refusals
+            .get_or_create(&metrics::RefusalLabels {
+                kind: r.kind.clone().unwrap_or_default(),
+                check: r.refusal.check.to_string(),
+            })
+            .inc();
+        unserved.refused(&r.file, r.line.clone());
+    }
     let health = Arc::new(WatchHealth::new(metrics.clone()));
     let liveness = Arc::new(Liveness::default());
     let http_server = match config.metrics_addr {
@@ -141,6 +165,7 @@ pub async fn run_with(
                 watch_down_bound: config.watch_down_bound,
                 liveness: liveness.clone(),
                 wedged_after: config.wedged_after,
+                unserved: unserved.clone(),
             });
             Some(tokio::spawn(http::serve(listener, endpoints)))
         }
@@ -316,7 +341,8 @@ pub async fn run_with(
                 config.rollback,
                 pending,
                 config.allow_golden_drift,
-            );
+            )
+            .settling(unserved.clone());
             tracing::info!(
                 every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),
                 "watching the guests directory"

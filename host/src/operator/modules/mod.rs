@@ -14,74 +14,173 @@ pub mod new_kind;
 pub mod probation;
 pub mod reloader;
 pub mod served;
+pub mod unserved;
 
 use anyhow::Context;
 
 use crate::runtime::{GuestModule, Runtime};
+use gate::{Check, Refusal};
 use golden::Golden;
 use guests_dir::{DirEvent, GuestFile, GuestsDir};
 use probation::short;
 
+/// What the first scan of the guests directory served, and what it
+/// refused.
+pub struct Loaded {
+    /// The modules to serve, by file.
+    pub modules: Vec<(GuestFile, GuestModule)>,
+    /// The files refused, each said once at WARN as at run time.
+    pub refused: Vec<StartRefusal>,
+}
+
+/// A guest file the start refused: the others are served.
+#[derive(Clone, Debug)]
+pub struct StartRefusal {
+    /// The file's name in the guests directory.
+    pub file: String,
+    /// The kind it claims, where it loaded far enough to say.
+    pub kind: Option<String>,
+    pub refusal: Refusal,
+    /// `refused guest <stem> (digest <short>…) at start: <detail>`.
+    pub line: String,
+}
+
 /// The first scan of the guests directory: every module, by file name,
 /// each held to the golden lists beside it ([`golden`]) unless
-/// `allow_golden_drift` (development only) lets a refused one serve.
+/// `allow_golden_drift` (development only) lets a refused one serve. A file
+/// that cannot be read, does not load, fails its golden lists or claims a
+/// kind another file serves is refused as at run time (one WARN line) and
+/// the others are served; `strict` (`--strict-start`) fails the start on
+/// the first instead. With nothing to serve the start fails, naming every
+/// refusal.
 pub fn load_dir(
     runtime: &Runtime,
     dir: &mut GuestsDir,
     allow_golden_drift: bool,
-) -> anyhow::Result<Vec<(GuestFile, GuestModule)>> {
+    strict: bool,
+) -> anyhow::Result<Loaded> {
     let events = dir
         .scan()
         .with_context(|| format!("reading the guests directory {}", dir.path().display()))?;
-    let mut modules: Vec<(GuestFile, GuestModule)> = Vec::new();
+    let mut loaded = Loaded {
+        modules: Vec::new(),
+        refused: Vec::new(),
+    };
     for event in events {
         let file = match event {
             DirEvent::Changed(file) => file,
             DirEvent::Unreadable { file, error } => {
-                anyhow::bail!(
-                    "cannot read guest file {file} in {}: {error}",
-                    dir.path().display()
-                )
+                let refusal = Refusal::new(
+                    Check::Read,
+                    format!(
+                        "cannot read it inside the guests directory {}: {error}",
+                        dir.path().display()
+                    ),
+                );
+                let line = format!("refused guest file {file} at start: {}", refusal.detail);
+                loaded.refuse(strict, file, None, refusal, line)?;
+                continue;
             }
             DirEvent::Removed { .. } => continue,
         };
-        let module = runtime.load(&file.stem, &file.bytes)?;
-        held_to_golden(dir, &module, allow_golden_drift)?;
-        if let Some((_, other)) = modules
-            .iter()
-            .find(|(_, m)| m.spec().kind_ref() == module.spec().kind_ref())
-        {
-            anyhow::bail!(
-                "guest {} claims kind {}, which guest {} serves already",
-                module.name(),
-                module.spec().kind_ref(),
-                other.name()
-            );
+        let refused_line = |detail: &str| {
+            format!(
+                "refused guest {} (digest {}…) at start: {detail}",
+                file.stem,
+                short(&file.digest)
+            )
+        };
+        let module = match runtime.load(&file.stem, &file.bytes) {
+            Ok(module) => module,
+            Err(e) => {
+                let refusal = Refusal::from_load(&e);
+                let line = refused_line(&refusal.detail);
+                loaded.refuse(strict, file.file.clone(), None, refusal, line)?;
+                continue;
+            }
+        };
+        let kind = module.spec().kind_ref().to_string();
+        let refusal = match held_to_golden(dir, &module, allow_golden_drift) {
+            Err(refusal) => Some(refusal),
+            Ok(()) => loaded
+                .modules
+                .iter()
+                .find(|(_, m)| m.spec().kind_ref() == module.spec().kind_ref())
+                .map(|(_, other)| {
+                    Refusal::new(
+                        Check::Claimed,
+                        format!(
+                            "it claims kind {kind}, which guest {} serves already",
+                            other.name()
+                        ),
+                    )
+                }),
+        };
+        if let Some(refusal) = refusal {
+            let line = refused_line(&refusal.detail);
+            loaded.refuse(strict, file.file.clone(), Some(kind), refusal, line)?;
+            continue;
         }
-        tracing::info!(guest = module.name(), kind = %module.spec().kind_ref(), digest = module.digest(), "loaded guest");
-        modules.push((file, module));
+        tracing::info!(guest = module.name(), kind = %kind, digest = module.digest(), "loaded guest");
+        loaded.modules.push((file, module));
     }
-    anyhow::ensure!(
-        !modules.is_empty(),
-        "no guest (*.wasm) in {}",
-        dir.path().display()
-    );
-    Ok(modules)
+    if loaded.modules.is_empty() {
+        anyhow::ensure!(
+            !loaded.refused.is_empty(),
+            "no guest (*.wasm) in {}",
+            dir.path().display()
+        );
+        let lines: Vec<&str> = loaded.refused.iter().map(|r| r.line.as_str()).collect();
+        anyhow::bail!("no guest can be served: {}", lines.join("; "));
+    }
+    Ok(loaded)
 }
 
-/// The start's gate: `module` against its kind's golden lists. A refusal
-/// fails the start, naming the module, what it dropped and the golden file,
-/// unless `allow_golden_drift`, which serves it with one WARN line.
+impl Loaded {
+    /// Refuses a file: the start fails when `strict`, else one WARN line
+    /// (the words of a refusal at run time) and the others are served.
+    fn refuse(
+        &mut self,
+        strict: bool,
+        file: String,
+        kind: Option<String>,
+        refusal: Refusal,
+        line: String,
+    ) -> anyhow::Result<()> {
+        if strict {
+            anyhow::bail!("{line} (--strict-start)");
+        }
+        tracing::warn!(
+            kind = kind.as_deref().unwrap_or_default(),
+            check = refusal.check.as_str(),
+            "{line}: not served"
+        );
+        self.refused.push(StartRefusal {
+            file,
+            kind,
+            refusal,
+            line,
+        });
+        Ok(())
+    }
+}
+
+/// The start's gate: `module` against its kind's golden lists. Refused
+/// (naming what it dropped and the golden file) unless
+/// `allow_golden_drift`, which serves it with one WARN line.
 fn held_to_golden(
     dir: &GuestsDir,
     module: &GuestModule,
     allow_golden_drift: bool,
-) -> anyhow::Result<()> {
-    let golden = Golden::read(dir, module.name()).with_context(|| {
-        format!(
-            "cannot read the golden lists of guest {} in {}",
-            module.name(),
-            dir.path().display()
+) -> Result<(), Refusal> {
+    let golden = Golden::read(dir, module.name()).map_err(|e| {
+        Refusal::new(
+            Check::Read,
+            format!(
+                "cannot read its golden lists ({0}.reasons, {0}.aspects) in {1}: {e}",
+                module.name(),
+                dir.path().display()
+            ),
         )
     })?;
     if golden.is_empty() {
@@ -106,11 +205,12 @@ fn held_to_golden(
         );
         return Ok(());
     }
-    anyhow::bail!(
-        "refused guest {} (digest {}…) at start: {} (in {}); reasons and aspects are frozen API, so ship the module that keeps them, or pass --allow-golden-drift in development",
-        module.name(),
-        short(module.digest()),
-        refusal.detail,
-        dir.path().display()
-    )
+    Err(Refusal::new(
+        refusal.check,
+        format!(
+            "{} (in {}); reasons and aspects are frozen API, so ship the module that keeps them, or pass --allow-golden-drift in development",
+            refusal.detail,
+            dir.path().display()
+        ),
+    ))
 }

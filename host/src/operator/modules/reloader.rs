@@ -24,6 +24,7 @@ use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
 use crate::operator::modules::new_kind::{NewKinds, NotYet, SYNC_TIMEOUT};
 use crate::operator::modules::probation::short;
 use crate::operator::modules::served::{Probation, RollbackPolicy};
+use crate::operator::modules::unserved::Unserved;
 use crate::operator::schedule::KindId;
 use crate::runtime::Runtime;
 
@@ -44,6 +45,8 @@ pub(crate) struct Reloader<'r> {
     /// Swap in a module that drops a golden reason or aspect (with a WARN),
     /// as `--allow-golden-drift` lets it serve at start.
     allow_golden_drift: bool,
+    /// The files the start refused: settled once served or removed.
+    unserved: Arc<Unserved>,
 }
 
 impl<'r> Reloader<'r> {
@@ -70,7 +73,14 @@ impl<'r> Reloader<'r> {
                 .collect(),
             last_scan_error: None,
             allow_golden_drift,
+            unserved: Arc::default(),
         }
+    }
+
+    /// The files the start refused: each settled once served or removed.
+    pub fn settling(mut self, unserved: Arc<Unserved>) -> Self {
+        self.unserved = unserved;
+        self
     }
 
     /// Polls every `poll`, forever.
@@ -107,10 +117,15 @@ impl<'r> Reloader<'r> {
             match event {
                 DirEvent::Changed(file) => {
                     let last = self.pending.remove(&file.file).map(|(_, d)| d);
+                    let name = file.file.clone();
                     self.changed(registry, file, last, false).await;
+                    if self.files.contains_key(&name) {
+                        self.unserved.settled(&name);
+                    }
                 }
                 DirEvent::Removed { file, stem } => {
                     self.pending.remove(&file);
+                    self.unserved.settled(&file);
                     self.removed(registry, &file, &stem);
                 }
                 DirEvent::Unreadable { file, error } => {
