@@ -74,8 +74,7 @@ fn image_not_allowed_outside_the_allowed_repositories() {
 
 #[test]
 fn image_allowed_by_a_prefix_and_any_image_without_an_allow_list() {
-    let spec =
-        json!({"cluster": {"name": "pg"}, "image": "ghcr.io/fyannk/evidence-agent@sha256:0123"});
+    let spec = json!({"cluster": {"name": "pg"}, "image": "ghcr.io/fyannk/evidence-agent@sha256:0123456789abcdef0123456789abcdef"});
     let v = run(parent_with(spec.clone()), SETTINGS, &World::healthy());
     assert_eq!(
         aspect(&v, CONFIGURATION_VALID).status,
