@@ -349,15 +349,7 @@ impl Planner {
         at: &PlanPass<'_>,
         checked: Checked<'_>,
     ) -> Result<Made, ChildrenError> {
-        children::execute(
-            &self.client,
-            at.source,
-            at.metrics,
-            at.authority,
-            checked,
-            &|| None,
-        )
-        .await
+        self.make(at, checked, &|| None).await
     }
 
     /// Makes `checked` changes of the pass `at` as the plan `plan`
@@ -383,13 +375,23 @@ impl Planner {
             });
             (!here).then(|| format!("ReconcilePlan {} was deleted while Applying", plan.name))
         };
+        self.make(at, checked, &gone).await
+    }
+
+    /// Makes `checked` changes of the pass `at`, none after `stop` says why.
+    async fn make(
+        &self,
+        at: &PlanPass<'_>,
+        checked: Checked<'_>,
+        stop: children::Stop<'_>,
+    ) -> Result<Made, ChildrenError> {
         children::execute(
             &self.client,
             at.source,
             at.metrics,
             at.authority,
             checked,
-            &gone,
+            stop,
         )
         .await
     }
