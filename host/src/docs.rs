@@ -295,8 +295,8 @@ fn events_section(out: &mut String, spec: &KindSpec) {
         }
     }
     out.push_str(
-        "| `ReconciliationFailed`, `QuotaExceeded`, `AdmissionDenied`, `GuestFailed` | \
-         Warning | a pass ends with an error of the class: once per class until a pass \
+        "| `ReconciliationFailed`, `QuotaExceeded`, `AdmissionDenied`, `GuestFailed`, \
+         `ObjectUndecodable` | Warning | a pass ends with an error of the class: once per class until a pass \
          succeeds, also when the status write that would say it is refused |\n",
     );
     out.push_str(

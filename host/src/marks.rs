@@ -1,7 +1,8 @@
 //! The marks the host puts on what it writes: its field manager, the
 //! managed-by label of its children, the digest annotation of what it
 //! applied; and the one it reads on what others wrote: the consent to an
-//! adoption. Shared by the writes (`operator::write`) and the change digest
+//! adoption; and the one it keeps on a cached object it could not read
+//! whole. Shared by the writes (`operator::write`) and the change digest
 //! (`plan::digest`), which leaves them out.
 
 /// The field manager of every write the host makes.
@@ -20,3 +21,8 @@ pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANA
 /// takes such an object over (docs/design.md, "No adoption without a
 /// right"). The guest SDK's `ownership::ADOPT_ANNOTATION`.
 pub const ADOPT: &str = "reconciler.dev/adopt";
+
+/// The key under which a cached object the host could not read whole
+/// (nested too deep) carries why: never written to the cluster, never
+/// shown to a guest (see `operator::cluster::decode`).
+pub const UNDECODABLE: &str = "reconciler.dev/undecodable";

@@ -168,6 +168,86 @@ async fn a_standby_takes_over_when_the_leader_dies_and_loses_no_update() {
     b.finish();
 }
 
+/// The leader frozen (SIGSTOP) past its Lease while the standby takes over
+/// and reconciles spec changes, then resumed (SIGCONT): before it notices
+/// that it lost the Lease and exits, its passes run on what it had cached
+/// and the changes its watches deliver late. It sends no write: its
+/// client's fence is shut (its last renewal is older than the Lease), and
+/// a status write that got through would fail its precondition. No
+/// observedGeneration goes back, no ConfigMap gets old data (issue 31).
+#[tokio::test]
+async fn a_resumed_deposed_leader_writes_nothing() {
+    let ns = namespace("leader-frozen").await;
+    let mut a = replica(&ns, "frozen-a", &[]).await;
+    eventually("a leads", async || {
+        line_of(&a.log_text(), "leading: the Lease is held").ok_or(())
+    })
+    .await;
+    let b = replica(&ns, "frozen-b", &[]).await;
+    let names: Vec<String> = (0..10).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        create(&ns.client(), ns.name(), widget(name, json!({"v": "1"}))).await;
+    }
+    let api = widgets(&ns);
+    let reconciled = async |want: &str| {
+        for name in &names {
+            config_map_holds(&ns, &format!("{name}-config"), json!({"v": want})).await;
+            eventually(
+                &format!("{name} reconciled at its generation"),
+                async || {
+                    let w = get(&api, name).await;
+                    let ready = condition(&w, "ChildReady").filter(|c| c.status == "True");
+                    match (ready, w["metadata"]["generation"].as_i64()) {
+                        (Some(c), Some(g)) if c.observed_generation == g => Ok(()),
+                        _ => Err(w["status"].clone()),
+                    }
+                },
+            )
+            .await;
+        }
+    };
+    reconciled("1").await;
+
+    a.signal("STOP");
+    let sent_before = writes(&a.log_text()).len();
+    eventually("b leads", async || {
+        line_of(&b.log_text(), "leading: the Lease is held").ok_or(())
+    })
+    .await;
+    for name in &names {
+        merge(&api, name, json!({"spec": {"data": {"v": "2"}}})).await;
+    }
+    reconciled("2").await;
+    let statuses: Vec<Value> = {
+        let mut all = Vec::new();
+        for name in &names {
+            all.push(get(&api, name).await["status"].clone());
+        }
+        all
+    };
+
+    a.signal("CONT");
+    eventually("a exits, its Lease lost", async || {
+        if a.is_alive() { Err(()) } else { Ok(()) }
+    })
+    .await;
+    let resumed = a.log_text();
+    assert_eq!(
+        writes(&resumed)[sent_before..].to_vec(),
+        Vec::<String>::new(),
+        "the resumed leader sent no write"
+    );
+    reconciled("2").await;
+    for (name, before) in names.iter().zip(&statuses) {
+        assert_eq!(
+            &get(&api, name).await["status"],
+            before,
+            "{name}: untouched"
+        );
+    }
+    b.finish();
+}
+
 /// Two shards, one replica each: every Widget's ConfigMap is made, and
 /// each Widget's status is written by the one replica of its shard.
 #[tokio::test]

@@ -112,8 +112,8 @@ function sortKeys(value) {
 /** Reasons the host registers and sets itself. */
 export const HOST_REASONS = [
   'AsExpected', 'Initializing', 'Reconciling', 'ReconcileError', 'ReconciliationPaused',
-  'ReconciliationFailed', 'QuotaExceeded', 'AdmissionDenied', 'GuestFailed', 'NamespaceNotWatched',
-  'Planned', 'ChangesPending', 'InSync', 'ObserveMode', 'PlanCreated', 'PlanApproved', 'PlanRejected',
+  'ReconciliationFailed', 'QuotaExceeded', 'AdmissionDenied', 'GuestFailed', 'ObjectUndecodable',
+  'NamespaceNotWatched', 'Planned', 'ChangesPending', 'InSync', 'ObserveMode', 'PlanCreated', 'PlanApproved', 'PlanRejected',
   'PlanSuperseded', 'PlanApplied', 'PlanFailed', 'AwaitingApproval', 'ChangesDenied',
 ];
 

@@ -38,6 +38,7 @@ pub const HOST_REASONS: &[&str] = &[
     "QuotaExceeded",
     "AdmissionDenied",
     "GuestFailed",
+    "ObjectUndecodable",
     "NamespaceNotWatched",
     "Planned",
     "ChangesPending",

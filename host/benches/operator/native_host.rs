@@ -98,7 +98,8 @@ pub fn main() -> Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let mut config = config;
-        let client = operator::client::counted(&config.metrics).await?;
+        let client =
+            operator::client::counted(&config.metrics, &operator::fence::Fence::open()).await?;
         config.authority.namespace = client.default_namespace().to_owned();
         config.authority.name = reconciler_host::rbac::CA_SECRET.to_owned();
         let term = async {

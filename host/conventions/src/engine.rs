@@ -58,6 +58,9 @@ pub enum ErrorClass {
     AdmissionDenied,
     /// The guest trapped, ran out of time or memory, or broke the contract.
     GuestFailed,
+    /// The parent, or an object its guest reads, nests deeper than the
+    /// host reads: it is not evaluated on a part of it.
+    ObjectUndecodable,
 }
 
 impl ErrorClass {
@@ -67,6 +70,7 @@ impl ErrorClass {
             ErrorClass::QuotaExceeded => "QuotaExceeded",
             ErrorClass::AdmissionDenied => "AdmissionDenied",
             ErrorClass::GuestFailed => "GuestFailed",
+            ErrorClass::ObjectUndecodable => "ObjectUndecodable",
         }
     }
 

@@ -75,6 +75,10 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
         "Event: a reconciliation ended because the kind's guest trapped, ran out of time or memory, or broke the contract.",
     ),
     (
+        "ObjectUndecodable",
+        "Event: a reconciliation ended because the parent, or an object its guest reads, nests arrays and objects deeper than the host reads (100 levels); the message names the object and the field path.",
+    ),
+    (
         "NamespaceNotWatched",
         "Ready=Unknown: the namespace was left out of the watch for missing permissions; the message names them.",
     ),

@@ -221,6 +221,16 @@ impl Host {
             .collect()
     }
 
+    /// Sends `signal` (`STOP`, `CONT`, …) to the host process: a frozen
+    /// host (`STOP`) is alive and holds its connections, but runs nothing.
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success(), "kill -{signal}");
+    }
+
     /// SIGKILL, at once: no shutdown, nothing finished.
     pub fn kill(&mut self) {
         if self.stopped.is_some() {

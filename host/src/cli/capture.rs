@@ -9,6 +9,7 @@ use clap::Args;
 use reconciler_host::capture::{self, Target};
 use reconciler_host::fixture::golden;
 use reconciler_host::operator::client::counted;
+use reconciler_host::operator::fence::Fence;
 use reconciler_host::operator::kinds::settings_of;
 use reconciler_host::operator::metrics::Metrics;
 use reconciler_host::operator::modules::guests_dir::GuestsDir;
@@ -89,9 +90,11 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
     let target = args.target;
     let live = tokio::runtime::Runtime::new()?.block_on(async {
-        let client = counted(&Arc::new(Metrics::new())).await.context(
-            "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
-        )?;
+        let client = counted(&Arc::new(Metrics::new()), &Fence::open())
+            .await
+            .context(
+                "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
+            )?;
         anyhow::Ok(capture::live::pass(&client, &module, &target, &scopes, &given).await?)
     })?;
     let captured = capture::fixture(&module, &target, &settings, &live)?;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::operator::fence::Fence;
 use reconciler_host::operator::leadership::{LeaderConfig, Shard};
 use reconciler_host::operator::metrics::Metrics;
 use reconciler_host::operator::write::certificates::AuthorityConfig;
@@ -341,9 +342,18 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
-        let client = operator::client::counted(&config.metrics).await.context(
-            "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
-        )?;
+        // A replica elected by Lease writes only while its Lease is
+        // confirmed valid; a single replica is never fenced.
+        let fence = if args.leader_elect {
+            LeaderConfig::fence(args.lease_duration)
+        } else {
+            Fence::open()
+        };
+        let client = operator::client::counted(&config.metrics, &fence)
+            .await
+            .context(
+                "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
+            )?;
         if args.leader_elect {
             config.leader = Some(LeaderConfig {
                 lease: args.lease_name.clone(),
@@ -353,6 +363,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
                     .unwrap_or_else(|| client.default_namespace().to_owned()),
                 identity: format!("{identity}-{}", random_suffix()),
                 duration: args.lease_duration,
+                fence,
             });
         }
         (config.authority.namespace, config.authority.name) =

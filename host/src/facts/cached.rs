@@ -31,6 +31,8 @@ pub struct Cached {
     /// deeper than serde_json parses ([`PARSED_DEPTH`]), which only an
     /// object made by hand can be.
     pinned: Option<Arc<Value>>,
+    /// Why the host could not read the whole object, if it could not.
+    undecodable: Option<Box<str>>,
     memo: Memo,
 }
 
@@ -71,6 +73,10 @@ impl Cached {
             controller: super::meta::controller_uid(&value).map(Into::into),
             parsed: Mutex::new(Arc::downgrade(&value)),
             pinned: deeper_than(&value, PARSED_DEPTH).then(|| value.clone()),
+            undecodable: value
+                .get(crate::marks::UNDECODABLE)
+                .and_then(Value::as_str)
+                .map(Into::into),
             memo: Memo::default(),
         })
     }
@@ -94,6 +100,12 @@ impl Cached {
     /// The object's JSON text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Why the host could not read the whole object (nested too deep), if
+    /// it could not: no reader is given it.
+    pub fn undecodable(&self) -> Option<&str> {
+        self.undecodable.as_deref()
     }
 
     /// `metadata.namespace` ("" for a cluster-scoped object).

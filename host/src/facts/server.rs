@@ -197,7 +197,8 @@ impl FactServer {
             SourceError::Forbidden { .. } => ReadError::Forbidden(text),
             SourceError::NotWatched(_)
             | SourceError::NoLongerServed(_)
-            | SourceError::PastCache { .. } => ReadError::Failed(text),
+            | SourceError::PastCache { .. }
+            | SourceError::Undecodable { .. } => ReadError::Failed(text),
         };
         self.failed_read.get_or_insert(e);
         answer

@@ -42,6 +42,10 @@ pub enum SourceError {
     /// `object` names it: `<kind> <namespace>/<name>`.
     #[error("reading {object} past the cache failed: {why}")]
     PastCache { object: String, why: String },
+    /// An object the host could not read whole (nested too deep): the
+    /// read fails until the object changes. `object` names it.
+    #[error("{object} cannot be read: {why}")]
+    Undecodable { object: String, why: String },
 }
 
 /// What a read of one object past the cache answered: found, absent, or

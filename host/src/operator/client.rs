@@ -1,4 +1,6 @@
-//! The host's API client: kube's, counting every request it sends (`reconciler_api_requests_total`, by method, verb and resource).
+//! The host's API client: kube's, counting every request it sends
+//! (`reconciler_api_requests_total`, by method, verb and resource), its
+//! writes behind the replica's fence (`operator::fence`).
 
 use std::sync::Arc;
 
@@ -6,12 +8,14 @@ use kube::Client;
 use kube::client::{Body, ClientBuilder};
 use tower::util::MapRequestLayer;
 
+use crate::operator::fence::{Fence, FenceLayer};
 use crate::operator::metrics::{Metrics, RequestLabels};
 
 /// A client from the inferred configuration (KUBECONFIG, ~/.kube/config
 /// or in-cluster) whose every request `metrics` counts: what a converged
-/// operator costs the API server is then a number, not a guess.
-pub async fn counted(metrics: &Arc<Metrics>) -> Result<Client, kube::Error> {
+/// operator costs the API server is then a number, not a guess. A write
+/// `fence` refuses is neither sent nor counted.
+pub async fn counted(metrics: &Arc<Metrics>, fence: &Arc<Fence>) -> Result<Client, kube::Error> {
     let config = kube::Config::infer()
         .await
         .map_err(kube::Error::InferConfig)?;
@@ -20,7 +24,10 @@ pub async fn counted(metrics: &Arc<Metrics>) -> Result<Client, kube::Error> {
         requests.get_or_create(&labels(&request)).inc();
         request
     });
-    Ok(ClientBuilder::try_from(config)?.with_layer(&count).build())
+    Ok(ClientBuilder::try_from(config)?
+        .with_layer(&count)
+        .with_layer(&FenceLayer(fence.clone()))
+        .build())
 }
 
 /// A request's labels: its method, and from its path and query the verb

@@ -6,13 +6,17 @@
 //! process at once, before the Lease lapses for the others
 //! (docs/design.md, "Leadership and shards").
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Client;
+use kube::client::ClientBuilder;
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+use crate::operator::fence::{Fence, RenewalLayer};
 
 /// Which parents this replica serves: those whose hash falls in its shard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +72,25 @@ pub struct LeaderConfig {
     /// How long a Lease lasts unrenewed; the holder renews it once a third
     /// of it is left.
     pub duration: Duration,
+    /// The replica's writes are sent only while the Lease is confirmed
+    /// valid (see [`LeaderConfig::fence`]).
+    pub fence: Arc<Fence>,
+}
+
+impl LeaderConfig {
+    /// The Lease's duration in whole seconds (at least 3) and its grace,
+    /// the time before its end when the holder renews it (a third).
+    fn terms(duration: Duration) -> (u64, u64) {
+        let seconds = duration.as_secs().max(3);
+        (seconds, (seconds / 3).max(1))
+    }
+
+    /// The fence of a replica competing for a Lease of `duration`: shut
+    /// until the Lease is held, then open while it is confirmed valid.
+    pub fn fence(duration: Duration) -> Arc<Fence> {
+        let (seconds, grace) = LeaderConfig::terms(duration);
+        Fence::for_lease(Duration::from_secs(seconds), Duration::from_secs(grace))
+    }
 }
 
 /// Why leadership could not be had or kept.
@@ -110,15 +133,15 @@ impl Leadership {
             lease: lease.clone(),
             source,
         };
-        let client = lease_client()
+        let client = lease_client(&config.fence)
             .await
             .map_err(|e| failed(kube_lease_manager::LeaseManagerError::KubeError(e)))?;
-        let seconds = config.duration.as_secs().max(3);
+        let (seconds, grace) = LeaderConfig::terms(config.duration);
         let manager = LeaseManagerBuilder::new(client, lease.clone())
             .with_namespace(config.namespace.clone())
             .with_identity(config.identity.clone())
             .with_duration(seconds)
-            .with_grace((seconds / 3).max(1))
+            .with_grace(grace)
             .with_field_manager(crate::marks::FIELD_MANAGER)
             .build()
             .await
@@ -201,15 +224,18 @@ impl Leadership {
 /// The Lease's own client: each request gives up after [`LEASE_TIMEOUT`],
 /// so a holder cut off from the API server learns it cannot renew (and
 /// stops) well before the Lease lapses for the others, rather than waiting
-/// on a request that never answers.
-async fn lease_client() -> Result<Client, kube::Error> {
+/// on a request that never answers; each write it sees confirmed opens
+/// `fence` for the replica's other writes.
+async fn lease_client(fence: &Arc<Fence>) -> Result<Client, kube::Error> {
     let mut config = kube::Config::infer()
         .await
         .map_err(kube::Error::InferConfig)?;
     config.connect_timeout = Some(LEASE_TIMEOUT);
     config.read_timeout = Some(LEASE_TIMEOUT);
     config.write_timeout = Some(LEASE_TIMEOUT);
-    Client::try_from(config)
+    Ok(ClientBuilder::try_from(config)?
+        .with_layer(&RenewalLayer(fence.clone()))
+        .build())
 }
 
 /// How long one request about the Lease may take.

@@ -19,6 +19,7 @@
 pub mod client;
 pub mod cluster;
 pub mod evaluator;
+pub mod fence;
 pub mod http;
 pub mod kinds;
 pub mod leadership;

@@ -16,16 +16,15 @@ use tracing::Instrument;
 use crate::contract::model::Change;
 use crate::facts::Dependency;
 use crate::facts::snapshot::Snapshot;
-use crate::facts::{ChangeState, Hold, ObjectSource};
-use crate::operator::cluster::past_cache;
+use crate::facts::{ChangeState, Hold, ObjectSource, SourceError};
+use crate::operator::cluster::{decode, past_cache};
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::metrics::{ErrorLabels, Metrics};
 use crate::operator::schedule::ParentKey;
-use crate::operator::schedule::dispatch::needs_pass;
 use crate::operator::schedule::queue::{Done, WorkQueue};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::children::{self, ChildrenError, Made};
-use crate::operator::write::owned::{others_status_changed, owned_part};
+use crate::operator::write::owned::owned_part;
 use crate::operator::write::plans::{PlanPass, Planned};
 use crate::operator::write::withdrawals::{self, WithdrawalError, Withdrawn};
 use crate::plan::record;
@@ -117,6 +116,23 @@ async fn reconcile(
             Status::default()
         }
     };
+
+    // A parent nested deeper than the host reads is not evaluated on a
+    // part of it: Ready says where, one Warning says it once.
+    if let Some(why) = decode::undecodable(&parent) {
+        let target = Target { kind, queue, key };
+        let text = format!("the object cannot be read: {why}");
+        report_error(
+            &target,
+            &spec,
+            &parent,
+            &previous,
+            ErrorClass::ObjectUndecodable,
+            &text,
+        )
+        .await;
+        return Pass::without_guest(Done::Failed { retry_before: None });
+    }
 
     // One status write per pass, a first one included: what the pass does
     // not evaluate is written Unknown (Initializing) by the engine.
@@ -234,7 +250,7 @@ async fn reconcile(
                 plan_error = Some(*e);
             }
         }
-        publish(registry, kind, &parent, &withdrawn.events).await;
+        publish(registry, kind, &parent, &withdrawn.events, None).await;
     }
     // The other changes the guest wants, through the parent's plan (made,
     // planned or held, as its gates say), before the status that reports
@@ -392,7 +408,10 @@ async fn reconcile(
         // with backoff (seed 000): what the guest made of it is moot. Only
         // an optional kind not served or refused is the guest's to report.
         (Ok(_), _) if evaluated.failed_read.is_some() => Outcome::Error {
-            class: ErrorClass::ReconciliationFailed,
+            class: match evaluated.failed_read {
+                Some(SourceError::Undecodable { .. }) => ErrorClass::ObjectUndecodable,
+                _ => ErrorClass::ReconciliationFailed,
+            },
             text: evaluated
                 .failed_read
                 .as_ref()
@@ -472,7 +491,7 @@ async fn reconcile(
         None if failed => engine::plans::keeping_plan(&previous, output),
         None => engine::plans::without_plan(&previous, output),
     };
-    publish(registry, kind, &parent, &planned.events).await;
+    publish(registry, kind, &parent, &planned.events, None).await;
     registry
         .metrics
         .pass_seconds
@@ -480,21 +499,17 @@ async fn reconcile(
         .observe((host_time + started.elapsed()).as_secs_f64());
     if output.changed {
         let target = Target { kind, queue, key };
-        match write(registry, &target, &spec, &parent, &previous, &output.status).await {
-            // The stored object carries a change the pass did not see (its
-            // spec changed between the pass's read and its write, or another
-            // writer's part of its status): the watch event of that change
-            // will compare equal to the cache, so the pass asks for the next
-            // pass itself.
-            Ok(stored)
-                if needs_pass(&parent, &stored) || others_status_changed(&parent, &stored) =>
-            {
-                registry.scheduler.add(key.clone())
-            }
-            Ok(_) => {}
-            Err(done) => return ended(done),
+        // The transition's Events first, named by the status it leaves: a
+        // host killed before the write publishes them again under the same
+        // names (nothing created), one killed after lost none.
+        publish(registry, kind, &parent, &output.events, Some(&previous)).await;
+        // The write is preconditioned on the version the pass read: a
+        // change since (a spec, another writer's status) is a conflict,
+        // and the pass runs again on it.
+        if let Err(done) = write(registry, &target, &spec, &parent, &previous, &output.status).await
+        {
+            return ended(done);
         }
-        publish(registry, kind, &parent, &output.events).await;
     }
     queue.remember(key, output.reported);
     if again {
@@ -564,17 +579,24 @@ impl Evaluation<'_> {
     }
 }
 
-/// Publishes `events` about `parent` and counts them.
-async fn publish(registry: &Registry, kind: &Kind, parent: &Value, events: &[Event]) {
+/// Publishes `events` about `parent` (those of a transition named by the
+/// status it leaves) and counts those published.
+async fn publish(
+    registry: &Registry,
+    kind: &Kind,
+    parent: &Value,
+    events: &[Event],
+    leaving: Option<&Status>,
+) {
     if events.is_empty() {
         return;
     }
-    kind.writer.publish(parent, events).await;
+    let published = kind.writer.publish(parent, events, leaving).await;
     registry
         .metrics
         .events
         .get_or_create(&Metrics::kind(&kind.resource.kind))
-        .inc_by(events.len() as u64);
+        .inc_by(published);
 }
 
 /// What holds a parent's changes other than its withdrawals, as a plan of
@@ -663,11 +685,11 @@ async fn write(
     }
 }
 
-/// Best effort: the error outcome through the engine, written and reported.
-/// When that write is refused too (an admission webhook on `/status` that
-/// refuses every status), the class is reported by its Event all the same,
-/// once: the status cannot say it, the memory of the parent's queue entry
-/// does.
+/// Best effort: the error outcome through the engine, reported and
+/// written. When that write is refused too (an admission webhook on
+/// `/status` that refuses every status), the class is reported by its Event
+/// all the same, once: the status cannot say it, the memory of the parent's
+/// queue entry does.
 async fn report_error(
     target: &Target<'_>,
     spec: &KindSpec,
@@ -693,17 +715,13 @@ async fn report_error(
     if !output.changed {
         return;
     }
-    match kind.writer.write_status(parent, &output.status).await {
-        Ok(_) => kind.writer.publish(parent, &output.events).await,
-        Err(e) => {
-            tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
-            let class_event: Vec<_> = output
-                .events
-                .into_iter()
-                .filter(|event| event.reason == class.as_str())
-                .collect();
-            kind.writer.publish(parent, &class_event).await;
-        }
+    // Published first, as a pass's are: when the write is refused too, the
+    // class is reported by its Event all the same, once.
+    kind.writer
+        .publish(parent, &output.events, Some(previous))
+        .await;
+    if let Err(e) = kind.writer.write_status(parent, &output.status).await {
+        tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
     }
     queue.remember(key, output.reported);
 }

@@ -118,11 +118,12 @@ fn pick<T: Clone>(items: &[T], i: u8) -> T {
     items[usize::from(i) % items.len()].clone()
 }
 
-const CLASSES: [ErrorClass; 4] = [
+const CLASSES: [ErrorClass; 5] = [
     ErrorClass::ReconciliationFailed,
     ErrorClass::QuotaExceeded,
     ErrorClass::AdmissionDenied,
     ErrorClass::GuestFailed,
+    ErrorClass::ObjectUndecodable,
 ];
 
 /// The outcome a drawn pass stands for, on `spec`. Mostly within the

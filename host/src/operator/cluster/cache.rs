@@ -461,6 +461,18 @@ impl ClusterSource {
     }
 }
 
+/// A read that would give an object the host could not read whole fails,
+/// naming it: its readers say so rather than judge a part of it.
+fn readable(kind: &KindRef, object: &Cached) -> Result<(), SourceError> {
+    match object.undecodable() {
+        None => Ok(()),
+        Some(why) => Err(SourceError::Undecodable {
+            object: format!("{} {}/{}", kind.kind, object.namespace(), object.name()),
+            why: why.to_owned(),
+        }),
+    }
+}
+
 impl ObjectSource for ClusterSource {
     fn get(
         &self,
@@ -468,7 +480,11 @@ impl ObjectSource for ClusterSource {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<Cached>>, SourceError> {
-        Ok(self.check(kind, namespace)?.get_cached(namespace, name))
+        let found = self.check(kind, namespace)?.get_cached(namespace, name);
+        if let Some(o) = &found {
+            readable(kind, o)?;
+        }
+        Ok(found)
     }
 
     fn list(
@@ -477,9 +493,11 @@ impl ObjectSource for ClusterSource {
         namespace: &str,
         selector: &Selector,
     ) -> Result<Vec<Arc<Cached>>, SourceError> {
-        Ok(self
+        let listed = self
             .check(kind, namespace)?
-            .list_cached(namespace, selector))
+            .list_cached(namespace, selector);
+        listed.iter().try_for_each(|o| readable(kind, o))?;
+        Ok(listed)
     }
 
     fn controlled(
@@ -488,7 +506,9 @@ impl ObjectSource for ClusterSource {
         namespace: &str,
         uid: &str,
     ) -> Result<Vec<Arc<Cached>>, SourceError> {
-        Ok(self.check(kind, namespace)?.controlled(namespace, uid))
+        let controlled = self.check(kind, namespace)?.controlled(namespace, uid);
+        controlled.iter().try_for_each(|o| readable(kind, o))?;
+        Ok(controlled)
     }
 
     fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {

@@ -3,6 +3,7 @@
 //! API server, and the watches' health.
 
 pub mod cache;
+pub mod decode;
 pub mod health;
 pub mod namespaces;
 pub mod objects;

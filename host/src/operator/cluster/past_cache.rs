@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Client;
-use kube::api::{Api, DynamicObject};
 
 use crate::facts::past_cache::{MAX_READS, ObjectKey, PastCache, WithPastCache};
 use crate::facts::{Cached, ObjectSource, SourceError};
 use crate::operator::cluster::cache::{ClusterSource, slim};
+use crate::operator::cluster::decode;
 use crate::runtime::Evaluated;
 
 /// The rounds of one pass: evaluate over [`Rounds::source`], then
@@ -88,14 +88,17 @@ async fn read(
         let answer = match source.resource(kind) {
             None => Err(SourceError::NotServed(kind.clone())),
             Some(resource) => {
-                let api: Api<DynamicObject> =
-                    Api::namespaced_with(client.clone(), namespace, &resource);
+                let api = decode::api(client, &resource, namespace);
                 match tokio::time::timeout(READ_TIMEOUT, api.get_opt(name)).await {
                     Err(_) => Err(failed(format!("no answer in {READ_TIMEOUT:?}"))),
                     Ok(Ok(None)) => Ok(None),
-                    Ok(Ok(Some(object))) => serde_json::to_value(object)
-                        .map(|v| Some(Cached::new(Arc::new(slim(v)))))
-                        .map_err(|e| failed(e.to_string())),
+                    Ok(Ok(Some(object))) => match object.undecodable() {
+                        Some(why) => Err(SourceError::Undecodable {
+                            object: format!("{kind} {namespace}/{name}"),
+                            why: why.to_owned(),
+                        }),
+                        None => Ok(Some(Cached::new(Arc::new(slim(object.into_value()))))),
+                    },
                     Ok(Err(kube::Error::Api(s))) if s.code == 403 => Err(SourceError::Forbidden {
                         kind: kind.clone(),
                         namespace: namespace.clone(),

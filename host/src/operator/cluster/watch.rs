@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::Api;
-use kube::api::DynamicObject;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::watcher::{self, Event, ExponentialBackoff};
@@ -24,6 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::operator::cluster::cache::{
     Change, ObjectCache, ObjectChange, RecoveredChange, ServedChange,
 };
+use crate::operator::cluster::decode::Decoded;
 use crate::operator::cluster::health::WatchProbe;
 
 /// How long a failed watch must go without an error to count as back.
@@ -44,7 +44,7 @@ fn backoff() -> ResetTimerBackoff<ExponentialBackoff> {
 /// Runs until the stream ends (it retries with backoff on errors).
 /// `synced` fires after the first complete listing.
 pub async fn run(
-    api: Api<DynamicObject>,
+    api: Api<Decoded>,
     cache: Arc<ObjectCache>,
     namespace: String,
     changes: mpsc::UnboundedSender<Change>,
@@ -200,6 +200,17 @@ fn is_not_found(e: &watcher::Error) -> bool {
     }
 }
 
-fn to_json(o: DynamicObject) -> Value {
-    serde_json::to_value(o).unwrap_or(Value::Null)
+/// The object as the cache keeps it; one the host could not read whole
+/// is said once per version, by name, with where it failed.
+fn to_json(o: Decoded) -> Value {
+    if let Some(why) = o.undecodable() {
+        let md = kube::Resource::meta(&o);
+        tracing::warn!(
+            object.namespace = md.namespace.as_deref().unwrap_or_default(),
+            object.name = md.name.as_deref().unwrap_or_default(),
+            why,
+            "an object is not read whole: what lies deeper is left out, and its readers fail"
+        );
+    }
+    o.into_value()
 }

@@ -7,15 +7,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use kube::api::DynamicObject;
+use kube::Client;
 use kube::core::ApiResource;
-use kube::{Api, Client};
 use reconciler_conventions::kind::KindRef;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::facts::Availability;
 use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
+use crate::operator::cluster::decode;
 use crate::operator::cluster::health::WatchHealth;
 use crate::operator::cluster::namespaces::resource_name;
 use crate::operator::cluster::probe::{self, ProbeError, Resolved};
@@ -123,11 +123,7 @@ impl Watches {
         namespace: &str,
         required: bool,
     ) -> oneshot::Receiver<()> {
-        let api: Api<DynamicObject> = if namespace.is_empty() {
-            Api::all_with(self.client.clone(), resource)
-        } else {
-            Api::namespaced_with(self.client.clone(), namespace, resource)
-        };
+        let api = decode::api(&self.client, resource, namespace);
         let (done, wait) = oneshot::channel();
         let handle = tokio::spawn(watch::run(
             api,

@@ -3,10 +3,13 @@
 
 use reconciler_conventions::engine::ErrorClass;
 
+use crate::operator::fence;
+
 /// What an API error means for the pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApiErrorClass {
-    /// 409: someone wrote first; retry soon, report nothing.
+    /// 409: someone wrote first (or the fence refused the write); retry
+    /// soon, report nothing.
     Conflict,
     /// Reported with the engine's error class.
     Reported(ErrorClass),
@@ -21,8 +24,12 @@ pub fn text(e: &kube::Error) -> String {
     }
 }
 
-/// Classifies a Kubernetes API error.
+/// Classifies a Kubernetes API error. A write the replica's fence refused
+/// is retried as a conflict is: nothing was sent, nothing is reported.
 pub fn classify(e: &kube::Error) -> ApiErrorClass {
+    if fence::is_fenced(e) {
+        return ApiErrorClass::Conflict;
+    }
     let kube::Error::Api(status) = e else {
         return ApiErrorClass::Reported(ErrorClass::ReconciliationFailed);
     };

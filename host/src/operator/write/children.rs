@@ -32,6 +32,7 @@ use crate::facts::{ApplyOutcome, ChangeState, certificates};
 use crate::marks::{ADOPT, FIELD_MANAGER};
 pub use crate::marks::{APPLIED, MANAGED_BY};
 use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
+use crate::operator::cluster::decode;
 use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::certificates::Authority;
@@ -233,6 +234,8 @@ pub async fn execute(
             child: change.kind().kind.clone(),
         };
         let api = api(client, &resource, owner.namespace);
+        // Applies answer with the whole child: decoded bounded.
+        let applier = decode::api(client, &resource, owner.namespace);
         // A refusal is what became of the change (`facts.change-state`).
         let failed = |e: kube::Error| {
             if let kube::Error::Api(status) = &e {
@@ -262,7 +265,7 @@ pub async fn execute(
                         metrics.child_applies_unchanged.get_or_create(&labels).inc();
                         break 'one;
                     }
-                    let mut applied = api
+                    let mut applied = applier
                         .patch(change.name(), &params_force(), &Patch::Apply(&desired))
                         .await;
                     // Refused as invalid over a child the parent controls: a
@@ -283,12 +286,12 @@ pub async fn execute(
                             ..PatchParams::default()
                         };
                         tracing::info!(child = %change, "taking back the lists another writer changed");
-                        if api
+                        if applier
                             .patch(change.name(), &params, &Patch::Merge(&reset))
                             .await
                             .is_ok()
                         {
-                            applied = api
+                            applied = applier
                                 .patch(change.name(), &params_force(), &Patch::Apply(&desired))
                                 .await;
                         }
@@ -297,10 +300,8 @@ pub async fn execute(
                     let stored = applied.map_err(failed)?;
                     made.applied += 1;
                     metrics.child_applies.get_or_create(&labels).inc();
-                    if let (Some(cache), Ok(stored)) =
-                        (source.cache(&change.kind()), serde_json::to_value(stored))
-                    {
-                        cache.apply_if_newer(stored);
+                    if let Some(cache) = source.cache(&change.kind()) {
+                        cache.apply_if_newer(stored.into_value());
                     }
                 }
                 Change::Generate { name, keys } => {

@@ -70,40 +70,6 @@ impl OwnedStatus {
     }
 }
 
-/// Whether `stored`, what a status write returned, carries a change of
-/// another writer's part of the status that `evaluated`, the object the
-/// pass read, did not have (an approver's decision landing between the
-/// pass's read and its write). The write's own watch event then compares
-/// equal to the cache, which holds `stored`, and the other writer's event
-/// is older than it: the pass asks for the next pass itself.
-pub fn others_status_changed(evaluated: &Value, stored: &Value) -> bool {
-    let mut owned = OwnedStatus::of(evaluated);
-    let after = OwnedStatus::of(stored);
-    owned.conditions.extend(after.conditions);
-    owned.fields.extend(after.fields);
-    others_part(&evaluated["status"], &owned) != others_part(&stored["status"], &owned)
-}
-
-/// `status` without what the host owns: `observedGeneration`, its fields,
-/// and its conditions by type.
-fn others_part(status: &Value, owned: &OwnedStatus) -> Map<String, Value> {
-    // No status yet is an empty one.
-    let mut rest = status.as_object().cloned().unwrap_or_default();
-    rest.remove("observedGeneration");
-    rest.retain(|k, _| !owned.fields.contains(k));
-    if let Some(Value::Array(conditions)) = rest.get_mut("conditions") {
-        conditions.retain(|c| {
-            c["type"]
-                .as_str()
-                .is_none_or(|t| !owned.conditions.contains(t))
-        });
-        if conditions.is_empty() {
-            rest.remove("conditions");
-        }
-    }
-    rest
-}
-
 /// Keeps, of `md.managedFields`, only the host's status entry, reduced to
 /// the names [`OwnedStatus::of`] reads (the cache drops the rest).
 pub fn slim_managed_fields(md: &mut Map<String, Value>) {
@@ -194,40 +160,6 @@ mod tests {
             BTreeSet::from(["Dropped".to_owned(), "Ready".to_owned()])
         );
         assert_eq!(owned.fields, BTreeSet::from(["url".to_owned()]));
-    }
-
-    #[test]
-    fn another_writers_status_landing_before_the_hosts_write_asks_for_a_pass() {
-        let with = |status: Value| {
-            let mut o = object();
-            o["status"] = status;
-            o
-        };
-        let evaluated = with(json!({"url": "a", "conditions": [
-            {"type": "Ready", "status": "Unknown"},
-            {"type": "Dropped", "status": "True"},
-            {"type": "BackupVerified", "status": "True"}]}));
-        // The host's own part changed (a condition dropped, a field and
-        // observedGeneration written): no pass.
-        let ours = with(json!({"url": "b", "observedGeneration": 2, "conditions": [
-            {"type": "Ready", "status": "True"},
-            {"type": "BackupVerified", "status": "True"}]}));
-        assert!(!others_status_changed(&evaluated, &ours));
-        // A first write over no status: no pass.
-        let first = with(json!({"url": "b", "observedGeneration": 1,
-            "conditions": [{"type": "Ready", "status": "True"}]}));
-        assert!(!others_status_changed(&object(), &first));
-        // Another writer's field or condition the pass did not read: a pass.
-        let decided = with(
-            json!({"url": "b", "decision": {"outcome": "Approved"}, "conditions": [
-            {"type": "Ready", "status": "True"},
-            {"type": "BackupVerified", "status": "True"}]}),
-        );
-        assert!(others_status_changed(&evaluated, &decided));
-        let verified = with(json!({"url": "b", "conditions": [
-            {"type": "Ready", "status": "True"},
-            {"type": "BackupVerified", "status": "False"}]}));
-        assert!(others_status_changed(&evaluated, &verified));
     }
 
     #[test]

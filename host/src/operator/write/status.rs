@@ -1,16 +1,18 @@
 //! Status writes and Events: one server-side apply of `.status` under the
-//! host's field manager, then the pass's Events, only once it succeeded.
+//! host's field manager, preconditioned on the version the pass read; the
+//! Events of the transition it records are published just before it.
 
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::Client;
+use kube::api::{Patch, PatchParams};
 use kube::core::ApiResource;
-use kube::{Api, Client};
 use reconciler_conventions::engine::Event;
 use reconciler_conventions::status::Status;
 use serde_json::{Value, json};
 
+use crate::operator::cluster::decode;
 use crate::operator::write::events::EventPublisher;
 
 pub use crate::marks::FIELD_MANAGER;
@@ -37,15 +39,12 @@ impl StatusWriter {
         &self.client
     }
 
-    fn api(&self, namespace: &str) -> Api<DynamicObject> {
-        if namespace.is_empty() {
-            Api::all_with(self.client.clone(), &self.resource)
-        } else {
-            Api::namespaced_with(self.client.clone(), namespace, &self.resource)
-        }
-    }
-
-    /// Applies `.status`; returns the object as the server stored it.
+    /// Applies `.status`; returns the object as the server stored it (as
+    /// the host decodes it: a parent nested too deep is cut and marked).
+    /// The apply is preconditioned on the `resourceVersion` of `parent`,
+    /// the version the pass evaluated: a writer whose view is stale (a
+    /// deposed leader, a pass overtaken by a change) gets a conflict and
+    /// writes nothing; its pass runs again on the newer version.
     pub async fn write_status(
         &self,
         parent: &Value,
@@ -57,20 +56,26 @@ impl StatusWriter {
         let body = json!({
             "apiVersion": self.resource.api_version,
             "kind": self.resource.kind,
-            "metadata": {"name": name, "namespace": md["namespace"]},
+            "metadata": {
+                "name": name,
+                "namespace": md["namespace"],
+                "resourceVersion": md["resourceVersion"],
+            },
             "status": status.to_json(),
         });
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        let stored = self
-            .api(namespace)
+        let stored = decode::api(&self.client, &self.resource, namespace)
             .patch_status(name, &params, &Patch::Apply(&body))
             .await?;
-        Ok(serde_json::to_value(stored).unwrap_or(Value::Null))
+        Ok(stored.into_value())
     }
 
-    /// Publishes Events (events.k8s.io/v1) about `parent`. A failure is
-    /// logged: the status, already written, is the record that counts.
-    pub async fn publish(&self, parent: &Value, events: &[Event]) {
+    /// Publishes Events (events.k8s.io/v1) about `parent`; those of a
+    /// status transition name the status it leaves (`leaving`), before the
+    /// write that records it (see `operator::write::events`). A failure is
+    /// logged: the status is the record that counts. Returns how many were
+    /// published (not found published already).
+    pub async fn publish(&self, parent: &Value, events: &[Event], leaving: Option<&Status>) -> u64 {
         let md = &parent["metadata"];
         let reference = ObjectReference {
             api_version: Some(self.resource.api_version.clone()),
@@ -81,10 +86,21 @@ impl StatusWriter {
             resource_version: None,
             field_path: None,
         };
+        let transition = leaving.map(|status| status.to_json().to_string());
+        let mut published = 0;
         for e in events {
-            if let Err(err) = self.events.publish(&reference, e).await {
-                tracing::warn!(reason = %e.reason, error = %err, "cannot publish an Event");
+            match self
+                .events
+                .publish(&reference, e, transition.as_deref())
+                .await
+            {
+                Ok(true) => published += 1,
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::warn!(reason = %e.reason, error = %err, "cannot publish an Event")
+                }
             }
         }
+        published
     }
 }
