@@ -181,6 +181,16 @@ async fn read(client: &Client, ns: &str, plural: &str, name: &str) -> Value {
     serde::Deserialize::deserialize(&mut de).expect("the object's JSON")
 }
 
+/// The host warned of nothing but the object it could not read whole.
+fn assert_only_the_bad_object_warned(host: Host) {
+    let problems: Vec<String> = host
+        .problems()
+        .into_iter()
+        .filter(|l| !l.contains("an object is not read whole"))
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
 /// Ready of agent `name` once it says ObjectUndecodable at the agent's
 /// generation: its message.
 async fn undecodable(client: &Client, ns: &str, name: &str) -> String {
@@ -264,13 +274,7 @@ async fn a_parent_nested_too_deep_is_one_bad_parent() {
 
     patch_status(&attacks, "orders", json!({"deep": null})).await;
     wait_healthy(&api, "orders").await;
-    let problems: Vec<String> = host
-        .problems()
-        .into_iter()
-        .filter(|l| !l.contains("an object is not read whole"))
-        .collect();
-    assert!(problems.is_empty(), "{problems:#?}");
-    drop(host);
+    assert_only_the_bad_object_warned(host);
 }
 
 /// The Cluster an agent reads, nested 200 deep by the attacker: the agents
@@ -314,13 +318,7 @@ async fn an_object_read_nested_too_deep_fails_its_readers_only() {
 
     patch_status(&clusters, CLUSTER, json!({"deep": null})).await;
     wait_healthy(&api, "orders").await;
-    let problems: Vec<String> = host
-        .problems()
-        .into_iter()
-        .filter(|l| !l.contains("an object is not read whole"))
-        .collect();
-    assert!(problems.is_empty(), "{problems:#?}");
-    drop(host);
+    assert_only_the_bad_object_warned(host);
 }
 
 fn api_of_clusters(client: &Client, ns: &str) -> Api<DynamicObject> {

@@ -221,6 +221,11 @@ impl Host {
             .collect()
     }
 
+    /// The host process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends `signal` (`STOP`, `CONT`, …) to the host process: a frozen
     /// host (`STOP`) is alive and holds its connections, but runs nothing.
     pub fn signal(&self, signal: &str) {

@@ -250,7 +250,7 @@ async fn reconcile(
                 plan_error = Some(*e);
             }
         }
-        publish(registry, kind, &parent, &withdrawn.events, None).await;
+        publish(registry, kind, &parent, &withdrawn.events).await;
     }
     // The other changes the guest wants, through the parent's plan (made,
     // planned or held, as its gates say), before the status that reports
@@ -491,7 +491,7 @@ async fn reconcile(
         None if failed => engine::plans::keeping_plan(&previous, output),
         None => engine::plans::without_plan(&previous, output),
     };
-    publish(registry, kind, &parent, &planned.events, None).await;
+    publish(registry, kind, &parent, &planned.events).await;
     registry
         .metrics
         .pass_seconds
@@ -499,17 +499,16 @@ async fn reconcile(
         .observe((host_time + started.elapsed()).as_secs_f64());
     if output.changed {
         let target = Target { kind, queue, key };
-        // The transition's Events first, named by the status it leaves: a
-        // host killed before the write publishes them again under the same
-        // names (nothing created), one killed after lost none.
-        publish(registry, kind, &parent, &output.events, Some(&previous)).await;
         // The write is preconditioned on the version the pass read: a
         // change since (a spec, another writer's status) is a conflict,
-        // and the pass runs again on it.
+        // and the pass runs again on it. The Events go out once the status
+        // that makes them due is written, never for a transition that was
+        // not.
         if let Err(done) = write(registry, &target, &spec, &parent, &previous, &output.status).await
         {
             return ended(done);
         }
+        publish(registry, kind, &parent, &output.events).await;
     }
     queue.remember(key, output.reported);
     if again {
@@ -579,24 +578,17 @@ impl Evaluation<'_> {
     }
 }
 
-/// Publishes `events` about `parent` (those of a transition named by the
-/// status it leaves) and counts those published.
-async fn publish(
-    registry: &Registry,
-    kind: &Kind,
-    parent: &Value,
-    events: &[Event],
-    leaving: Option<&Status>,
-) {
+/// Publishes `events` about `parent` and counts them.
+async fn publish(registry: &Registry, kind: &Kind, parent: &Value, events: &[Event]) {
     if events.is_empty() {
         return;
     }
-    let published = kind.writer.publish(parent, events, leaving).await;
+    kind.writer.publish(parent, events).await;
     registry
         .metrics
         .events
         .get_or_create(&Metrics::kind(&kind.resource.kind))
-        .inc_by(published);
+        .inc_by(events.len() as u64);
 }
 
 /// What holds a parent's changes other than its withdrawals, as a plan of
@@ -685,11 +677,11 @@ async fn write(
     }
 }
 
-/// Best effort: the error outcome through the engine, reported and
-/// written. When that write is refused too (an admission webhook on
-/// `/status` that refuses every status), the class is reported by its Event
-/// all the same, once: the status cannot say it, the memory of the parent's
-/// queue entry does.
+/// Best effort: the error outcome through the engine, written and reported.
+/// When that write is refused too (an admission webhook on `/status` that
+/// refuses every status), the class is reported by its Event all the same,
+/// once: the status cannot say it, the memory of the parent's queue entry
+/// does.
 async fn report_error(
     target: &Target<'_>,
     spec: &KindSpec,
@@ -715,13 +707,17 @@ async fn report_error(
     if !output.changed {
         return;
     }
-    // Published first, as a pass's are: when the write is refused too, the
-    // class is reported by its Event all the same, once.
-    kind.writer
-        .publish(parent, &output.events, Some(previous))
-        .await;
-    if let Err(e) = kind.writer.write_status(parent, &output.status).await {
-        tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
+    match kind.writer.write_status(parent, &output.status).await {
+        Ok(_) => kind.writer.publish(parent, &output.events).await,
+        Err(e) => {
+            tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
+            let class_event: Vec<_> = output
+                .events
+                .into_iter()
+                .filter(|event| event.reason == class.as_str())
+                .collect();
+            kind.writer.publish(parent, &class_event).await;
+        }
     }
     queue.remember(key, output.reported);
 }

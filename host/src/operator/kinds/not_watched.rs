@@ -89,7 +89,7 @@ pub async fn mark_not_watched(
                         continue;
                     }
                 }
-                kind.writer.publish(&parent, &decision.events, None).await;
+                kind.writer.publish(&parent, &decision.events).await;
                 metrics
                     .events
                     .get_or_create(&label)

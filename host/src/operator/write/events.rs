@@ -1,9 +1,5 @@
-//! Events (events.k8s.io/v1) about parents. The Events of a status
-//! transition are published *before* the status write that records it, each
-//! named by the transition (the status it leaves, the object's UID, its
-//! type, reason and note): a host killed between the two publishes them
-//! again on its next pass under the same names, which the API server
-//! refuses as existing, so a kill neither loses nor repeats one (issue 31).
+//! Events (events.k8s.io/v1) about parents, published after the status
+//! write that they describe.
 //!
 //! The host publishes its own Events rather than through kube-runtime's
 //! `Recorder`, whose aggregation key leaves out the note: a second Event of
@@ -70,30 +66,6 @@ pub fn event_name(parent: &str, suffix: &str) -> String {
     format!("{stem}.{suffix}")
 }
 
-/// The name suffix of the Event `key` of the transition leaving the status
-/// `transition`: 16 hex digits of a SHA-256 over both.
-fn transition_suffix(key: &SeriesKey, transition: &str) -> String {
-    use sha2::{Digest as _, Sha256};
-    let mut digest = Sha256::new();
-    for part in [
-        key.uid.as_str(),
-        transition,
-        match key.type_ {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        },
-        &key.reason,
-        &key.note,
-    ] {
-        digest.update(part.len().to_be_bytes());
-        digest.update(part.as_bytes());
-    }
-    digest.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 impl EventPublisher {
     pub fn new(client: Client) -> Self {
         EventPublisher {
@@ -103,17 +75,12 @@ impl EventPublisher {
         }
     }
 
-    /// Publishes `event` about the object `regarding`; `transition` (the
-    /// status the event's transition leaves, as text) names it, so that
-    /// publishing it again creates nothing. Without one, the Event is named
-    /// by the time. Returns whether it was published now (false: found
-    /// published already).
+    /// Publishes `event` about the object `regarding`.
     pub async fn publish(
         &self,
         regarding: &ObjectReference,
         event: &Event,
-        transition: Option<&str>,
-    ) -> Result<bool, kube::Error> {
+    ) -> Result<(), kube::Error> {
         let namespace = regarding
             .namespace
             .clone()
@@ -141,17 +108,14 @@ impl EventPublisher {
             {
                 Ok(_) => {
                     self.remember(key, name, count);
-                    return Ok(true);
+                    return Ok(());
                 }
                 // Gone (deleted, or expired by the API server's TTL): a new one.
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => return Err(e),
             }
         }
-        let suffix = match transition {
-            Some(transition) => transition_suffix(&key, transition),
-            None => format!("{:x}", now.as_nanosecond()),
-        };
+        let suffix = format!("{:x}", now.as_nanosecond());
         let name = event_name(regarding.name.as_deref().unwrap_or(FIELD_MANAGER), &suffix);
         let created = K8sEvent {
             metadata: ObjectMeta {
@@ -175,18 +139,9 @@ impl EventPublisher {
             reporting_instance: Some(self.instance.clone()),
             ..Default::default()
         };
-        let created = match api.create(&PostParams::default(), &created).await {
-            Ok(_) => true,
-            // Published already, by a pass that did not get to record the
-            // transition (killed, or its status write conflicted).
-            Err(kube::Error::Api(s)) if s.code == 409 && transition.is_some() => {
-                tracing::debug!(event = %name, "the transition's Event exists already");
-                false
-            }
-            Err(e) => return Err(e),
-        };
+        api.create(&PostParams::default(), &created).await?;
         self.remember(key, name, 1);
-        Ok(created)
+        Ok(())
     }
 
     fn remember(&self, key: SeriesKey, name: String, count: i32) {
@@ -204,23 +159,6 @@ impl EventPublisher {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_transitions_event_has_one_name_whoever_publishes_it() {
-        let key = |note: &str| SeriesKey {
-            uid: "u-1".into(),
-            type_: EventType::Warning,
-            reason: "CrashLoopBackOff".into(),
-            note: note.into(),
-        };
-        let leaving = r#"{"conditions":[{"type":"Ready","status":"True"}]}"#;
-        let name = transition_suffix(&key("crashing"), leaving);
-        assert_eq!(name.len(), 16);
-        assert_eq!(name, transition_suffix(&key("crashing"), leaving));
-        // Another note, or the same one leaving another status: another Event.
-        assert_ne!(name, transition_suffix(&key("crashed"), leaving));
-        assert_ne!(name, transition_suffix(&key("crashing"), "{}"));
-    }
 
     #[test]
     fn an_event_name_fits_whatever_the_parent_name() {

@@ -1,6 +1,6 @@
 //! Status writes and Events: one server-side apply of `.status` under the
-//! host's field manager, preconditioned on the version the pass read; the
-//! Events of the transition it records are published just before it.
+//! host's field manager, preconditioned on the version the pass read, then
+//! the pass's Events, only once it succeeded.
 
 use std::sync::Arc;
 
@@ -70,12 +70,9 @@ impl StatusWriter {
         Ok(stored.into_value())
     }
 
-    /// Publishes Events (events.k8s.io/v1) about `parent`; those of a
-    /// status transition name the status it leaves (`leaving`), before the
-    /// write that records it (see `operator::write::events`). A failure is
-    /// logged: the status is the record that counts. Returns how many were
-    /// published (not found published already).
-    pub async fn publish(&self, parent: &Value, events: &[Event], leaving: Option<&Status>) -> u64 {
+    /// Publishes Events (events.k8s.io/v1) about `parent`. A failure is
+    /// logged: the status, already written, is the record that counts.
+    pub async fn publish(&self, parent: &Value, events: &[Event]) {
         let md = &parent["metadata"];
         let reference = ObjectReference {
             api_version: Some(self.resource.api_version.clone()),
@@ -86,21 +83,10 @@ impl StatusWriter {
             resource_version: None,
             field_path: None,
         };
-        let transition = leaving.map(|status| status.to_json().to_string());
-        let mut published = 0;
         for e in events {
-            match self
-                .events
-                .publish(&reference, e, transition.as_deref())
-                .await
-            {
-                Ok(true) => published += 1,
-                Ok(false) => {}
-                Err(err) => {
-                    tracing::warn!(reason = %e.reason, error = %err, "cannot publish an Event")
-                }
+            if let Err(err) = self.events.publish(&reference, e).await {
+                tracing::warn!(reason = %e.reason, error = %err, "cannot publish an Event");
             }
         }
-        published
     }
 }

@@ -1,0 +1,245 @@
+//! `make soak`: the host held to every promise at once (issue 31). For
+//! `SOAK_MINUTES` (default 10) two replicas electing a leader serve agents
+//! and access requests against an API server of the soak's own, while
+//! drivers from one seed (`SOAK_SEED`, printed; random when unset) churn
+//! specs, write a foreign status field, review plans (approve, deny,
+//! tamper), ask for access that expires, and inject faults: API server
+//! restarts behind one address, 503s, latency, replicas killed and frozen
+//! past their Lease, good and bad modules dropped into the guests
+//! directory, a CRD removed and reinstalled. Then the faults stop, every
+//! agent is given time to catch up, and the soak prints, in this wording,
+//! what users rely on; it exits non-zero unless every count is 0 and the
+//! RSS growth is within its bound.
+
+mod chaos;
+mod observe;
+mod world;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use chaos::{Faults, Rng, Tally};
+use observe::Observed;
+use reconciler_host_harness::operator::{condition, eventually};
+use serde_json::Value;
+use world::{APPROVER, REQUESTER, REVIEWER, World};
+
+/// The most a replica left alone may grow over the soak's second half.
+const RSS_BOUND_MIB: f64 = 32.0;
+
+/// How long the agents have, once the faults stop, to observe their last
+/// generation.
+const CATCH_UP: Duration = Duration::from_secs(180);
+
+fn main() -> ExitCode {
+    let minutes: f64 = std::env::var("SOAK_MINUTES")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(10.0);
+    let seed: u64 = std::env::var("SOAK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    println!(
+        "soak: seed {seed} (SOAK_SEED={seed} repeats the drivers' choices), {minutes} minutes"
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let held = runtime.block_on(soak(Duration::from_secs_f64(minutes * 60.0), seed));
+    if held {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+async fn soak(length: Duration, seed: u64) -> bool {
+    let mut world = World::new().await;
+    let admin = world.admin().await;
+    eventually("a replica leads", async || {
+        if world.a.leads() || world.b.leads() {
+            Ok(())
+        } else {
+            Err(())
+        }
+    })
+    .await;
+    let observed = Arc::new(Observed::new());
+    let tally = Arc::new(Tally::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    {
+        let o = observed.clone();
+        let c = world.admin().await;
+        tasks.push(tokio::spawn(async move { o.agents(c).await }));
+        let o = observed.clone();
+        let c = world.admin().await;
+        tasks.push(tokio::spawn(async move { o.deployments(c).await }));
+        let o = observed.clone();
+        let c = world.admin().await;
+        tasks.push(tokio::spawn(async move { o.access(c).await }));
+    }
+    tasks.push(tokio::spawn(chaos::churn(
+        world.admin().await,
+        Rng::new(seed, 1),
+        stop.clone(),
+        tally.clone(),
+    )));
+    tasks.push(tokio::spawn(chaos::foreign_writer(
+        world.admin().await,
+        stop.clone(),
+        tally.clone(),
+    )));
+    tasks.push(tokio::spawn(chaos::reviewer(
+        world.admin().await,
+        world.client_as(REVIEWER).await,
+        observed.clone(),
+        Rng::new(seed, 2),
+        stop.clone(),
+        tally.clone(),
+    )));
+    tasks.push(tokio::spawn(chaos::access(
+        world.client_as(REQUESTER).await,
+        world.client_as(APPROVER).await,
+        Rng::new(seed, 3),
+        stop.clone(),
+        tally.clone(),
+    )));
+
+    let started = Instant::now();
+    let mut faults = Faults::new(Rng::new(seed, 4), tally.clone());
+    let mut rss: Vec<(u32, f64)> = Vec::new();
+    while started.elapsed() < length {
+        let second_half = started.elapsed() >= length / 2;
+        faults.next(&mut world, second_half).await;
+        if second_half {
+            let pid = world.b.host.pid();
+            if let Some(mib) = rss_mib(pid) {
+                rss.push((pid, mib));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    chaos::restore(&mut world, &faults).await;
+    if let Some(mib) = rss_mib(world.b.host.pid()) {
+        rss.push((world.b.host.pid(), mib));
+    }
+
+    // Every agent observes its last generation, once the faults stop.
+    let lost = caught_up(&admin).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let duplicates = observed.duplicate_events(&admin).await;
+    for task in &tasks {
+        task.abort();
+    }
+
+    let growth = rss_growth(&rss);
+    for line in tally.lines() {
+        println!("soak: {line}");
+    }
+    println!(
+        "soak: agent versions watched: {}",
+        observed.versions.load(Ordering::Relaxed)
+    );
+    let counts = [
+        ("lost updates", lost),
+        ("duplicate Events", duplicates),
+        (
+            "foreign fields reverted",
+            observed.foreign_reverted.load(Ordering::Relaxed),
+        ),
+        (
+            "changes made without a decision",
+            observed.undecided_changes.lock().unwrap().len(),
+        ),
+        (
+            "access held past expiry (over 10 s)",
+            observed.held_past_expiry.lock().unwrap().len(),
+        ),
+        (
+            "stale status writes",
+            observed.stale_status_writes.load(Ordering::Relaxed),
+        ),
+    ];
+    for (what, n) in counts {
+        println!("{what}: {n}");
+    }
+    match growth {
+        Some(g) => println!("host RSS growth over the last half: {g:.1} MiB"),
+        None => println!("host RSS growth over the last half: not measured (replica b restarted)"),
+    }
+    let held = counts.iter().all(|(_, n)| *n == 0) && growth.is_some_and(|g| g <= RSS_BOUND_MIB);
+    println!(
+        "soak: {} (RSS growth bound {RSS_BOUND_MIB} MiB)",
+        if held { "every promise held" } else { "FAILED" }
+    );
+    held
+}
+
+/// Waits (up to [`CATCH_UP`]) until every agent's status and Ready observe
+/// its generation; how many never did.
+async fn caught_up(admin: &kube::Client) -> usize {
+    let api = world::agents(admin);
+    let deadline = Instant::now() + CATCH_UP;
+    loop {
+        let behind: Vec<String> = match api.list(&Default::default()).await {
+            Ok(list) => list
+                .items
+                .into_iter()
+                .map(world::json_of)
+                .filter(|o| !observes_its_generation(o))
+                .map(|o| {
+                    o["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect(),
+            Err(_) => vec!["(the agents could not be listed)".to_owned()],
+        };
+        if behind.is_empty() {
+            return 0;
+        }
+        if Instant::now() > deadline {
+            eprintln!("soak: agents behind their spec after {CATCH_UP:?}: {behind:?}");
+            return behind.len();
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+fn observes_its_generation(o: &Value) -> bool {
+    let generation = o["metadata"]["generation"].as_i64();
+    o["status"]["observedGeneration"].as_i64() == generation
+        && condition(o, "Ready").is_some_and(|c| Some(c.observed_generation) == generation)
+}
+
+/// The resident set of process `pid`, in MiB.
+fn rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
+/// The last sample less the first of the second half, if one process of
+/// replica `b` gave both.
+fn rss_growth(samples: &[(u32, f64)]) -> Option<f64> {
+    let (first, last) = (samples.first()?, samples.last()?);
+    (first.0 == last.0).then(|| last.1 - first.1)
+}
