@@ -233,6 +233,9 @@ async fn lease_client(fence: &Arc<Fence>) -> Result<Client, kube::Error> {
     config.connect_timeout = Some(LEASE_TIMEOUT);
     config.read_timeout = Some(LEASE_TIMEOUT);
     config.write_timeout = Some(LEASE_TIMEOUT);
+    // A renewal answered 503 fails at once and the Lease manager tries
+    // again within the grace, rather than kube retrying it past the Lease.
+    config.default_retry = false;
     Ok(ClientBuilder::try_from(config)?
         .with_layer(&RenewalLayer(fence.clone()))
         .build())

@@ -351,6 +351,8 @@ impl Faults {
         tokio::time::sleep(self.rng.millis(5000, 12000)).await;
         world.revive();
         let fault = FAULTS[self.rng.below(FAULTS.len() as u64) as usize];
+        // The timeline, to read beside the replicas' logs.
+        eprintln!("soak: {} {fault:?}", jiff::Timestamp::now());
         match fault {
             Fault::RestartApiServer => {
                 world.restart_api_server().await;
