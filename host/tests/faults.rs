@@ -768,7 +768,7 @@ impl InProcess {
         use reconciler_host::operator::kinds::Registry;
         use reconciler_host::operator::metrics::Metrics;
         use reconciler_host::operator::schedule::ParentKey;
-        use reconciler_host::operator::write::certificates::{Authority, AuthorityConfig};
+        use reconciler_host::operator::write::authority::{Authority, AuthorityConfig};
         use reconciler_host::operator::write::plans::{PlanConfig, Planner};
         use reconciler_host::runtime::{Runtime, RuntimeConfig};
         use reconciler_host_harness::guests::guest_wasm_with;

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use reconciler_host::operator::leadership::Shard;
 use reconciler_host::operator::metrics::Metrics;
-use reconciler_host::operator::write::certificates::AuthorityConfig;
+use reconciler_host::operator::write::authority::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
 use reconciler_host::operator::{self, OperatorConfig, RollbackPolicy};
 use reconciler_host::runtime::{Runtime, RuntimeConfig};

@@ -11,7 +11,7 @@ use clap::Args;
 use reconciler_host::operator::fence::Fence;
 use reconciler_host::operator::leadership::{LeaderConfig, Shard};
 use reconciler_host::operator::metrics::Metrics;
-use reconciler_host::operator::write::certificates::AuthorityConfig;
+use reconciler_host::operator::write::authority::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
 use reconciler_host::operator::{self, OperatorConfig};
 use reconciler_host::plan::digest::Mode;

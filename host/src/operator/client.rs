@@ -4,8 +4,13 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use kube::Client;
+use kube::client::retry::RetryPolicy;
 use kube::client::{Body, ClientBuilder};
+use tower::buffer::BufferLayer;
+use tower::retry::RetryLayer;
 use tower::util::MapRequestLayer;
 
 use crate::operator::fence::{Fence, FenceLayer};
@@ -16,13 +21,15 @@ use crate::operator::metrics::{Metrics, RequestLabels};
 /// operator costs the API server is then a number, not a guess. A write
 /// `fence` refuses is neither sent nor counted.
 ///
-/// kube's own retry of 429, 503 and 504 answers is off: it retries a
-/// request up to 15 times, its delay doubling from 5 ms without a useful
-/// bound, inside the call, where nothing of the host sees it. The soak
-/// found a watch silent 46 s that way after an API server restart, and an
-/// expired grant's deletion held for as long. The host retries what fails
-/// itself, where it is seen: a failed watch after 100 ms to 2 s, a failed
-/// pass with its backoff, a conflict soon.
+/// A request answered 429, 503 or 504 is retried inside the call at most
+/// [`RETRIES`] times within about three seconds ([`retry_policy`]): a
+/// blip (storage re-initializing after a CRD is created) stays one. kube's
+/// default retry is off: it retries up to 15 times, its delay doubling
+/// from 5 ms without a useful bound, where nothing of the host sees it.
+/// The soak found a watch silent 46 s that way after an API server
+/// restart, and an expired grant's deletion held for as long. What fails
+/// longer, the host retries where it is seen: a failed watch after 100 ms
+/// to 2 s, a failed pass with its backoff.
 pub async fn counted(metrics: &Arc<Metrics>, fence: &Arc<Fence>) -> Result<Client, kube::Error> {
     let mut config = kube::Config::infer()
         .await
@@ -36,7 +43,31 @@ pub async fn counted(metrics: &Arc<Metrics>, fence: &Arc<Fence>) -> Result<Clien
     Ok(ClientBuilder::try_from(config)?
         .with_layer(&count)
         .with_layer(&FenceLayer(fence.clone()))
+        // tower's retry clones the service it retries: kube's is boxed,
+        // a buffer in front of it is the clonable handle.
+        .with_layer(&BufferLayer::new(BUFFERED))
+        .with_layer(&RetryLayer::new(retry_policy()))
         .build())
+}
+
+/// Requests waiting for the client's buffer (the service is ready at once:
+/// a request waits only while the buffer's task hands the one before on).
+const BUFFERED: usize = 1024;
+
+/// How many times a request answered 429, 503 or 504 is sent again.
+pub const RETRIES: u32 = 5;
+
+/// [`RETRIES`] retries, the delay doubling from 50 ms to at most 1 s
+/// (about three seconds in all, jitter included); a `Retry-After` is not
+/// waited for.
+fn retry_policy() -> RetryPolicy {
+    RetryPolicy::new(
+        Duration::from_millis(50),
+        Duration::from_secs(1),
+        RETRIES,
+        false,
+    )
+    .expect("the retry delays are valid")
 }
 
 /// A request's labels: its method, and from its path and query the verb

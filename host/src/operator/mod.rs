@@ -57,7 +57,7 @@ use modules::new_kind::NewKinds;
 use modules::reloader::Reloader;
 pub use modules::served::RollbackPolicy;
 use workers::Workers;
-use write::certificates::{Authority, AuthorityConfig};
+use write::authority::{Authority, AuthorityConfig};
 use write::plans::{PlanConfig, Planner};
 
 /// How the operator runs.

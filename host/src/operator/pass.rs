@@ -94,13 +94,11 @@ async fn reconcile(
     let label = Metrics::kind(&kind.resource.kind);
     registry.metrics.passes.get_or_create(&label).inc();
     let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
-        let mut deps = registry.scheduler.deps.lock().expect("deps lock");
-        deps.remove(key);
+        let entries = registry.scheduler.forget_reads(key);
         registry
             .metrics
             .dependency_entries
-            .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
-        drop(deps);
+            .set(i64::try_from(entries).unwrap_or(i64::MAX));
         queue.forget(key);
         return Pass::without_guest(Done::Converged {
             requeue_after: None,
@@ -180,12 +178,11 @@ async fn reconcile(
                 controller: uid.to_owned(),
             });
         }
-        let mut deps = registry.scheduler.deps.lock().expect("deps lock");
-        deps.replace(key, reads);
+        let entries = registry.scheduler.record_reads(key, reads);
         registry
             .metrics
             .dependency_entries
-            .set(i64::try_from(deps.entries()).unwrap_or(i64::MAX));
+            .set(i64::try_from(entries).unwrap_or(i64::MAX));
     }
     let host_time = started.elapsed();
     let at = PlanPass {
@@ -342,12 +339,7 @@ async fn reconcile(
         guest_time += time;
         again = second.outcome.is_ok()
             && (second.changes != evaluated.changes || second.withdrawals != evaluated.withdrawals);
-        registry
-            .scheduler
-            .deps
-            .lock()
-            .expect("deps lock")
-            .extend(key, second.reads);
+        registry.scheduler.add_reads(key, second.reads);
         evaluated.outcome = second.outcome;
     }
     registry

@@ -19,7 +19,7 @@ use crate::operator::metrics::{Metrics, ModuleLabels};
 use crate::operator::modules::served::ServedModule;
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
-use crate::operator::write::certificates::Authority;
+use crate::operator::write::authority::Authority;
 use crate::operator::write::plans::Planner;
 use crate::runtime::GuestModule;
 

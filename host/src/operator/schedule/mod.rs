@@ -8,11 +8,13 @@ pub mod parents;
 pub mod queue;
 pub mod selections;
 
+use std::collections::BTreeSet;
 use std::sync::{Mutex, RwLock};
 
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
+use crate::facts::Dependency;
 use deps::DependencyIndex;
 use queue::{QueueConfig, WorkQueue};
 
@@ -51,7 +53,7 @@ struct KindQueue {
 #[derive(Default)]
 pub struct Scheduler {
     queues: RwLock<Vec<KindQueue>>,
-    pub deps: Mutex<DependencyIndex<ParentKey>>,
+    deps: Mutex<DependencyIndex<ParentKey>>,
 }
 
 impl Scheduler {
@@ -73,6 +75,27 @@ impl Scheduler {
     /// Asks for a pass of `key`.
     pub fn add(&self, key: ParentKey) {
         self.queue(key.kind).add(key);
+    }
+
+    /// Records what `key`'s pass read, in place of what its last pass
+    /// read; returns how many entries the index holds now.
+    pub fn record_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) -> usize {
+        let mut deps = self.deps.lock().expect("deps lock");
+        deps.replace(key, reads);
+        deps.entries()
+    }
+
+    /// Adds what a second evaluation of `key`'s pass read to its reads.
+    pub fn add_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) {
+        self.deps.lock().expect("deps lock").extend(key, reads);
+    }
+
+    /// Forgets what `key`'s passes read (its parent is gone); returns how
+    /// many entries the index holds now.
+    pub fn forget_reads(&self, key: &ParentKey) -> usize {
+        let mut deps = self.deps.lock().expect("deps lock");
+        deps.remove(key);
+        deps.entries()
     }
 
     /// Stops handing out keys, on every queue.

@@ -35,7 +35,7 @@ use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest
 use crate::operator::cluster::decode;
 use crate::operator::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
 use crate::operator::write::api_error::{self, ApiErrorClass};
-use crate::operator::write::certificates::Authority;
+use crate::operator::write::authority::Authority;
 
 /// Why the changes of a pass were not all made. Only `Api` with a
 /// conflict is retried at once; the rest end the pass.

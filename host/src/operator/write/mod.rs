@@ -4,7 +4,7 @@
 //! first; and how the API server's refusals are classified.
 
 pub mod api_error;
-pub mod certificates;
+pub mod authority;
 pub mod children;
 pub mod events;
 pub mod owned;

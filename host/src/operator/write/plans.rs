@@ -30,7 +30,7 @@ use crate::facts::source::ChildKey;
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::metrics::Metrics;
 use crate::operator::write::api_error::{self, ApiErrorClass};
-use crate::operator::write::certificates::Authority;
+use crate::operator::write::authority::Authority;
 use crate::operator::write::children::{self, Checked, ChildrenError, Made};
 use crate::plan::artifact::{self, Artifact, Counts};
 use crate::plan::digest::{self, Digest, Mode, Target};
