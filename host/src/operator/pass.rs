@@ -241,7 +241,13 @@ async fn reconcile(
             }
             Err(WithdrawalError::Refused(e)) => refused = Some(e),
             Err(WithdrawalError::Record(e, w)) => {
-                tracing::warn!(error = %e, "the withdrawals were made, but not recorded");
+                match &w.failed {
+                    None => tracing::warn!(error = %e, "the withdrawals were made, but not recorded"),
+                    Some(_) => tracing::warn!(
+                        error = %e,
+                        "the withdrawals were tried (the failure follows), and not recorded"
+                    ),
+                }
                 withdrawn = w;
                 withdrew = true;
                 plan_error = Some(*e);

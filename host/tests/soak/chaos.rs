@@ -333,16 +333,18 @@ pub struct Faults {
     swaps: u64,
     original: Vec<u8>,
     tally: Arc<Tally>,
+    observed: Arc<Observed>,
 }
 
 impl Faults {
-    pub fn new(rng: Rng, tally: Arc<Tally>) -> Faults {
+    pub fn new(rng: Rng, tally: Arc<Tally>, observed: Arc<Observed>) -> Faults {
         let original = std::fs::read(module_path()).expect("the agents' module");
         Faults {
             rng,
             swaps: 0,
             original,
             tally,
+            observed,
         }
     }
 
@@ -355,7 +357,9 @@ impl Faults {
         eprintln!("soak: {} {fault:?}", jiff::Timestamp::now());
         match fault {
             Fault::RestartApiServer => {
+                let from = jiff::Timestamp::now();
                 world.restart_api_server().await;
+                self.observed.outage(from, jiff::Timestamp::now());
                 self.tally.add("API server restarts");
             }
             Fault::Inject503s => {

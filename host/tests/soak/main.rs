@@ -9,7 +9,9 @@
 //! directory, a CRD removed and reinstalled. Then the faults stop, every
 //! agent is given time to catch up, and the soak prints, in this wording,
 //! what users rely on; it exits non-zero unless every count is 0 and the
-//! RSS growth is within its bound.
+//! RSS growth is within its bound. An access grant's 10 s count from its
+//! expiry, or from the end of an API server outage its expiry fell in (no
+//! controller can take access away while the API server is down).
 
 mod chaos;
 mod observe;
@@ -117,7 +119,7 @@ async fn soak(length: Duration, seed: u64) -> bool {
     )));
 
     let started = Instant::now();
-    let mut faults = Faults::new(Rng::new(seed, 4), tally.clone());
+    let mut faults = Faults::new(Rng::new(seed, 4), tally.clone(), observed.clone());
     let mut rss: Vec<(u32, f64)> = Vec::new();
     while started.elapsed() < length {
         let second_half = started.elapsed() >= length / 2;

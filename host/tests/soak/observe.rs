@@ -30,6 +30,10 @@ pub struct Observed {
     pub held_past_expiry: Mutex<BTreeSet<String>>,
     /// Per agent UID: each message a condition took, each time it took it.
     transitions: Mutex<HashMap<String, Vec<String>>>,
+    /// The API server's outages (stopped until it listened again): no
+    /// controller can take access away then, so a grant's 10 s count from
+    /// the end of an outage its expiry fell in.
+    outages: Mutex<Vec<(jiff::Timestamp, jiff::Timestamp)>>,
     /// Per gated agent: the images a reviewer approved.
     approved: Mutex<BTreeMap<String, BTreeSet<String>>>,
     /// How many agent versions were seen.
@@ -64,6 +68,24 @@ impl Observed {
             .entry(agent.to_owned())
             .or_default()
             .insert(image.to_owned());
+    }
+
+    /// The API server was out from `from` to `to`.
+    pub fn outage(&self, from: jiff::Timestamp, to: jiff::Timestamp) {
+        self.outages.lock().unwrap().push((from, to));
+    }
+
+    /// When a grant expiring at `expires` is due to be gone: its expiry,
+    /// or the end of an outage it fell in.
+    fn due(&self, expires: jiff::Timestamp) -> jiff::Timestamp {
+        self.outages
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(from, to)| *from <= expires && expires <= *to)
+            .map(|(_, to)| *to)
+            .max()
+            .unwrap_or(expires)
     }
 
     /// Watches every agent until the soak ends.
@@ -167,7 +189,8 @@ impl Observed {
     }
 
     /// Every second until the soak ends: the RoleBinding of each access
-    /// request expired over 10 s ago, if it is still there.
+    /// request expired over 10 s ago (or 10 s after the end of an API server
+    /// outage its expiry fell in), if it is still there.
     pub async fn access(&self, client: Client) {
         let requests = world::api(&client, "pgtoolbox.fyannk.dev/v1alpha1", "PgAccessRequest");
         let bindings = world::api(&client, "rbac.authorization.k8s.io/v1", "RoleBinding");
@@ -191,7 +214,7 @@ impl Observed {
                 let expired = r["spec"]["expiresAt"]
                     .as_str()
                     .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-                    .is_some_and(|t| t < late);
+                    .is_some_and(|t| self.due(t) < late);
                 if expired && bound.contains(name) {
                     let new = self
                         .held_past_expiry
