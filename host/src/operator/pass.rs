@@ -242,7 +242,9 @@ async fn reconcile(
             Err(WithdrawalError::Refused(e)) => refused = Some(e),
             Err(WithdrawalError::Record(e, w)) => {
                 match &w.failed {
-                    None => tracing::warn!(error = %e, "the withdrawals were made, but not recorded"),
+                    None => {
+                        tracing::warn!(error = %e, "the withdrawals were made, but not recorded")
+                    }
                     Some(_) => tracing::warn!(
                         error = %e,
                         "the withdrawals were tried (the failure follows), and not recorded"
