@@ -111,6 +111,7 @@ const SETUP_LIMIT: Duration = Duration::from_secs(900);
 /// The limit on the host's start (caches synced).
 const START_LIMIT: Duration = Duration::from_secs(120);
 
+#[allow(unsafe_code)]
 fn main() {
     // This binary, started again as the native baseline's host.
     if std::env::var_os(native_host::ROLE).is_some() {

@@ -2,13 +2,14 @@
 //! Kubernetes operator.
 
 pub mod capture;
+pub mod conditions_page;
 pub mod contract;
 pub mod crd;
-pub mod docs;
 pub mod facts;
 pub mod fixture;
 pub mod marks;
 pub mod operator;
+pub mod pass;
 pub mod plan;
 pub mod rbac;
 pub mod runtime;

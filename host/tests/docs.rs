@@ -7,7 +7,7 @@ use reconciler_host_harness::makefile;
 use std::path::PathBuf;
 
 use reconciler_conventions::kind::KindSpec;
-use reconciler_host::docs::{conditions_page, first_difference};
+use reconciler_host::conditions_page::{conditions_page, first_difference};
 use reconciler_host::runtime::{Runtime, RuntimeConfig};
 
 fn specs() -> Vec<KindSpec> {

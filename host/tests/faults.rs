@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
-use reconciler_host::operator::schedule::queue::Done;
+use reconciler_host::pass::Done;
 use reconciler_host_harness::http_proxy::HttpFaultProxy;
 use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{
@@ -766,7 +766,7 @@ impl InProcess {
 
         use reconciler_host::operator::cluster::cache::ClusterSource;
         use reconciler_host::operator::kinds::Registry;
-        use reconciler_host::operator::metrics::Metrics;
+        use reconciler_host::operator::replica::metrics::Metrics;
         use reconciler_host::operator::schedule::ParentKey;
         use reconciler_host::operator::write::authority::{Authority, AuthorityConfig};
         use reconciler_host::operator::write::plans::{PlanConfig, Planner};
@@ -841,8 +841,8 @@ impl InProcess {
     }
 
     /// One pass; how it ended.
-    async fn pass(&self) -> reconciler_host::operator::schedule::queue::Done {
-        reconciler_host::operator::pass::run(&self.registry, &self.key)
+    async fn pass(&self) -> reconciler_host::pass::Done {
+        reconciler_host::operator::reconcile::run(&self.registry, &self.key)
             .await
             .done
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kube::Api;
 use kube::api::DynamicObject;
-use reconciler_host::operator::leadership::Shard;
+use reconciler_host::operator::replica::leadership::Shard;
 use reconciler_host_harness::bench::free_port;
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{

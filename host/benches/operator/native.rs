@@ -26,7 +26,7 @@ use reconciler_host::contract::model;
 use reconciler_host::contract::types as ht;
 use reconciler_host::facts::FactServer;
 use reconciler_host::facts::meta::object_meta;
-use reconciler_host::operator::evaluator::Evaluator;
+use reconciler_host::operator::kinds::evaluator::Evaluator;
 use reconciler_host::runtime::{
     EvaluateRequest, Evaluated, GuestError, GuestErrorClass, GuestModule,
 };

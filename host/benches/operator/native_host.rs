@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use reconciler_host::operator::leadership::Shard;
-use reconciler_host::operator::metrics::Metrics;
+use reconciler_host::operator::replica::leadership::Shard;
+use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::operator::write::authority::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
 use reconciler_host::operator::{self, OperatorConfig, RollbackPolicy};
@@ -98,8 +98,11 @@ pub fn main() -> Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let mut config = config;
-        let client =
-            operator::client::counted(&config.metrics, &operator::fence::Fence::open()).await?;
+        let client = operator::replica::client::counted(
+            &config.metrics,
+            &operator::replica::fence::Fence::open(),
+        )
+        .await?;
         config.authority.namespace = client.default_namespace().to_owned();
         config.authority.name = reconciler_host::rbac::CA_SECRET.to_owned();
         let term = async {

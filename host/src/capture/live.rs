@@ -12,11 +12,12 @@ use tokio::sync::mpsc;
 
 use super::CaptureError;
 use crate::facts::ObjectSource;
-use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
+use crate::operator::cluster::cache::{CacheEvent, ClusterSource, ObjectCache};
 use crate::operator::cluster::health::WatchHealth;
-use crate::operator::cluster::{past_cache, probe};
+use crate::operator::cluster::past_cache_reads::Rounds;
+use crate::operator::cluster::probe;
 use crate::operator::kinds::watches::{Watches, reads_of};
-use crate::operator::metrics::Metrics;
+use crate::operator::replica::metrics::Metrics;
 use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
 
 /// How long the watches may take to list what the guest reads.
@@ -88,7 +89,7 @@ pub async fn pass(
     read_parent(client, &kind, &resolved.resource, target).await?;
 
     let metrics = Arc::new(Metrics::new());
-    let (changes, _unheard) = mpsc::unbounded_channel::<Change>();
+    let (changes, _unheard) = mpsc::unbounded_channel::<CacheEvent>();
     let source = Arc::new(ClusterSource::watching(scopes));
     let watches = Watches::new(
         client.clone(),
@@ -123,7 +124,7 @@ pub async fn pass(
     // As the operator's pass: objects the cache refused are read past it
     // after an evaluation that wanted them, and the parent is evaluated
     // again with them (at most MAX_READS objects, in as many rounds).
-    let mut rounds = past_cache::Rounds::default();
+    let mut rounds = Rounds::default();
     loop {
         let read_from = rounds.source(&source);
         let evaluated = {

@@ -8,12 +8,12 @@ use anyhow::Context;
 use clap::Args;
 use reconciler_host::capture::{self, Target};
 use reconciler_host::fixture::golden;
-use reconciler_host::operator::client::counted;
-use reconciler_host::operator::fence::Fence;
 use reconciler_host::operator::kinds::settings_of;
-use reconciler_host::operator::metrics::Metrics;
 use reconciler_host::operator::modules::guests_dir::GuestsDir;
 use reconciler_host::operator::modules::load_dir;
+use reconciler_host::operator::replica::client::counted;
+use reconciler_host::operator::replica::fence::Fence;
+use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::runtime::Runtime;
 
 use super::operate::parse_settings;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use reconciler_host::docs::{REGENERATE, conditions_page, first_difference};
+use reconciler_host::conditions_page::{REGENERATE, conditions_page, first_difference};
 use reconciler_host::runtime::Runtime;
 
 #[derive(Args)]

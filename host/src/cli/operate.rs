@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use reconciler_host::operator::fence::Fence;
-use reconciler_host::operator::leadership::{LeaderConfig, Shard};
-use reconciler_host::operator::metrics::Metrics;
+use reconciler_host::operator::replica::fence::Fence;
+use reconciler_host::operator::replica::leadership::{LeaderConfig, Shard};
+use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::operator::write::authority::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
 use reconciler_host::operator::{self, OperatorConfig};
@@ -349,7 +349,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         } else {
             Fence::open()
         };
-        let client = operator::client::counted(&config.metrics, &fence)
+        let client = operator::replica::client::counted(&config.metrics, &fence)
             .await
             .context(
                 "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",

@@ -1,5 +1,6 @@
-//! The contract seam: the WIT bindings (the only `bindgen!`), the versions
-//! the host serves, and the `facts` import of each version.
+//! The contract seam: the WIT bindings (the only `bindgen!`) and the
+//! versions the host serves. The `facts` import of each version is
+//! implemented in [`crate::facts`]'s `import` module.
 //!
 //! The host serves every released contract version. [`v0_5`] is the current
 //! one (`wit/reconciler.wit`), named [`current`] everywhere outside this
@@ -12,18 +13,8 @@
 //! - [`version`]: which versions are served, and which one a component
 //!   implements;
 //! - [`model`]: the current contract's kind spec and verdict as the
-//!   conventions engine's model;
-//! - `facts_host`: the current `facts` import, served by
-//!   [`crate::facts::FactServer`], in a file named for no version, so a
-//!   version bump adds a small delegate and moves nothing; `facts_v0_4`,
-//!   `facts_v0_3`, `facts_v0_2` and `facts_v0_1`: the older imports,
-//!   delegating to it through [`convert`].
+//!   conventions engine's model.
 
-mod facts_host;
-mod facts_v0_1;
-mod facts_v0_2;
-mod facts_v0_3;
-mod facts_v0_4;
 pub mod model;
 pub mod version;
 
@@ -88,7 +79,7 @@ pub mod v0_1 {
 ///
 /// # Panics
 /// When the two types differ in shape: a host defect, which the tests of
-/// `contract::facts_v0_1` rule out for every type the host converts.
+/// `facts::import::v0_1` rule out for every type the host converts.
 pub fn convert<A: serde::Serialize, B: serde::de::DeserializeOwned>(value: A) -> B {
     serde_json::to_value(value)
         .and_then(serde_json::from_value)

@@ -6,6 +6,7 @@ pub mod certificates;
 pub mod dependency;
 pub mod diagnose;
 pub mod exposure;
+mod import;
 pub mod job;
 pub mod known_kinds;
 pub mod memo;

@@ -14,9 +14,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use crate::operator::cluster::health::WatchHealth;
-use crate::operator::liveness::Liveness;
-use crate::operator::metrics::Metrics;
 use crate::operator::modules::unserved::Unserved;
+use crate::operator::replica::liveness::Liveness;
+use crate::operator::replica::metrics::Metrics;
 
 /// Lines, each ended by a newline.
 fn lines(lines: impl Iterator<Item = String>) -> String {

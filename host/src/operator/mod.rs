@@ -16,19 +16,13 @@
 //! report; [`leadership`], the Lease and shard a replica writes for. This file starts it all
 //! ([`run`]).
 
-pub mod client;
 pub mod cluster;
-pub mod evaluator;
-pub mod fence;
 pub mod http;
 pub mod kinds;
-pub mod leadership;
-pub mod liveness;
-pub mod metrics;
 pub mod modules;
-pub mod pass;
+pub mod reconcile;
+pub mod replica;
 pub mod schedule;
-pub mod workers;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -43,20 +37,20 @@ use reconciler_conventions::kind::KindRef;
 use tokio::sync::mpsc;
 
 use crate::runtime::{GuestModule, Runtime};
-use cluster::cache::{Change, ClusterSource};
+use cluster::cache::{CacheEvent, ClusterSource};
 use cluster::health::WatchHealth;
 use cluster::{namespaces, probe};
-use evaluator::{Evaluator, Wasm};
+use kinds::evaluator::{Evaluator, Wasm};
 use kinds::not_watched::mark_not_watched;
+pub use kinds::served::RollbackPolicy;
 use kinds::watches::{ReadRefused, Watches};
 use kinds::{Registry, settings_of};
-use leadership::{LeaderConfig, Leadership, LeadershipError, Shard};
-use liveness::Liveness;
 use modules::guests_dir::GuestsDir;
 use modules::new_kind::NewKinds;
 use modules::reloader::Reloader;
-pub use modules::served::RollbackPolicy;
-use workers::Workers;
+use reconcile::workers::Workers;
+use replica::leadership::{LeaderConfig, Leadership, LeadershipError, Shard};
+use replica::liveness::Liveness;
 use write::authority::{Authority, AuthorityConfig};
 use write::plans::{PlanConfig, Planner};
 
@@ -102,8 +96,8 @@ pub struct OperatorConfig {
     /// The gates per kind, plan retention, the hold after a rejection.
     pub plans: PlanConfig,
     /// The operator's metrics; the client's requests count in them
-    /// ([`client::counted`]).
-    pub metrics: Arc<metrics::Metrics>,
+    /// ([`replica::client::counted`]).
+    pub metrics: Arc<replica::metrics::Metrics>,
 }
 
 /// Runs the operator until `shutdown` resolves; in-flight passes finish.
@@ -148,7 +142,7 @@ pub async fn run_with(
     for r in &refused {
         metrics
             .swap_refusals
-            .get_or_create(&metrics::RefusalLabels {
+            .get_or_create(&replica::metrics::RefusalLabels {
                 kind: r.kind.clone().unwrap_or_default(),
                 check: r.refusal.check.to_string(),
             })
@@ -235,7 +229,7 @@ pub async fn run_with(
             .cloned()
             .collect()
     };
-    let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<CacheEvent>();
     let source = Arc::new(ClusterSource::watching(&scopes));
     let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
@@ -435,7 +429,7 @@ async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
             registry
                 .metrics
                 .queue_depth
-                .get_or_create(&metrics::Metrics::kind(&kind.resource.kind))
+                .get_or_create(&replica::metrics::Metrics::kind(&kind.resource.kind))
                 .set(i64::try_from(depth).unwrap_or(i64::MAX));
         }
         liveness.set_pending(pending);

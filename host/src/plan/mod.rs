@@ -3,4 +3,5 @@
 pub mod artifact;
 pub mod digest;
 pub mod gates;
+pub mod lifecycle;
 pub mod record;

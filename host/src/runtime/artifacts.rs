@@ -46,6 +46,7 @@ impl ArtifactCache {
 
     /// Loads the component from the cache, compiling and storing it on a
     /// miss. A corrupt or incompatible artifact is replaced.
+    #[allow(unsafe_code)]
     pub fn load(
         &self,
         engine: &Engine,

@@ -93,6 +93,7 @@ impl Deadline {
 }
 
 /// The CPU time the calling thread has used.
+#[allow(unsafe_code)]
 fn thread_cpu_time() -> Duration {
     let mut now = libc::timespec {
         tv_sec: 0,

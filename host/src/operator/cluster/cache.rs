@@ -13,12 +13,12 @@ use crate::facts::source::{AvailabilityTable, ChildKey};
 use crate::facts::{
     ApplyOutcome, Availability, Cached, ChangeState, ObjectSource, Selector, SourceError,
 };
+use crate::operator::cluster::managed_fields::slim_managed_fields;
 use crate::operator::cluster::objects::{Key, Objects};
-use crate::operator::write::owned::slim_managed_fields;
 
 /// What a watch reports to the dispatcher: what changed in a cache.
 #[derive(Debug, Clone)]
-pub enum Change {
+pub enum CacheEvent {
     /// An object was created, changed or deleted.
     Object(ObjectChange),
     /// The kind stopped or started being served, as the watch of one

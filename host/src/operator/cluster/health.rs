@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use reconciler_conventions::kind::KindRef;
 
-use crate::operator::metrics::{Metrics, WatchLabels};
+use crate::operator::replica::metrics::{Metrics, WatchLabels};
 
 /// What is known of one watch.
 struct State {

@@ -5,8 +5,9 @@
 pub mod cache;
 pub mod decode;
 pub mod health;
+pub mod managed_fields;
 pub mod namespaces;
 pub mod objects;
-pub mod past_cache;
+pub mod past_cache_reads;
 pub mod probe;
 pub mod watch;

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::operator::cluster::cache::{
-    Change, ObjectCache, ObjectChange, RecoveredChange, ServedChange,
+    CacheEvent, ObjectCache, ObjectChange, RecoveredChange, ServedChange,
 };
 use crate::operator::cluster::decode::Decoded;
 use crate::operator::cluster::health::WatchProbe;
@@ -47,7 +47,7 @@ pub async fn run(
     api: Api<Decoded>,
     cache: Arc<ObjectCache>,
     namespace: String,
-    changes: mpsc::UnboundedSender<Change>,
+    changes: mpsc::UnboundedSender<CacheEvent>,
     synced: oneshot::Sender<()>,
     probe: WatchProbe,
 ) {
@@ -75,13 +75,13 @@ pub async fn run(
             old,
             new,
         };
-        let _ = changes.send(Change::Object(change));
+        let _ = changes.send(CacheEvent::Object(change));
     };
     // Sent after the cache holds the new state: every read of the kind
     // here answers otherwise now, including the reads that found nothing
     // (no object changes for them).
     let flipped = |served: bool| {
-        let _ = changes.send(Change::Served(ServedChange {
+        let _ = changes.send(CacheEvent::Served(ServedChange {
             kind: kind.clone(),
             namespace: namespace.clone(),
             served,
@@ -103,7 +103,7 @@ pub async fn run(
                 )
             })
             .collect();
-        let _ = changes.send(Change::Recovered(RecoveredChange {
+        let _ = changes.send(CacheEvent::Recovered(RecoveredChange {
             kind: kind.clone(),
             objects,
         }));

@@ -3,7 +3,10 @@
 //! cluster source, the scheduler, the metrics). Startup and hot swap serve
 //! kinds through it alike.
 
+pub mod evaluator;
 pub mod not_watched;
+pub mod probation;
+pub mod served;
 pub mod watches;
 
 use std::collections::BTreeMap;
@@ -13,10 +16,10 @@ use kube::Client;
 use kube::core::ApiResource;
 
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
-use crate::operator::evaluator::{Evaluator, Wasm};
-use crate::operator::leadership::Shard;
-use crate::operator::metrics::{Metrics, ModuleLabels};
-use crate::operator::modules::served::ServedModule;
+use crate::operator::kinds::evaluator::{Evaluator, Wasm};
+use crate::operator::kinds::served::ServedModule;
+use crate::operator::replica::leadership::Shard;
+use crate::operator::replica::metrics::{Metrics, ModuleLabels};
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::authority::Authority;

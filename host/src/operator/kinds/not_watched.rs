@@ -11,8 +11,8 @@ use reconciler_conventions::status::Status;
 
 use crate::operator::cluster::namespaces::{LeftOut, not_watched_message};
 use crate::operator::kinds::Kind;
-use crate::operator::leadership::Shard;
-use crate::operator::metrics::Metrics;
+use crate::operator::replica::leadership::Shard;
+use crate::operator::replica::metrics::Metrics;
 use crate::operator::write::owned::owned_part;
 
 /// Once at start: on every object of a served kind in a namespace left out

@@ -14,13 +14,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::facts::Availability;
-use crate::operator::cluster::cache::{Change, ClusterSource, ObjectCache};
+use crate::operator::cluster::cache::{CacheEvent, ClusterSource, ObjectCache};
 use crate::operator::cluster::decode;
 use crate::operator::cluster::health::WatchHealth;
 use crate::operator::cluster::namespaces::resource_name;
 use crate::operator::cluster::probe::{self, ProbeError, Resolved};
 use crate::operator::cluster::watch;
-use crate::operator::metrics::Metrics;
+use crate::operator::replica::metrics::Metrics;
 
 /// A read the host cannot watch, so the module reading it is not served
 /// (yet). Retried on every poll while running: a CRD may be installed, a
@@ -84,7 +84,7 @@ struct Planned {
 /// Starts and keeps the operator's watches.
 pub struct Watches {
     client: Client,
-    changes: mpsc::UnboundedSender<Change>,
+    changes: mpsc::UnboundedSender<CacheEvent>,
     /// The namespaces watched ("" for all): `--namespaces` without the
     /// ones left out at start.
     scopes: Vec<String>,
@@ -98,7 +98,7 @@ pub struct Watches {
 impl Watches {
     pub fn new(
         client: Client,
-        changes: mpsc::UnboundedSender<Change>,
+        changes: mpsc::UnboundedSender<CacheEvent>,
         scopes: Vec<String>,
         health: Arc<WatchHealth>,
     ) -> Self {

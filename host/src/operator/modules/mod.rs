@@ -3,26 +3,25 @@
 //! a new or changed module is checked by the gate ([`gate`]) and swapped
 //! in ([`reloader`]), or served as a new kind ([`new_kind`]); after a swap
 //! it is on probation and rolled back above a failure rate
-//! ([`probation`]). At start, each module is held to its kind's golden
-//! lists shipped beside it ([`golden`]). A kind's module, as hot swap sees
-//! it, is its [`served::ServedModule`].
+//! ([`crate::operator::kinds::probation`]). At start, each module is held
+//! to its kind's golden lists shipped beside it ([`golden_lists`]). A kind's
+//! module, as hot swap sees it, is its
+//! [`crate::operator::kinds::served::ServedModule`].
 
 pub mod gate;
-pub mod golden;
+pub mod golden_lists;
 pub mod guests_dir;
 pub mod new_kind;
-pub mod probation;
 pub mod reloader;
-pub mod served;
 pub mod unserved;
 
 use anyhow::Context;
 
+use crate::operator::kinds::probation::short;
 use crate::runtime::{GuestModule, Runtime};
 use gate::{Check, Refusal};
-use golden::Golden;
+use golden_lists::Golden;
 use guests_dir::{DirEvent, GuestFile, GuestsDir};
-use probation::short;
 
 /// What the first scan of the guests directory served, and what it
 /// refused.
@@ -46,7 +45,7 @@ pub struct StartRefusal {
 }
 
 /// The first scan of the guests directory: every module, by file name,
-/// each held to the golden lists beside it ([`golden`]) unless
+/// each held to the golden lists beside it ([`golden_lists`]) unless
 /// `allow_golden_drift` (development only) lets a refused one serve. A file
 /// that cannot be read, does not load, fails its golden lists or claims a
 /// kind another file serves is refused as at run time (one WARN line) and

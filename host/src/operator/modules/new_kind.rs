@@ -20,8 +20,8 @@ use crate::operator::kinds::not_watched::mark_not_watched;
 use crate::operator::kinds::watches::{ReadRefused, Watches, reads_of};
 use crate::operator::kinds::{Registry, settings_of};
 use crate::operator::modules::gate::{Check, Refusal};
+use crate::operator::reconcile::workers::Workers;
 use crate::operator::schedule::KindId;
-use crate::operator::workers::Workers;
 use crate::runtime::GuestModule;
 
 /// How long the watches started for a new kind or read may take to list

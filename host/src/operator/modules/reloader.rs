@@ -6,7 +6,7 @@
 //! pass takes the kind's module once, at its start, so a pass in flight
 //! finishes on the old one) and every object of the kind is re-queued.
 //! For its first passes the swapped-in module is on probation
-//! ([`crate::operator::modules::probation`]).
+//! ([`crate::operator::kinds::probation`]).
 //!
 //! A module for a kind no module serves is served without a restart
 //! ([`NewKinds`]); a replacement reading a kind not watched yet gets that
@@ -17,14 +17,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::operator::kinds::Registry;
-use crate::operator::metrics::{Metrics, ModuleLabels, RefusalLabels};
+use crate::operator::kinds::probation::short;
+use crate::operator::kinds::served::{Probation, RollbackPolicy};
 use crate::operator::modules::gate::{self, Check, Refusal};
-use crate::operator::modules::golden::Golden;
+use crate::operator::modules::golden_lists::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
 use crate::operator::modules::new_kind::{NewKinds, NotYet, SYNC_TIMEOUT};
-use crate::operator::modules::probation::short;
-use crate::operator::modules::served::{Probation, RollbackPolicy};
 use crate::operator::modules::unserved::Unserved;
+use crate::operator::replica::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use crate::operator::schedule::KindId;
 use crate::runtime::Runtime;
 

@@ -5,16 +5,16 @@
 use serde_json::Value;
 
 use crate::facts::meta::controller_uid;
-use crate::operator::cluster::cache::{Change, ObjectChange, RecoveredChange, ServedChange};
+use crate::operator::cluster::cache::{CacheEvent, ObjectChange, RecoveredChange, ServedChange};
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 
 impl Scheduler {
     /// Re-queues the parents `change` concerns.
-    pub fn dispatch(&self, change: &Change) {
+    pub fn dispatch(&self, change: &CacheEvent) {
         match change {
-            Change::Object(change) => self.object_changed(change),
-            Change::Served(change) => self.served_changed(change),
-            Change::Recovered(change) => self.recovered(change),
+            CacheEvent::Object(change) => self.object_changed(change),
+            CacheEvent::Served(change) => self.served_changed(change),
+            CacheEvent::Recovered(change) => self.recovered(change),
         }
     }
 

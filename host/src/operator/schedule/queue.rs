@@ -13,6 +13,8 @@ use reconciler_conventions::engine::Reported;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::pass::Done;
+
 /// How a queue backs off.
 #[derive(Clone, Debug)]
 pub struct QueueConfig {
@@ -39,23 +41,6 @@ impl Default for QueueConfig {
             jitter_seed: RandomState::new().hash_one("jitter"),
         }
     }
-}
-
-/// How a key's pass ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Done {
-    /// Converged: resets the backoff; a periodic requeue, if any.
-    Converged { requeue_after: Option<Duration> },
-    /// Stalled, needing a human: no backoff (retrying will not help), only
-    /// the kind's periodic recheck, if any. Resets the backoff.
-    Stalled { recheck_after: Option<Duration> },
-    /// Failed: again after the key's next exponential backoff, or sooner
-    /// when the pass asked for a time before it (an expiry the guest's
-    /// verdict asked for: a failure never makes a timed withdrawal late).
-    Failed { retry_before: Option<Duration> },
-    /// A conflict: again soon (a tenth of the base backoff), leaving the
-    /// backoff as it was.
-    Retry,
 }
 
 /// A cheap clonable handle on one kind's queue.

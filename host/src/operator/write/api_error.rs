@@ -3,7 +3,7 @@
 
 use reconciler_conventions::engine::ErrorClass;
 
-use crate::operator::fence;
+use crate::operator::replica::fence;
 
 /// What an API error means for the pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

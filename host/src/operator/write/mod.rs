@@ -5,11 +5,11 @@
 
 pub mod api_error;
 pub mod authority;
+pub mod child_bodies;
 pub mod children;
 pub mod events;
 pub mod owned;
 pub mod plans;
 pub mod status;
-pub mod withdrawals;
 
 pub use status::{FIELD_MANAGER, StatusWriter};

@@ -14,9 +14,9 @@ use std::collections::BTreeSet;
 
 use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::operator::write::FIELD_MANAGER;
+use crate::operator::cluster::managed_fields::host_entry;
 
 /// What the host's field manager owns under `.status`, from an object's
 /// `managedFields`.
@@ -27,13 +27,6 @@ pub struct OwnedStatus {
     /// Top-level status fields other than `conditions` and
     /// `observedGeneration`.
     pub fields: BTreeSet<String>,
-}
-
-/// The entry of the host's field manager on the status subresource.
-fn host_entry(md: &Value) -> Option<&Value> {
-    md["managedFields"].as_array()?.iter().find(|e| {
-        e["manager"] == FIELD_MANAGER && e["subresource"] == "status" && e["operation"] == "Apply"
-    })
 }
 
 impl OwnedStatus {
@@ -70,48 +63,6 @@ impl OwnedStatus {
     }
 }
 
-/// Keeps, of `md.managedFields`, only the host's status entry, reduced to
-/// the names [`OwnedStatus::of`] reads (the cache drops the rest).
-pub fn slim_managed_fields(md: &mut Map<String, Value>) {
-    let Some(entry) = md
-        .get("managedFields")
-        .map(|m| json!({ "managedFields": m }))
-        .and_then(|m| host_entry(&m).cloned())
-    else {
-        md.remove("managedFields");
-        return;
-    };
-    let mut status = Map::new();
-    for (key, value) in entry["fieldsV1"]["f:status"]
-        .as_object()
-        .into_iter()
-        .flatten()
-    {
-        let kept = if key == "f:conditions" {
-            let items: Map<String, Value> = value
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| k.starts_with("k:"))
-                .map(|(k, _)| (k.clone(), json!({})))
-                .collect();
-            Value::Object(items)
-        } else {
-            json!({})
-        };
-        status.insert(key.clone(), kept);
-    }
-    md.insert(
-        "managedFields".into(),
-        json!([{
-            "manager": FIELD_MANAGER,
-            "operation": "Apply",
-            "subresource": "status",
-            "fieldsV1": {"f:status": status},
-        }]),
-    );
-}
-
 /// The part of `status` the host owns on `parent` of kind `spec`: its
 /// observedGeneration, the conditions of declared types and of types it
 /// wrote before, and the status fields it wrote before. What the engine
@@ -139,7 +90,11 @@ pub fn owned_part(status: &Status, spec: &KindSpec, parent: &Value) -> Status {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::marks::FIELD_MANAGER;
+    use crate::operator::cluster::managed_fields::slim_managed_fields;
 
     fn object() -> Value {
         json!({"metadata": {"name": "a", "managedFields": [

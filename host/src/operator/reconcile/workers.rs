@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
 use crate::operator::kinds::Registry;
-use crate::operator::liveness::Liveness;
-use crate::operator::modules::probation;
-use crate::operator::pass;
+use crate::operator::kinds::probation;
+use crate::operator::reconcile;
+use crate::operator::replica::liveness::Liveness;
 use crate::operator::schedule::KindId;
 
 /// The pass workers of every served kind.
@@ -36,7 +36,7 @@ impl Workers {
             handles.push(tokio::spawn(async move {
                 let queue = registry.scheduler.queue(id);
                 while let Some(key) = queue.next().await {
-                    let pass = pass::run(&registry, &key).await;
+                    let pass = reconcile::run(&registry, &key).await;
                     if let Some((module, blamed)) = &pass.evaluated {
                         probation::record(&registry, id, module, *blamed);
                     }

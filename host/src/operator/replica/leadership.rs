@@ -16,7 +16,7 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::operator::fence::{Fence, RenewalLayer};
+use crate::operator::replica::fence::{Fence, RenewalLayer};
 
 /// Which parents this replica serves: those whose hash falls in its shard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

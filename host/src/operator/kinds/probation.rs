@@ -2,7 +2,7 @@
 //! and above its policy's failure rate the module it replaced is put back.
 
 use crate::operator::kinds::Registry;
-use crate::operator::metrics::{Metrics, ModuleLabels};
+use crate::operator::replica::metrics::{Metrics, ModuleLabels};
 use crate::operator::schedule::KindId;
 use crate::runtime::GuestModule;
 

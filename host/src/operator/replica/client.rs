@@ -1,6 +1,6 @@
 //! The host's API client: kube's, counting every request it sends
 //! (`reconciler_api_requests_total`, by method, verb and resource), its
-//! writes behind the replica's fence (`operator::fence`).
+//! writes behind the replica's fence (`operator::replica::fence`).
 
 use std::sync::Arc;
 
@@ -13,8 +13,8 @@ use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
 use tower::util::MapRequestLayer;
 
-use crate::operator::fence::{Fence, FenceLayer};
-use crate::operator::metrics::{Metrics, RequestLabels};
+use crate::operator::replica::fence::{Fence, FenceLayer};
+use crate::operator::replica::metrics::{Metrics, RequestLabels};
 
 /// A client from the inferred configuration (KUBECONFIG, ~/.kube/config
 /// or in-cluster) whose every request `metrics` counts: what a converged

@@ -40,7 +40,7 @@ impl ModuleLabels {
 
 /// A request by its HTTP method (`GET`, `PATCH`, ...), its verb (`get`,
 /// `list`, `watch`, `create`, `patch`, ...) and the resource it names
-/// (`deployments`, `evidenceagents/status`; [`crate::operator::client`]).
+/// (`deployments`, `evidenceagents/status`; [`crate::operator::replica::client`]).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
     pub method: String,

@@ -1,0 +1,251 @@
+//! The body of each child the host sends: owned by its parent and
+//! labelled as the host's, stamped with the digest of itself (so a body
+//! that drops a field is sent), a generated Secret's random values, a
+//! bundle of certificates; and whether a cached child already has every
+//! field of a body.
+
+use serde_json::{Value, json};
+
+use crate::contract::model::secret_kind;
+use crate::facts::certificates;
+use crate::marks::{APPLIED, MANAGED_BY};
+use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
+
+/// The parent's identity, as its children's controller.
+pub struct Owner<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub uid: &'a str,
+}
+
+/// Whether `actual` already has every field of `desired`: objects by key
+/// (fields `actual` has beyond them do not matter), lists element by
+/// element, the rest equal (a value the cache keeps as its digest, by its
+/// digest).
+pub fn has_all(desired: &Value, actual: &Value) -> bool {
+    match (desired, actual) {
+        (Value::String(d), Value::String(a)) if a.starts_with(DIGEST_PREFIX) => {
+            value_digest(d) == *a
+        }
+        (Value::Object(d), Value::Object(a)) => d
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|av| has_all(v, av))),
+        (Value::Array(d), Value::Array(a)) => {
+            d.len() == a.len() && d.iter().zip(a).all(|(dv, av)| has_all(dv, av))
+        }
+        (d, a) => d == a,
+    }
+}
+
+/// A JSON merge patch setting every list of `desired` (objects kept by
+/// path, lists whole), `None` when it has none: a merge patch replaces a
+/// list, where server-side apply merges one by its keys.
+pub fn lists_of(desired: &Value) -> Option<Value> {
+    match desired {
+        Value::Array(_) => Some(desired.clone()),
+        Value::Object(fields) => {
+            let lists: serde_json::Map<String, Value> = fields
+                .iter()
+                .filter(|(k, _)| *k != "metadata")
+                .filter_map(|(k, v)| Some((k.clone(), lists_of(v)?)))
+                .collect();
+            (!lists.is_empty()).then_some(Value::Object(lists))
+        }
+        _ => None,
+    }
+}
+
+/// `desired` annotated with the digest of itself ([`APPLIED`]): a child
+/// holding every field of a body, annotated with that body's digest, is
+/// the one the host last applied, so a body that only drops a field (which
+/// the child still holds) differs from it and is sent, and server-side
+/// apply removes what the host no longer asks for.
+pub fn stamped(mut desired: Value) -> Value {
+    let digest = value_digest(&desired.to_string());
+    let digest = digest.trim_start_matches(DIGEST_PREFIX).to_owned();
+    let md = &mut desired["metadata"];
+    if !md["annotations"].is_object() {
+        md["annotations"] = json!({});
+    }
+    md["annotations"][APPLIED] = json!(digest);
+    desired
+}
+
+/// The ConfigMap `name` whose `key` holds the certificates under each
+/// (Secret, key) of `sources` in the cache, in order, each once. A Secret
+/// the cache does not hold adds nothing (the guest, which reads the same
+/// facts, says what is missing).
+pub fn bundle(
+    source: &ClusterSource,
+    namespace: &str,
+    name: &str,
+    key: &str,
+    sources: &[(String, String)],
+    labels: &[(String, String)],
+) -> Value {
+    let secrets = source.cache(&secret_kind());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut text = String::new();
+    for (secret, secret_key) in sources {
+        let Some(secret) = secrets.as_ref().and_then(|c| c.get(namespace, secret)) else {
+            continue;
+        };
+        for (sha256, pem) in certificates::pem_blocks(&secret, secret_key) {
+            if seen.insert(sha256) {
+                text.push_str(pem.trim_end());
+                text.push('\n');
+            }
+        }
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "labels": labels
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v)))
+                .collect::<serde_json::Map<_, _>>(),
+        },
+        "data": {key: text},
+    })
+}
+
+/// A Secret of `keys` (name, bytes), each random from the operating
+/// system's generator, owned by the parent. Its values exist only in this
+/// request: the cache keeps no Secret value, and no guest ever reads one.
+pub fn generated_secret(name: &str, keys: &[(String, u32)]) -> Result<Value, getrandom::Error> {
+    use base64::Engine as _;
+    let mut data = serde_json::Map::new();
+    for (key, length) in keys {
+        let mut bytes = vec![0u8; usize::try_from(*length).unwrap_or(0)];
+        getrandom::fill(&mut bytes)?;
+        data.insert(
+            key.clone(),
+            json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+        );
+    }
+    Ok(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name},
+        "type": "Opaque",
+        "data": data,
+    }))
+}
+
+/// The body with the parent's namespace, the parent as controller owner,
+/// and the host's managed-by label.
+pub fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
+    let mut desired = body.clone();
+    let md = &mut desired["metadata"];
+    if !owner.namespace.is_empty() {
+        md["namespace"] = json!(owner.namespace);
+    }
+    md["ownerReferences"] = json!([{
+        "apiVersion": owner.api_version,
+        "kind": owner.kind,
+        "name": owner.name,
+        "uid": owner.uid,
+        "controller": true,
+    }]);
+    if !md["labels"].is_object() {
+        md["labels"] = json!({});
+    }
+    md["labels"][MANAGED_BY.0] = json!(MANAGED_BY.1);
+    desired
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::meta::controller_uid;
+
+    #[test]
+    fn an_object_has_all_of_a_desired_one_when_every_field_it_names_matches() {
+        let actual = json!({"metadata": {"name": "a", "uid": "1", "labels": {"x": "1", "y": "2"}},
+                            "data": {"k": "v"}, "spec": {"ports": [{"port": 80, "protocol": "TCP"}]}});
+        assert!(has_all(
+            &json!({"metadata": {"labels": {"x": "1"}}, "data": {"k": "v"}}),
+            &actual
+        ));
+        assert!(has_all(
+            &json!({"spec": {"ports": [{"port": 80}]}}),
+            &actual
+        ));
+        assert!(!has_all(&json!({"data": {"k": "w"}}), &actual));
+        assert!(!has_all(&json!({"data": {"other": "v"}}), &actual));
+        assert!(!has_all(&json!({"spec": {"ports": []}}), &actual));
+    }
+
+    #[test]
+    fn a_body_that_drops_a_field_the_child_still_holds_is_sent() {
+        let applied = stamped(json!({"metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}}));
+        let mut child = applied.clone();
+        child["metadata"]["uid"] = json!("u");
+        assert!(has_all(&applied, &child), "the same body again: not sent");
+        let fewer = stamped(json!({"metadata": {"name": "c", "labels": {"a": "1"}}}));
+        assert!(has_all(
+            &json!({"metadata": {"labels": {"a": "1"}}}),
+            &child
+        ));
+        assert!(!has_all(&fewer, &child), "label b is to go: sent");
+    }
+
+    #[test]
+    fn the_lists_of_a_body_are_what_a_merge_patch_takes_back() {
+        let desired = json!({"metadata": {"name": "s", "labels": {"a": "1"}},
+            "spec": {"type": "ClusterIP", "ports": [{"port": 8080}],
+                     "selector": {"app": "x"}}});
+        assert_eq!(
+            lists_of(&desired),
+            Some(json!({"spec": {"ports": [{"port": 8080}]}}))
+        );
+        assert_eq!(lists_of(&json!({"data": {"k": "v"}})), None);
+    }
+
+    #[test]
+    fn a_generated_secret_holds_random_bytes_of_each_length() {
+        use base64::Engine as _;
+        let keys = [("password".to_owned(), 32), ("pin".to_owned(), 4)];
+        let one = generated_secret("s", &keys).expect("random bytes");
+        let two = generated_secret("s", &keys).expect("random bytes");
+        let decoded = |s: &Value, k: &str| {
+            base64::engine::general_purpose::STANDARD
+                .decode(s["data"][k].as_str().expect(k))
+                .expect("base64")
+        };
+        assert_eq!(decoded(&one, "password").len(), 32);
+        assert_eq!(decoded(&one, "pin").len(), 4);
+        assert_ne!(one["data"]["password"], two["data"]["password"]);
+        assert_eq!(one["type"], "Opaque");
+    }
+
+    #[test]
+    fn a_child_is_owned_by_its_parent_and_labelled() {
+        let owner = Owner {
+            api_version: "example.dev/v1",
+            kind: "Widget",
+            name: "w",
+            namespace: "ns",
+            uid: "u-1",
+        };
+        let desired = with_owner(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+            &owner,
+        );
+        assert_eq!(desired["metadata"]["namespace"], "ns");
+        assert_eq!(desired["metadata"]["ownerReferences"][0]["uid"], "u-1");
+        assert_eq!(
+            desired["metadata"]["ownerReferences"][0]["controller"],
+            true
+        );
+        assert_eq!(
+            desired["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "reconciler-host"
+        );
+        assert_eq!(controller_uid(&desired), Some("u-1"));
+    }
+}

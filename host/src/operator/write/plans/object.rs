@@ -1,0 +1,315 @@
+//! The ReconcilePlan object's writes: created (with the ConfigMap of a
+//! large plan's effects), its status moved (approved by the host,
+//! failed, superseded, revalidated) under the version it was read at, and
+//! read back into the cache.
+
+use kube::Api;
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use reconciler_conventions::verdict::EventType;
+use serde_json::{Value, json};
+
+use crate::plan::artifact::{self, Artifact, Counts};
+use crate::plan::digest::{Digest, Mode, Target};
+use crate::plan::record::{self, Divergence, Phase, Plan};
+
+use super::{PlanError, Run};
+use crate::plan::lifecycle::AUTO_APPROVED;
+
+impl Run<'_, '_> {
+    pub(super) fn api(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(
+            self.planner.client.clone(),
+            self.namespace,
+            &record::resource(),
+        )
+    }
+
+    /// Creates the plan `name` of the parent.
+    pub(super) async fn create_plan(
+        &self,
+        name: &str,
+        mode: Mode,
+        digest: &Digest,
+        target: &Target,
+        artifact: &Artifact,
+        counts: Counts,
+    ) -> Result<DynamicObject, PlanError> {
+        let object = record::new_plan(
+            name,
+            &record::ParentRef::of(self.at.resource, self.at.parent),
+            mode,
+            digest,
+            target,
+            artifact,
+            counts,
+        );
+        let object: DynamicObject =
+            serde_json::from_value(object).expect("a plan object deserializes");
+        self.api()
+            .create(&PostParams::default(), &object)
+            .await
+            .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))
+    }
+
+    /// The ConfigMap holding a large plan's gzipped effects, owned by the
+    /// plan (it goes with it), immutable: its text's SHA-256 is in the
+    /// plan's spec, checked before the plan is executed.
+    pub(super) async fn effects_config_map(
+        &self,
+        plan: &DynamicObject,
+        gz: &[u8],
+    ) -> Result<(), PlanError> {
+        use base64::Engine as _;
+        let name = artifact::config_map_name(plan.metadata.name.as_deref().unwrap_or_default());
+        let config_map = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": name,
+                "namespace": self.namespace,
+                "labels": {record::PARENT_UID_LABEL: self.parent_uid()},
+                "ownerReferences": [{
+                    "apiVersion": format!("{}/{}", record::GROUP, record::VERSION),
+                    "kind": record::KIND,
+                    "name": plan.metadata.name,
+                    "uid": plan.metadata.uid,
+                    "controller": true,
+                }],
+            },
+            "immutable": true,
+            "binaryData": {artifact::CONFIG_MAP_KEY:
+                base64::engine::general_purpose::STANDARD.encode(gz)},
+        });
+        let config_map: DynamicObject =
+            serde_json::from_value(config_map).expect("a ConfigMap deserializes");
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.planner.client.clone(),
+            self.namespace,
+            &kube::core::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+        );
+        api.create(&PostParams::default(), &config_map)
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                PlanError::api(
+                    format!("creating ConfigMap {name} of the plan's effects"),
+                    &e,
+                )
+            })
+    }
+
+    /// Approved by the host (approval auto), and marked Applying, in one
+    /// write: `decidedBy` is the host's authenticated name.
+    pub(super) async fn auto_approve(&mut self, plan: &Plan) -> Result<Plan, PlanError> {
+        let now = self.stamp();
+        let conditions = record::with_condition(
+            &plan.conditions,
+            record::condition(
+                "Approved",
+                "True",
+                AUTO_APPROVED,
+                "approval auto: approved by the host",
+                &now,
+            ),
+        );
+        self.write_status(
+            plan,
+            json!({
+                "phase": Phase::Applying.as_str(),
+                "decidedBy": {"username": self.identity.username},
+                "revalidatedGeneration": self.generation(),
+                "revalidatedAt": now,
+            }),
+            conditions,
+        )
+        .await
+    }
+
+    /// Whether `plan` is gone from the API server (a read past the cache).
+    pub(super) async fn plan_gone(&self, plan: &Plan) -> bool {
+        match self.api().get_opt(&plan.name).await {
+            Ok(None) => true,
+            Ok(Some(stored)) => {
+                stored.metadata.uid.as_deref() != Some(plan.uid.as_str())
+                    || stored.metadata.deletion_timestamp.is_some()
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Whether the plan's effects, where they are in a ConfigMap, are the
+    /// ones its spec records (artifact::verify). A ConfigMap gone or
+    /// changed is not: the plan is not executed.
+    pub(super) async fn artifact_intact(&self, plan: &Plan) -> Result<bool, PlanError> {
+        let Some(reference) = &plan.effects_ref else {
+            return Ok(true);
+        };
+        let name = reference["name"].as_str().unwrap_or_default();
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.planner.client.clone(),
+            self.namespace,
+            &kube::core::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+        );
+        let stored = api.get_opt(name).await.map_err(|e| {
+            PlanError::api(
+                format!(
+                    "reading ConfigMap {name} of the effects of plan {}",
+                    plan.name
+                ),
+                &e,
+            )
+        })?;
+        let verdict = match stored.map(serde_json::to_value) {
+            Some(Ok(config_map)) => artifact::verify(reference, &config_map).map(|_| ()),
+            _ => Err(artifact::ArtifactError::Missing(name.to_owned())),
+        };
+        match verdict {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                tracing::warn!(plan = %plan.name, error = %e, "the plan's effects are not the ones it recorded");
+                Ok(false)
+            }
+        }
+    }
+
+    pub(super) async fn fail(&mut self, plan: &Plan, why: &str) -> Result<(), PlanError> {
+        let now = self.stamp();
+        let conditions = record::with_condition(
+            &plan.conditions,
+            record::condition("Failed", "True", "ExecutionFailed", why, &now),
+        );
+        self.write_status(plan, json!({"phase": Phase::Failed.as_str()}), conditions)
+            .await?;
+        self.event(
+            EventType::Warning,
+            "PlanFailed",
+            format!("ReconcilePlan {} failed: {why}", plan.name),
+        );
+        Ok(())
+    }
+
+    /// Void: Superseded=True naming the cause (on an undecided plan, its
+    /// Approved=False too); a decision stays as it was recorded.
+    pub(super) async fn supersede(
+        &mut self,
+        plan: &Plan,
+        why: Divergence,
+    ) -> Result<(), PlanError> {
+        let now = self.stamp();
+        let mut conditions = record::with_condition(
+            &plan.conditions,
+            record::condition("Superseded", "True", why.reason(), why.message(), &now),
+        );
+        if plan.decision.is_none() {
+            conditions = record::with_condition(
+                &conditions,
+                record::condition("Approved", "False", why.reason(), why.message(), &now),
+            );
+        }
+        self.write_status(
+            plan,
+            json!({"phase": Phase::Superseded.as_str()}),
+            conditions,
+        )
+        .await?;
+        let type_ = if matches!(
+            why,
+            Divergence::TargetChanged | Divergence::Tampered | Divergence::ArtifactChanged
+        ) {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        };
+        self.event(
+            type_,
+            "PlanSuperseded",
+            format!(
+                "ReconcilePlan {} superseded ({}): {}",
+                plan.name,
+                why.reason(),
+                why.message()
+            ),
+        );
+        Ok(())
+    }
+
+    /// The revalidated fields advance when the parent's generation moved
+    /// and the plan still describes its changes.
+    pub(super) async fn revalidate(&mut self, plan: &Plan) -> Result<(), PlanError> {
+        if plan.revalidated_generation == Some(self.generation()) {
+            return Ok(());
+        }
+        self.write_status(
+            plan,
+            json!({"revalidatedGeneration": self.generation(), "revalidatedAt": self.stamp()}),
+            plan.conditions.clone(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Writes `status` and the whole `conditions` list over `plan` as read;
+    /// the stored plan enters the cache.
+    pub(super) async fn write_status(
+        &self,
+        plan: &Plan,
+        mut status: Value,
+        conditions: Vec<Value>,
+    ) -> Result<Plan, PlanError> {
+        status["conditions"] = json!(conditions);
+        let patch = record::status_patch(&plan.resource_version, status);
+        let stored = self
+            .api()
+            .patch_status(&plan.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| PlanError::api(format!("writing the status of plan {}", plan.name), &e))?;
+        let stored = serde_json::to_value(stored).unwrap_or(Value::Null);
+        Ok(self.cached(stored).unwrap_or_else(|| plan.clone()))
+    }
+
+    /// Puts a stored plan in the cache (the next pass starts from it even
+    /// before the watch delivers it).
+    pub(super) fn cached(&self, stored: Value) -> Option<Plan> {
+        let plan = Plan::of(&stored);
+        if let Some(cache) = self.at.source.cache(&record::kind_ref()) {
+            cache.apply_if_newer(crate::operator::cluster::cache::slim(stored));
+        }
+        plan
+    }
+}
+
+/// `<parent>-<5 random characters>`, within the 253 characters of a name.
+pub fn plan_name(parent: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut bytes = [0u8; 5];
+    // Uniqueness, not secrecy: a failing generator falls back to the clock.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = jiff::Timestamp::now().subsec_nanosecond().unsigned_abs();
+        bytes = nanos.to_le_bytes()[..4]
+            .iter()
+            .chain([&0u8])
+            .copied()
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap_or([0; 5]);
+    }
+    let suffix: String = bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect();
+    let prefix: String = parent.chars().take(253 - 6).collect();
+    format!("{prefix}-{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_is_named_for_its_parent() {
+        let name = plan_name("web");
+        assert!(name.starts_with("web-") && name.len() == 9, "{name}");
+        let long = plan_name(&"a".repeat(253));
+        assert_eq!(long.len(), 253);
+    }
+}

@@ -1,0 +1,267 @@
+//! The house's layout, as a newcomer relies on it: no import cycle between
+//! the folders of `host/src` (a folder's files may use a folder below or
+//! beside it, never one that uses them back), and no file over 600 lines of
+//! code (comments, blank lines and in-file tests aside).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The most lines of code a file of `host/src` holds.
+const MAX_LINES: usize = 600;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, and every folder.
+fn walk(dir: &Path, files: &mut Vec<PathBuf>, folders: &mut BTreeSet<String>) {
+    folders.insert(folder_name(dir));
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("host/src is readable")
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, files, folders);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// A folder as `a/b` under `host/src` (`.` for `host/src` itself).
+fn folder_name(dir: &Path) -> String {
+    let relative = dir.strip_prefix(src()).expect("under host/src");
+    if relative.as_os_str().is_empty() {
+        ".".to_owned()
+    } else {
+        relative.to_string_lossy().replace('\\', "/")
+    }
+}
+
+/// The code of a file: its in-file tests (a `#[cfg(test)]` module) and its
+/// comments left out.
+fn code(text: &str) -> Vec<&str> {
+    let end = text.find("\n#[cfg(test)]\nmod ").unwrap_or(text.len());
+    text[..end]
+        .lines()
+        .map(|line| match line.find("//") {
+            // A `//` inside a string (a URL) is rare in paths: the line
+            // before it is still read.
+            Some(i) => &line[..i],
+            None => line,
+        })
+        .filter(|line| !line.trim().is_empty())
+        .collect()
+}
+
+/// The module paths a line names after `crate::`, use-groups expanded:
+/// `use crate::a::{b::C, d}` names `a::b::C` and `a::d`.
+fn crate_paths(line: &str) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("crate::") {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let (found, used) = tree(rest, Vec::new());
+        paths.extend(found);
+        rest = &rest[used..];
+    }
+    paths
+}
+
+/// Parses a use-tree at the start of `text` under `prefix`; the paths and
+/// how many bytes it read.
+fn tree(text: &str, mut prefix: Vec<String>) -> (Vec<Vec<String>>, usize) {
+    let mut at = 0;
+    loop {
+        let ident: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        at += ident.len();
+        if !ident.is_empty() {
+            prefix.push(ident);
+        }
+        if text[at..].starts_with("::{") {
+            at += 3;
+            let mut paths = Vec::new();
+            loop {
+                let skipped = text[at..].len() - text[at..].trim_start().len();
+                at += skipped;
+                if text[at..].starts_with('}') || text[at..].is_empty() {
+                    return (paths, (at + 1).min(text.len()));
+                }
+                let (inner, used) = tree(&text[at..], prefix.clone());
+                paths.extend(inner);
+                at += used;
+                let skipped = text[at..].len() - text[at..].trim_start().len();
+                at += skipped;
+                if text[at..].starts_with(',') {
+                    at += 1;
+                }
+            }
+        }
+        if text[at..].starts_with("::") {
+            at += 2;
+            continue;
+        }
+        return (vec![prefix], at);
+    }
+}
+
+/// The folder a module path lands in: the deepest folder it names.
+fn folder_of(path: &[String], folders: &BTreeSet<String>) -> String {
+    let mut folder = ".".to_owned();
+    for segment in path {
+        let deeper = if folder == "." {
+            segment.clone()
+        } else {
+            format!("{folder}/{segment}")
+        };
+        if !folders.contains(&deeper) {
+            break;
+        }
+        folder = deeper;
+    }
+    folder
+}
+
+/// Folder -> folder it uses -> one file and path that uses it.
+type Edges = BTreeMap<String, BTreeMap<String, String>>;
+
+fn edges(files: &[PathBuf], folders: &BTreeSet<String>) -> Edges {
+    let mut edges = Edges::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        let from = folder_name(file.parent().expect("a folder"));
+        // Use-groups span lines: the code is read as one line.
+        let joined = code(&text).join(" ");
+        for path in crate_paths(&joined) {
+            let to = folder_of(&path, folders);
+            if to != from {
+                let relative = file.strip_prefix(src()).expect("under host/src");
+                edges
+                    .entry(from.clone())
+                    .or_default()
+                    .entry(to)
+                    .or_insert(format!(
+                        "{} uses crate::{}",
+                        relative.display(),
+                        path.join("::")
+                    ));
+            }
+        }
+    }
+    edges
+}
+
+/// The folders from which `from` is reached again, if any: a cycle.
+fn cycle_from(from: &str, edges: &Edges) -> Option<Vec<String>> {
+    let mut stack = vec![(from.to_owned(), vec![from.to_owned()])];
+    let mut seen = BTreeSet::new();
+    while let Some((at, trail)) = stack.pop() {
+        for next in edges.get(&at).into_iter().flat_map(BTreeMap::keys) {
+            if next == from {
+                let mut cycle = trail.clone();
+                cycle.push(from.to_owned());
+                return Some(cycle);
+            }
+            if seen.insert(next.clone()) {
+                let mut trail = trail.clone();
+                trail.push(next.clone());
+                stack.push((next.clone(), trail));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_folder_of_host_src_uses_one_that_uses_it_back() {
+    let (mut files, mut folders) = (Vec::new(), BTreeSet::new());
+    walk(&src(), &mut files, &mut folders);
+    let edges = edges(&files, &folders);
+    let cycles: Vec<String> = folders
+        .iter()
+        .filter_map(|f| cycle_from(f, &edges))
+        .map(|cycle| {
+            let steps: Vec<String> = cycle
+                .windows(2)
+                .map(|w| format!("  {} -> {}: {}", w[0], w[1], edges[&w[0]][&w[1]]))
+                .collect();
+            format!("{}\n{}", cycle.join(" -> "), steps.join("\n"))
+        })
+        .collect();
+    assert!(
+        cycles.is_empty(),
+        "import cycles between folders of host/src:\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn no_file_of_host_src_is_over_600_lines_of_code() {
+    let (mut files, mut folders) = (Vec::new(), BTreeSet::new());
+    walk(&src(), &mut files, &mut folders);
+    let over: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).expect("a source file");
+            let lines = code(&text).len();
+            (lines > MAX_LINES).then(|| {
+                let relative = file.strip_prefix(src()).expect("under host/src");
+                format!("{}: {lines} lines of code", relative.display())
+            })
+        })
+        .collect();
+    assert!(
+        over.is_empty(),
+        "files over {MAX_LINES} lines of code (split them by concept):\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn the_check_reads_use_groups_and_finds_a_cycle() {
+    let paths =
+        crate_paths("use crate::operator::{kinds::Registry, write::{owned, plans::Planner}};");
+    assert_eq!(
+        paths,
+        vec![
+            vec!["operator", "kinds", "Registry"],
+            vec!["operator", "write", "owned"],
+            vec!["operator", "write", "plans", "Planner"],
+        ]
+    );
+    let folders: BTreeSet<String> = [".", "a", "a/b", "c"]
+        .iter()
+        .map(|f| (*f).to_owned())
+        .collect();
+    assert_eq!(
+        folder_of(&["a".into(), "b".into(), "X".into()], &folders),
+        "a/b"
+    );
+    let mut edges = Edges::new();
+    edges
+        .entry("a".into())
+        .or_default()
+        .insert("c".into(), "x".into());
+    assert_eq!(cycle_from("a", &edges), None);
+    edges
+        .entry("c".into())
+        .or_default()
+        .insert("a/b".into(), "y".into());
+    edges
+        .entry("a/b".into())
+        .or_default()
+        .insert("a".into(), "z".into());
+    assert_eq!(
+        cycle_from("a", &edges),
+        Some(vec!["a".into(), "c".into(), "a/b".into(), "a".into()])
+    );
+}
