@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use reconciler_conventions::engine::PlanFacts;
 
+use crate::facts::Hold;
 use crate::plan::artifact::Counts;
 use crate::plan::digest::{Digest, Mode, Target};
 use crate::plan::gates::{Approval, Gates};
@@ -218,6 +219,23 @@ fn held_by_rejection(s: &Situation<'_>) -> Option<(String, Duration)> {
         message,
         Duration::try_from(left).unwrap_or_default() + Duration::from_secs(1),
     ))
+}
+
+/// What holds a pass's changes, from what its status says of the plan:
+/// `None` when they were `made` or none is pending; else mode observe, a
+/// plan awaiting a decision, or a denial.
+pub fn hold(facts: Option<&PlanFacts>, made: bool) -> Option<Hold> {
+    let facts = facts?;
+    if made || facts.pending.is_none() {
+        return None;
+    }
+    Some(if facts.observe {
+        Hold::Observe
+    } else if facts.plan.is_some() {
+        Hold::AwaitingApproval
+    } else {
+        Hold::Denied
+    })
 }
 
 /// What the parent's status says of its plan under `gates`: `None` where

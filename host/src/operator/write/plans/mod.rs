@@ -143,17 +143,7 @@ impl Planned {
     /// What holds the changes when the pass made none: as the parent's
     /// Ready says it (observe, awaiting a decision, denied).
     fn hold(&self) -> Option<Hold> {
-        let facts = self.facts.as_ref()?;
-        if self.made.is_some() || facts.pending.is_none() {
-            return None;
-        }
-        Some(if facts.observe {
-            Hold::Observe
-        } else if facts.plan.is_some() {
-            Hold::AwaitingApproval
-        } else {
-            Hold::Denied
-        })
+        crate::plan::lifecycle::hold(self.facts.as_ref(), self.made.is_some())
     }
 }
 
