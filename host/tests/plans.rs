@@ -581,7 +581,17 @@ async fn a_denied_plan_is_replanned_after_the_hold_not_at_once() {
         !exists(&ns, "Secret", "w-secret").await,
         "a rejected plan leaves no Secret"
     );
-    let events = events_about(&ns.client(), ns.name(), "w").await;
+    // The replacement's PlanCreated follows its plan's write (Events go
+    // out once the writes that make them due are made).
+    let events = eventually("the replacement's PlanCreated", async || {
+        let events = events_about(&ns.client(), ns.name(), "w").await;
+        if published(&events, "Normal", "PlanCreated") >= 2 {
+            Ok(events)
+        } else {
+            Err(events)
+        }
+    })
+    .await;
     assert_eq!(
         published(&events, "Normal", "PlanRejected"),
         1,

@@ -2,6 +2,7 @@
 
 pub mod artifact;
 pub mod digest;
+pub mod events;
 pub mod gates;
 pub mod lifecycle;
 pub mod record;

@@ -13,6 +13,7 @@ use crate::contract::model::Change;
 use crate::operator::write::children::{Checked, ChildrenError, Made};
 use crate::plan::artifact::{self, Artifact, Counts};
 use crate::plan::digest::{self, Digest, Mode, Target};
+use crate::plan::events;
 use crate::plan::gates::Gates;
 use crate::plan::lifecycle::{self, Course, Decided, Fresh, Situation, Void};
 use crate::plan::record::{self, Decision, Divergence, Phase, Plan};
@@ -171,7 +172,7 @@ impl Run<'_, '_> {
                     plan.conditions.clone(),
                 )
                 .await?;
-                self.event(EventType::Normal, "PlanRejected", message.clone());
+                self.out.events.push(events::rejected(&message));
                 self.out.facts = self.facts(None, pending, Some(message));
                 self.out.requeue_after = Some(self.planner.config.replan_after);
                 Ok(())
@@ -189,14 +190,7 @@ impl Run<'_, '_> {
                     )
                     .await?;
                 if !automatic {
-                    self.event(
-                        EventType::Normal,
-                        "PlanApproved",
-                        format!(
-                            "ReconcilePlan {} was approved by {by}: executing it",
-                            plan.name
-                        ),
-                    );
+                    self.out.events.push(events::approved(&plan.name, &by));
                 }
                 let made = self.planner.execute_plan(self.at, checked, &plan).await;
                 self.finish(&plan, made, pending).await
@@ -260,17 +254,9 @@ impl Run<'_, '_> {
                 )],
             )
             .await?;
-        self.event(
-            EventType::Normal,
-            "PlanCreated",
-            format!(
-                "ReconcilePlan {} holds {} (mode {}, approval {})",
-                plan.name,
-                counts.summary(),
-                self.gates.mode.as_str(),
-                self.gates.approval.as_str()
-            ),
-        );
+        self.out
+            .events
+            .push(events::created(&plan.name, counts, self.gates));
         self.out.facts = self.facts(Some(&plan), pending, None);
         Ok(())
     }
@@ -299,15 +285,9 @@ impl Run<'_, '_> {
                     }
                     written => written?,
                 };
-                self.event(
-                    EventType::Normal,
-                    "PlanApplied",
-                    format!(
-                        "ReconcilePlan {} applied: {}",
-                        plan.name,
-                        plan.counts.summary()
-                    ),
-                );
+                self.out
+                    .events
+                    .push(events::applied(&plan.name, plan.counts));
                 self.out.facts = self.facts(None, &[], None);
             }
             Err(ChildrenError::Stopped { made, .. }) => {

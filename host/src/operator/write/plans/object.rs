@@ -5,7 +5,6 @@
 
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
-use reconciler_conventions::verdict::EventType;
 use serde_json::{Value, json};
 
 use crate::plan::artifact::{self, Artifact, Counts};
@@ -13,6 +12,7 @@ use crate::plan::digest::{Digest, Mode, Target};
 use crate::plan::record::{self, Divergence, Phase, Plan};
 
 use super::{PlanError, Run};
+use crate::plan::events;
 use crate::plan::lifecycle::AUTO_APPROVED;
 
 impl Run<'_, '_> {
@@ -180,11 +180,7 @@ impl Run<'_, '_> {
         );
         self.write_status(plan, json!({"phase": Phase::Failed.as_str()}), conditions)
             .await?;
-        self.event(
-            EventType::Warning,
-            "PlanFailed",
-            format!("ReconcilePlan {} failed: {why}", plan.name),
-        );
+        self.out.events.push(events::failed(&plan.name, why));
         Ok(())
     }
 
@@ -212,24 +208,7 @@ impl Run<'_, '_> {
             conditions,
         )
         .await?;
-        let type_ = if matches!(
-            why,
-            Divergence::TargetChanged | Divergence::Tampered | Divergence::ArtifactChanged
-        ) {
-            EventType::Warning
-        } else {
-            EventType::Normal
-        };
-        self.event(
-            type_,
-            "PlanSuperseded",
-            format!(
-                "ReconcilePlan {} superseded ({}): {}",
-                plan.name,
-                why.reason(),
-                why.message()
-            ),
-        );
+        self.out.events.push(events::superseded(&plan.name, why));
         Ok(())
     }
 
