@@ -2,6 +2,7 @@
 //! Kubernetes operator.
 
 pub mod capture;
+pub mod children;
 pub mod conditions_page;
 pub mod contract;
 pub mod crd;

@@ -8,6 +8,7 @@ use kube::core::ApiResource;
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
+use crate::children::bodies::value_digest;
 use crate::facts::certificates;
 use crate::facts::source::{AvailabilityTable, ChildKey};
 use crate::facts::{
@@ -345,18 +346,6 @@ pub fn slim(mut object: Value) -> Value {
         }
     }
     object
-}
-
-/// What marks a ConfigMap value the cache keeps as its digest.
-pub const DIGEST_PREFIX: &str = "\u{0}sha256:";
-
-/// A ConfigMap value as the cache keeps it: [`DIGEST_PREFIX`] and the
-/// SHA-256 of the value, lowercase hex.
-pub fn value_digest(value: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(value.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{DIGEST_PREFIX}{hex}")
 }
 
 /// Every watched kind's cache, which optional APIs can be read where, each

@@ -25,6 +25,8 @@ use reconciler_conventions::engine::ErrorClass;
 use reconciler_conventions::kind::KindRef;
 use serde_json::{Value, json};
 
+use crate::children::bodies::{Owner, generated_secret, has_all, lists_of, with_owner};
+use crate::children::pending;
 use crate::contract::model::Change;
 use crate::facts::meta::controller_uid;
 use crate::facts::past_cache::PastCache;
@@ -36,9 +38,6 @@ use crate::operator::cluster::decode;
 use crate::operator::replica::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::authority::Authority;
-use crate::operator::write::child_bodies::{
-    Owner, bundle, generated_secret, has_all, lists_of, stamped, with_owner,
-};
 
 /// Why the changes of a pass were not all made. Only `Api` with a
 /// conflict is retried at once; the rest end the pass.
@@ -126,19 +125,13 @@ impl Checked<'_> {
     pub fn pending(&self, authority: &Authority, now: jiff::Timestamp) -> Vec<Change> {
         self.planned
             .iter()
-            .filter(|p| match p.change {
-                Change::Apply { .. } | Change::Bundle { .. } => !p
-                    .cached
-                    .as_ref()
-                    .zip(p.desired.as_ref())
-                    .is_some_and(|(c, d)| has_all(d, c)),
-                Change::Generate { .. } => p.cached.is_none(),
-                Change::Certificate { dns_names, .. } => p
-                    .cached
-                    .as_ref()
-                    .and_then(|c| authority.still_good(c, dns_names, now))
-                    .is_none(),
-                Change::Delete { .. } => p.cached.is_some(),
+            .filter(|p| {
+                pending::pending(p.change, p.cached.as_ref(), p.desired.as_ref(), |c| {
+                    let Change::Certificate { dns_names, .. } = p.change else {
+                        return false;
+                    };
+                    authority.still_good(c, dns_names, now).is_some()
+                })
             })
             .map(|p| p.change.clone())
             .collect()
@@ -446,7 +439,6 @@ fn plan<'c>(
             why,
         };
         let controller = cached.as_ref().and_then(controller_uid);
-        let mut desired = None;
         match change {
             Change::Apply { .. } | Change::Generate { .. } | Change::Bundle { .. } => {
                 if let Some(other) = controller
@@ -492,21 +484,7 @@ fn plan<'c>(
                 _ => {}
             },
         }
-        match change {
-            Change::Apply { body, .. } => desired = Some(stamped(with_owner(body, owner))),
-            Change::Bundle {
-                name,
-                key,
-                sources,
-                labels,
-            } => {
-                desired = Some(stamped(with_owner(
-                    &bundle(source, owner.namespace, name, key, sources, labels),
-                    owner,
-                )));
-            }
-            _ => {}
-        }
+        let desired = pending::desired(change, source, owner);
         planned.push(Planned {
             change,
             resource,

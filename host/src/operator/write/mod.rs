@@ -5,7 +5,6 @@
 
 pub mod api_error;
 pub mod authority;
-pub mod child_bodies;
 pub mod children;
 pub mod events;
 pub mod owned;

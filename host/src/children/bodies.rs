@@ -1,15 +1,27 @@
 //! The body of each child the host sends: owned by its parent and
 //! labelled as the host's, stamped with the digest of itself (so a body
 //! that drops a field is sent), a generated Secret's random values, a
-//! bundle of certificates; and whether a cached child already has every
-//! field of a body.
+//! bundle of certificates from the Secrets a source holds; and whether a
+//! cached child already has every field of a body.
 
 use serde_json::{Value, json};
 
 use crate::contract::model::secret_kind;
+use crate::facts::ObjectSource;
 use crate::facts::certificates;
 use crate::marks::{APPLIED, MANAGED_BY};
-use crate::operator::cluster::cache::{ClusterSource, DIGEST_PREFIX, value_digest};
+
+/// What marks a ConfigMap value the cache keeps as its digest.
+pub const DIGEST_PREFIX: &str = "\u{0}sha256:";
+
+/// A ConfigMap value as the cache keeps it: [`DIGEST_PREFIX`] and the
+/// SHA-256 of the value, lowercase hex.
+pub fn value_digest(value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(value.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{DIGEST_PREFIX}{hex}")
+}
 
 /// The parent's identity, as its children's controller.
 pub struct Owner<'a> {
@@ -78,21 +90,20 @@ pub fn stamped(mut desired: Value) -> Value {
 /// the cache does not hold adds nothing (the guest, which reads the same
 /// facts, says what is missing).
 pub fn bundle(
-    source: &ClusterSource,
+    source: &dyn ObjectSource,
     namespace: &str,
     name: &str,
     key: &str,
     sources: &[(String, String)],
     labels: &[(String, String)],
 ) -> Value {
-    let secrets = source.cache(&secret_kind());
     let mut seen = std::collections::BTreeSet::new();
     let mut text = String::new();
     for (secret, secret_key) in sources {
-        let Some(secret) = secrets.as_ref().and_then(|c| c.get(namespace, secret)) else {
+        let Ok(Some(secret)) = source.get(&secret_kind(), namespace, secret) else {
             continue;
         };
-        for (sha256, pem) in certificates::pem_blocks(&secret, secret_key) {
+        for (sha256, pem) in certificates::pem_blocks(&secret.value(), secret_key) {
             if seen.insert(sha256) {
                 text.push_str(pem.trim_end());
                 text.push('\n');
