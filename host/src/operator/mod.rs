@@ -4,17 +4,16 @@
 //!   may watch, watches keeping one cache per kind in step;
 //! - [`schedule`]: from a change to the parents that need a pass (the
 //!   dependency index recorded from reads, a work queue per kind);
-//! - [`pass`]: one pass over one parent (its guest evaluated, by the
-//!   [`evaluator`], its status derived through the conventions engine), run
-//!   by the [`workers`];
+//! - [`reconcile`]: one pass over one parent (its inputs gathered, the
+//!   pass's core in [`crate::pass`] settling it, its effects carried out),
+//!   run by the [`reconcile::workers`];
 //! - [`write`]: the plans, the children, the status write and the Events.
 //!
-//! Beside them: [`kinds`], the registry of served kinds that startup and
-//! hot swap share, with the one probe-and-watch path; [`modules`], the
-//! guest modules loaded at start and hot swapped while running;
-//! [`metrics`] and the [`http`] endpoints with the [`liveness`] they
-//! report; [`leadership`], the Lease and shard a replica writes for. This file starts it all
-//! ([`run`]).
+//! Beside them: [`kinds`], the registry of served kinds; [`modules`], the
+//! guest modules loaded at start and hot swapped while running, and the one
+//! path serving a kind ([`modules::serving`]); the [`http`] endpoints;
+//! [`replica`], what one replica of the operator is (its client, Lease and
+//! shard, liveness and metrics). This file starts it all ([`run`]).
 
 pub mod cluster;
 pub mod http;
@@ -40,14 +39,13 @@ use crate::runtime::{GuestModule, Runtime};
 use cluster::cache::{CacheEvent, ClusterSource};
 use cluster::health::WatchHealth;
 use cluster::{namespaces, probe};
+use kinds::Registry;
 use kinds::evaluator::{Evaluator, Wasm};
-use kinds::not_watched::mark_not_watched;
 pub use kinds::served::RollbackPolicy;
 use kinds::watches::{ReadRefused, Watches};
-use kinds::{Registry, settings_of};
 use modules::guests_dir::GuestsDir;
-use modules::new_kind::NewKinds;
 use modules::reloader::Reloader;
+use modules::serving::Serving;
 use reconcile::workers::Workers;
 use replica::leadership::{LeaderConfig, Leadership, LeadershipError, Shard};
 use replica::liveness::Liveness;
@@ -251,21 +249,22 @@ pub async fn run_with(
             e => e.into(),
         })?;
 
+    let workers = Arc::new(Workers::new(liveness.clone()));
+    let serving = Serving {
+        client: client.clone(),
+        watches: watches.clone(),
+        workers: workers.clone(),
+        left_out,
+        settings: config.settings.clone(),
+        concurrency: config.concurrency,
+    };
+    let mut ids = Vec::new();
     for module in modules {
-        let kind_ref = module.spec().kind_ref();
-        let resolved = required[&kind_ref].clone();
-        // A kind a guest reads is watched already.
-        let watched = registry.source.cache(&kind_ref).is_some();
-        let cache = registry.source.add_kind(kind_ref.clone());
-        if !watched {
-            synced.extend(watches.watch_parent(&resolved, &cache));
-        }
-        let settings = settings_of(&config.settings, &kind_ref.kind);
-        let id = registry.add(&client, module, resolved.resource, cache, settings);
-        tracing::debug!(index = id.0, kind = %kind_ref, "serving kind");
+        let resolved = &required[&module.spec().kind_ref()];
+        let (id, parents) = serving.add(&registry, &module, resolved);
+        synced.extend(parents);
+        ids.push(id);
     }
-    let kinds: Vec<_> = registry.kinds().into_iter().map(|(_, k)| k).collect();
-
     for wait in synced {
         let _ = wait.await;
     }
@@ -284,7 +283,7 @@ pub async fn run_with(
     let mut leadership = match &config.leader {
         Some(leader) => {
             tracing::info!(
-                kinds = kinds.len(),
+                kinds = ids.len(),
                 "caches synced; standby until the Lease is held"
             );
             let lease = config.shard.lease_name(&leader.lease);
@@ -293,20 +292,12 @@ pub async fn run_with(
         None => None,
     };
     tracing::info!(
-        kinds = kinds.len(),
+        kinds = ids.len(),
         shard = config.shard.index,
         shards = config.shard.count,
         "caches synced; reconciling"
     );
-    mark_not_watched(&client, &kinds, &registry.metrics, &left_out, config.shard).await;
-
-    for (id, _) in registry.kinds() {
-        registry.requeue_all(id);
-    }
-    let workers = Arc::new(Workers::new(liveness.clone()));
-    for (id, _) in registry.kinds() {
-        workers.spawn(&registry, id, config.concurrency);
-    }
+    serving.start(&registry, &ids).await;
     let background = [
         tokio::spawn(queue_depths(registry.clone(), liveness.clone())),
         tokio::spawn(resync(registry.clone(), config.resync)),
@@ -314,25 +305,12 @@ pub async fn run_with(
 
     match config.guests_poll.filter(|p| !p.is_zero()) {
         Some(poll) => {
-            let files = registry
-                .kinds()
-                .into_iter()
-                .zip(files)
-                .map(|((id, _), f)| (f, id))
-                .collect();
-            let new_kinds = NewKinds {
-                client: client.clone(),
-                watches: watches.clone(),
-                workers: workers.clone(),
-                left_out,
-                settings: config.settings.clone(),
-                concurrency: config.concurrency,
-            };
+            let files = files.into_iter().zip(ids.iter().copied()).collect();
             let reloader = Reloader::new(
                 runtime,
                 guests_dir,
                 files,
-                new_kinds,
+                serving,
                 config.rollback,
                 pending,
                 config.allow_golden_drift,
@@ -416,8 +394,9 @@ async fn lost(leadership: Option<&mut Leadership>) -> LeadershipError {
     }
 }
 
-/// Keeps `reconciler_queue_depth` and the liveness's waiting work current,
-/// every second.
+/// Keeps the scheduler's gauges (`reconciler_queue_depth`,
+/// `reconciler_dependency_entries`) and the liveness's waiting work
+/// current, every second: sampled here, not written by every pass.
 async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -433,6 +412,11 @@ async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
                 .set(i64::try_from(depth).unwrap_or(i64::MAX));
         }
         liveness.set_pending(pending);
+        let entries = registry.scheduler.dependency_entries();
+        registry
+            .metrics
+            .dependency_entries
+            .set(i64::try_from(entries).unwrap_or(i64::MAX));
     }
 }
 

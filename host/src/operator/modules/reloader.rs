@@ -9,7 +9,7 @@
 //! ([`crate::operator::kinds::probation`]).
 //!
 //! A module for a kind no module serves is served without a restart
-//! ([`NewKinds`]); a replacement reading a kind not watched yet gets that
+//! ([`Serving::serve`]); a replacement reading a kind not watched yet gets that
 //! kind's watches before it is swapped in.
 
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ use crate::operator::kinds::served::{Probation, RollbackPolicy};
 use crate::operator::modules::gate::{self, Check, Refusal};
 use crate::operator::modules::golden_lists::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
-use crate::operator::modules::new_kind::{NewKinds, NotYet, SYNC_TIMEOUT};
+use crate::operator::modules::serving::{NotYet, SYNC_TIMEOUT, Serving};
 use crate::operator::modules::unserved::Unserved;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use crate::operator::schedule::KindId;
@@ -35,7 +35,7 @@ pub(crate) struct Reloader<'r> {
     /// Which kind each module file serves.
     files: BTreeMap<String, KindId>,
     /// Starts watches and serves new kinds.
-    new_kinds: NewKinds,
+    serving: Serving,
     /// The probation of a swapped-in module.
     rollback: RollbackPolicy,
     /// Module files not served yet, retried on every poll (a CRD not
@@ -54,7 +54,7 @@ impl<'r> Reloader<'r> {
         runtime: &'r Runtime,
         dir: GuestsDir,
         files: BTreeMap<String, KindId>,
-        new_kinds: NewKinds,
+        serving: Serving,
         rollback: RollbackPolicy,
         pending: Vec<GuestFile>,
         allow_golden_drift: bool,
@@ -63,7 +63,7 @@ impl<'r> Reloader<'r> {
             runtime,
             dir,
             files,
-            new_kinds,
+            serving,
             rollback,
             // Held at start (an API they need is missing): tried on the
             // first poll like a new module, their refusal logged then.
@@ -239,7 +239,7 @@ impl<'r> Reloader<'r> {
                 if let Err(refusal) = gate::fixtures(&module, &file.fixtures) {
                     return refuse(registry, &file, &claims.kind, refusal);
                 }
-                match self.new_kinds.serve(registry, &module).await {
+                match self.serving.serve(registry, &module).await {
                     Ok(index) => {
                         self.files.insert(file.file, index);
                     }
@@ -270,7 +270,7 @@ impl<'r> Reloader<'r> {
             return refuse(registry, &file, &name, refusal);
         }
         // Watches of kinds it reads that the host does not watch yet.
-        let synced = match self.new_kinds.watch_reads(registry, &module).await {
+        let synced = match self.serving.watch_reads(registry, &module).await {
             Ok(synced) => synced,
             Err(not_yet) => return self.not_yet(registry, file, &name, not_yet, last),
         };

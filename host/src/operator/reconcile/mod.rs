@@ -220,21 +220,13 @@ fn record_reads(
             controller: uid.to_owned(),
         });
     }
-    let entries = registry.scheduler.record_reads(key, reads);
-    registry
-        .metrics
-        .dependency_entries
-        .set(i64::try_from(entries).unwrap_or(i64::MAX));
+    registry.scheduler.record_reads(key, reads);
 }
 
 /// The parent of `key` is gone: what its passes read and reported is
 /// forgotten.
 fn forget(registry: &Registry, queue: &WorkQueue<ParentKey>, key: &ParentKey) {
-    let entries = registry.scheduler.forget_reads(key);
-    registry
-        .metrics
-        .dependency_entries
-        .set(i64::try_from(entries).unwrap_or(i64::MAX));
+    registry.scheduler.forget_reads(key);
     queue.forget(key);
 }
 

@@ -78,11 +78,9 @@ impl Scheduler {
     }
 
     /// Records what `key`'s pass read, in place of what its last pass
-    /// read; returns how many entries the index holds now.
-    pub fn record_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) -> usize {
-        let mut deps = self.deps.lock().expect("deps lock");
-        deps.replace(key, reads);
-        deps.entries()
+    /// read.
+    pub fn record_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) {
+        self.deps.lock().expect("deps lock").replace(key, reads);
     }
 
     /// Adds what a second evaluation of `key`'s pass read to its reads.
@@ -90,12 +88,14 @@ impl Scheduler {
         self.deps.lock().expect("deps lock").extend(key, reads);
     }
 
-    /// Forgets what `key`'s passes read (its parent is gone); returns how
-    /// many entries the index holds now.
-    pub fn forget_reads(&self, key: &ParentKey) -> usize {
-        let mut deps = self.deps.lock().expect("deps lock");
-        deps.remove(key);
-        deps.entries()
+    /// Forgets what `key`'s passes read (its parent is gone).
+    pub fn forget_reads(&self, key: &ParentKey) {
+        self.deps.lock().expect("deps lock").remove(key);
+    }
+
+    /// How many entries the dependency index holds.
+    pub fn dependency_entries(&self) -> usize {
+        self.deps.lock().expect("deps lock").entries()
     }
 
     /// Stops handing out keys, on every queue.

@@ -1,8 +1,10 @@
-//! Growing while running: a guest dropped in for a kind the host does not
-//! serve yet is served without a restart (its CRD resolved, its watches and
-//! those of its reads started and synced, then the kind added, its workers
-//! spawned and every object queued); a replacement reading a kind not
-//! watched yet gets that kind's watches before it is swapped in.
+//! Serving a kind, one path at start and while running: its parents
+//! watched and the kind added ([`Serving::add`]), then, once its watches
+//! listed, passed ([`Serving::start`]: NamespaceNotWatched marked, its
+//! workers spawned, every object queued). A guest dropped in for a kind
+//! not served yet goes through the same two steps after its checks
+//! ([`Serving::serve`]); a replacement reading a kind not watched yet gets
+//! that kind's watches before it is swapped in.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,8 +62,8 @@ impl From<ReadRefused> for NotYet {
     }
 }
 
-/// What serving a new kind needs besides the registry.
-pub struct NewKinds {
+/// What serving a kind needs besides the registry.
+pub struct Serving {
     pub client: Client,
     pub watches: Arc<Watches>,
     pub workers: Arc<Workers>,
@@ -79,7 +81,7 @@ fn crd_name(kind: &KindRef, resource: Option<&ApiResource>, plural: &str) -> Str
     }
 }
 
-impl NewKinds {
+impl Serving {
     /// Starts the watches of every kind `module` reads that the host does
     /// not watch yet ([`Watches::watch_reads`]); returns the receivers of
     /// their first listings.
@@ -161,10 +163,8 @@ impl NewKinds {
             return Err(NotYet::retry(Check::Crd, detail));
         }
         let mut synced = self.watch_reads(registry, module).await?;
-        let cache = registry.source.add_kind(kind_ref.clone());
-        if !parent_watched {
-            synced.extend(self.watches.watch_parent(&resolved, &cache));
-        }
+        let (id, parents) = self.add(registry, module, &resolved);
+        synced.extend(parents);
         let waits = synced.len();
         if tokio::time::timeout(SYNC_TIMEOUT, futures::future::join_all(synced))
             .await
@@ -172,20 +172,7 @@ impl NewKinds {
         {
             tracing::warn!(kind = %kind_ref, watches = waits, timeout_s = SYNC_TIMEOUT.as_secs(), "the new kind's watches did not list everything in time; serving it anyway, objects are queued as they arrive");
         }
-        let settings = settings_of(&self.settings, &kind_ref.kind);
-        let id = registry.add(&self.client, module.clone(), resource, cache, settings);
-        if !self.left_out.is_empty() {
-            mark_not_watched(
-                &self.client,
-                &[registry.kind(id)],
-                &registry.metrics,
-                &self.left_out,
-                registry.shard,
-            )
-            .await;
-        }
-        self.workers.spawn(registry, id, self.concurrency);
-        let queued = registry.requeue_all(id);
+        let queued = self.start(registry, &[id]).await;
         tracing::info!(
             index = id.0,
             digest = module.digest(),
@@ -194,5 +181,58 @@ impl NewKinds {
             module.name()
         );
         Ok(id)
+    }
+
+    /// Adds `module`'s kind (resolved as `resolved`) to the registry, its
+    /// parents watched unless a guest's reads watch them already; nothing
+    /// passes it before [`Serving::start`]. Returns its id and the
+    /// receivers of its watch's first listing.
+    pub fn add(
+        &self,
+        registry: &Registry,
+        module: &GuestModule,
+        resolved: &probe::Resolved,
+    ) -> (KindId, Vec<oneshot::Receiver<()>>) {
+        let kind_ref = module.spec().kind_ref();
+        let watched = registry.source.cache(&kind_ref).is_some();
+        let cache = registry.source.add_kind(kind_ref.clone());
+        let synced = if watched {
+            Vec::new()
+        } else {
+            self.watches.watch_parent(resolved, &cache)
+        };
+        let settings = settings_of(&self.settings, &kind_ref.kind);
+        let id = registry.add(
+            &self.client,
+            module.clone(),
+            resolved.resource.clone(),
+            cache,
+            settings,
+        );
+        tracing::debug!(index = id.0, kind = %kind_ref, "serving kind");
+        (id, synced)
+    }
+
+    /// Starts passing the kinds `ids` (their watches listed): their objects
+    /// in namespaces left out of the watch marked NamespaceNotWatched,
+    /// their workers spawned, every object queued. Returns how many.
+    pub async fn start(&self, registry: &Arc<Registry>, ids: &[KindId]) -> usize {
+        if !self.left_out.is_empty() {
+            let kinds: Vec<_> = ids.iter().map(|id| registry.kind(*id)).collect();
+            mark_not_watched(
+                &self.client,
+                &kinds,
+                &registry.metrics,
+                &self.left_out,
+                registry.shard,
+            )
+            .await;
+        }
+        let mut queued = 0;
+        for id in ids {
+            self.workers.spawn(registry, *id, self.concurrency);
+            queued += registry.requeue_all(*id);
+        }
+        queued
     }
 }
