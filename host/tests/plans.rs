@@ -643,3 +643,143 @@ async fn retention_keeps_a_bound_per_phase_and_what_is_marked_to_keep() {
     assert_eq!(published(&events, "Normal", "PlanApplied"), 5, "{events:?}");
     host.finish();
 }
+
+/// `reconciler-host capture` of the Widget `w` of `ns` under `gates`
+/// (`run`'s flags), writing `<dir>/<file>.yaml`: its fixture, golden and
+/// stdout; then the fixture replayed by `reconciler-host test`.
+fn capture(ns: &TestNamespace, gates: &[&str], file: &str) -> (Value, Vec<Value>, String) {
+    let f = fixture_of(&WRITER);
+    let dir = reconciler_host_harness::paths::target_tmpdir()
+        .join("plans-capture")
+        .join(ns.name());
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let output = dir.join(format!("{file}.yaml"));
+    let binary = env!("CARGO_BIN_EXE_reconciler-host");
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let run = |args: Vec<String>| {
+        std::process::Command::new(binary)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("NO_COLOR", "1")
+            .arg("--cache-dir")
+            .arg(&f.cache_dir)
+            .args(args)
+            .output()
+            .expect("the host binary runs")
+    };
+    let mut args: Vec<String> = vec![
+        "capture".into(),
+        "Widget".into(),
+        format!("{}/w", ns.name()),
+        "--guests".into(),
+        f.guests_dir.display().to_string(),
+        "--namespaces".into(),
+        ns.name().into(),
+        "-o".into(),
+        output.display().to_string(),
+    ];
+    args.extend(gates.iter().map(|g| (*g).to_owned()));
+    let out = run(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "capture failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay = run(vec![
+        "test".into(),
+        f.guests_dir.join("writer_guest.wasm").display().to_string(),
+        output.display().to_string(),
+    ]);
+    let replayed = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success() && replayed.contains("1 passed, 0 failed"),
+        "{replayed}\n{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let read = |path: &std::path::Path| std::fs::read_to_string(path).expect("a captured file");
+    let fixture = serde_yaml::from_str(&read(&output)).expect("the fixture is YAML");
+    let golden = serde_yaml::from_str(&read(&output.with_extension("golden"))).expect("YAML");
+    (fixture, golden, stdout)
+}
+
+/// `capture` runs the pass the operator runs, gates included (issue 32):
+/// a Widget whose plan awaits approval (approval manual) is captured with
+/// the kind's gates as `run` was given them and its current plan; the
+/// replay holds the change for approval, creates no second plan and writes
+/// nothing. Captured as if approval were auto, the same plan is executed
+/// (PlanApplied); after a spec change the plan describes other changes:
+/// left out and said so, and the replay plans them afresh.
+#[tokio::test]
+async fn a_capture_states_the_gates_and_the_parents_current_plan() {
+    let ns = namespace("plans-capture").await;
+    let host = Host::start_in(ns.name(), &["--approval", "Widget=manual"]).await;
+    create(
+        &ns.client(),
+        ns.name(),
+        widget("w", json!({"data": {"a": "1"}}), json!({})),
+    )
+    .await;
+    widget_with(&ns, "w", "Ready", "False", "AwaitingApproval").await;
+    let p = name(&plans_in(&ns, &["Pending"]).await[0]);
+    settle().await;
+    host.finish();
+    let live = get(&widgets(&ns), "w").await;
+    let plans_before = all_plans(&ns).await;
+
+    let (fixture, golden, _) = capture(&ns, &["--approval", "Widget=manual"], "manual");
+    assert_eq!(
+        fixture["plans"],
+        json!({"approval": "manual", "replanAfterSeconds": 60,
+               "current": {"name": p, "phase": "Pending", "mode": "apply"}}),
+        "the gates as given and the parent's plan"
+    );
+    let pass = &golden[0];
+    assert_eq!(pass["held"], "awaitingApproval", "{pass}");
+    assert_eq!(pass["events"], json!([]), "no second plan: {pass}");
+    assert_eq!(
+        pass["writes"], false,
+        "the live status is the pass's: {pass}"
+    );
+    assert_eq!(
+        get(&widgets(&ns), "w").await["metadata"]["resourceVersion"],
+        live["metadata"]["resourceVersion"],
+        "the capture wrote no status"
+    );
+    assert_eq!(all_plans(&ns).await, plans_before, "nor any plan");
+    assert!(!exists(&ns, "ConfigMap", "w-config").await);
+
+    // Captured as if the kind's approval were auto: the same plan runs.
+    let (fixture, golden, _) = capture(&ns, &[], "auto");
+    assert_eq!(
+        fixture["plans"],
+        json!({"replanAfterSeconds": 60,
+               "current": {"name": p, "phase": "Pending", "mode": "apply"}})
+    );
+    let pass = &golden[0];
+    assert!(pass.get("held").is_none(), "{pass}");
+    let reasons: Vec<&Value> = pass["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| &e["reason"])
+        .collect();
+    assert_eq!(reasons, [&json!("PlanApplied")], "{pass}");
+
+    // The spec changed while no host ran: the plan is of other changes.
+    merge(&widgets(&ns), "w", json!({"spec": {"data": {"a": "2"}}})).await;
+    let (fixture, golden, stdout) = capture(&ns, &["--approval", "Widget=manual"], "changed");
+    assert!(
+        stdout.contains(&format!("left out: ReconcilePlan {p} (Pending)"))
+            && stdout.contains("EffectsChanged"),
+        "{stdout}"
+    );
+    assert!(
+        fixture["plans"].get("current").is_none(),
+        "{}",
+        fixture["plans"]
+    );
+    let pass = &golden[0];
+    assert_eq!(pass["held"], "awaitingApproval", "{pass}");
+    assert_eq!(pass["events"][0]["reason"], "PlanCreated", "{pass}");
+    ns.cleanup().await.unwrap();
+}

@@ -2,13 +2,15 @@
 //!
 //! In order: [`live`] reads the parent, watches what its guest reads as
 //! the operator watches it, and evaluates it (reads past the cache
-//! included); [`select`] keeps exactly what each recorded read answered,
+//! included); [`plans`] reads the parent's plans as the operator's pass
+//! would find them, under the gates given; [`select`] keeps exactly what each recorded read answered,
 //! each object as [`redact`] lets a fixture hold it (no Secret value);
 //! [`render`] writes the fixture; [`replay`] evaluates it offline and
 //! refuses a fixture that does not read, decide and ask for what the live
 //! pass did.
 
 pub mod live;
+pub mod plans;
 pub mod redact;
 pub mod render;
 pub mod replay;
@@ -130,6 +132,7 @@ pub fn fixture(
     target: &Target,
     settings: &BTreeMap<String, String>,
     live: &LivePass,
+    plans: &plans::Recorded,
 ) -> Result<Captured, CaptureError> {
     let reads: Vec<Dependency> = live.evaluated.reads.iter().cloned().collect();
     let selection = select::select(&reads, &*live.source, &target.namespace);
@@ -141,6 +144,7 @@ pub fn fixture(
         settings,
         parent: &parent,
         selection: &selection,
+        plans,
         reads: reads.len(),
     };
     let named = Path::new("the captured fixture");

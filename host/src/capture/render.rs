@@ -1,4 +1,4 @@
-//! The captured fixture as YAML: a leading comment saying where it comes from and what was left out, then the name, clock, settings, parent, objects and unavailable APIs, and the expect block of what the live pass produced.
+//! The captured fixture as YAML: a leading comment saying where it comes from and what was left out, then the name, clock, settings, parent, objects, unavailable APIs and plans, and the expect block of what the live pass produced.
 
 use std::collections::BTreeMap;
 
@@ -6,6 +6,7 @@ use reconciler_conventions::verdict::{Decision, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::live::Target;
+use super::plans::Recorded;
 use super::select::Selection;
 use crate::runtime::{GuestError, GuestModule};
 
@@ -19,6 +20,8 @@ pub struct Captured<'a> {
     /// The parent, as the operator's cache holds it.
     pub parent: &'a Value,
     pub selection: &'a Selection,
+    /// The parent's plans, as the operator's pass would find them.
+    pub plans: &'a Recorded,
     /// How many reads the pass recorded.
     pub reads: usize,
 }
@@ -34,8 +37,10 @@ pub const LEFT_OUT: &[&str] = &[
     "every object the pass did not read;",
     "lastApplies: the running host's memory of its own applies (a capture answers as a host",
     "  just started, nothing applied; add a `lastApplies` entry to replay a refused apply);",
-    "the plan gates (mode, approval): `changes` in the golden are what the guest asked for;",
-    "  the capture made none of them, and wrote no status and no Event.",
+    "a parent's plan for other changes than the pass's (the fixture states the kind's gates",
+    "  as given, --mode, --approval and --replan-after as `run` takes them, and the parent's",
+    "  current plan for the pass's very changes); the capture made none of the changes, and",
+    "  wrote no status, no plan and no Event.",
 ];
 
 /// The fixture's text; `expect` is its expect block (`{}` before the
@@ -63,6 +68,9 @@ pub fn fixture_text(c: &Captured<'_>, expect: &Value) -> String {
     for line in LEFT_OUT {
         out.push_str(&format!("#   {line}\n"));
     }
+    if let Some(plan) = &c.plans.left_out {
+        out.push_str(&format!("#   {plan}.\n"));
+    }
     let field = |key: &str, value: Value| {
         serde_yaml::to_string(&Value::Object(Map::from_iter([(key.to_owned(), value)])))
             .expect("JSON values always render as YAML")
@@ -87,6 +95,9 @@ pub fn fixture_text(c: &Captured<'_>, expect: &Value) -> String {
         "unavailable",
         Value::Array(c.selection.unavailable.clone()),
     ));
+    if let Some(plans) = &c.plans.plans {
+        out.push_str(&field("plans", plans.clone()));
+    }
     out.push_str(
         "# Captured, not written from the seed: what the live pass produced (each aspect's and\n\
          # condition's status and reason, the Events, whether it writes). Check it against the\n\

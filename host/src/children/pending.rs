@@ -1,8 +1,8 @@
 //! Whether a change the guest asks for would change anything, from what
 //! the cluster holds of its object: what a plan holds and its digest
-//! hashes. The operator's planner and the fixture runner follow the same
-//! rule; only whether a certificate is still good is the caller's (the
-//! operator asks its CA).
+//! hashes. The operator's planner, the fixture runner and `capture` follow
+//! the same rule; only whether a certificate is still good is the caller's
+//! (the operator asks its CA; offline, one that is there counts as good).
 
 use serde_json::Value;
 
@@ -47,6 +47,36 @@ pub fn pending(
         Change::Certificate { .. } => !cached.is_some_and(still_good),
         Change::Delete { .. } => cached.is_some(),
     }
+}
+
+/// The changes of `parent` that would change something, compared with
+/// what `source` holds, where there is no CA to ask: a certificate's Secret
+/// that is there counts as good.
+pub fn offline(changes: &[Change], parent: &Value, source: &dyn ObjectSource) -> Vec<Change> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let md = &parent["metadata"];
+    let (api_version, kind) = (text(&parent["apiVersion"]), text(&parent["kind"]));
+    let (name, namespace, uid) = (text(&md["name"]), text(&md["namespace"]), text(&md["uid"]));
+    let owner = Owner {
+        api_version: &api_version,
+        kind: &kind,
+        name: &name,
+        namespace: &namespace,
+        uid: &uid,
+    };
+    changes
+        .iter()
+        .filter(|change| {
+            let cached = source
+                .get(&change.kind(), &namespace, change.name())
+                .ok()
+                .flatten()
+                .map(|o| o.value());
+            let desired = desired(change, source, &owner);
+            pending(change, cached.as_deref(), desired.as_ref(), |_| true)
+        })
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]

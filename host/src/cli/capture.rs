@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::capture::plans::GivenGates;
 use reconciler_host::capture::{self, Target};
 use reconciler_host::fixture::golden;
 use reconciler_host::operator::kinds::settings_of;
@@ -16,6 +17,7 @@ use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::runtime::Runtime;
 
+use super::gates::GateArgs;
 use super::operate::parse_settings;
 
 #[derive(Args)]
@@ -41,6 +43,11 @@ pub struct CaptureArgs {
     /// directory); its golden is written beside it (`<name>.golden`).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
+    /// The plan gates the operator is run with: the fixture states the
+    /// kind's, and the parent's current plan where it describes the pass's
+    /// changes.
+    #[command(flatten)]
+    gates: GateArgs,
     /// Development only: load a module the golden lists beside it refuse,
     /// as `run --allow-golden-drift` does.
     #[arg(long)]
@@ -76,7 +83,7 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let module = capture::serving(modules, &args.kind, &args.guests)?;
     let settings = capture::settings_of(&settings_of(&by_kind, &module.spec().kind));
-    let given: Vec<(String, String)> = settings
+    let settings_given: Vec<(String, String)> = settings
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -89,15 +96,30 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
         scopes.push(String::new());
     }
     let target = args.target;
-    let live = tokio::runtime::Runtime::new()?.block_on(async {
+    let given = GivenGates {
+        kind: args.gates.of(&module.spec().kind),
+        replan_after: Some(args.gates.replan_after),
+    };
+    let (live, plans) = tokio::runtime::Runtime::new()?.block_on(async {
         let client = counted(&Arc::new(Metrics::new()), &Fence::open())
             .await
             .context(
                 "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
             )?;
-        anyhow::Ok(capture::live::pass(&client, &module, &target, &scopes, &given).await?)
+        let live = capture::live::pass(&client, &module, &target, &scopes, &settings_given).await?;
+        let plans = capture::plans::record(
+            &client,
+            module.spec(),
+            &target,
+            &live.parent,
+            &live.evaluated.changes,
+            &*live.source,
+            given,
+        )
+        .await?;
+        anyhow::Ok((live, plans))
     })?;
-    let captured = capture::fixture(&module, &target, &settings, &live)?;
+    let captured = capture::fixture(&module, &target, &settings, &live, &plans)?;
     let output = args
         .output
         .unwrap_or_else(|| PathBuf::from(format!("{}.yaml", target.name)));
@@ -114,6 +136,9 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     );
     for condition in &captured.conditions {
         println!("  {condition}");
+    }
+    if let Some(plan) = &plans.left_out {
+        println!("  left out: {plan}");
     }
     println!(
         "wrote {} and {} (replay: reconciler-host test <guest.wasm> {})",

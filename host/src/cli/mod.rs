@@ -2,6 +2,7 @@
 
 mod capture;
 mod docs;
+mod gates;
 mod inspect;
 mod new;
 mod operate;

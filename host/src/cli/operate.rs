@@ -14,10 +14,10 @@ use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::operator::write::authority::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
 use reconciler_host::operator::{self, OperatorConfig};
-use reconciler_host::plan::digest::Mode;
-use reconciler_host::plan::gates::Approval;
 use reconciler_host::plan::record::Phase;
 use reconciler_host::runtime::Runtime;
+
+use super::gates::GateArgs;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -111,48 +111,13 @@ pub struct RunArgs {
     /// `12h`); it is renewed once two thirds of it have passed.
     #[arg(long, default_value = "90d", value_parser = parse_validity)]
     certificate_validity: Duration,
-    /// A kind's mode, `<Kind>=observe|apply` (default apply): observe plans
-    /// the changes and makes none. A parent's `spec.mode`, when its schema
-    /// has one, or its annotation `reconciler.dev/mode` overrides it.
-    #[arg(long = "mode", value_name = "KIND=MODE", value_parser = parse_mode)]
-    modes: Vec<(String, Mode)>,
-    /// A kind's approval, `<Kind>=auto|manual` (default auto): manual waits
-    /// for a reviewer's decision on each plan. A parent's `spec.approval`,
-    /// when its schema has one, overrides it; its annotation
-    /// `reconciler.dev/approval` can only ask for manual.
-    #[arg(long = "approval", value_name = "KIND=APPROVAL", value_parser = parse_approval)]
-    approvals: Vec<(String, Approval)>,
+    #[command(flatten)]
+    gates: GateArgs,
     /// How many terminal plans of one parent are kept per phase,
     /// `<Phase>=<count>` (defaults: Applied=10, Rejected=5, Superseded=5,
     /// Failed=5); a plan annotated `reconciler.dev/keep: "true"` is kept.
     #[arg(long = "plan-retention", value_name = "PHASE=COUNT", value_parser = parse_retention)]
     plan_retention: Vec<(&'static str, usize)>,
-    /// After a plan is denied, how long before the same changes are
-    /// planned again (changed ones are planned at once).
-    #[arg(long, default_value = "1m", value_parser = parse_duration)]
-    replan_after: Duration,
-}
-
-fn kind_and<T>(
-    s: &str,
-    what: &str,
-    parse: fn(&str) -> Option<T>,
-    allowed: &str,
-) -> Result<(String, T), String> {
-    let (kind, value) = s
-        .split_once('=')
-        .filter(|(k, _)| !k.is_empty())
-        .ok_or_else(|| format!("{s:?}: expected <Kind>={allowed}"))?;
-    let value = parse(value).ok_or_else(|| format!("{s:?}: the {what} must be {allowed}"))?;
-    Ok((kind.to_owned(), value))
-}
-
-fn parse_mode(s: &str) -> Result<(String, Mode), String> {
-    kind_and(s, "mode", Mode::parse, "observe|apply")
-}
-
-fn parse_approval(s: &str) -> Result<(String, Approval), String> {
-    kind_and(s, "approval", Approval::parse, "auto|manual")
 }
 
 fn parse_retention(s: &str) -> Result<(&'static str, usize), String> {
@@ -230,7 +195,7 @@ impl RunArgs {
 }
 
 /// `90d`, `12h`, `10m`, `2s`, `200ms`, `1.5s`, or plain seconds.
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (number, scale) = if let Some(ms) = s.strip_suffix("ms") {
         (ms, 0.001)
@@ -278,13 +243,13 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         args.rollback_threshold
     );
     let mut plans = PlanConfig {
-        replan_after: args.replan_after,
+        replan_after: args.gates.replan_after,
         ..PlanConfig::default()
     };
-    for (kind, mode) in args.modes {
+    for (kind, mode) in args.gates.modes {
         plans.kinds.entry(kind).or_default().mode = Some(mode);
     }
-    for (kind, approval) in args.approvals {
+    for (kind, approval) in args.gates.approvals {
         plans.kinds.entry(kind).or_default().approval = Some(approval);
     }
     for (phase, count) in args.plan_retention {
