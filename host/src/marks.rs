@@ -20,9 +20,9 @@ pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANA
 /// (`<Kind>/<name>`, in the object's namespace): without it the host never
 /// takes such an object over (docs/design.md, "No adoption without a
 /// right"). The guest SDK's `ownership::ADOPT_ANNOTATION`.
-pub const ADOPT: &str = "reconciler.dev/adopt";
+pub(crate) const ADOPT: &str = "reconciler.dev/adopt";
 
 /// The key under which a cached object the host could not read whole
 /// (nested too deep) carries why: never written to the cluster, never
 /// shown to a guest (see `operator::cluster::decode`).
-pub const UNDECODABLE: &str = "reconciler.dev/undecodable";
+pub(crate) const UNDECODABLE: &str = "reconciler.dev/undecodable";

@@ -16,7 +16,7 @@ use crate::facts::certificates;
 /// `object` as a fixture holds it: a Secret's values blanked (again: the
 /// cache blanked them already) and its certificates' PEM text dropped
 /// from the summary; any other object as it is.
-pub fn for_fixture(mut object: Value) -> Value {
+pub(crate) fn for_fixture(mut object: Value) -> Value {
     if !(object["apiVersion"] == "v1" && object["kind"] == "Secret") {
         return object;
     }

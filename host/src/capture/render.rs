@@ -111,7 +111,7 @@ pub fn fixture_text(c: &Captured<'_>, expect: &Value) -> String {
 /// and stall (or the guest's error class), and from what the pass
 /// `produced` (a golden entry) the written conditions, the Events and
 /// whether it writes.
-pub fn expect_of(outcome: &Result<Verdict, GuestError>, produced: &Value) -> Value {
+pub(crate) fn expect_of(outcome: &Result<Verdict, GuestError>, produced: &Value) -> Value {
     let mut expect = Map::new();
     let by_type = |decisions: &[Decision]| -> Value {
         decisions

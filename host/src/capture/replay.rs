@@ -33,7 +33,7 @@ pub fn evaluate(module: &GuestModule, fixture: &Fixture) -> Evaluated {
 /// How the replayed evaluation differs from the live one: its reads, its
 /// verdict or error, the read that failed the pass, the changes asked
 /// for; empty when it is the same pass.
-pub fn differences(live: &Evaluated, replayed: &Evaluated) -> Vec<String> {
+pub(crate) fn differences(live: &Evaluated, replayed: &Evaluated) -> Vec<String> {
     let mut out = Vec::new();
     for read in live.reads.difference(&replayed.reads) {
         out.push(format!("read live, not in the replay: {read}"));

@@ -12,11 +12,11 @@ use crate::facts::certificates;
 use crate::marks::{APPLIED, MANAGED_BY};
 
 /// What marks a ConfigMap value the cache keeps as its digest.
-pub const DIGEST_PREFIX: &str = "\u{0}sha256:";
+pub(crate) const DIGEST_PREFIX: &str = "\u{0}sha256:";
 
 /// A ConfigMap value as the cache keeps it: [`DIGEST_PREFIX`] and the
 /// SHA-256 of the value, lowercase hex.
-pub fn value_digest(value: &str) -> String {
+pub(crate) fn value_digest(value: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(value.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -36,7 +36,7 @@ pub struct Owner<'a> {
 /// (fields `actual` has beyond them do not matter), lists element by
 /// element, the rest equal (a value the cache keeps as its digest, by its
 /// digest).
-pub fn has_all(desired: &Value, actual: &Value) -> bool {
+pub(crate) fn has_all(desired: &Value, actual: &Value) -> bool {
     match (desired, actual) {
         (Value::String(d), Value::String(a)) if a.starts_with(DIGEST_PREFIX) => {
             value_digest(d) == *a
@@ -54,7 +54,7 @@ pub fn has_all(desired: &Value, actual: &Value) -> bool {
 /// A JSON merge patch setting every list of `desired` (objects kept by
 /// path, lists whole), `None` when it has none: a merge patch replaces a
 /// list, where server-side apply merges one by its keys.
-pub fn lists_of(desired: &Value) -> Option<Value> {
+pub(crate) fn lists_of(desired: &Value) -> Option<Value> {
     match desired {
         Value::Array(_) => Some(desired.clone()),
         Value::Object(fields) => {
@@ -127,7 +127,10 @@ pub fn bundle(
 /// A Secret of `keys` (name, bytes), each random from the operating
 /// system's generator, owned by the parent. Its values exist only in this
 /// request: the cache keeps no Secret value, and no guest ever reads one.
-pub fn generated_secret(name: &str, keys: &[(String, u32)]) -> Result<Value, getrandom::Error> {
+pub(crate) fn generated_secret(
+    name: &str,
+    keys: &[(String, u32)],
+) -> Result<Value, getrandom::Error> {
     use base64::Engine as _;
     let mut data = serde_json::Map::new();
     for (key, length) in keys {
@@ -149,7 +152,7 @@ pub fn generated_secret(name: &str, keys: &[(String, u32)]) -> Result<Value, get
 
 /// The body with the parent's namespace, the parent as controller owner,
 /// and the host's managed-by label.
-pub fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
+pub(crate) fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
     let mut desired = body.clone();
     let md = &mut desired["metadata"];
     if !owner.namespace.is_empty() {

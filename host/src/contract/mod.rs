@@ -89,7 +89,7 @@ pub fn convert<A: serde::Serialize, B: serde::de::DeserializeOwned>(value: A) ->
 /// An older version's kind spec as the current one: [`convert`], each read
 /// declared in the parent's namespace only (`read-decl.cross-namespace`,
 /// which 0.4.0 added to the record, is false).
-pub fn older_kind_spec<A: serde::Serialize>(spec: A) -> exports::KindSpec {
+pub(crate) fn older_kind_spec<A: serde::Serialize>(spec: A) -> exports::KindSpec {
     let mut json = serde_json::to_value(spec).expect("a kind spec serializes");
     if let Some(reads) = json["reads"].as_array_mut() {
         for read in reads {

@@ -27,7 +27,7 @@ pub fn parent_gates(gates: &[wit::Gate]) -> ParentGates {
 /// The kind spec in the host's model, with the kinds the guest writes
 /// (empty before contract 0.3.0) and the gates its parents may set (both
 /// before contract 0.5.0).
-pub fn kind_spec(
+pub(crate) fn kind_spec(
     s: wit::KindSpec,
     writes: Vec<wit_types::KindRef>,
     parent_gates: ParentGates,
@@ -96,7 +96,7 @@ pub fn kind_spec(
 /// The largest body a guest may ask the host to apply: the API server's
 /// own limit on an object stored in etcd is about 1.5 MiB, and a child a
 /// guest renders is a fraction of it.
-pub const MAX_BODY_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// A change a guest asks for, checked against its own declarations.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,7 +174,7 @@ impl std::fmt::Display for Withdrawal {
 /// a withdrawal: what binds a role, what grants one, and what publishes a
 /// name or an address. Deleting anything else either widens something (a
 /// NetworkPolicy's going lets Pods reach more) or takes nothing away.
-pub const WITHDRAWABLE: &[(&str, &str)] = &[
+pub(crate) const WITHDRAWABLE: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io", "RoleBinding"),
     ("rbac.authorization.k8s.io", "Role"),
     ("networking.k8s.io", "Ingress"),
@@ -187,20 +187,20 @@ pub const WITHDRAWABLE: &[(&str, &str)] = &[
 ];
 
 /// Whether deleting an object of `kind` takes access or exposure away.
-pub fn is_withdrawable(kind: &model::KindRef) -> bool {
+pub(crate) fn is_withdrawable(kind: &model::KindRef) -> bool {
     WITHDRAWABLE
         .iter()
         .any(|(group, k)| kind.group == *group && kind.kind == *k)
 }
 
 /// The most Secrets one CA bundle is mirrored from.
-pub const MAX_BUNDLE_SOURCES: usize = 1000;
+pub(crate) const MAX_BUNDLE_SOURCES: usize = 1000;
 
 /// The most DNS names one serving certificate carries.
-pub const MAX_DNS_NAMES: usize = 100;
+pub(crate) const MAX_DNS_NAMES: usize = 100;
 
 /// The most random bytes under one key of a generated Secret.
-pub const MAX_GENERATED_BYTES: u32 = 4096;
+pub(crate) const MAX_GENERATED_BYTES: u32 = 4096;
 
 /// The core `v1` ConfigMap kind.
 pub fn config_map_kind() -> model::KindRef {

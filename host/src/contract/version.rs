@@ -20,7 +20,7 @@ pub enum ContractVersion {
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const SERVED: [ContractVersion; 5] = [
+    pub(crate) const SERVED: [ContractVersion; 5] = [
         ContractVersion::V0_1,
         ContractVersion::V0_2,
         ContractVersion::V0_3,
@@ -54,7 +54,9 @@ impl fmt::Display for ContractVersion {
 /// The served version whose `reconciler` interface the component exports
 /// (the newest, should it export several); else why it is refused, naming
 /// what it exports and what the host serves.
-pub fn detect<'a>(exports: impl IntoIterator<Item = &'a str>) -> Result<ContractVersion, String> {
+pub(crate) fn detect<'a>(
+    exports: impl IntoIterator<Item = &'a str>,
+) -> Result<ContractVersion, String> {
     let exports: Vec<&str> = exports.into_iter().collect();
     if let Some(v) = ContractVersion::SERVED
         .iter()

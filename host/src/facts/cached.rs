@@ -147,7 +147,8 @@ impl Cached {
     }
 
     /// How many derivations the memo holds (for tests and the bench).
-    pub fn memoised(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn memoised(&self) -> usize {
         self.memo.len()
     }
 }

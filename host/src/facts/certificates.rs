@@ -21,7 +21,7 @@ use crate::contract::facts::{CertificateBundleFact, CertificateFact};
 
 /// Where a slimmed Secret keeps its certificates' summary:
 /// `{key: [{sha256, pemBytes}]}`, only keys holding a certificate.
-pub const SUMMARY_FIELD: &str = "__reconcilerCertificates";
+pub(crate) const SUMMARY_FIELD: &str = "__reconcilerCertificates";
 
 const BEGIN: &[u8] = b"-----BEGIN CERTIFICATE-----";
 const END: &[u8] = b"-----END CERTIFICATE-----";
@@ -90,7 +90,7 @@ fn has_key(secret: &Value, key: &str) -> bool {
 }
 
 /// The summary of a full Secret's certificates, for [`SUMMARY_FIELD`].
-pub fn summarize(secret: &Value) -> Value {
+pub(crate) fn summarize(secret: &Value) -> Value {
     let mut summary = Map::new();
     let keys = ["data", "stringData"]
         .iter()
@@ -115,7 +115,7 @@ pub fn summarize(secret: &Value) -> Value {
 /// summary when the cache slimmed it), with its SHA-256: what a CA bundle
 /// mirrored from it holds. Certificates are public; nothing else under the
 /// key is ever kept.
-pub fn pem_blocks(secret: &Value, key: &str) -> Vec<(String, String)> {
+pub(crate) fn pem_blocks(secret: &Value, key: &str) -> Vec<(String, String)> {
     match secret.get(SUMMARY_FIELD) {
         Some(summary) => summary[key]
             .as_array()

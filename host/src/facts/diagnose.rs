@@ -35,7 +35,7 @@ const CULPRIT_TRIALS: usize = 256;
 /// child whose removal does. None when no single field is to blame (two
 /// are malformed, or the object itself is not one); the path stops where
 /// no child alone is, or after [`CULPRIT_TRIALS`] trials.
-pub fn culprit(object: &Value, reads: impl Fn(&Value) -> bool) -> Option<String> {
+pub(crate) fn culprit(object: &Value, reads: impl Fn(&Value) -> bool) -> Option<String> {
     let mut path: Vec<(String, Option<usize>)> = Vec::new();
     let mut at = object;
     let mut trials = 0;

@@ -26,7 +26,7 @@ pub fn job_kind() -> KindRef {
 /// What a Job alone contributes to its fact, derived once per version of
 /// the Job: the fact without a failed Pod, and the selector of its Pods.
 #[derive(Clone, Debug)]
-pub struct JobPart {
+pub(crate) struct JobPart {
     fact: JobFact,
     selector: Selector,
 }
@@ -38,7 +38,10 @@ impl JobPart {
     }
 
     /// The fact, with the failure of the latest failed Pod among `failures`.
-    pub fn with_failures<'a>(&self, failures: impl IntoIterator<Item = &'a PodFailure>) -> JobFact {
+    pub(crate) fn with_failures<'a>(
+        &self,
+        failures: impl IntoIterator<Item = &'a PodFailure>,
+    ) -> JobFact {
         let mut fact = self.fact.clone();
         fact.failed_pod = failures
             .into_iter()
@@ -49,7 +52,7 @@ impl JobPart {
 }
 
 /// A Job's part of its fact. Never panics: a negative count reads as 0.
-pub fn job_part(json: &Value, job: &Job) -> JobPart {
+pub(crate) fn job_part(json: &Value, job: &Job) -> JobPart {
     let meta = object_meta(json);
     let status = job.status.clone().unwrap_or_default();
     let count = |n: Option<i32>| n.unwrap_or(0).max(0).unsigned_abs();
@@ -123,7 +126,7 @@ fn classify(conditions: &[JobCondition]) -> JobState {
 
 /// A failed Pod's failure and when the Pod was made (to find the latest).
 #[derive(Clone, Debug)]
-pub struct PodFailure {
+pub(crate) struct PodFailure {
     created: Option<jiff::Timestamp>,
     failure: JobPodFailure,
 }
@@ -131,7 +134,7 @@ pub struct PodFailure {
 /// Why a Pod failed, if its phase is Failed: its own reason, else the
 /// first container (init containers first) that ended with a non-zero
 /// exit code.
-pub fn pod_failure(json: &Value, pod: &Pod) -> Option<PodFailure> {
+pub(crate) fn pod_failure(json: &Value, pod: &Pod) -> Option<PodFailure> {
     let status = pod.status.clone().unwrap_or_default();
     if status.phase.as_deref() != Some("Failed") {
         return None;

@@ -5,7 +5,7 @@ use reconciler_conventions::kind::KindRef;
 pub fn deployment_kind() -> KindRef {
     core_kind("apps", "Deployment")
 }
-pub fn pod_kind() -> KindRef {
+pub(crate) fn pod_kind() -> KindRef {
     core_kind("", "Pod")
 }
 pub fn secret_kind() -> KindRef {
@@ -17,7 +17,7 @@ pub fn config_map_kind() -> KindRef {
 pub fn network_policy_kind() -> KindRef {
     core_kind("networking.k8s.io", "NetworkPolicy")
 }
-pub fn node_kind() -> KindRef {
+pub(crate) fn node_kind() -> KindRef {
     core_kind("", "Node")
 }
 pub fn cluster_role_kind() -> KindRef {
@@ -25,7 +25,7 @@ pub fn cluster_role_kind() -> KindRef {
 }
 
 /// A `v1` kind of `group`.
-pub fn core_kind(group: &str, kind: &str) -> KindRef {
+pub(crate) fn core_kind(group: &str, kind: &str) -> KindRef {
     KindRef {
         group: group.to_owned(),
         version: "v1".to_owned(),

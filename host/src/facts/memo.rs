@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// Which derivation a memo entry holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MemoKey {
+pub(crate) enum MemoKey {
     /// The metadata (the contract's `Object` adds the JSON text the
     /// [`Cached`](super::Cached) holds).
     Meta,
@@ -49,7 +49,7 @@ pub struct Memo(Mutex<Vec<Entry>>);
 impl Memo {
     /// The derivation under `key`, made by `make` the first time. Two
     /// passes asking at once may both make it; one is kept.
-    pub fn get_or_insert<T: Send + Sync + 'static>(
+    pub(crate) fn get_or_insert<T: Send + Sync + 'static>(
         &self,
         key: MemoKey,
         make: impl FnOnce() -> T,
@@ -73,6 +73,7 @@ impl Memo {
             .map(|(_, d)| d.clone())
     }
 
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
     }

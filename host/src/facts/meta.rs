@@ -59,7 +59,7 @@ pub fn timestamp(value: &Value) -> Option<Timestamp> {
 /// `0..1_000_000_000` and a time before the epoch keeps its sign
 /// (1969-12-31T23:59:59.25Z is -1 s + 250 000 000 ns, not 0 s + 750 000 000
 /// ns: jiff counts both parts towards zero).
-pub fn from_jiff(t: jiff::Timestamp) -> Timestamp {
+pub(crate) fn from_jiff(t: jiff::Timestamp) -> Timestamp {
     let (seconds, nanos) = (t.as_second(), t.subsec_nanosecond());
     if nanos < 0 {
         // jiff's earliest second is far from i64::MIN: no overflow.

@@ -20,7 +20,7 @@ use crate::contract::facts::{
 /// kept as written (a number's JSON text, so `-1` or `1.5` pass through for
 /// the guest to judge), and absent when neither a number nor a string; an
 /// `endPort` outside i32 is absent.
-pub fn network_policy_fact(policy: &Value) -> NetworkPolicyFact {
+pub(crate) fn network_policy_fact(policy: &Value) -> NetworkPolicyFact {
     let spec = &policy["spec"];
     let isolates_ingress = match spec["policyTypes"].as_array() {
         Some(types) if !types.is_empty() => types.iter().any(|t| t == "Ingress"),
@@ -43,7 +43,7 @@ pub fn network_policy_fact(policy: &Value) -> NetworkPolicyFact {
 /// when `policyTypes` names it or, with `policyTypes` left out (or empty),
 /// when the policy has egress rules, as the API server defaults it. Fields
 /// of the wrong type read as for the ingress side.
-pub fn egress_policy_fact(policy: &Value) -> EgressPolicyFact {
+pub(crate) fn egress_policy_fact(policy: &Value) -> EgressPolicyFact {
     let spec = &policy["spec"];
     let egress: Vec<EgressRuleFact> = items(&spec["egress"])
         .map(|rule| EgressRuleFact {

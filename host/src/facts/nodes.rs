@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::contract::facts::{NodeCidrs, NodePodCidrsFact};
 
 /// The most Nodes the host checks; above, it answers `too-many`.
-pub const MAX_NODES: usize = 10_000;
+pub(crate) const MAX_NODES: usize = 10_000;
 
 /// The pod CIDRs of every Node, sorted by name: `spec.podCIDRs`, or the
 /// singular `spec.podCIDR` when the list is absent. Any Node with neither
@@ -40,7 +40,7 @@ pub fn node_cidrs(node: &Value) -> NodeCidrs {
 }
 
 /// The answer from every Node's CIDRs (at most [`MAX_NODES`]).
-pub fn from_nodes(mut known: Vec<NodeCidrs>) -> NodePodCidrsFact {
+pub(crate) fn from_nodes(mut known: Vec<NodeCidrs>) -> NodePodCidrsFact {
     known.sort_by(|a, b| a.node.cmp(&b.node));
     let missing: Vec<String> = known
         .iter()

@@ -22,10 +22,10 @@ use super::{Cached, Selector};
 
 /// The most objects a pass reads past the cache: a guest that asks for
 /// more is answered with the cache's refusal for the rest.
-pub const MAX_READS: usize = 4;
+pub(crate) const MAX_READS: usize = 4;
 
 /// One object: its kind, namespace and name.
-pub type ObjectKey = (KindRef, String, String);
+pub(crate) type ObjectKey = (KindRef, String, String);
 
 /// The answers of a pass's reads past the cache.
 #[derive(Clone, Debug, Default)]
@@ -62,7 +62,7 @@ impl PastCache {
 
 /// A source whose reads past the cache are answered from a [`PastCache`];
 /// everything else is the inner source's.
-pub struct WithPastCache {
+pub(crate) struct WithPastCache {
     inner: Arc<dyn ObjectSource>,
     answers: Arc<PastCache>,
 }

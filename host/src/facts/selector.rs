@@ -80,7 +80,7 @@ impl Selector {
     }
 
     /// Whether the labels `label` looks up (a key's value, if set) match.
-    pub fn matches_by<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
+    pub(crate) fn matches_by<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.match_labels
             .iter()
             .all(|(k, v)| label(k) == Some(v.as_str()))
@@ -93,7 +93,7 @@ impl Selector {
     }
 
     /// The labels of an object's JSON.
-    pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
+    pub(crate) fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
         object["metadata"]["labels"]
             .as_object()
             .map(|m| {

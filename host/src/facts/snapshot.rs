@@ -24,7 +24,7 @@ type Answers<K, V> = Mutex<BTreeMap<K, V>>;
 /// A source answering each read of the world as it first answered it;
 /// what the host did (change states, last applies) is always the inner
 /// source's now.
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     inner: Arc<dyn ObjectSource>,
     gets: Answers<Key, Object>,
     lists: Answers<(KindRef, String, Selector), Objects>,

@@ -50,12 +50,12 @@ pub enum SourceError {
 
 /// What a read of one object past the cache answered: found, absent, or
 /// why not.
-pub type PastCacheAnswer = Result<Option<Arc<Cached>>, SourceError>;
+pub(crate) type PastCacheAnswer = Result<Option<Arc<Cached>>, SourceError>;
 
 /// Which optional kinds can be read where: per namespace, with `""` as
 /// the default for every namespace. A kind not in the table is available.
 #[derive(Clone, Debug, Default)]
-pub struct AvailabilityTable(BTreeMap<(KindRef, String), Availability>);
+pub(crate) struct AvailabilityTable(BTreeMap<(KindRef, String), Availability>);
 
 impl AvailabilityTable {
     pub fn set(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
@@ -98,7 +98,7 @@ pub enum ApplyOutcome {
 }
 
 /// A child the host applies: its kind, namespace and name.
-pub type ChildKey = (KindRef, String, String);
+pub(crate) type ChildKey = (KindRef, String, String);
 
 /// What holds a change the host did not make (`facts.change-state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -253,23 +253,29 @@ impl MemorySource {
             .insert((kind, namespace, name), Cached::new(Arc::new(object)));
     }
 
-    pub fn set_availability(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
+    pub(crate) fn set_availability(
+        &mut self,
+        kind: KindRef,
+        namespace: &str,
+        availability: Availability,
+    ) {
         self.availability.set(kind, namespace, availability);
     }
 
     /// Lets a read past the cache find the objects of `kind` in
     /// `namespace` (every namespace when empty) while a list is refused.
-    pub fn allow_direct_get(&mut self, kind: KindRef, namespace: &str) {
+    pub(crate) fn allow_direct_get(&mut self, kind: KindRef, namespace: &str) {
         self.gettable.insert((kind, namespace.to_owned()));
     }
 
     /// Leaves `namespace` out of what the source watches.
-    pub fn leave_out(&mut self, namespace: &str) {
+    #[cfg(test)]
+    pub(crate) fn leave_out(&mut self, namespace: &str) {
         self.unwatched.insert(namespace.to_owned());
     }
 
     /// Records the outcome of the host's last apply of a child.
-    pub fn set_last_apply(
+    pub(crate) fn set_last_apply(
         &mut self,
         kind: KindRef,
         namespace: &str,
@@ -281,7 +287,7 @@ impl MemorySource {
     }
 
     /// Records what became of the change asked for a child.
-    pub fn set_change_state(
+    pub(crate) fn set_change_state(
         &mut self,
         kind: KindRef,
         namespace: &str,
@@ -294,7 +300,7 @@ impl MemorySource {
 
     /// Records when the API server answered the host's last apply of a
     /// child.
-    pub fn set_last_apply_time(
+    pub(crate) fn set_last_apply_time(
         &mut self,
         kind: KindRef,
         namespace: &str,
@@ -383,7 +389,7 @@ impl ObjectSource for MemorySource {
 }
 
 /// The kind of an object's JSON, from `apiVersion` and `kind`.
-pub fn kind_of(object: &Value) -> KindRef {
+pub(crate) fn kind_of(object: &Value) -> KindRef {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),

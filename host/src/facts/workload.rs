@@ -21,7 +21,7 @@ const IMAGE_PULL_REASONS: &[&str] = &[
 /// Derives the Pod fact from a Pod. Never panics: a negative restart count
 /// reads as 0, and the sum of all containers' counts stops at `u32::MAX`
 /// (three containers at `i32::MAX` restarts would overflow it).
-pub fn pod_fact(json: &serde_json::Value, pod: &Pod) -> PodFact {
+pub(crate) fn pod_fact(json: &serde_json::Value, pod: &Pod) -> PodFact {
     let status = pod.status.clone().unwrap_or_default();
     let condition = |type_: &str| {
         status
@@ -64,7 +64,8 @@ pub fn pod_fact(json: &serde_json::Value, pod: &Pod) -> PodFact {
 
 /// Derives the workload fact from a Deployment and the Pods its selector
 /// matches.
-pub fn workload_fact(
+#[cfg(test)]
+pub(crate) fn workload_fact(
     json: &serde_json::Value,
     deployment: &Deployment,
     pods: Vec<PodFact>,
@@ -76,7 +77,7 @@ pub fn workload_fact(
 /// per version of the Deployment: the fact without Pods, the replicas its
 /// status counts, and the selector that picks its Pods.
 #[derive(Clone, Debug)]
-pub struct DeploymentPart {
+pub(crate) struct DeploymentPart {
     fact: WorkloadFact,
     total_replicas: u32,
     selector: Selector,
@@ -89,7 +90,7 @@ impl DeploymentPart {
     }
 
     /// The workload fact with these Pods, classified.
-    pub fn with_pods(&self, pods: Vec<PodFact>) -> WorkloadFact {
+    pub(crate) fn with_pods(&self, pods: Vec<PodFact>) -> WorkloadFact {
         let mut fact = self.fact.clone();
         fact.pods = pods;
         fact.state = classify(&fact, self.total_replicas);
@@ -98,7 +99,7 @@ impl DeploymentPart {
 }
 
 /// A Deployment's part of its workload fact.
-pub fn deployment_part(json: &serde_json::Value, deployment: &Deployment) -> DeploymentPart {
+pub(crate) fn deployment_part(json: &serde_json::Value, deployment: &Deployment) -> DeploymentPart {
     let meta = object_meta(json);
     let status = deployment.status.clone().unwrap_or_default();
     let condition = |type_: &str| {

@@ -20,12 +20,12 @@ use crate::contract::model::Change;
 use crate::plan::digest::effect;
 
 /// Effects up to this many bytes of text are inline in the plan.
-pub const INLINE_LIMIT: usize = 32 * 1024;
+pub(crate) const INLINE_LIMIT: usize = 32 * 1024;
 /// Gzipped effects up to this many bytes go in a ConfigMap (its limit is
 /// 1 MiB, base64 adds a third).
-pub const CONFIG_MAP_LIMIT: usize = 700 * 1024;
+pub(crate) const CONFIG_MAP_LIMIT: usize = 700 * 1024;
 /// The ConfigMap key holding the gzipped effects.
-pub const CONFIG_MAP_KEY: &str = "effects.yaml.gz";
+pub(crate) const CONFIG_MAP_KEY: &str = "effects.yaml.gz";
 
 /// Where a plan's effects are.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -60,7 +60,7 @@ use crate::contract::model::Change;
 use crate::marks::{APPLIED, MANAGED_BY};
 
 /// The tag of the canonical form this module computes.
-pub const TAG: &str = "rhd1-sha256";
+pub(crate) const TAG: &str = "rhd1-sha256";
 
 /// Fields of `metadata` the API server sets, or the host sets in place of
 /// the guest: not part of what the guest asks for.

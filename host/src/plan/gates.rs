@@ -23,9 +23,9 @@ use serde_json::Value;
 use crate::plan::digest::Mode;
 
 /// The annotation choosing a parent's mode when its schema has no field.
-pub const MODE_ANNOTATION: &str = "reconciler.dev/mode";
+pub(crate) const MODE_ANNOTATION: &str = "reconciler.dev/mode";
 /// The annotation asking for manual approval when its schema has no field.
-pub const APPROVAL_ANNOTATION: &str = "reconciler.dev/approval";
+pub(crate) const APPROVAL_ANNOTATION: &str = "reconciler.dev/approval";
 
 /// Whether a plan in mode `apply` waits for a reviewer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub struct Gates {
 
 impl Gates {
     /// Changes made in the pass that plans them, no reviewer involved.
-    pub fn is_direct(self) -> bool {
+    pub(crate) fn is_direct(self) -> bool {
         self.mode == Mode::Apply && self.approval == Approval::Auto
     }
 }

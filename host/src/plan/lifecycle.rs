@@ -31,7 +31,7 @@ pub struct Situation<'a> {
 
 /// What the pass does with its parent's plan.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Course {
+pub(crate) enum Course {
     /// Being deleted while Applying (a finalizer holds it): its execution
     /// stopped and said so; nothing more until it is gone.
     Wait,
@@ -54,7 +54,7 @@ pub enum Course {
 
 /// How a plan that no longer describes the pending changes is voided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Void {
+pub(crate) enum Void {
     /// Superseded, naming why.
     Supersede(Divergence),
     /// Failed: its execution did not finish and what is left is not what
@@ -95,16 +95,16 @@ pub enum Fresh {
 }
 
 /// The message of an execution that did not finish and cannot resume.
-pub const UNFINISHED: &str = "the execution did not finish (the host stopped, or a change failed) and \
+pub(crate) const UNFINISHED: &str = "the execution did not finish (the host stopped, or a change failed) and \
      what is left is not what was approved: a new plan holds it";
 
 /// The reason of the host's own approval (approval auto).
-pub const AUTO_APPROVED: &str = "AutoApproved";
+pub(crate) const AUTO_APPROVED: &str = "AutoApproved";
 
 /// The older open plans to supersede (Replaced) first, and the course of
 /// the current one. A record of withdrawals is never the current plan: one
 /// a stopped host left Applying is the withdrawals' to end.
-pub fn course(s: &Situation<'_>) -> (Vec<Plan>, Course) {
+pub(crate) fn course(s: &Situation<'_>) -> (Vec<Plan>, Course) {
     let mut open: Vec<Plan> = s
         .plans
         .iter()
@@ -241,7 +241,7 @@ pub fn hold(facts: Option<&PlanFacts>, made: bool) -> Option<Hold> {
 /// What the parent's status says of its plan under `gates`: `None` where
 /// changes are made directly. `plan`: the current plan, holding changes
 /// of `counts`; `held`: changes pending with no current plan.
-pub fn plan_facts(
+pub(crate) fn plan_facts(
     gates: Gates,
     plan: Option<&str>,
     counts: Counts,

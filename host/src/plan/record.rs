@@ -23,13 +23,13 @@ pub const KIND: &str = "ReconcilePlan";
 pub const PLURAL: &str = "reconcileplans";
 /// The label naming the UID of a plan's parent (how the host finds a
 /// parent's plans in its cache).
-pub const PARENT_UID_LABEL: &str = "reconciler.dev/parent-uid";
+pub(crate) const PARENT_UID_LABEL: &str = "reconciler.dev/parent-uid";
 /// The annotation exempting a plan from retention (`"true"`).
-pub const KEEP_ANNOTATION: &str = "reconciler.dev/keep";
+pub(crate) const KEEP_ANNOTATION: &str = "reconciler.dev/keep";
 /// The label marking a plan that records withdrawals (`"true"`): made
 /// without review, never a plan awaiting one, never executed from its
 /// phase.
-pub const WITHDRAWAL_LABEL: &str = "reconciler.dev/withdrawal";
+pub(crate) const WITHDRAWAL_LABEL: &str = "reconciler.dev/withdrawal";
 
 /// The plan kind, as the host's cache keys it.
 pub fn kind_ref() -> KindRef {
@@ -218,7 +218,12 @@ impl Plan {
     /// Why this plan does not describe `digest` made in `mode` for
     /// `target`: `None` when it does. The reason is the Superseded
     /// condition's.
-    pub fn divergence(&self, digest: &Digest, mode: Mode, target: &Target) -> Option<Divergence> {
+    pub(crate) fn divergence(
+        &self,
+        digest: &Digest,
+        mode: Mode,
+        target: &Target,
+    ) -> Option<Divergence> {
         if self.encoding != digest.tag {
             Some(Divergence::EncodingChanged)
         } else if self.target != *target {
@@ -331,7 +336,7 @@ impl<'a> ParentRef<'a> {
 /// The plan object to create: named `name`, controlled by the parent (a
 /// change of it, a decision, passes the parent; it goes with the parent),
 /// labelled with its UID.
-pub fn new_plan(
+pub(crate) fn new_plan(
     name: &str,
     parent: &ParentRef<'_>,
     mode: Mode,
@@ -395,7 +400,7 @@ pub fn condition(type_: &str, status: &str, reason: &str, message: &str, now: &s
 
 /// `conditions` with `replacement`'s type replaced (or added), unless
 /// the condition there is a recorded decision: never rewritten.
-pub fn with_condition(conditions: &[Value], replacement: Value) -> Vec<Value> {
+pub(crate) fn with_condition(conditions: &[Value], replacement: Value) -> Vec<Value> {
     let type_ = replacement["type"].clone();
     let decided = conditions.iter().any(|c| {
         c["type"] == type_ && c["status"] == "True" && (type_ == "Approved" || type_ == "Denied")
@@ -414,7 +419,7 @@ pub fn with_condition(conditions: &[Value], replacement: Value) -> Vec<Value> {
 
 /// A JSON merge patch of `status` over the plan read at
 /// `resource_version` (refused with 409 if it changed since).
-pub fn status_patch(resource_version: &str, status: Value) -> Value {
+pub(crate) fn status_patch(resource_version: &str, status: Value) -> Value {
     json!({"metadata": {"resourceVersion": resource_version}, "status": status})
 }
 

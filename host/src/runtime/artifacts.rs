@@ -29,7 +29,7 @@ impl ArtifactCache {
     }
 
     /// `$XDG_CACHE_HOME/reconciler-host/modules`, or under `~/.cache`.
-    pub fn default_dir() -> Option<PathBuf> {
+    pub(crate) fn default_dir() -> Option<PathBuf> {
         std::env::var_os("XDG_CACHE_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))

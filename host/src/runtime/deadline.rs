@@ -23,7 +23,7 @@ pub struct Deadline {
 ///
 /// [`GuestErrorClass::Deadline`]: super::GuestErrorClass::Deadline
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum DeadlineExceeded {
+pub(crate) enum DeadlineExceeded {
     #[error("interrupted after {used:?} of CPU time: its deadline is {deadline:?}")]
     Cpu { used: Duration, deadline: Duration },
     #[error(
@@ -50,7 +50,7 @@ impl Deadline {
     }
 
     /// The wall time after which a call ends whatever CPU it used.
-    pub fn wall_ceiling(&self) -> Duration {
+    pub(crate) fn wall_ceiling(&self) -> Duration {
         self.cpu * 10
     }
 
@@ -62,7 +62,7 @@ impl Deadline {
 
     /// Arms the deadline on a fresh store, from now, for a call made on
     /// this thread (calls into a guest are synchronous).
-    pub fn arm<T: 'static>(&self, store: &mut Store<T>) {
+    pub(crate) fn arm<T: 'static>(&self, store: &mut Store<T>) {
         let deadline = *self;
         let started = Instant::now();
         let cpu_at_start = thread_cpu_time();

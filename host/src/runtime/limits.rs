@@ -26,7 +26,7 @@ impl Default for Limits {
 /// The error a guest's memory growth past the cap traps with.
 #[derive(Debug, thiserror::Error)]
 #[error("memory growth to {desired} bytes refused: the cap is {cap} bytes")]
-pub struct MemoryCapExceeded {
+pub(crate) struct MemoryCapExceeded {
     pub desired: usize,
     pub cap: usize,
 }

@@ -32,7 +32,7 @@ use ticker::EpochTicker;
 
 /// The largest guest module the host reads (a JavaScript or Python guest
 /// is 12 to 20 MB; a Rust one well under 1 MB).
-pub const MAX_MODULE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_MODULE_BYTES: u64 = 64 << 20;
 
 /// How the runtime is set up.
 #[derive(Clone, Debug)]

@@ -54,16 +54,16 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// The most bytes of a guest's stderr kept for an error report: the last
 /// ones written (a panic message, an exception or a traceback comes last).
-pub const STDERR_CAPTURE_BYTES: usize = 4096;
+pub(crate) const STDERR_CAPTURE_BYTES: usize = 4096;
 
 /// The most bytes one `get-random-bytes` call returns (wasmtime's default
 /// is 64 MiB, allocated on the host before the guest's cap applies).
-pub const MAX_RANDOM_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
 /// The WASI interfaces the host links, without their version: a component
 /// may import any `0.2.x` of each (wasmtime's linker resolves a
 /// semver-compatible version to the 0.2 it implements).
-pub const PROVIDED: &[&str] = &[
+pub(crate) const PROVIDED: &[&str] = &[
     "wasi:cli/environment",
     "wasi:cli/exit",
     "wasi:cli/stdin",

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// A counting semaphore over the pool's instance slots.
 #[derive(Debug)]
-pub struct Slots {
+pub(crate) struct Slots {
     total: u32,
     free: Mutex<u32>,
     freed: Condvar,
@@ -23,14 +23,14 @@ pub struct Slots {
 }
 
 /// One slot, held for the lifetime of a store; given back on drop.
-pub struct Slot<'a>(&'a Slots);
+pub(crate) struct Slot<'a>(&'a Slots);
 
 /// No slot came free in time.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "no instance slot came free within {waited:?}: all {total} slots of the instance pool are in use (the pool is sized from --concurrency and the number of guests)"
 )]
-pub struct SlotsBusy {
+pub(crate) struct SlotsBusy {
     pub total: u32,
     pub waited: Duration,
 }
@@ -50,13 +50,8 @@ impl Slots {
         self.total
     }
 
-    /// How long a call waits for a slot before it fails.
-    pub fn wait(&self) -> Duration {
-        self.wait
-    }
-
-    /// Takes a slot, waiting up to [`Slots::wait`] for one.
-    pub fn acquire(&self) -> Result<Slot<'_>, SlotsBusy> {
+    /// Takes a slot, waiting up to the pool's wait for one.
+    pub(crate) fn acquire(&self) -> Result<Slot<'_>, SlotsBusy> {
         let start = Instant::now();
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         while *free == 0 {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use wasmtime::Engine;
 
 /// Ticks an engine's epoch until dropped.
-pub struct EpochTicker {
+pub(crate) struct EpochTicker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }

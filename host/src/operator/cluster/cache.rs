@@ -81,7 +81,7 @@ pub struct ObjectCache {
 }
 
 /// An object before and after a change (`None`: absent).
-pub type Transition = (Option<Arc<Value>>, Option<Arc<Value>>);
+pub(crate) type Transition = (Option<Arc<Value>>, Option<Arc<Value>>);
 
 /// An object's `resourceVersion` as a number (etcd's revision), to tell
 /// which of two versions of an object is the later one.
@@ -118,7 +118,7 @@ impl ObjectCache {
     /// the watches there last saw it: the all-namespaces watch, or the
     /// namespace's own. A read of every namespace ("") needs every watch
     /// to see it served.
-    pub fn is_served(&self, namespace: &str) -> bool {
+    pub(crate) fn is_served(&self, namespace: &str) -> bool {
         let not_served = self.not_served.read().expect("served lock");
         if namespace.is_empty() {
             return not_served.is_empty();
@@ -128,7 +128,7 @@ impl ObjectCache {
 
     /// Records whether the watch of `namespace` ("" for all) sees the kind
     /// served; returns whether that changed what it saw.
-    pub fn set_served(&self, namespace: &str, served: bool) -> bool {
+    pub(crate) fn set_served(&self, namespace: &str, served: bool) -> bool {
         let mut not_served = self.not_served.write().expect("served lock");
         if served {
             not_served.remove(namespace)
@@ -153,7 +153,7 @@ impl ObjectCache {
     }
 
     /// The object with the memo of its facts.
-    pub fn get_cached(&self, namespace: &str, name: &str) -> Option<Arc<Cached>> {
+    pub(crate) fn get_cached(&self, namespace: &str, name: &str) -> Option<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
         objects
             .get(&(namespace.to_owned(), name.to_owned()))
@@ -169,7 +169,7 @@ impl ObjectCache {
 
     /// The objects with the memos of their facts, in namespace and name
     /// order.
-    pub fn list_cached(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Cached>> {
+    pub(crate) fn list_cached(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
         objects.select(namespace, selector)
     }
@@ -201,7 +201,7 @@ impl ObjectCache {
     /// Stores an object the host just wrote, unless the cache already holds
     /// a newer version (the watch may have delivered a later change, such
     /// as a pause annotation, first); returns what the cache holds.
-    pub fn apply_if_newer(&self, object: Value) -> Arc<Value> {
+    pub(crate) fn apply_if_newer(&self, object: Value) -> Arc<Value> {
         let (object, value) = self.admit(object);
         let mut objects = self.objects.write().expect("cache lock");
         let key = cached_key(&object);
@@ -377,7 +377,7 @@ impl ClusterSource {
 
     /// Records the API resource of a watched kind (its plural and scope,
     /// from discovery): what the host writes it through.
-    pub fn set_resource(&self, kind: KindRef, resource: ApiResource) {
+    pub(crate) fn set_resource(&self, kind: KindRef, resource: ApiResource) {
         self.resources
             .write()
             .expect("resources lock")
@@ -395,7 +395,13 @@ impl ClusterSource {
 
     /// Records what the host's apply of a child came to, now
     /// (`facts.last-apply`, `facts.last-apply-time`).
-    pub fn record_apply(&self, kind: KindRef, namespace: &str, name: &str, outcome: ApplyOutcome) {
+    pub(crate) fn record_apply(
+        &self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        outcome: ApplyOutcome,
+    ) {
         self.applies.write().expect("applies lock").insert(
             (kind, namespace.to_owned(), name.to_owned()),
             (outcome, jiff::Timestamp::now()),
@@ -404,7 +410,13 @@ impl ClusterSource {
 
     /// Records what became of the change asked for a child
     /// (`facts.change-state`).
-    pub fn record_change(&self, kind: KindRef, namespace: &str, name: &str, state: ChangeState) {
+    pub(crate) fn record_change(
+        &self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        state: ChangeState,
+    ) {
         self.changes
             .write()
             .expect("changes lock")
@@ -420,7 +432,12 @@ impl ClusterSource {
             .clone()
     }
 
-    pub fn set_availability(&self, kind: KindRef, namespace: &str, availability: Availability) {
+    pub(crate) fn set_availability(
+        &self,
+        kind: KindRef,
+        namespace: &str,
+        availability: Availability,
+    ) {
         self.availability
             .write()
             .expect("availability lock")

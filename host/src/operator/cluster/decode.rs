@@ -26,7 +26,7 @@ use crate::marks::UNDECODABLE;
 /// level 1): deeper than any real object (a CustomResourceDefinition's
 /// schema nests a few dozen), and below serde_json's own limit of 128 by
 /// enough for the facts around an object a guest decodes.
-pub const MAX_DEPTH: usize = 100;
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// At most this many field names of a path are shown (the first and the
 /// last ones), so that a message naming a path stays short.
@@ -42,7 +42,7 @@ pub struct Decoded {
 
 impl Decoded {
     /// Decodes one object's JSON text.
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+    pub(crate) fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         let (text, too_deep) = prune(text);
         let object = serde_json::from_str::<DynamicObject>(&text)?;
         Ok(Decoded {
@@ -59,7 +59,7 @@ impl Decoded {
 
     /// The object as JSON; an object not read whole carries the reason
     /// under the host's mark ([`undecodable`] reads it back).
-    pub fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         let mut value = serde_json::to_value(self.object).unwrap_or(Value::Null);
         if let (Some(why), Some(o)) = (self.undecodable, value.as_object_mut()) {
             o.insert(UNDECODABLE.to_owned(), Value::String(why));

@@ -118,7 +118,7 @@ impl WatchProbe {
     }
 
     /// An event arrived: the watch is connected.
-    pub fn heard(&self) {
+    pub(crate) fn heard(&self) {
         self.update(|s| s.down_since = None);
         let metrics = &self.health.metrics;
         metrics.watch_connected.get_or_create(&self.labels).set(1);

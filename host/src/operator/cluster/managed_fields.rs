@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::marks::FIELD_MANAGER;
 
 /// The entry of the host's field manager on the status subresource.
-pub fn host_entry(md: &Value) -> Option<&Value> {
+pub(crate) fn host_entry(md: &Value) -> Option<&Value> {
     md["managedFields"].as_array()?.iter().find(|e| {
         e["manager"] == FIELD_MANAGER && e["subresource"] == "status" && e["operation"] == "Apply"
     })
@@ -14,7 +14,7 @@ pub fn host_entry(md: &Value) -> Option<&Value> {
 
 /// Keeps, of `md.managedFields`, only the host's status entry, reduced to
 /// the names [`crate::operator::write::owned::OwnedStatus::of`] reads (the cache drops the rest).
-pub fn slim_managed_fields(md: &mut Map<String, Value>) {
+pub(crate) fn slim_managed_fields(md: &mut Map<String, Value>) {
     let Some(entry) = md
         .get("managedFields")
         .map(|m| json!({ "managedFields": m }))

@@ -22,11 +22,11 @@ pub struct Refused {
 }
 
 /// The namespaces left out of the watch, with what is refused in each.
-pub type LeftOut = BTreeMap<String, Vec<Refused>>;
+pub(crate) type LeftOut = BTreeMap<String, Vec<Refused>>;
 
 /// A resource's name as RBAC and `kubectl auth can-i` spell it: the plural,
 /// qualified with its group for a kind outside the core group.
-pub fn resource_name(resource: &ApiResource) -> String {
+pub(crate) fn resource_name(resource: &ApiResource) -> String {
     if resource.group.is_empty() {
         resource.plural.clone()
     } else {
@@ -43,7 +43,7 @@ pub fn resources(refused: &[Refused]) -> String {
 }
 
 /// The WARN line of a namespace left out of the watch.
-pub fn left_out_line(namespace: &str, refused: &[Refused]) -> String {
+pub(crate) fn left_out_line(namespace: &str, refused: &[Refused]) -> String {
     format!(
         "namespace {namespace} left out of the watch: missing list on {}",
         resources(refused)
@@ -51,7 +51,7 @@ pub fn left_out_line(namespace: &str, refused: &[Refused]) -> String {
 }
 
 /// Ready's message on an object of a namespace left out of the watch.
-pub fn not_watched_message(namespace: &str, refused: &[Refused]) -> String {
+pub(crate) fn not_watched_message(namespace: &str, refused: &[Refused]) -> String {
     format!(
         "the operator left namespace {namespace} out of its watch: it may not list {} there; this status is no longer updated",
         resources(refused)

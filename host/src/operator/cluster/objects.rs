@@ -65,7 +65,7 @@ impl Objects {
     }
 
     /// The keys in `namespace` (every namespace when empty).
-    pub fn keys_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Key> + 'a {
+    pub(crate) fn keys_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Key> + 'a {
         self.in_namespace(namespace).map(|(k, _)| k)
     }
 

@@ -39,7 +39,7 @@ impl Rounds {
     /// Reads past the cache what `evaluated` wanted and was not read yet,
     /// within the pass's bound; false when there is nothing to read (the
     /// evaluation stands).
-    pub async fn read_wanted(
+    pub(crate) async fn read_wanted(
         &mut self,
         client: &Client,
         cache: &ClusterSource,

@@ -88,7 +88,7 @@ impl Registry {
     }
 
     /// The registry whose passes `evaluator` evaluates.
-    pub fn evaluating_with(mut self, evaluator: Arc<dyn Evaluator>) -> Self {
+    pub(crate) fn evaluating_with(mut self, evaluator: Arc<dyn Evaluator>) -> Self {
         self.evaluator = evaluator;
         self
     }
@@ -140,7 +140,7 @@ impl Registry {
 
     /// Asks for a pass of every cached object of kind `id`; returns how
     /// many.
-    pub fn requeue_all(&self, id: KindId) -> usize {
+    pub(crate) fn requeue_all(&self, id: KindId) -> usize {
         let objects = self.kind(id).cache.list("", &Default::default());
         for object in &objects {
             self.scheduler.add(ParentKey::of(id, object));

@@ -19,7 +19,7 @@ use crate::operator::write::owned::owned_part;
 /// of the watch, where the host may still list that kind, writes
 /// Ready=Unknown (NamespaceNotWatched) and publishes its Warning. A refused
 /// list or write is logged and skipped; nothing here fails the start.
-pub async fn mark_not_watched(
+pub(crate) async fn mark_not_watched(
     client: &Client,
     kinds: &[Arc<Kind>],
     metrics: &Metrics,

@@ -58,7 +58,7 @@ fn where_(namespace: &str) -> String {
 /// every kind it writes: a required read, unless the guest also declares
 /// it as an optional read (a Route it writes only where Routes are
 /// served; asking for one elsewhere fails that pass, not the host).
-pub fn reads_of(spec: &reconciler_conventions::kind::KindSpec) -> Vec<(KindRef, bool)> {
+pub(crate) fn reads_of(spec: &reconciler_conventions::kind::KindSpec) -> Vec<(KindRef, bool)> {
     let declared = |w: &KindRef| spec.reads.iter().any(|r| r.kind == *w);
     spec.reads
         .iter()
@@ -139,7 +139,7 @@ impl Watches {
 
     /// Starts the watches of a served kind's own objects, wherever the
     /// host watches; returns the receivers of their first listings.
-    pub fn watch_parent(
+    pub(crate) fn watch_parent(
         &self,
         resolved: &Resolved,
         cache: &Arc<ObjectCache>,
@@ -173,7 +173,7 @@ impl Watches {
     /// listable in every scope already, as at start). Nothing is started
     /// when a read is refused. Returns the receivers of the watches' first
     /// listings.
-    pub async fn watch_reads(
+    pub(crate) async fn watch_reads(
         &self,
         source: &ClusterSource,
         metrics: &Metrics,

@@ -91,7 +91,7 @@ impl Refusal {
     /// A module that did not load: not a component of the contract, an
     /// import the host does not provide, a world mismatch, a failing
     /// `describe`, or an inconsistent kind spec.
-    pub fn from_load(e: &LoadError) -> Self {
+    pub(crate) fn from_load(e: &LoadError) -> Self {
         let check = match e {
             LoadError::Read { .. } | LoadError::Cache { .. } => Check::Load,
             LoadError::NotAComponent { .. }
@@ -164,7 +164,7 @@ pub fn compatible(old: &KindSpec, new: &KindSpec) -> Result<(), Refusal> {
 /// What a module is compared to: the module serving its kind (hot swap),
 /// or a golden list shipped beside it (start, [`super::golden`]).
 #[derive(Clone, Copy, Debug)]
-pub enum Baseline<'a> {
+pub(crate) enum Baseline<'a> {
     Running,
     /// The golden list's file name in the guests directory.
     Golden(&'a str),
@@ -190,7 +190,7 @@ impl Baseline<'_> {
 
 /// Every reason of `baseline` is still registered for `new`, by it or by
 /// the host (`reasons`; names are compared, so a rename counts as missing).
-pub fn reasons_kept<'r>(
+pub(crate) fn reasons_kept<'r>(
     reasons: impl IntoIterator<Item = &'r str>,
     new: &KindSpec,
     baseline: Baseline<'_>,
@@ -208,7 +208,7 @@ pub fn reasons_kept<'r>(
 
 /// `aspects` are a prefix of `new`'s (`aspects`): an aspect may be
 /// appended, not removed, renamed or moved.
-pub fn aspects_kept(
+pub(crate) fn aspects_kept(
     aspects: &[String],
     new: &KindSpec,
     baseline: Baseline<'_>,

@@ -40,7 +40,7 @@ pub struct GuestFile {
 
 /// What a scan found.
 #[derive(Debug, PartialEq, Eq)]
-pub enum DirEvent {
+pub(crate) enum DirEvent {
     /// A module file is new, or its content changed.
     Changed(GuestFile),
     /// A module file is gone.
@@ -98,7 +98,7 @@ impl GuestsDir {
 
     /// Compares the directory with the last scan (the first scan reports
     /// every module). Events are sorted by file name.
-    pub fn scan(&mut self) -> io::Result<Vec<DirEvent>> {
+    pub(crate) fn scan(&mut self) -> io::Result<Vec<DirEvent>> {
         let mut names: Vec<String> = Vec::new();
         for entry in self.dir.entries()? {
             let entry = entry?;
@@ -261,7 +261,7 @@ impl GuestsDir {
 
     /// The text of `file` in the directory, if it exists (a golden list
     /// beside a module).
-    pub fn read_beside(&self, file: &str) -> io::Result<Option<String>> {
+    pub(crate) fn read_beside(&self, file: &str) -> io::Result<Option<String>> {
         match self.dir.read_to_string(file) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

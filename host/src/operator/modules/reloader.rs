@@ -78,7 +78,7 @@ impl<'r> Reloader<'r> {
     }
 
     /// The files the start refused: each settled once served or removed.
-    pub fn settling(mut self, unserved: Arc<Unserved>) -> Self {
+    pub(crate) fn settling(mut self, unserved: Arc<Unserved>) -> Self {
         self.unserved = unserved;
         self
     }

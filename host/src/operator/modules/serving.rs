@@ -28,7 +28,7 @@ use crate::runtime::GuestModule;
 
 /// How long the watches started for a new kind or read may take to list
 /// everything before the kind is served anyway (the watches go on).
-pub const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A module not (yet) served: why, and whether it is retried on every poll
 /// (a CRD not installed yet, a permission not granted yet).
@@ -85,7 +85,7 @@ impl Serving {
     /// Starts the watches of every kind `module` reads that the host does
     /// not watch yet ([`Watches::watch_reads`]); returns the receivers of
     /// their first listings.
-    pub async fn watch_reads(
+    pub(crate) async fn watch_reads(
         &self,
         registry: &Registry,
         module: &GuestModule,

@@ -26,7 +26,7 @@ const OBSERVE_UNWATCHED_AFTER: Duration = Duration::from_secs(1);
 
 /// What became of a pass's changes.
 #[derive(Default)]
-pub struct Carried {
+pub(crate) struct Carried {
     pub withdrawn: Withdrawn,
     /// The withdrawals were made or tried.
     pub withdrew: bool,
@@ -42,7 +42,7 @@ impl Carried {
     /// kept, when it is due for renewal; an object deleted past the cache
     /// (no watch event comes), soon after to observe it gone; a plan's
     /// hold, when it ends.
-    pub fn host_requeue(&self) -> Vec<Duration> {
+    pub(crate) fn host_requeue(&self) -> Vec<Duration> {
         let made = self.made.as_ref().and_then(|m| m.as_ref().ok());
         let deleted_unwatched =
             made.map_or(0, |m| m.deleted_unwatched) + self.withdrawn.made.deleted_unwatched;
@@ -54,7 +54,7 @@ impl Carried {
     }
 
     /// The plan's failure, as the pass's core settles it.
-    pub fn plan_failure(&self) -> Option<Failure> {
+    pub(crate) fn plan_failure(&self) -> Option<Failure> {
         self.plan_error.as_ref().map(|e| Failure {
             class: e.class(),
             text: e.to_string(),
@@ -64,7 +64,7 @@ impl Carried {
 
     /// The changes' failure, as the pass's core settles it: a change the
     /// contract refuses is the guest's (`guest <name>: ...`).
-    pub fn changes_failure(&self, guest: &str) -> Option<Failure> {
+    pub(crate) fn changes_failure(&self, guest: &str) -> Option<Failure> {
         let Some(Err(e)) = &self.made else {
             return None;
         };
@@ -83,7 +83,7 @@ impl Carried {
 
 /// Carries out the changes of the guest's last evaluation in
 /// `evaluations`, of the pass `evaluation` of a parent of kind `spec`.
-pub async fn carry_out(
+pub(crate) async fn carry_out(
     evaluation: &Evaluation<'_>,
     spec: &KindSpec,
     evaluations: &Evaluations,

@@ -27,7 +27,7 @@ pub struct Evaluation<'a> {
 }
 
 /// What a pass's evaluations came to.
-pub struct Evaluations {
+pub(crate) struct Evaluations {
     /// The last evaluation (its outcome that of a second one, where what
     /// became of the changes moved).
     pub evaluated: Evaluated,
@@ -43,7 +43,7 @@ impl Evaluation<'_> {
     /// Evaluates the parent; objects the cache refused are read past it
     /// after an evaluation that wanted them, and the parent is evaluated
     /// again with them.
-    pub async fn with_reads(&self) -> Evaluations {
+    pub(crate) async fn with_reads(&self) -> Evaluations {
         let registry = self.registry;
         let mut rounds = Rounds::default();
         let mut guest_time = Duration::ZERO;
@@ -73,7 +73,7 @@ impl Evaluation<'_> {
     /// that verdict is the pass's (its changes are the next pass's).
     /// Returns the reads of that evaluation and whether it wants other
     /// changes (then the parent passes again).
-    pub async fn again_if_moved(
+    pub(crate) async fn again_if_moved(
         &self,
         evaluations: &mut Evaluations,
     ) -> Option<(BTreeSet<Dependency>, bool)> {

@@ -22,7 +22,7 @@ use crate::runtime::GuestErrorClass;
 /// The parent a pass reports on: its kind, and its queue entry that
 /// remembers what its passes reported.
 #[derive(Clone, Copy)]
-pub struct Reporter<'a> {
+pub(crate) struct Reporter<'a> {
     pub registry: &'a Registry,
     pub kind: &'a Kind,
     pub queue: &'a WorkQueue<ParentKey>,
@@ -36,7 +36,7 @@ impl Reporter<'_> {
     }
 
     /// What the parent's passes reported, once this one's Events are out.
-    pub fn remember(&self, reported: Reported) {
+    pub(crate) fn remember(&self, reported: Reported) {
         self.queue.remember(self.key, reported);
     }
 
@@ -78,7 +78,7 @@ impl Reporter<'_> {
     }
 
     /// Counts a guest's failure of class `class`.
-    pub fn count_guest_error(&self, class: GuestErrorClass) {
+    pub(crate) fn count_guest_error(&self, class: GuestErrorClass) {
         self.registry
             .metrics
             .guest_errors

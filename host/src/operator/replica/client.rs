@@ -55,7 +55,7 @@ pub async fn counted(metrics: &Arc<Metrics>, fence: &Arc<Fence>) -> Result<Clien
 const BUFFERED: usize = 1024;
 
 /// How many times a request answered 429, 503 or 504 is sent again.
-pub const RETRIES: u32 = 5;
+pub(crate) const RETRIES: u32 = 5;
 
 /// [`RETRIES`] retries, the delay doubling from 50 ms to at most 1 s
 /// (about three seconds in all, jitter included); a `Retry-After` is not

@@ -42,7 +42,7 @@ struct LeaseTerms {
 #[error(
     "write refused: this replica's Lease is not confirmed valid (its last renewal was sent more than {0:?} ago, or none yet)"
 )]
-pub struct Fenced(Duration);
+pub(crate) struct Fenced(Duration);
 
 impl Fence {
     /// A fence that never shuts: the replica writes from the start.
@@ -57,7 +57,7 @@ impl Fence {
     /// each confirmed renewal opens it until `duration - margin` after the
     /// renewal was sent. The holder renews `grace` before the end: the
     /// margin is half of it, the other half left for the renewal's answer.
-    pub fn for_lease(duration: Duration, grace: Duration) -> Arc<Fence> {
+    pub(crate) fn for_lease(duration: Duration, grace: Duration) -> Arc<Fence> {
         Arc::new(Fence {
             lease: Some(LeaseTerms {
                 duration,
@@ -68,7 +68,7 @@ impl Fence {
     }
 
     /// Whether a write may be sent now.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         let Some(_) = self.lease else { return true };
         self.valid_until
             .lock()
@@ -96,7 +96,7 @@ impl Fence {
 }
 
 /// Whether `e` (a kube client error) is a write the fence refused.
-pub fn is_fenced(e: &kube::Error) -> bool {
+pub(crate) fn is_fenced(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Service(inner) if inner.is::<Fenced>())
 }
 
@@ -111,7 +111,7 @@ type Answer<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
 
 /// Refuses writes while the fence is shut.
 #[derive(Clone)]
-pub struct FenceLayer(pub Arc<Fence>);
+pub(crate) struct FenceLayer(pub Arc<Fence>);
 
 impl<S> Layer<S> for FenceLayer {
     type Service = FenceService<S>;
@@ -125,7 +125,7 @@ impl<S> Layer<S> for FenceLayer {
 }
 
 #[derive(Clone)]
-pub struct FenceService<S> {
+pub(crate) struct FenceService<S> {
     inner: S,
     fence: Arc<Fence>,
 }
@@ -158,7 +158,7 @@ where
 /// Opens the fence on each confirmed write to the Lease (an acquisition
 /// or a renewal), from the moment it was sent.
 #[derive(Clone)]
-pub struct RenewalLayer(pub Arc<Fence>);
+pub(crate) struct RenewalLayer(pub Arc<Fence>);
 
 impl<S> Layer<S> for RenewalLayer {
     type Service = RenewalService<S>;
@@ -172,7 +172,7 @@ impl<S> Layer<S> for RenewalLayer {
 }
 
 #[derive(Clone)]
-pub struct RenewalService<S> {
+pub(crate) struct RenewalService<S> {
     inner: S,
     fence: Arc<Fence>,
 }

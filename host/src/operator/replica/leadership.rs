@@ -124,7 +124,7 @@ pub struct Leadership {
 
 impl Leadership {
     /// Waits until this replica holds the Lease `lease` (the shard's).
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         config: LeaderConfig,
         lease: String,
     ) -> Result<Leadership, LeadershipError> {
@@ -242,7 +242,7 @@ async fn lease_client(fence: &Arc<Fence>) -> Result<Client, kube::Error> {
 }
 
 /// How long one request about the Lease may take.
-pub const LEASE_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const LEASE_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[cfg(test)]
 mod tests {

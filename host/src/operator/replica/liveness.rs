@@ -31,13 +31,13 @@ impl Liveness {
     }
 
     /// A pass ended.
-    pub fn progressed(&self) {
+    pub(crate) fn progressed(&self) {
         self.progressed_ms.store(self.now_ms(), Ordering::Relaxed);
     }
 
     /// How many parents wait for a pass now. Work arriving in empty queues
     /// starts the clock afresh: an idle host is not a wedged one.
-    pub fn set_pending(&self, pending: usize) {
+    pub(crate) fn set_pending(&self, pending: usize) {
         if self.pending.swap(pending, Ordering::Relaxed) == 0 && pending > 0 {
             self.progressed();
         }

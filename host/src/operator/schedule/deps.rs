@@ -22,7 +22,7 @@ use crate::operator::schedule::selections::Selections;
 /// of a kind's served state takes every read of the kind in its namespace
 /// buckets.
 #[derive(Debug)]
-pub struct DependencyIndex<P> {
+pub(crate) struct DependencyIndex<P> {
     reads: HashMap<P, BTreeSet<Dependency>>,
     by_kind: HashMap<KindRef, KindIndex<P>>,
 }
@@ -121,7 +121,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     /// namespace and selector match the object's labels before OR after the
     /// change (a label change can leave or join a selection). `None` labels
     /// mean the object did not exist on that side of the change.
-    pub fn affected(
+    pub(crate) fn affected(
         &self,
         kind: &KindRef,
         namespace: &str,
@@ -153,7 +153,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     /// Parents that read their children of `kind` and control the changed
     /// object before or after the change (`controllers`: its controllers'
     /// UIDs on either side).
-    pub fn controlling<'a>(
+    pub(crate) fn controlling<'a>(
         &self,
         kind: &KindRef,
         controllers: impl IntoIterator<Item = &'a str>,
@@ -175,7 +175,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     /// namespace or across every namespace. What a flip of the kind's
     /// served state there concerns: every such read now answers otherwise
     /// (`not-served`, or served again), though no object may have changed.
-    pub fn reading_kind(&self, kind: &KindRef, namespace: &str) -> BTreeSet<P> {
+    pub(crate) fn reading_kind(&self, kind: &KindRef, namespace: &str) -> BTreeSet<P> {
         let mut found = BTreeSet::new();
         let Some(index) = self.by_kind.get(kind) else {
             return found;
@@ -194,6 +194,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     }
 
     /// Parents with at least one read.
+    #[cfg(test)]
     pub fn parents(&self) -> usize {
         self.reads.len()
     }
@@ -223,7 +224,8 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     }
 
     /// What the parent's latest pass read.
-    pub fn reads_of(&self, parent: &P) -> Option<&BTreeSet<Dependency>> {
+    #[cfg(test)]
+    pub(crate) fn reads_of(&self, parent: &P) -> Option<&BTreeSet<Dependency>> {
         self.reads.get(parent)
     }
 

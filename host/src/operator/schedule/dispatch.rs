@@ -10,7 +10,7 @@ use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 
 impl Scheduler {
     /// Re-queues the parents `change` concerns.
-    pub fn dispatch(&self, change: &CacheEvent) {
+    pub(crate) fn dispatch(&self, change: &CacheEvent) {
         match change {
             CacheEvent::Object(change) => self.object_changed(change),
             CacheEvent::Served(change) => self.served_changed(change),
@@ -109,7 +109,7 @@ fn status_changed(change: &ObjectChange) -> bool {
 /// Whether `new`, a later version of the parent `old`, needs a pass: a
 /// change of spec (generation), labels, annotations, deletion or identity;
 /// not of its status.
-pub fn needs_pass(old: &Value, new: &Value) -> bool {
+pub(crate) fn needs_pass(old: &Value, new: &Value) -> bool {
     let (o, n) = (&old["metadata"], &new["metadata"]);
     [
         "generation",

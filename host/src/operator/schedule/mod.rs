@@ -79,22 +79,22 @@ impl Scheduler {
 
     /// Records what `key`'s pass read, in place of what its last pass
     /// read.
-    pub fn record_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) {
+    pub(crate) fn record_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) {
         self.deps.lock().expect("deps lock").replace(key, reads);
     }
 
     /// Adds what a second evaluation of `key`'s pass read to its reads.
-    pub fn add_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) {
+    pub(crate) fn add_reads(&self, key: &ParentKey, reads: BTreeSet<Dependency>) {
         self.deps.lock().expect("deps lock").extend(key, reads);
     }
 
     /// Forgets what `key`'s passes read (its parent is gone).
-    pub fn forget_reads(&self, key: &ParentKey) {
+    pub(crate) fn forget_reads(&self, key: &ParentKey) {
         self.deps.lock().expect("deps lock").remove(key);
     }
 
     /// How many entries the dependency index holds.
-    pub fn dependency_entries(&self) -> usize {
+    pub(crate) fn dependency_entries(&self) -> usize {
         self.deps.lock().expect("deps lock").entries()
     }
 

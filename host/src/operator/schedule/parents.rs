@@ -3,7 +3,7 @@
 
 /// A set of parents, in order.
 #[derive(Debug)]
-pub struct Parents<P>(Vec<P>);
+pub(crate) struct Parents<P>(Vec<P>);
 
 impl<P> Default for Parents<P> {
     fn default() -> Self {

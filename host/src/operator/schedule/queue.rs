@@ -147,7 +147,8 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
     }
 
     /// Asks for a pass of `key` after `delay`, unless one is due sooner.
-    pub fn add_after(&self, key: K, delay: Duration) {
+    #[cfg(test)]
+    pub(crate) fn add_after(&self, key: K, delay: Duration) {
         self.add_at(key, after(Instant::now(), delay));
     }
 
@@ -249,7 +250,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
 
     /// What the key's passes have reported once a pass's Events are
     /// published.
-    pub fn remember(&self, key: &K, reported: Reported) {
+    pub(crate) fn remember(&self, key: &K, reported: Reported) {
         let mut state = self.lock();
         if reported == Reported::default() {
             state.reported.remove(key);
@@ -261,7 +262,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
     /// The object is gone: drops the key's pending time, backoff and what
     /// it reported. A pass
     /// in flight ends as usual, but its outcome schedules nothing.
-    pub fn forget(&self, key: &K) {
+    pub(crate) fn forget(&self, key: &K) {
         let mut state = self.lock();
         if let Some(at) = state.pending.remove(key) {
             state.due.remove(&(at, key.clone()));

@@ -14,7 +14,7 @@ type Label = (String, String);
 /// a label (its first `matchLabels` pair, or an `In` of one value) is
 /// filed under it; any other is tried on every change.
 #[derive(Debug)]
-pub struct Selections<P> {
+pub(crate) struct Selections<P> {
     anchored: HashMap<Label, HashMap<Selector, Parents<P>>>,
     unanchored: HashMap<Selector, Parents<P>>,
 }

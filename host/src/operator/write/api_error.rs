@@ -37,7 +37,7 @@ pub fn classify(e: &kube::Error) -> ApiErrorClass {
 }
 
 /// The rule, on the fields of a `metav1.Status`.
-pub fn classify_status(code: u16, reason: &str, message: &str) -> ApiErrorClass {
+pub(crate) fn classify_status(code: u16, reason: &str, message: &str) -> ApiErrorClass {
     let lower = message.to_lowercase();
     if code == 409 && reason != "AlreadyExists" {
         return ApiErrorClass::Conflict;

@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 /// The annotation holding a serving certificate's expiry (RFC 3339).
-pub const EXPIRY_ANNOTATION: &str = "reconciler.dev/certificate-expiry";
+pub(crate) const EXPIRY_ANNOTATION: &str = "reconciler.dev/certificate-expiry";
 /// The annotation holding the DNS names it was issued for, comma-separated.
-pub const DNS_NAMES_ANNOTATION: &str = "reconciler.dev/certificate-dns-names";
+pub(crate) const DNS_NAMES_ANNOTATION: &str = "reconciler.dev/certificate-dns-names";
 /// How long the CA the host creates is valid.
 const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 /// The CA certificate's common name.
@@ -89,7 +89,7 @@ impl Authority {
     }
 
     /// How long `cached` stays good for `dns_names`; `None`: issue now.
-    pub fn still_good(
+    pub(crate) fn still_good(
         &self,
         cached: &Value,
         dns_names: &[String],

@@ -161,7 +161,7 @@ pub fn check<'a>(
 
 /// Why an execution stops before its next change, if it does: asked
 /// before each one.
-pub type Stop<'a> = &'a (dyn Fn() -> Option<String> + Send + Sync);
+pub(crate) type Stop<'a> = &'a (dyn Fn() -> Option<String> + Send + Sync);
 
 /// Makes the checked changes: generated Secrets and certificates first,
 /// immediately before the changes that use them, then the rest in the

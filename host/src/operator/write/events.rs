@@ -26,7 +26,7 @@ use reconciler_conventions::verdict::EventType;
 use crate::operator::write::FIELD_MANAGER;
 
 /// How long a published Event can grow into a series.
-pub const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
+pub(crate) const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 
 /// The longest Event name the API server accepts (a DNS subdomain).
 const MAX_NAME: usize = 253;
@@ -47,7 +47,7 @@ struct Published {
 }
 
 /// Publishes the Events of one kind's parents.
-pub struct EventPublisher {
+pub(crate) struct EventPublisher {
     client: Client,
     instance: String,
     series: Mutex<HashMap<SeriesKey, Published>>,
@@ -56,7 +56,7 @@ pub struct EventPublisher {
 /// An Event name for `parent`: its name, cut so that the name and the
 /// `.<suffix>` fit [`MAX_NAME`] (cut on a character boundary; a name is
 /// ASCII anyway), then the suffix.
-pub fn event_name(parent: &str, suffix: &str) -> String {
+pub(crate) fn event_name(parent: &str, suffix: &str) -> String {
     let room = MAX_NAME.saturating_sub(suffix.len() + 1);
     let mut cut = parent.len().min(room);
     while !parent.is_char_boundary(cut) {

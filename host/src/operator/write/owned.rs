@@ -21,7 +21,7 @@ use crate::operator::cluster::managed_fields::host_entry;
 /// What the host's field manager owns under `.status`, from an object's
 /// `managedFields`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OwnedStatus {
+pub(crate) struct OwnedStatus {
     /// Condition types.
     pub conditions: BTreeSet<String>,
     /// Top-level status fields other than `conditions` and
@@ -68,7 +68,7 @@ impl OwnedStatus {
 /// wrote before, and the status fields it wrote before. What the engine
 /// derives from it, and so what the host applies, is exactly that plus
 /// the fields the guest sets now.
-pub fn owned_part(status: &Status, spec: &KindSpec, parent: &Value) -> Status {
+pub(crate) fn owned_part(status: &Status, spec: &KindSpec, parent: &Value) -> Status {
     let owned = OwnedStatus::of(parent);
     let declared: BTreeSet<&str> = spec.condition_types().collect();
     Status {

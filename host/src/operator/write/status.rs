@@ -45,7 +45,7 @@ impl StatusWriter {
     /// the version the pass evaluated: a writer whose view is stale (a
     /// deposed leader, a pass overtaken by a change) gets a conflict and
     /// writes nothing; its pass runs again on the newer version.
-    pub async fn write_status(
+    pub(crate) async fn write_status(
         &self,
         parent: &Value,
         status: &Status,

@@ -148,7 +148,7 @@ impl Planned {
 }
 
 /// Whether the cluster serves ReconcilePlans to the host in `namespace`.
-pub fn plans_served(source: &ClusterSource, namespace: &str) -> bool {
+pub(crate) fn plans_served(source: &ClusterSource, namespace: &str) -> bool {
     source.resource(&record::kind_ref()).is_some()
         && source
             .cache(&record::kind_ref())
@@ -157,7 +157,7 @@ pub fn plans_served(source: &ClusterSource, namespace: &str) -> bool {
 
 /// The plans of the parent with UID `parent_uid` in `namespace`, as the
 /// cache holds them, oldest first.
-pub fn parent_plans(source: &ClusterSource, namespace: &str, parent_uid: &str) -> Vec<Plan> {
+pub(crate) fn parent_plans(source: &ClusterSource, namespace: &str, parent_uid: &str) -> Vec<Plan> {
     let Some(cache) = source.cache(&record::kind_ref()) else {
         return Vec::new();
     };

@@ -31,7 +31,7 @@ use crate::plan::record::{self, Phase, WITHDRAWAL_LABEL};
 
 /// The reason of a withdrawal plan's Approved condition: the host made it
 /// without review.
-pub const WITHDRAWAL_REASON: &str = "Withdrawal";
+pub(crate) const WITHDRAWAL_REASON: &str = "Withdrawal";
 
 /// What a pass's withdrawals came to.
 #[derive(Debug, Default)]
@@ -230,7 +230,7 @@ async fn close(
 /// they name) from the cache, else Failed (the withdrawals still wanted
 /// are made again, under a record of their own). Best effort: a record
 /// that cannot be ended now is ended by a later pass.
-pub async fn finish_interrupted(planner: &Planner, at: &PlanPass<'_>) {
+pub(crate) async fn finish_interrupted(planner: &Planner, at: &PlanPass<'_>) {
     let md = &at.parent["metadata"];
     let namespace = md["namespace"].as_str().unwrap_or_default();
     let parent_uid = md["uid"].as_str().unwrap_or_default();
