@@ -26,12 +26,12 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 /// The parent a capture passes: its namespace ("" for a cluster-scoped
 /// kind) and name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
+pub struct Subject {
     pub namespace: String,
     pub name: String,
 }
 
-impl std::fmt::Display for Target {
+impl std::fmt::Display for Subject {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.namespace.is_empty() {
             write!(f, "{}", self.name)
@@ -59,7 +59,7 @@ pub struct LivePass {
 pub async fn pass(
     client: &Client,
     module: &GuestModule,
-    target: &Target,
+    target: &Subject,
     scopes: &[String],
     settings: &[(String, String)],
 ) -> Result<LivePass, CaptureError> {
@@ -162,7 +162,7 @@ async fn read_parent(
     client: &Client,
     kind: &KindRef,
     resource: &kube::core::ApiResource,
-    target: &Target,
+    target: &Subject,
 ) -> Result<Value, CaptureError> {
     let api: Api<DynamicObject> = if target.namespace.is_empty() {
         Api::all_with(client.clone(), resource)

@@ -28,7 +28,7 @@ use crate::fixture::{Fixture, FixtureError, golden, run_fixture};
 use crate::operator::cluster::probe::ProbeError;
 use crate::operator::kinds::watches::ReadRefused;
 use crate::runtime::GuestModule;
-pub use live::{LivePass, Target};
+pub use live::{LivePass, Subject};
 
 /// Why a capture failed.
 #[derive(Debug, thiserror::Error)]
@@ -129,7 +129,7 @@ pub fn settings_of(given: &[(String, String)]) -> BTreeMap<String, String> {
 /// it. `settings` are those the live pass was given ([`settings_of`]).
 pub fn fixture(
     module: &GuestModule,
-    target: &Target,
+    target: &Subject,
     settings: &BTreeMap<String, String>,
     live: &LivePass,
     plans: &plans::Recorded,

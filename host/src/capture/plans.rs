@@ -12,7 +12,7 @@ use reconciler_conventions::kind::KindSpec;
 use serde_json::{Map, Value, json};
 
 use super::CaptureError;
-use super::live::Target;
+use super::live::Subject;
 use crate::children::pending;
 use crate::contract::model::Change;
 use crate::facts::ObjectSource;
@@ -44,7 +44,7 @@ pub struct Recorded {
 pub async fn record(
     client: &Client,
     spec: &KindSpec,
-    target: &Target,
+    target: &Subject,
     parent: &Value,
     changes: &[Change],
     source: &dyn ObjectSource,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use reconciler_conventions::verdict::{Decision, Verdict};
 use serde_json::{Map, Value, json};
 
-use super::live::Target;
+use super::live::Subject;
 use super::plans::Recorded;
 use super::select::Selection;
 use crate::runtime::{GuestError, GuestModule};
@@ -13,7 +13,7 @@ use crate::runtime::{GuestError, GuestModule};
 /// What a captured fixture holds.
 pub struct Captured<'a> {
     pub module: &'a GuestModule,
-    pub target: &'a Target,
+    pub target: &'a Subject,
     pub now: jiff::Timestamp,
     /// The kind's settings, each name once.
     pub settings: &'a BTreeMap<String, String>,

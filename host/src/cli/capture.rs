@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 use reconciler_host::capture::plans::GivenGates;
-use reconciler_host::capture::{self, Target};
+use reconciler_host::capture::{self, Subject};
 use reconciler_host::fixture::golden;
 use reconciler_host::operator::kinds::settings_of;
 use reconciler_host::operator::modules::guests_dir::GuestsDir;
@@ -27,7 +27,7 @@ pub struct CaptureArgs {
     /// The parent: `<namespace>/<name>`, or `<name>` for a cluster-scoped
     /// kind.
     #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_target)]
-    target: Target,
+    target: Subject,
     /// The directory of guest modules (*.wasm), loaded as `run` loads it.
     #[arg(long, env = "GUESTS_DIR")]
     guests: PathBuf,
@@ -54,14 +54,14 @@ pub struct CaptureArgs {
     allow_golden_drift: bool,
 }
 
-fn parse_target(s: &str) -> Result<Target, String> {
+fn parse_target(s: &str) -> Result<Subject, String> {
     let parts: Vec<&str> = s.split('/').collect();
     match parts[..] {
-        [name] if !name.is_empty() => Ok(Target {
+        [name] if !name.is_empty() => Ok(Subject {
             namespace: String::new(),
             name: name.to_owned(),
         }),
-        [namespace, name] if !namespace.is_empty() && !name.is_empty() => Ok(Target {
+        [namespace, name] if !namespace.is_empty() && !name.is_empty() => Ok(Subject {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         }),
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn the_parent_is_namespace_slash_name_or_a_name() {
-        let t = |ns: &str, name: &str| Target {
+        let t = |ns: &str, name: &str| Subject {
             namespace: ns.to_owned(),
             name: name.to_owned(),
         };

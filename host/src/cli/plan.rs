@@ -21,15 +21,15 @@ pub struct PlanArgs {
 enum PlanCommand {
     /// Print a plan: its parent, mode, phase, digest, counts, effects and
     /// decision.
-    Show(Target),
+    Show(PlanName),
     /// Approve a plan, as the user the cluster authenticates you as
     /// (SelfSubjectReview): Approved=True and decidedBy, in one status write.
-    Approve(Target),
+    Approve(PlanName),
     /// Deny a plan, as the user the cluster authenticates you as:
     /// Denied=True and decidedBy, in one status write.
     Deny {
         #[command(flatten)]
-        target: Target,
+        target: PlanName,
         /// Why: the message of the Denied condition.
         #[arg(long)]
         reason: Option<String>,
@@ -39,7 +39,7 @@ enum PlanCommand {
 /// The plan a command is about (KUBECONFIG, ~/.kube/config or in-cluster
 /// says which cluster, and who you are).
 #[derive(clap::Args)]
-struct Target {
+struct PlanName {
     /// The plan's name.
     name: String,
     /// Its namespace (default: the kubeconfig context's).
@@ -98,7 +98,7 @@ struct Plans {
 }
 
 impl Plans {
-    fn new(client: &Client, target: Target) -> Plans {
+    fn new(client: &Client, target: PlanName) -> Plans {
         let namespace = target
             .namespace
             .unwrap_or_else(|| client.default_namespace().to_string());

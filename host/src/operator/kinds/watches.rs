@@ -74,7 +74,7 @@ pub(crate) fn reads_of(spec: &reconciler_conventions::kind::KindSpec) -> Vec<(Ki
 
 /// A read to start: its resource (`None`: optional and not served) and
 /// where it may be read.
-struct Planned {
+struct ReadToStart {
     kind: KindRef,
     optional: bool,
     resource: Option<ApiResource>,
@@ -180,7 +180,7 @@ impl Watches {
         reads: &[(KindRef, bool)],
         checked: &BTreeMap<KindRef, Resolved>,
     ) -> Result<Vec<oneshot::Receiver<()>>, ReadRefused> {
-        let mut plan: Vec<Planned> = Vec::new();
+        let mut plan: Vec<ReadToStart> = Vec::new();
         for (kind, optional) in reads {
             let watched = self.readable.lock().expect("readable lock").contains(kind)
                 || source.cache(kind).is_some();
@@ -191,7 +191,7 @@ impl Watches {
             if (watched && !needed_unserved) || plan.iter().any(|p| &p.kind == kind) {
                 continue;
             }
-            plan.push(self.plan(kind, *optional, checked).await?);
+            plan.push(self.resolve_read(kind, *optional, checked).await?);
         }
         let mut synced = Vec::new();
         for p in plan {
@@ -236,19 +236,19 @@ impl Watches {
     }
 
     /// Resolves and probes one read.
-    async fn plan(
+    async fn resolve_read(
         &self,
         kind: &KindRef,
         optional: bool,
         checked: &BTreeMap<KindRef, Resolved>,
-    ) -> Result<Planned, ReadRefused> {
+    ) -> Result<ReadToStart, ReadRefused> {
         if let Some(resolved) = checked.get(kind) {
             let availability = resolved
                 .scopes(&self.scopes)
                 .into_iter()
                 .map(|ns| (ns, Availability::Available))
                 .collect();
-            return Ok(Planned {
+            return Ok(ReadToStart {
                 kind: kind.clone(),
                 optional,
                 resource: Some(resolved.resource.clone()),
@@ -257,7 +257,7 @@ impl Watches {
         }
         let Some(resolved) = probe::resolve(&self.client, kind).await? else {
             if optional {
-                return Ok(Planned {
+                return Ok(ReadToStart {
                     kind: kind.clone(),
                     optional,
                     resource: None,
@@ -281,7 +281,7 @@ impl Watches {
                 _ => ReadRefused::NotServed { kind: kind.clone() },
             });
         }
-        Ok(Planned {
+        Ok(ReadToStart {
             kind: kind.clone(),
             optional,
             resource: Some(resolved.resource),

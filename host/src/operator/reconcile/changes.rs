@@ -154,7 +154,7 @@ pub(crate) async fn carry_out(
     let made = match refused {
         Some(e) => Some(Err(e)),
         None if evaluated.failed_read.is_none() && carried.plan_error.is_none() => {
-            plan(registry, at, evaluated, rounds, &mut carried).await
+            through_plan(registry, at, evaluated, rounds, &mut carried).await
         }
         None => None,
     };
@@ -174,7 +174,7 @@ pub(crate) async fn carry_out(
 
 /// The changes other than withdrawals, checked, then through the plan:
 /// what was made, if the pass made them.
-async fn plan(
+async fn through_plan(
     registry: &Registry,
     at: &PlanPass<'_>,
     evaluated: &Evaluated,

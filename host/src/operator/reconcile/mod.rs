@@ -35,16 +35,16 @@ use evaluation::{Evaluation, Evaluations};
 use report::Reporter;
 
 /// How a pass ended, for the queue and for the module's probation.
-pub struct Pass {
+pub struct Ended {
     pub done: Done,
     /// The module that evaluated the parent, and whether the guest was to
     /// blame for a failure; `None` when no guest ran.
     pub evaluated: Option<(GuestModule, bool)>,
 }
 
-impl Pass {
+impl Ended {
     fn without_guest(done: Done) -> Self {
-        Pass {
+        Ended {
             done,
             evaluated: None,
         }
@@ -52,7 +52,7 @@ impl Pass {
 }
 
 /// One pass of `key`.
-pub async fn run(registry: &Registry, key: &ParentKey) -> Pass {
+pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
     let kind = registry.kind(key.kind);
     let queue = registry.scheduler.queue(key.kind);
     let kind = &*kind;
@@ -67,7 +67,7 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Pass {
     // Another shard's parent (a replica of another shard writes it).
     if !registry.shard.owns(&key.namespace, &key.name) {
         queue.forget(key);
-        return Pass::without_guest(Done::Converged {
+        return Ended::without_guest(Done::Converged {
             requeue_after: None,
         });
     }
@@ -75,7 +75,7 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Pass {
     let Some(module) = kind.module() else {
         // The kind's module was removed: nothing runs, nothing is written.
         queue.forget(key);
-        return Pass::without_guest(Done::Converged {
+        return Ended::without_guest(Done::Converged {
             requeue_after: None,
         });
     };
@@ -90,7 +90,7 @@ async fn reconcile(
     queue: &WorkQueue<ParentKey>,
     module: &GuestModule,
     key: &ParentKey,
-) -> Pass {
+) -> Ended {
     registry
         .metrics
         .passes
@@ -98,7 +98,7 @@ async fn reconcile(
         .inc();
     let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
         forget(registry, queue, key);
-        return Pass::without_guest(Done::Converged {
+        return Ended::without_guest(Done::Converged {
             requeue_after: None,
         });
     };
@@ -123,7 +123,7 @@ async fn reconcile(
                 &text,
             )
             .await;
-        return Pass::without_guest(Done::Failed { retry_before: None });
+        return Ended::without_guest(Done::Failed { retry_before: None });
     }
 
     let started = std::time::Instant::now();
@@ -169,7 +169,7 @@ async fn reconcile(
         guest_error,
     } = settled
     else {
-        return Pass {
+        return Ended {
             done: Done::Retry,
             evaluated: Some((module.clone(), false)),
         };
@@ -177,7 +177,7 @@ async fn reconcile(
     if let Some(class) = guest_error {
         reporter.count_guest_error(class);
     }
-    let ended = |done| Pass {
+    let ended = |done| Ended {
         done,
         evaluated: Some((module.clone(), blamed)),
     };

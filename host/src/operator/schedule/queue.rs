@@ -74,7 +74,7 @@ struct State<K> {
     due: BTreeSet<(Instant, K)>,
     /// Each key of `due` with its time.
     pending: HashMap<K, Instant>,
-    in_flight: HashMap<K, Pass>,
+    in_flight: HashMap<K, InFlight>,
     /// Consecutive failures per key.
     failures: HashMap<K, u32>,
     /// What each key's passes reported by Event that its status may no
@@ -85,7 +85,7 @@ struct State<K> {
 
 /// A pass in flight.
 #[derive(Default)]
-struct Pass {
+struct InFlight {
     /// The earliest time the key was asked for during the pass.
     again_at: Option<Instant>,
     /// The key was forgotten during the pass: its outcome schedules nothing.
@@ -115,7 +115,7 @@ impl<K: Clone + Eq + Hash + Ord> State<K> {
             Some(&(at, _)) if at <= now => {
                 let (_, key) = self.due.pop_first().expect("a first entry");
                 self.pending.remove(&key);
-                self.in_flight.insert(key.clone(), Pass::default());
+                self.in_flight.insert(key.clone(), InFlight::default());
                 Ok(key)
             }
             first => Err(first.map(|&(at, _)| at)),
@@ -270,7 +270,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
         state.failures.remove(key);
         state.reported.remove(key);
         if let Some(pass) = state.in_flight.get_mut(key) {
-            *pass = Pass {
+            *pass = InFlight {
                 again_at: None,
                 forgotten: true,
             };

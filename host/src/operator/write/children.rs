@@ -114,7 +114,7 @@ pub struct Made {
 /// what the cache holds of its object: ready to be made, or planned.
 pub struct Checked<'a> {
     owner: Owner<'a>,
-    planned: Vec<Planned<'a>>,
+    planned: Vec<CheckedChange<'a>>,
 }
 
 impl Checked<'_> {
@@ -182,7 +182,7 @@ pub async fn execute(
         )
     });
     let mut made = Made::default();
-    for Planned {
+    for CheckedChange {
         change,
         resource,
         cached,
@@ -394,7 +394,7 @@ pub async fn execute(
 
 /// A change checked and ready to make: its kind's resource, the child as
 /// the cache holds it, and for an apply (or a bundle) the object to apply.
-struct Planned<'c> {
+struct CheckedChange<'c> {
     change: &'c Change,
     resource: ApiResource,
     cached: Option<Value>,
@@ -410,7 +410,7 @@ fn plan<'c>(
     past_cache: &PastCache,
     owner: &Owner<'_>,
     changes: &'c [Change],
-) -> Result<Vec<Planned<'c>>, ChildrenError> {
+) -> Result<Vec<CheckedChange<'c>>, ChildrenError> {
     let mut planned = Vec::with_capacity(changes.len());
     for change in changes {
         let kind = &change.kind();
@@ -485,7 +485,7 @@ fn plan<'c>(
             },
         }
         let desired = pending::desired(change, source, owner);
-        planned.push(Planned {
+        planned.push(CheckedChange {
             change,
             resource,
             cached,
