@@ -707,7 +707,7 @@ fn capture(ns: &TestNamespace, gates: &[&str], file: &str) -> (Value, Vec<Value>
 /// the kind's gates as `run` was given them and its current plan; the
 /// replay holds the change for approval, creates no second plan and writes
 /// nothing. Captured as if approval were auto, the same plan is executed
-/// (PlanApplied); after a spec change the plan describes other changes:
+/// (PlanApplied, then Ready True); after a spec change the plan describes other changes:
 /// left out and said so, and the replay plans them afresh.
 #[tokio::test]
 async fn a_capture_states_the_gates_and_the_parents_current_plan() {
@@ -763,7 +763,14 @@ async fn a_capture_states_the_gates_and_the_parents_current_plan() {
         .iter()
         .map(|e| &e["reason"])
         .collect();
-    assert_eq!(reasons, [&json!("PlanApplied")], "{pass}");
+    // The plan executed, then Ready turning True says so (seed 000: a
+    // Normal Event when Ready becomes True).
+    assert_eq!(
+        reasons,
+        [&json!("PlanApplied"), &json!("AsExpected")],
+        "{pass}"
+    );
+    assert_eq!(pass["writes"], true, "{pass}");
 
     // The spec changed while no host ran: the plan is of other changes.
     merge(&widgets(&ns), "w", json!({"spec": {"data": {"a": "2"}}})).await;
