@@ -15,14 +15,14 @@ use super::guests_dir::GuestsDir;
 
 /// One golden list: its file name in the guests directory and its entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct GoldenList {
+pub struct GoldenList {
     pub file: String,
     pub entries: Vec<String>,
 }
 
 /// The golden lists shipped beside one module.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Golden {
+pub struct Golden {
     pub reasons: Option<GoldenList>,
     pub aspects: Option<GoldenList>,
 }
