@@ -816,7 +816,7 @@ impl InProcess {
             Arc::new(authority),
             Arc::new(Planner::new(client.clone(), PlanConfig::default())),
         );
-        let cache = registry.source.add_kind(spec.kind_ref());
+        let cache = registry.source().add_kind(spec.kind_ref());
         let id = registry.add(&client, base, resource, cache.clone(), Vec::new());
         let key = ParentKey {
             kind: id,
@@ -848,7 +848,7 @@ impl InProcess {
     }
 
     fn pending(&self) -> usize {
-        self.registry.scheduler.queue(self.key.kind).pending()
+        self.registry.scheduler().queue(self.key.kind).pending()
     }
 }
 

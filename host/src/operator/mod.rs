@@ -239,7 +239,7 @@ pub async fn run_with(
     );
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
     let mut synced = watches
-        .watch_reads(&registry.source, &registry.metrics, &reads, &required)
+        .watch_reads(registry.source(), registry.metrics(), &reads, &required)
         .await
         .map_err(|e| match e {
             ReadRefused::Probe(e) => anyhow::Error::from(e),
@@ -274,7 +274,7 @@ pub async fn run_with(
         let registry = registry.clone();
         tokio::spawn(async move {
             while let Some(change) = rx.recv().await {
-                registry.scheduler.dispatch(&change);
+                registry.scheduler().dispatch(&change);
             }
         })
     };
@@ -332,7 +332,7 @@ pub async fn run_with(
         },
     }
     tracing::info!("shutting down: finishing in-flight passes");
-    registry.scheduler.shutdown();
+    registry.scheduler().shutdown();
     workers.join().await;
     watches.stop().await;
     dispatcher.abort();
@@ -403,18 +403,18 @@ async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
         tick.tick().await;
         let mut pending = 0;
         for (id, kind) in registry.kinds() {
-            let depth = registry.scheduler.queue(id).pending();
+            let depth = registry.scheduler().queue(id).pending();
             pending += depth;
             registry
-                .metrics
+                .metrics()
                 .queue_depth
                 .get_or_create(&replica::metrics::Metrics::kind(&kind.resource.kind))
                 .set(i64::try_from(depth).unwrap_or(i64::MAX));
         }
         liveness.set_pending(pending);
-        let entries = registry.scheduler.dependency_entries();
+        let entries = registry.scheduler().dependency_entries();
         registry
-            .metrics
+            .metrics()
             .dependency_entries
             .set(i64::try_from(entries).unwrap_or(i64::MAX));
     }

@@ -14,6 +14,8 @@ use std::sync::{Arc, RwLock};
 
 use kube::Client;
 use kube::core::ApiResource;
+use reconciler_conventions::kind::KindSpec;
+use serde_json::Value;
 
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
 use crate::operator::kinds::evaluator::{Evaluator, Wasm};
@@ -24,6 +26,7 @@ use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::authority::Authority;
 use crate::operator::write::plans::Planner;
+use crate::plan::gates::{GateError, Gates};
 use crate::runtime::GuestModule;
 
 /// One served kind.
@@ -49,17 +52,17 @@ impl Kind {
 /// host runs is appended), and what every pass shares.
 pub struct Registry {
     kinds: RwLock<Vec<Arc<Kind>>>,
-    pub source: Arc<ClusterSource>,
-    pub scheduler: Scheduler,
-    pub metrics: Arc<Metrics>,
+    source: Arc<ClusterSource>,
+    scheduler: Scheduler,
+    metrics: Arc<Metrics>,
     /// The operator's CA, for the serving certificates guests ask for.
-    pub authority: Arc<Authority>,
+    authority: Arc<Authority>,
     /// The plans changes go through.
-    pub planner: Arc<Planner>,
+    planner: Arc<Planner>,
     /// The parents this replica serves.
-    pub shard: Shard,
+    shard: Shard,
     /// What evaluates a pass ([`Wasm`] unless a bench says otherwise).
-    pub evaluator: Arc<dyn Evaluator>,
+    evaluator: Arc<dyn Evaluator>,
 }
 
 impl Registry {
@@ -91,6 +94,46 @@ impl Registry {
     pub(crate) fn evaluating_with(mut self, evaluator: Arc<dyn Evaluator>) -> Self {
         self.evaluator = evaluator;
         self
+    }
+
+    /// What the host knows of the cluster: the caches, the API resources,
+    /// what became of its changes.
+    pub fn source(&self) -> &Arc<ClusterSource> {
+        &self.source
+    }
+
+    /// The work queues and the index of what each pass read.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The parents this replica serves.
+    pub fn shard(&self) -> Shard {
+        self.shard
+    }
+
+    /// What evaluates a pass.
+    pub(crate) fn evaluator(&self) -> &Arc<dyn Evaluator> {
+        &self.evaluator
+    }
+
+    /// The gates in force on `parent`, of kind `spec`.
+    pub(crate) fn gates(&self, spec: &KindSpec, parent: &Value) -> Result<Gates, GateError> {
+        self.planner.gates(spec, parent)
+    }
+
+    /// The operator's CA, for the serving certificates guests ask for.
+    pub(crate) fn authority(&self) -> &Authority {
+        &self.authority
+    }
+
+    /// The plans changes go through.
+    pub(crate) fn planner(&self) -> &Planner {
+        &self.planner
     }
 
     /// The kind `id` (one Arc clone: what a pass takes once).

@@ -60,7 +60,7 @@ pub fn record(registry: &Registry, id: KindId, module: &GuestModule, failed: boo
         return;
     };
     let name = &kind.resource.kind;
-    let metrics = &registry.metrics;
+    let metrics = registry.metrics();
     metrics.rollbacks.get_or_create(&Metrics::kind(name)).inc();
     metrics.modules.remove(&ModuleLabels::of(name, &bad));
     metrics

@@ -150,7 +150,7 @@ impl<'r> Reloader<'r> {
             self.changed(registry, file, Some(last), true).await;
         }
         registry
-            .metrics
+            .metrics()
             .modules_pending
             .set(i64::try_from(self.pending.len()).unwrap_or(i64::MAX));
     }
@@ -303,16 +303,16 @@ impl<'r> Reloader<'r> {
         }
         self.files.insert(file.file, index);
         registry
-            .metrics
+            .metrics()
             .modules
             .remove(&ModuleLabels::of(&name, &old));
         registry
-            .metrics
+            .metrics()
             .modules
             .get_or_create(&ModuleLabels::of(&name, &module))
             .set(1);
         registry
-            .metrics
+            .metrics()
             .swaps
             .get_or_create(&Metrics::kind(&name))
             .inc();
@@ -363,7 +363,7 @@ impl<'r> Reloader<'r> {
             served.module.clone()
         };
         registry
-            .metrics
+            .metrics()
             .modules
             .remove(&ModuleLabels::of(&kind.resource.kind, &module));
         tracing::warn!(
@@ -376,7 +376,7 @@ impl<'r> Reloader<'r> {
 
 fn refused_count(registry: &Registry, kind: &str, check: Check) {
     registry
-        .metrics
+        .metrics()
         .swap_refusals
         .get_or_create(&RefusalLabels {
             kind: kind.to_owned(),

@@ -94,8 +94,8 @@ impl Serving {
         Ok(self
             .watches
             .watch_reads(
-                &registry.source,
-                &registry.metrics,
+                registry.source(),
+                registry.metrics(),
                 &reads,
                 &BTreeMap::new(),
             )
@@ -132,7 +132,7 @@ impl Serving {
                 format!("the cluster serves {kind_ref} as {}", resource.kind),
             ));
         }
-        let parent_watched = registry.source.cache(&kind_ref).is_some();
+        let parent_watched = registry.source().cache(&kind_ref).is_some();
         let availability = if parent_watched {
             Vec::new()
         } else {
@@ -194,8 +194,8 @@ impl Serving {
         resolved: &probe::Resolved,
     ) -> (KindId, Vec<oneshot::Receiver<()>>) {
         let kind_ref = module.spec().kind_ref();
-        let watched = registry.source.cache(&kind_ref).is_some();
-        let cache = registry.source.add_kind(kind_ref.clone());
+        let watched = registry.source().cache(&kind_ref).is_some();
+        let cache = registry.source().add_kind(kind_ref.clone());
         let synced = if watched {
             Vec::new()
         } else {
@@ -222,9 +222,9 @@ impl Serving {
             mark_not_watched(
                 &self.client,
                 &kinds,
-                &registry.metrics,
+                registry.metrics(),
                 &self.left_out,
-                registry.shard,
+                registry.shard(),
             )
             .await;
         }

@@ -6,16 +6,19 @@
 
 use std::time::Duration;
 
+use kube::core::ApiResource;
+use serde_json::Value;
 use tracing::Instrument;
 
+use super::effects::Effects;
 use super::evaluation::{Evaluation, Evaluations};
 use crate::contract::model::Change;
 use crate::facts::{ChangeState, Hold};
+use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::cluster::past_cache_reads::Rounds;
-use crate::operator::kinds::Registry;
 use crate::operator::write::children::{self, ChildrenError, Made};
-use crate::operator::write::plans::withdrawals::{self, WithdrawalError, Withdrawn};
-use crate::operator::write::plans::{PlanError, PlanPass, Planned};
+use crate::operator::write::plans::withdrawals::{WithdrawalError, Withdrawn};
+use crate::operator::write::plans::{PlanError, Planned};
 use crate::pass::{self, Failure};
 use crate::runtime::Evaluated;
 use reconciler_conventions::kind::KindSpec;
@@ -81,30 +84,24 @@ impl Carried {
     }
 }
 
-/// Carries out the changes of the guest's last evaluation in
-/// `evaluations`, of the pass `evaluation` of a parent of kind `spec`.
+/// Carries out, through `effects`, the changes of the guest's last
+/// evaluation in `evaluations`, of the pass `evaluation` of a parent of
+/// kind `spec`.
 pub(crate) async fn carry_out(
     evaluation: &Evaluation<'_>,
+    effects: &impl Effects,
     spec: &KindSpec,
     evaluations: &Evaluations,
 ) -> Carried {
     let registry = evaluation.registry;
-    let at = &PlanPass {
-        source: &registry.source,
-        metrics: &registry.metrics,
-        authority: &registry.authority,
-        spec,
-        resource: &evaluation.kind.resource,
-        parent: evaluation.parent,
-    };
+    let source = registry.source();
+    let parent = &**evaluation.parent;
     let (evaluated, rounds) = (&evaluations.evaluated, &evaluations.rounds);
-    let namespace = at.parent["metadata"]["namespace"]
-        .as_str()
-        .unwrap_or_default();
+    let namespace = parent["metadata"]["namespace"].as_str().unwrap_or_default();
     let child_key = |c: &Change| (c.kind(), namespace.to_owned(), c.name().to_owned());
     let mut carried = Carried::default();
     // A record of withdrawals a stopped host left Applying is ended first.
-    withdrawals::finish_interrupted(&registry.planner, at).await;
+    effects.finish_interrupted(spec, parent).await;
     if evaluated.outcome.is_err() {
         return carried;
     }
@@ -112,23 +109,16 @@ pub(crate) async fn carry_out(
     // (`facts.change-state`): what stops the pass before them holds them.
     for change in &evaluated.changes {
         let (kind, namespace, name) = child_key(change);
-        registry
-            .source
-            .record_change(kind, &namespace, &name, ChangeState::Held(Hold::PassFailed));
+        source.record_change(kind, &namespace, &name, ChangeState::Held(Hold::PassFailed));
     }
     let mut refused = None;
     if !evaluated.withdrawals.is_empty() {
-        let gates = registry.planner.gates(at.spec, at.parent);
+        let gates = registry.gates(spec, parent);
         let why = pass::held_by(evaluation.paused, &gates, evaluated.failed_read.as_ref());
-        match withdrawals::make(
-            &registry.planner,
-            at,
-            rounds.answers(),
-            &evaluated.withdrawals,
-            &why,
-        )
-        .instrument(tracing::info_span!("withdraw"))
-        .await
+        match effects
+            .withdraw(spec, parent, rounds.answers(), &evaluated.withdrawals, &why)
+            .instrument(tracing::info_span!("withdraw"))
+            .await
         {
             Ok(w) => {
                 carried.withdrawn = w;
@@ -154,7 +144,14 @@ pub(crate) async fn carry_out(
     let made = match refused {
         Some(e) => Some(Err(e)),
         None if evaluated.failed_read.is_none() && carried.plan_error.is_none() => {
-            through_plan(registry, at, evaluated, rounds, &mut carried).await
+            let at = At {
+                source,
+                effects,
+                spec,
+                resource: &evaluation.kind.resource,
+                parent,
+            };
+            through_plan(&at, evaluated, rounds, &mut carried).await
         }
         None => None,
     };
@@ -172,17 +169,26 @@ pub(crate) async fn carry_out(
     carried
 }
 
+/// The parent whose changes go through its plan, and the effects that
+/// carry them.
+struct At<'a, E> {
+    source: &'a ClusterSource,
+    effects: &'a E,
+    spec: &'a KindSpec,
+    resource: &'a ApiResource,
+    parent: &'a Value,
+}
+
 /// The changes other than withdrawals, checked, then through the plan:
 /// what was made, if the pass made them.
 async fn through_plan(
-    registry: &Registry,
-    at: &PlanPass<'_>,
+    at: &At<'_, impl Effects>,
     evaluated: &Evaluated,
     rounds: &Rounds,
     carried: &mut Carried,
 ) -> Option<Result<Made, ChildrenError>> {
     let checked = match children::check(
-        &registry.source,
+        at.source,
         rounds.answers(),
         at.resource,
         at.parent,
@@ -191,9 +197,9 @@ async fn through_plan(
         Err(e) => return Some(Err(e)),
         Ok(checked) => checked,
     };
-    match registry
-        .planner
-        .pass(at, checked)
+    match at
+        .effects
+        .through_plan(at.spec, at.parent, checked)
         .instrument(tracing::info_span!("plan"))
         .await
     {
@@ -214,9 +220,7 @@ async fn through_plan(
                         ChangeState::Made
                     };
                     let (kind, namespace, name) = child;
-                    registry
-                        .source
-                        .record_change(kind, &namespace, &name, state);
+                    at.source.record_change(kind, &namespace, &name, state);
                 }
             }
             let made = planned.made.take();

@@ -49,11 +49,11 @@ impl Evaluation<'_> {
         let mut guest_time = Duration::ZERO;
         loop {
             let world: Arc<dyn ObjectSource> =
-                Arc::new(Snapshot::new(rounds.source(&registry.source)));
+                Arc::new(Snapshot::new(rounds.source(registry.source())));
             let (evaluated, time) = self.run(world.clone()).await;
             guest_time += time;
             let read = rounds
-                .read_wanted(self.kind.writer.client(), &registry.source, &evaluated)
+                .read_wanted(self.kind.writer.client(), registry.source(), &evaluated)
                 .instrument(tracing::info_span!("read past the cache"))
                 .await;
             if !read {
@@ -77,7 +77,7 @@ impl Evaluation<'_> {
         &self,
         evaluations: &mut Evaluations,
     ) -> Option<(BTreeSet<Dependency>, bool)> {
-        let source = &self.registry.source;
+        let source = self.registry.source();
         let evaluated = &evaluations.evaluated;
         let ((kind, namespace, name), read) =
             evaluated
@@ -106,7 +106,7 @@ impl Evaluation<'_> {
         let module = self.module.clone();
         let settings = self.kind.settings.clone();
         let parent = self.parent.clone();
-        let evaluator = self.registry.evaluator.clone();
+        let evaluator = self.registry.evaluator().clone();
         let (paused, now) = (self.paused, self.now);
         let pass_span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {

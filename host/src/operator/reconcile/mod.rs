@@ -2,14 +2,20 @@
 //! (the parent from the cache, its owned status, the guest's evaluations
 //! with reads past the cache), carry out the guest's changes
 //! ([`changes`]), settle the pass ([`crate::pass::settle`]), and report it
-//! ([`report`]): the status written once if it changed, then its Events. A
+//! ([`report`]): the status written once if it changed, then its Events.
+//! Every change to the cluster goes through one small interface
+//! ([`effects::Effects`]: make the changes, write the plan, write the
+//! status, publish Events), which the unit tests ([`tests`]) record. A
 //! pass knows nothing of hot swap: it says which module evaluated and
 //! whether the guest was to blame, and its caller ([`workers`]) counts that
 //! against the module's probation.
 
 mod changes;
+mod effects;
 mod evaluation;
 mod report;
+#[cfg(test)]
+mod tests;
 pub mod workers;
 
 use std::collections::BTreeSet;
@@ -31,6 +37,7 @@ use crate::pass::{self, Done, Happened, Parent, Settled};
 use crate::plan::record;
 use crate::runtime::GuestModule;
 use changes::Carried;
+use effects::Effects;
 use evaluation::{Evaluation, Evaluations};
 use report::Reporter;
 
@@ -54,7 +61,7 @@ impl Ended {
 /// One pass of `key`.
 pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
     let kind = registry.kind(key.kind);
-    let queue = registry.scheduler.queue(key.kind);
+    let queue = registry.scheduler().queue(key.kind);
     let kind = &*kind;
     // The parent's identity on every line of its pass, text and JSON alike
     // (`parent.name`, not `name`: a JSON span object has its own `name`).
@@ -65,7 +72,7 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
         parent.name = %key.name
     );
     // Another shard's parent (a replica of another shard writes it).
-    if !registry.shard.owns(&key.namespace, &key.name) {
+    if !registry.shard().owns(&key.namespace, &key.name) {
         queue.forget(key);
         return Ended::without_guest(Done::Converged {
             requeue_after: None,
@@ -79,20 +86,24 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
             requeue_after: None,
         });
     };
-    reconcile(registry, kind, &queue, &module, key)
+    let effects = effects::Cluster::of(registry, kind);
+    reconcile(registry, &effects, kind, &queue, &module, key)
         .instrument(span)
         .await
 }
 
+/// A pass of `key`: what it gathered, settled, its effects carried out
+/// through `effects`.
 async fn reconcile(
     registry: &Registry,
+    effects: &impl Effects,
     kind: &Kind,
     queue: &WorkQueue<ParentKey>,
     module: &GuestModule,
     key: &ParentKey,
 ) -> Ended {
     registry
-        .metrics
+        .metrics()
         .passes
         .get_or_create(&Metrics::kind(&kind.resource.kind))
         .inc();
@@ -107,6 +118,7 @@ async fn reconcile(
         kind,
         queue,
         key,
+        effects,
     };
     let spec = module.spec().clone();
     let previous = owned_status(&spec, &parent);
@@ -140,12 +152,12 @@ async fn reconcile(
     record_reads(registry, key, &parent, reads);
     let host_time = started.elapsed();
 
-    let carried = changes::carry_out(&evaluation, &spec, &evaluations).await;
+    let carried = changes::carry_out(&evaluation, effects, &spec, &evaluations).await;
     // The withdrawals' Events, as soon as they are made.
     reporter.publish(&parent, &carried.withdrawn.events).await;
     let again = match evaluation.again_if_moved(&mut evaluations).await {
         Some((reads, again)) => {
-            registry.scheduler.add_reads(key, reads);
+            registry.scheduler().add_reads(key, reads);
             again
         }
         None => false,
@@ -187,7 +199,7 @@ async fn reconcile(
         return ended(done);
     }
     if again {
-        registry.scheduler.add(key.clone());
+        registry.scheduler().add(key.clone());
     }
     ended(done)
 }
@@ -212,7 +224,7 @@ fn record_reads(
     parent: &Value,
     mut reads: BTreeSet<Dependency>,
 ) {
-    if registry.source.resource(&record::kind_ref()).is_some()
+    if registry.source().resource(&record::kind_ref()).is_some()
         && let Some(uid) = parent["metadata"]["uid"].as_str()
     {
         reads.insert(Dependency::Children {
@@ -220,13 +232,13 @@ fn record_reads(
             controller: uid.to_owned(),
         });
     }
-    registry.scheduler.record_reads(key, reads);
+    registry.scheduler().record_reads(key, reads);
 }
 
 /// The parent of `key` is gone: what its passes read and reported is
 /// forgotten.
 fn forget(registry: &Registry, queue: &WorkQueue<ParentKey>, key: &ParentKey) {
-    registry.scheduler.forget_reads(key);
+    registry.scheduler().forget_reads(key);
     queue.forget(key);
 }
 

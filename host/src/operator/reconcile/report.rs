@@ -11,6 +11,7 @@ use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde_json::Value;
 
+use super::effects::Effects;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::replica::metrics::{ErrorLabels, Metrics};
 use crate::operator::schedule::ParentKey;
@@ -19,17 +20,18 @@ use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::pass::{self, Done, Parent};
 use crate::runtime::GuestErrorClass;
 
-/// The parent a pass reports on: its kind, and its queue entry that
-/// remembers what its passes reported.
-#[derive(Clone, Copy)]
-pub(crate) struct Reporter<'a> {
+/// The parent a pass reports on: its kind, its queue entry that
+/// remembers what its passes reported, and the effects that write its
+/// status and publish its Events.
+pub(crate) struct Reporter<'a, E> {
     pub registry: &'a Registry,
     pub kind: &'a Kind,
     pub queue: &'a WorkQueue<ParentKey>,
     pub key: &'a ParentKey,
+    pub effects: &'a E,
 }
 
-impl Reporter<'_> {
+impl<E: Effects> Reporter<'_, E> {
     /// What the parent's passes reported before.
     pub fn reported(&self) -> Reported {
         self.queue.reported(self.key)
@@ -66,7 +68,7 @@ impl Reporter<'_> {
     /// Records how long the pass's guest and host took.
     pub fn time(&self, guest: Duration, host: Duration) {
         let label = Metrics::kind(&self.kind.resource.kind);
-        let metrics = &self.registry.metrics;
+        let metrics = self.registry.metrics();
         metrics
             .guest_seconds
             .get_or_create(&label)
@@ -77,10 +79,19 @@ impl Reporter<'_> {
             .observe(host.as_secs_f64());
     }
 
+    /// Counts a status written.
+    fn count_status_write(&self) {
+        self.registry
+            .metrics()
+            .status_writes
+            .get_or_create(&Metrics::kind(&self.kind.resource.kind))
+            .inc();
+    }
+
     /// Counts a guest's failure of class `class`.
     pub(crate) fn count_guest_error(&self, class: GuestErrorClass) {
         self.registry
-            .metrics
+            .metrics()
             .guest_errors
             .get_or_create(&ErrorLabels {
                 kind: self.kind.resource.kind.clone(),
@@ -94,9 +105,9 @@ impl Reporter<'_> {
         if events.is_empty() {
             return;
         }
-        self.kind.writer.publish(parent, events).await;
+        self.effects.publish(parent, events).await;
         self.registry
-            .metrics
+            .metrics()
             .events
             .get_or_create(&Metrics::kind(&self.kind.resource.kind))
             .inc_by(events.len() as u64);
@@ -115,13 +126,9 @@ impl Reporter<'_> {
         status: &Status,
     ) -> Result<Arc<Value>, Done> {
         let kind = self.kind;
-        match kind.writer.write_status(parent, status).await {
+        match self.effects.write_status(parent, status).await {
             Ok(written) => {
-                self.registry
-                    .metrics
-                    .status_writes
-                    .get_or_create(&Metrics::kind(&kind.resource.kind))
-                    .inc();
+                self.count_status_write();
                 Ok(kind.cache.apply_if_newer(written))
             }
             // Deleted since the pass read it (its watch event not in yet):
@@ -175,8 +182,11 @@ impl Reporter<'_> {
         if !output.changed {
             return;
         }
-        match self.kind.writer.write_status(parent, &output.status).await {
-            Ok(_) => self.publish(parent, &output.events).await,
+        match self.effects.write_status(parent, &output.status).await {
+            Ok(_) => {
+                self.count_status_write();
+                self.publish(parent, &output.events).await
+            }
             Err(e) => {
                 tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
                 let class_event: Vec<_> = output

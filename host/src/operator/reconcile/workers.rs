@@ -34,7 +34,7 @@ impl Workers {
             let registry = registry.clone();
             let liveness = self.liveness.clone();
             handles.push(tokio::spawn(async move {
-                let queue = registry.scheduler.queue(id);
+                let queue = registry.scheduler().queue(id);
                 while let Some(key) = queue.next().await {
                     let pass = reconcile::run(&registry, &key).await;
                     if let Some((module, blamed)) = &pass.evaluated {

@@ -138,6 +138,14 @@ impl Checked<'_> {
     }
 }
 
+#[cfg(test)]
+impl Checked<'_> {
+    /// Every change checked, pending or not.
+    pub(crate) fn changes(&self) -> Vec<Change> {
+        self.planned.iter().map(|p| p.change.clone()).collect()
+    }
+}
+
 /// Checks `changes` for `parent` (of `parent_resource`) against the
 /// cache: nothing is to be written if one is refused.
 pub fn check<'a>(

@@ -1,0 +1,144 @@
+//! What a pass does to the cluster, behind one small interface
+//! ([`Effects`]): make the guest's withdrawals, carry its other changes
+//! through the parent's plan (the plan written, the changes made, planned
+//! or held), write the parent's status, publish its Events. [`Cluster`]
+//! does them against the API server; the pass's unit tests record them.
+
+use std::future::Future;
+
+use kube::core::ApiResource;
+use reconciler_conventions::engine::Event;
+use reconciler_conventions::kind::KindSpec;
+use reconciler_conventions::status::Status;
+use serde_json::Value;
+
+use crate::contract::model::Withdrawal;
+use crate::facts::past_cache::PastCache;
+use crate::operator::cluster::cache::ClusterSource;
+use crate::operator::kinds::{Kind, Registry};
+use crate::operator::replica::metrics::Metrics;
+use crate::operator::write::StatusWriter;
+use crate::operator::write::authority::Authority;
+use crate::operator::write::children::Checked;
+use crate::operator::write::plans::withdrawals::{self, WithdrawalError, Withdrawn};
+use crate::operator::write::plans::{PlanError, PlanPass, Planned, Planner};
+
+/// The effects of one pass of a parent of kind `spec`. Each answers what
+/// became of it, for the pass to settle on and the next pass to read.
+pub(crate) trait Effects: Sync {
+    /// Ends the records of withdrawals a stopped host left Applying (best
+    /// effort: a later pass ends what this one cannot).
+    fn finish_interrupted(
+        &self,
+        spec: &KindSpec,
+        parent: &Value,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Makes `withdrawals` whatever holds the other changes (`why` says
+    /// what does, for their record).
+    fn withdraw(
+        &self,
+        spec: &KindSpec,
+        parent: &Value,
+        past_cache: &PastCache,
+        withdrawals: &[Withdrawal],
+        why: &str,
+    ) -> impl Future<Output = Result<Withdrawn, WithdrawalError>> + Send;
+
+    /// Carries `checked` through the parent's plan: made, planned or held,
+    /// as its gates say.
+    fn through_plan(
+        &self,
+        spec: &KindSpec,
+        parent: &Value,
+        checked: Checked<'_>,
+    ) -> impl Future<Output = Result<Planned, PlanError>> + Send;
+
+    /// Writes the parent's status; returns the object as stored.
+    fn write_status(
+        &self,
+        parent: &Value,
+        status: &Status,
+    ) -> impl Future<Output = Result<Value, kube::Error>> + Send;
+
+    /// Publishes `events` about the parent (a failure is logged: the
+    /// status, already written, is the record that counts).
+    fn publish(&self, parent: &Value, events: &[Event]) -> impl Future<Output = ()> + Send;
+}
+
+/// The effects against the API server, of a pass of a parent of the kind
+/// `resource`.
+pub(crate) struct Cluster<'a> {
+    source: &'a ClusterSource,
+    metrics: &'a Metrics,
+    authority: &'a Authority,
+    planner: &'a Planner,
+    resource: &'a ApiResource,
+    writer: &'a StatusWriter,
+}
+
+impl<'a> Cluster<'a> {
+    /// The effects of a pass of a parent of `kind`.
+    pub(crate) fn of(registry: &'a Registry, kind: &'a Kind) -> Self {
+        Cluster {
+            source: registry.source(),
+            metrics: registry.metrics(),
+            authority: registry.authority(),
+            planner: registry.planner(),
+            resource: &kind.resource,
+            writer: &kind.writer,
+        }
+    }
+
+    fn at<'b>(&'b self, spec: &'b KindSpec, parent: &'b Value) -> PlanPass<'b> {
+        PlanPass {
+            source: self.source,
+            metrics: self.metrics,
+            authority: self.authority,
+            spec,
+            resource: self.resource,
+            parent,
+        }
+    }
+}
+
+impl Effects for Cluster<'_> {
+    async fn finish_interrupted(&self, spec: &KindSpec, parent: &Value) {
+        withdrawals::finish_interrupted(self.planner, &self.at(spec, parent)).await;
+    }
+
+    async fn withdraw(
+        &self,
+        spec: &KindSpec,
+        parent: &Value,
+        past_cache: &PastCache,
+        withdrawals: &[Withdrawal],
+        why: &str,
+    ) -> Result<Withdrawn, WithdrawalError> {
+        withdrawals::make(
+            self.planner,
+            &self.at(spec, parent),
+            past_cache,
+            withdrawals,
+            why,
+        )
+        .await
+    }
+
+    async fn through_plan(
+        &self,
+        spec: &KindSpec,
+        parent: &Value,
+        checked: Checked<'_>,
+    ) -> Result<Planned, PlanError> {
+        self.planner.pass(&self.at(spec, parent), checked).await
+    }
+
+    async fn write_status(&self, parent: &Value, status: &Status) -> Result<Value, kube::Error> {
+        self.writer.write_status(parent, status).await
+    }
+
+    async fn publish(&self, parent: &Value, events: &[Event]) {
+        self.writer.publish(parent, events).await
+    }
+}
