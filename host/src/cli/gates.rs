@@ -1,6 +1,7 @@
 //! The plan gates a command is given as `run` takes them: each kind's mode
 //! and approval, and how long a denial holds the same changes.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clap::Args;
@@ -29,19 +30,25 @@ pub struct GateArgs {
 }
 
 impl GateArgs {
-    /// The gates given for `kind` (any case; the last one given wins, as
-    /// `run` keeps it).
+    /// The gates given, by kind name in lower case (a kind is named in any
+    /// case; for each of its gates the last one given wins): what `run`'s
+    /// planner and `capture` both read.
+    pub fn kinds(&self) -> BTreeMap<String, KindGates> {
+        let mut kinds: BTreeMap<String, KindGates> = BTreeMap::new();
+        for (kind, mode) in &self.modes {
+            kinds.entry(kind.to_lowercase()).or_default().mode = Some(*mode);
+        }
+        for (kind, approval) in &self.approvals {
+            kinds.entry(kind.to_lowercase()).or_default().approval = Some(*approval);
+        }
+        kinds
+    }
+
+    /// The gates given for `kind` (any case).
     pub fn of(&self, kind: &str) -> KindGates {
-        fn last<T: Copy>(given: &[(String, T)], kind: &str) -> Option<T> {
-            given
-                .iter()
-                .rfind(|(k, _)| k.eq_ignore_ascii_case(kind))
-                .map(|(_, v)| *v)
-        }
-        KindGates {
-            mode: last(&self.modes, kind),
-            approval: last(&self.approvals, kind),
-        }
+        self.kinds()
+            .remove(&kind.to_lowercase())
+            .unwrap_or_default()
     }
 }
 
@@ -65,4 +72,30 @@ fn parse_mode(s: &str) -> Result<(String, Mode), String> {
 
 fn parse_approval(s: &str) -> Result<(String, Approval), String> {
     kind_and(s, "approval", Approval::parse, "auto|manual")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kind named in two cases is one kind: its gates are not split
+    /// between them, and the last one given of each wins.
+    #[test]
+    fn a_kind_named_in_any_case_has_one_set_of_gates() {
+        let gates = GateArgs {
+            modes: vec![
+                ("Widget".into(), Mode::Observe),
+                ("WIDGET".into(), Mode::Apply),
+            ],
+            approvals: vec![("widget".into(), Approval::Manual)],
+            replan_after: Duration::from_secs(60),
+        };
+        let want = KindGates {
+            mode: Some(Mode::Apply),
+            approval: Some(Approval::Manual),
+        };
+        assert_eq!(gates.of("Widget"), want);
+        assert_eq!(gates.kinds().len(), 1);
+        assert_eq!(gates.of("Gadget"), KindGates::default());
+    }
 }

@@ -243,15 +243,10 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         args.rollback_threshold
     );
     let mut plans = PlanConfig {
+        kinds: args.gates.kinds(),
         replan_after: args.gates.replan_after,
         ..PlanConfig::default()
     };
-    for (kind, mode) in args.gates.modes {
-        plans.kinds.entry(kind).or_default().mode = Some(mode);
-    }
-    for (kind, approval) in args.gates.approvals {
-        plans.kinds.entry(kind).or_default().approval = Some(approval);
-    }
     for (phase, count) in args.plan_retention {
         plans.retention.0.insert(phase, count);
     }
