@@ -293,25 +293,12 @@ mod tests {
     }
 
     fn plan(name: &str, phase: Phase, decision: Option<Decision>, mode: Mode) -> Plan {
+        let created = "2026-12-03T10:00:00Z".to_owned();
         Plan {
-            name: name.into(),
-            uid: format!("uid-{name}"),
-            resource_version: "1".into(),
-            created: "2026-12-03T10:00:00Z".into(),
-            mode: Some(mode),
-            digest: digest().to_string(),
-            encoding: digest().tag.into(),
-            target: target(),
             phase,
-            decided_at: decision.as_ref().map(|_| "2026-12-03T10:00:00Z".into()),
+            decided_at: decision.as_ref().map(|_| created.clone()),
             decision,
-            conditions: Vec::new(),
-            keep: false,
-            withdrawal: false,
-            effects_ref: None,
-            deleting: false,
-            revalidated_generation: None,
-            counts: Counts::default(),
+            ..Plan::describing(name, created, mode, &digest(), &target())
         }
     }
 

@@ -130,6 +130,39 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan named `name` as the host makes it (created at `created`, not
+    /// yet stored: version 1), describing `digest` for `target` in `mode`:
+    /// Pending, undecided, counting no change. What the offline planner
+    /// and the tests start from; they set what their plan has been through.
+    pub(crate) fn describing(
+        name: &str,
+        created: String,
+        mode: Mode,
+        digest: &Digest,
+        target: &Target,
+    ) -> Plan {
+        Plan {
+            name: name.to_owned(),
+            uid: format!("uid-{name}"),
+            resource_version: "1".into(),
+            created,
+            mode: Some(mode),
+            digest: digest.to_string(),
+            encoding: digest.tag.into(),
+            target: target.clone(),
+            phase: Phase::Pending,
+            decision: None,
+            decided_at: None,
+            conditions: Vec::new(),
+            keep: false,
+            withdrawal: false,
+            effects_ref: None,
+            deleting: false,
+            revalidated_generation: None,
+            counts: Counts::default(),
+        }
+    }
+
     /// Reads a plan object; `None` when it is no plan the host made (no
     /// spec digest).
     pub fn of(object: &Value) -> Option<Plan> {
