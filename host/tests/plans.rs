@@ -9,6 +9,7 @@
 
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use reconciler_host_harness::identity::{self, apply_rbac};
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
     Guests, Host, condition, events_about, eventually, fixture_of, get, install_crds, published,
@@ -648,48 +649,24 @@ async fn retention_keeps_a_bound_per_phase_and_what_is_marked_to_keep() {
 /// (`run`'s flags), writing `<dir>/<file>.yaml`: its fixture, golden and
 /// stdout; then the fixture replayed by `reconciler-host test`.
 fn capture(ns: &TestNamespace, gates: &[&str], file: &str) -> (Value, Vec<Value>, String) {
-    let f = fixture_of(&WRITER);
-    let dir = reconciler_host_harness::paths::target_tmpdir()
-        .join("plans-capture")
-        .join(ns.name());
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let output = dir.join(format!("{file}.yaml"));
-    let binary = env!("CARGO_BIN_EXE_reconciler-host");
     let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    let run = |args: Vec<String>| {
-        std::process::Command::new(binary)
-            .env("KUBECONFIG", &kubeconfig)
-            .env("NO_COLOR", "1")
-            .arg("--cache-dir")
-            .arg(&f.cache_dir)
-            .args(args)
-            .output()
-            .expect("the host binary runs")
-    };
-    let mut args: Vec<String> = vec![
-        "capture".into(),
-        "Widget".into(),
-        format!("{}/w", ns.name()),
-        "--guests".into(),
-        f.guests_dir.display().to_string(),
-        "--namespaces".into(),
-        ns.name().into(),
-        "-o".into(),
-        output.display().to_string(),
-    ];
-    args.extend(gates.iter().map(|g| (*g).to_owned()));
-    let out = run(args);
+    let (out, output) = capture_as(ns, &kubeconfig, gates, file);
+    let f = fixture_of(&WRITER);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "capture failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let replay = run(vec![
-        "test".into(),
-        f.guests_dir.join("writer_guest.wasm").display().to_string(),
-        output.display().to_string(),
-    ]);
+    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(&f.cache_dir)
+        .arg("test")
+        .arg(f.guests_dir.join("writer_guest.wasm"))
+        .arg(&output)
+        .output()
+        .expect("the host binary runs");
     let replayed = String::from_utf8_lossy(&replay.stdout);
     assert!(
         replay.status.success() && replayed.contains("1 passed, 0 failed"),
@@ -700,6 +677,37 @@ fn capture(ns: &TestNamespace, gates: &[&str], file: &str) -> (Value, Vec<Value>
     let fixture = serde_yaml::from_str(&read(&output)).expect("the fixture is YAML");
     let golden = serde_yaml::from_str(&read(&output.with_extension("golden"))).expect("YAML");
     (fixture, golden, stdout)
+}
+
+/// `reconciler-host capture` of the Widget `w` of `ns` with `kubeconfig`,
+/// into `<file>.yaml` of a scratch directory: its output, and that path.
+fn capture_as(
+    ns: &TestNamespace,
+    kubeconfig: &std::path::Path,
+    gates: &[&str],
+    file: &str,
+) -> (std::process::Output, std::path::PathBuf) {
+    let f = fixture_of(&WRITER);
+    let dir = reconciler_host_harness::paths::target_tmpdir()
+        .join("plans-capture")
+        .join(ns.name());
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let output = dir.join(format!("{file}.yaml"));
+    let _ = std::fs::remove_file(&output);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+        .env("KUBECONFIG", kubeconfig)
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(&f.cache_dir)
+        .args(["capture", "Widget", &format!("{}/w", ns.name())])
+        .arg("--guests")
+        .arg(&f.guests_dir)
+        .args(["--namespaces", ns.name(), "-o"])
+        .arg(&output)
+        .args(gates)
+        .output()
+        .expect("the host binary runs");
+    (out, output)
 }
 
 /// `capture` runs the pass the operator runs, gates included (issue 32):
@@ -788,5 +796,73 @@ async fn a_capture_states_the_gates_and_the_parents_current_plan() {
     let pass = &golden[0];
     assert_eq!(pass["held"], "awaitingApproval", "{pass}");
     assert_eq!(pass["events"][0]["reason"], "PlanCreated", "{pass}");
+    ns.cleanup().await.unwrap();
+}
+
+/// A user who may read a Widget and what its guest reads, but not list
+/// ReconcilePlans, gets no fixture that leaves the parent's plan out: the
+/// capture fails naming what they may not read, and writes nothing. Once
+/// they may list plans, the same capture succeeds.
+#[tokio::test]
+async fn a_capture_by_a_user_who_may_not_list_plans_names_them_and_writes_nothing() {
+    let ns = namespace("plans-capture-rbac").await;
+    let client = ns.client();
+    create(
+        &client,
+        ns.name(),
+        widget("w", json!({"data": {"a": "1"}}), json!({})),
+    )
+    .await;
+    let user = "capture-no-plans";
+    let reads = |plans: bool| {
+        let mut rules = vec![
+            json!({"apiGroups": ["testing.reconciler.dev"], "resources": ["widgets"],
+                   "verbs": ["get", "list", "watch"]}),
+            json!({"apiGroups": [""], "resources": ["configmaps", "secrets"],
+                   "verbs": ["get", "list", "watch"]}),
+        ];
+        if plans {
+            rules.push(
+                json!({"apiGroups": ["reconciler.dev"], "resources": ["reconcileplans"],
+                              "verbs": ["get", "list"]}),
+            );
+        }
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": {"name": "capturer", "namespace": ns.name()}, "rules": rules})
+    };
+    apply_rbac(&client, reads(false)).await;
+    apply_rbac(
+        &client,
+        identity::role_binding(ns.name(), "capturer", "Role", "capturer", user),
+    )
+    .await;
+    let dir = reconciler_host_harness::paths::target_tmpdir().join("plans-capture-rbac");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let kubeconfig = identity::kubeconfig_as(user, &dir);
+
+    let (out, output) = capture_as(&ns, &kubeconfig, &[], "refused");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "forbidden: you may not list the ReconcilePlans of Widget {}/w",
+            ns.name()
+        )),
+        "{stderr}"
+    );
+    assert!(!output.exists(), "no fixture written");
+    assert!(
+        !output.with_extension("golden").exists(),
+        "no golden written"
+    );
+
+    apply_rbac(&client, reads(true)).await;
+    let (out, output) = capture_as(&ns, &kubeconfig, &[], "allowed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(output.exists());
     ns.cleanup().await.unwrap();
 }

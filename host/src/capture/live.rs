@@ -180,7 +180,7 @@ async fn read_parent(
         }
         Err(kube::Error::Api(s)) if s.code == 403 => {
             return Err(CaptureError::Forbidden {
-                parent,
+                what: format!("get {parent}"),
                 message: s.message,
             });
         }

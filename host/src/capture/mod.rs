@@ -58,8 +58,10 @@ pub enum CaptureError {
     /// `parent` is `<Kind> <namespace>/<name>`.
     #[error("{parent} not found ({kind})")]
     NotFound { parent: String, kind: KindRef },
-    #[error("forbidden: you may not get {parent}: {message}")]
-    Forbidden { parent: String, message: String },
+    /// `what`: what the credentials may not do (`get <Kind>
+    /// <namespace>/<name>`, `list the ReconcilePlans of ...`).
+    #[error("forbidden: you may not {what}: {message}")]
+    Forbidden { what: String, message: String },
     #[error("cannot capture {kind} with these credentials: {refused}")]
     Reads {
         kind: String,

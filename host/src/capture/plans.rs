@@ -66,7 +66,7 @@ pub async fn record(
     let listed = api
         .list(&ListParams::default().labels(&format!("{PARENT_UID_LABEL}={uid}")))
         .await
-        .map_err(|e| api_error(&what, e))?;
+        .map_err(|e| api_error("list", &what, e))?;
     let mut plans: Vec<Plan> = listed
         .items
         .into_iter()
@@ -164,14 +164,15 @@ async fn cluster_identity(client: &Client) -> Result<String, CaptureError> {
     let namespace = Api::<Namespace>::all(client.clone())
         .get("kube-system")
         .await
-        .map_err(|e| api_error(what, e))?;
+        .map_err(|e| api_error("get", what, e))?;
     Ok(namespace.metadata.uid.unwrap_or_default())
 }
 
-fn api_error(what: &str, e: kube::Error) -> CaptureError {
+/// A failed `verb` (get, list) of `what`.
+fn api_error(verb: &str, what: &str, e: kube::Error) -> CaptureError {
     match e {
         kube::Error::Api(s) if s.code == 403 => CaptureError::Forbidden {
-            parent: what.to_owned(),
+            what: format!("{verb} {what}"),
             message: s.message,
         },
         e => CaptureError::Api {
