@@ -274,6 +274,18 @@ impl Host {
         reconcile(&self.registry, effects, &kind, &queue, &module, &self.key).await
     }
 
+    /// What the host remembers of the change to `w1-config`.
+    fn remembered(&self) -> Option<ChangeState> {
+        let configmap = KindRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+        };
+        self.registry
+            .source()
+            .change_state(&configmap, NAMESPACE, "w1-config")
+    }
+
     fn status_writes(&self) -> u64 {
         self.registry
             .metrics()
@@ -303,14 +315,31 @@ fn through_plan() -> Effect {
     Effect::ThroughPlan(vec!["w1-config".into()])
 }
 
+/// The ConfigMap made, the status written with Ready True, then its Event
+/// (seed 000: Ready turning True, Normal, AsExpected).
+fn made_then_ready() -> [Effect; 3] {
+    [
+        through_plan(),
+        written("True", "AsExpected"),
+        published(&["AsExpected"]),
+    ]
+}
+
+/// A host serving `w1`, and the effects its passes will have, the plan
+/// answering as `plan` says.
+fn start(plan: PlanAnswer) -> (Host, Recorded) {
+    let host = Host::new();
+    let effects = Recorded::new(host.registry.source().clone(), plan);
+    (host, effects)
+}
+
 /// Seed 000: Ready is True (AsExpected) once every aspect holds; the
 /// status is written once per transition and its Events follow the
 /// write; a pass that changes nothing writes nothing and publishes
 /// nothing.
 #[tokio::test]
 async fn a_pass_makes_its_changes_writes_the_status_once_then_publishes() {
-    let host = Host::new();
-    let effects = Recorded::new(host.registry.source().clone(), PlanAnswer::Make);
+    let (host, effects) = start(PlanAnswer::Make);
 
     let ended = host.pass(&effects).await;
     assert!(
@@ -318,14 +347,7 @@ async fn a_pass_makes_its_changes_writes_the_status_once_then_publishes() {
         "{:?}",
         ended.done
     );
-    assert_eq!(
-        effects.take(),
-        [
-            through_plan(),
-            written("True", "AsExpected"),
-            published(&["AsExpected"]),
-        ]
-    );
+    assert_eq!(effects.take(), made_then_ready());
     assert_eq!((host.status_writes(), host.events()), (1, 1));
 
     // Steady state: the same changes asked again, nothing written.
@@ -344,8 +366,7 @@ async fn a_pass_makes_its_changes_writes_the_status_once_then_publishes() {
 /// Events of the transition come once, with the write that lands.
 #[tokio::test]
 async fn a_conflicting_status_write_publishes_nothing_until_a_write_lands() {
-    let host = Host::new();
-    let effects = Recorded::new(host.registry.source().clone(), PlanAnswer::Make);
+    let (host, effects) = start(PlanAnswer::Make);
     effects.refuse_next(409, "Conflict", "the object has been modified");
 
     let ended = host.pass(&effects).await;
@@ -355,14 +376,7 @@ async fn a_conflicting_status_write_publishes_nothing_until_a_write_lands() {
 
     let ended = host.pass(&effects).await;
     assert!(matches!(ended.done, Done::Converged { .. }));
-    assert_eq!(
-        effects.take(),
-        [
-            through_plan(),
-            written("True", "AsExpected"),
-            published(&["AsExpected"]),
-        ]
-    );
+    assert_eq!(effects.take(), made_then_ready());
     assert_eq!((host.status_writes(), host.events()), (1, 1));
 }
 
@@ -372,8 +386,7 @@ async fn a_conflicting_status_write_publishes_nothing_until_a_write_lands() {
 /// passes.
 #[tokio::test]
 async fn a_refused_status_write_is_reported_by_its_class_once() {
-    let host = Host::new();
-    let effects = Recorded::new(host.registry.source().clone(), PlanAnswer::Make);
+    let (host, effects) = start(PlanAnswer::Make);
     let webhook = "admission webhook \"status.example.com\" denied the request: no";
     for _ in 0..4 {
         effects.refuse_next(400, "BadRequest", webhook);
@@ -402,8 +415,7 @@ async fn a_refused_status_write_is_reported_by_its_class_once() {
 /// Event per transition worth attention; the plan's is that one).
 #[tokio::test]
 async fn changes_awaiting_approval_publish_the_plan_then_say_so_in_ready() {
-    let host = Host::new();
-    let effects = Recorded::new(host.registry.source().clone(), PlanAnswer::AwaitApproval);
+    let (host, effects) = start(PlanAnswer::AwaitApproval);
 
     let ended = host.pass(&effects).await;
     assert!(
@@ -419,11 +431,10 @@ async fn changes_awaiting_approval_publish_the_plan_then_say_so_in_ready() {
             written("False", "AwaitingApproval"),
         ]
     );
-    let remembered = host
-        .registry
-        .source()
-        .change_state(&configmap(), NAMESPACE, "w1-config");
-    assert_eq!(remembered, Some(ChangeState::Held(Hold::AwaitingApproval)));
+    assert_eq!(
+        host.remembered(),
+        Some(ChangeState::Held(Hold::AwaitingApproval))
+    );
 }
 
 /// A plan that cannot be made changes nothing and fails the pass: Ready
@@ -431,8 +442,7 @@ async fn changes_awaiting_approval_publish_the_plan_then_say_so_in_ready() {
 /// the failure.
 #[tokio::test]
 async fn a_plan_that_cannot_be_made_fails_the_pass_and_makes_nothing() {
-    let host = Host::new();
-    let effects = Recorded::new(host.registry.source().clone(), PlanAnswer::Unavailable);
+    let (host, effects) = start(PlanAnswer::Unavailable);
 
     let ended = host.pass(&effects).await;
     assert!(
@@ -440,22 +450,14 @@ async fn a_plan_that_cannot_be_made_fails_the_pass_and_makes_nothing() {
         "{:?}",
         ended.done
     );
-    let effects = effects.take();
+    // Seed 000: the error's class reported once, after the write.
     assert_eq!(
-        effects[..2],
-        [through_plan(), written("False", "ReconcileError")]
+        effects.take(),
+        [
+            through_plan(),
+            written("False", "ReconcileError"),
+            published(&["ReconciliationFailed"]),
+        ]
     );
-    let remembered = host
-        .registry
-        .source()
-        .change_state(&configmap(), NAMESPACE, "w1-config");
-    assert_eq!(remembered, Some(ChangeState::Held(Hold::PassFailed)));
-}
-
-fn configmap() -> KindRef {
-    KindRef {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-    }
+    assert_eq!(host.remembered(), Some(ChangeState::Held(Hold::PassFailed)));
 }
