@@ -13,6 +13,7 @@ use reconciler_host_harness::operator::{
     Guests, Host, condition, eventually, fixture_of, garbage_collector_follows, get, install_crds,
     settle,
 };
+use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -27,21 +28,11 @@ const WRITER: Guests = Guests {
     expected_warnings: &[],
 };
 
-const API_VERSION: &str = "testing.reconciler.dev/v1";
-
 async fn namespace(prefix: &str) -> TestNamespace {
     fixture_of(&WRITER);
     let ns = TestNamespace::new(prefix).await.expect("a test namespace");
     install_crds(&ns.client()).await;
     ns
-}
-
-fn widget(name: &str, spec: Value) -> Value {
-    json!({"apiVersion": API_VERSION, "kind": "Widget", "metadata": {"name": name}, "spec": spec})
-}
-
-fn widgets(ns: &TestNamespace) -> Api<DynamicObject> {
-    objects::api(&ns.client(), ns.name(), API_VERSION, "Widget")
 }
 
 fn config_maps(ns: &TestNamespace) -> Api<DynamicObject> {

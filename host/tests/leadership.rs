@@ -7,14 +7,13 @@
 
 use std::time::Duration;
 
-use kube::Api;
-use kube::api::DynamicObject;
 use reconciler_host::operator::replica::leadership::Shard;
 use reconciler_host_harness::bench::free_port;
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
     Guests, Host, condition, eventually, fixture_of, get, install_crds,
 };
+use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -25,22 +24,11 @@ const WRITER: Guests = Guests {
     expected_warnings: &[],
 };
 
-const API_VERSION: &str = "testing.reconciler.dev/v1";
-
 async fn namespace(prefix: &str) -> TestNamespace {
     fixture_of(&WRITER);
     let ns = TestNamespace::new(prefix).await.expect("a test namespace");
     install_crds(&ns.client()).await;
     ns
-}
-
-fn widgets(ns: &TestNamespace) -> Api<DynamicObject> {
-    objects::api(&ns.client(), ns.name(), API_VERSION, "Widget")
-}
-
-fn widget(name: &str, data: Value) -> Value {
-    json!({"apiVersion": API_VERSION, "kind": "Widget", "metadata": {"name": name},
-           "spec": {"data": data}})
 }
 
 /// A replica: the host with leader election in `ns`, logging to `<log>.log`,
@@ -126,7 +114,12 @@ async fn a_standby_takes_over_when_the_leader_dies_and_loses_no_update() {
     let metrics = free_port().expect("a port");
     let metrics_arg = metrics.to_string();
     let b = replica(&ns, "leader-b", &["--metrics-addr", &metrics_arg]).await;
-    create(&ns.client(), ns.name(), widget("w", json!({"a": "1"}))).await;
+    create(
+        &ns.client(),
+        ns.name(),
+        widget("w", json!({"data": {"a": "1"}})),
+    )
+    .await;
     config_map_holds(&ns, "w-config", json!({"a": "1"})).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let standby = b.log_text();
@@ -186,7 +179,12 @@ async fn a_resumed_deposed_leader_writes_nothing() {
     let b = replica(&ns, "frozen-b", &[]).await;
     let names: Vec<String> = (0..10).map(|i| format!("w{i}")).collect();
     for name in &names {
-        create(&ns.client(), ns.name(), widget(name, json!({"v": "1"}))).await;
+        create(
+            &ns.client(),
+            ns.name(),
+            widget(name, json!({"data": {"v": "1"}})),
+        )
+        .await;
     }
     let api = widgets(&ns);
     let reconciled = async |want: &str| {
@@ -257,7 +255,12 @@ async fn two_shards_write_every_parent_exactly_once() {
     let one = replica(&ns, "shard-1", &["--shards", "2", "--shard-index", "1"]).await;
     let names: Vec<String> = (0..8).map(|i| format!("w{i}")).collect();
     for name in &names {
-        create(&ns.client(), ns.name(), widget(name, json!({"n": name}))).await;
+        create(
+            &ns.client(),
+            ns.name(),
+            widget(name, json!({"data": {"n": name}})),
+        )
+        .await;
     }
     for name in &names {
         config_map_holds(&ns, &format!("{name}-config"), json!({"n": name})).await;

@@ -45,6 +45,7 @@ use reconciler_host_harness::operator::{
 };
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::plans::{self, install};
+use reconciler_host_harness::widgets::API_VERSION;
 use reconciler_testsupport::{Access, TestNamespace, await_access, client_as};
 use serde_json::{Value, json};
 
@@ -55,8 +56,6 @@ const WRITER: Guests = Guests {
     // The forged effects ConfigMap, caught before the plan is executed.
     expected_warnings: &["the plan's effects are not the ones it recorded"],
 };
-
-const API_VERSION: &str = "testing.reconciler.dev/v1";
 
 /// May read plans and patch their status (reconciler-plan-reviewer): no
 /// authority to decide.

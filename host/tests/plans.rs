@@ -16,6 +16,7 @@ use reconciler_host_harness::operator::{
     settle,
 };
 use reconciler_host_harness::plans::{self, install};
+use reconciler_host_harness::widgets::{self, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -26,8 +27,6 @@ const WRITER: Guests = Guests {
     expected_warnings: &[],
 };
 
-const API_VERSION: &str = "testing.reconciler.dev/v1";
-
 async fn namespace(prefix: &str) -> TestNamespace {
     fixture_of(&WRITER);
     let ns = TestNamespace::new(prefix).await.expect("a test namespace");
@@ -37,12 +36,9 @@ async fn namespace(prefix: &str) -> TestNamespace {
 }
 
 fn widget(name: &str, spec: Value, annotations: Value) -> Value {
-    json!({"apiVersion": API_VERSION, "kind": "Widget",
-           "metadata": {"name": name, "annotations": annotations}, "spec": spec})
-}
-
-fn widgets(ns: &TestNamespace) -> Api<DynamicObject> {
-    objects::api(&ns.client(), ns.name(), API_VERSION, "Widget")
+    let mut widget = widgets::widget(name, spec);
+    widget["metadata"]["annotations"] = annotations;
+    widget
 }
 
 fn plan_api(ns: &TestNamespace) -> Api<DynamicObject> {

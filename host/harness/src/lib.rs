@@ -37,3 +37,4 @@ pub mod paths;
 pub mod pgadmin_objects;
 pub mod plans;
 pub mod proxy;
+pub mod widgets;
