@@ -10,8 +10,8 @@
 //! agent is given time to catch up, and the soak prints, in this wording,
 //! what users rely on; it exits non-zero unless every count is 0 and the
 //! RSS growth is within its bound. An access grant's 10 s count from its
-//! expiry, or from the end of an API server outage its expiry fell in (no
-//! controller can take access away while the API server is down).
+//! expiry, or from the end of an API server outage that began within them
+//! (no controller can take access away while the API server is down).
 
 mod chaos;
 mod observe;
