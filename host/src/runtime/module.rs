@@ -138,6 +138,16 @@ fn check_imports(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
         guest: name.to_owned(),
         detail: format!("{e}"),
     })?;
+    check_import_names(name, imports)
+}
+
+/// The same check on the names a component imports, as its bytes or an
+/// OCI artifact's config list them (the config is read before the
+/// component is downloaded).
+pub fn check_import_names(
+    name: &str,
+    imports: impl IntoIterator<Item = String>,
+) -> Result<(), LoadError> {
     let mut refused = Vec::new();
     for import in imports {
         if CONTRACT_IMPORT_PREFIXES

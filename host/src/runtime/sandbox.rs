@@ -488,22 +488,38 @@ pub fn add_to_linker<T: SandboxView + 'static>(l: &mut Linker<T>) -> wasmtime::R
 /// Every top-level import of a component's binary, read without compiling
 /// it (nested components' and modules' imports are satisfied inside it).
 pub fn imports(bytes: &[u8]) -> Result<Vec<String>, wasmparser::BinaryReaderError> {
+    Ok(top_level(bytes)?.0)
+}
+
+/// The names a component exports at its top level.
+pub fn exports(bytes: &[u8]) -> Result<Vec<String>, wasmparser::BinaryReaderError> {
+    Ok(top_level(bytes)?.1)
+}
+
+/// The names a component imports and exports at its top level (not those
+/// of the modules and components nested in it).
+fn top_level(bytes: &[u8]) -> Result<(Vec<String>, Vec<String>), wasmparser::BinaryReaderError> {
     use wasmparser::{Parser, Payload};
     let mut depth = 0usize;
-    let mut out = Vec::new();
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
     for payload in Parser::new(0).parse_all(bytes) {
         match payload? {
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(reader) if depth == 0 => {
                 for import in reader {
-                    out.push(import?.name.name.to_owned());
+                    imports.push(import?.name.name.to_owned());
+                }
+            }
+            Payload::ComponentExportSection(reader) if depth == 0 => {
+                for export in reader {
+                    exports.push(export?.name.name.to_owned());
                 }
             }
             _ => {}
         }
     }
-    Ok(out)
+    Ok((imports, exports))
 }
 
 #[cfg(test)]
