@@ -9,6 +9,7 @@ pub mod crd;
 pub mod facts;
 pub mod fixture;
 pub mod marks;
+pub mod oci;
 pub mod operator;
 pub mod pass;
 pub mod plan;
