@@ -7,6 +7,7 @@ mod inspect;
 mod new;
 mod operate;
 mod plan;
+mod registry;
 mod test;
 
 use std::path::PathBuf;
@@ -81,6 +82,13 @@ enum Command {
     /// spec, one aspect, a native test, fixtures and a README; it builds
     /// outside this repository.
     New(new::NewArgs),
+    /// Publish a guest module to an OCI registry (the CNCF TAG Runtime
+    /// layout of a wasm artifact, its golden lists and fixtures beside it);
+    /// prints the reference pinned to its digest.
+    Push(registry::PushArgs),
+    /// Pull a guest module from an OCI registry by digest (a tag is
+    /// resolved once) into a guests directory, checked before it is placed.
+    Pull(registry::PullArgs),
 }
 
 /// Limits and caching of the guest runtime.
@@ -148,6 +156,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => operate::run(&runtime, *args),
         Command::Docs(args) => docs::run(&runtime, args),
         Command::Capture(args) => capture::run(&runtime, *args),
+        Command::Push(args) => registry::push(&runtime, args),
+        Command::Pull(args) => registry::pull(&runtime, args),
         Command::Plan(_) | Command::New(_) => {
             unreachable!("dispatched before the runtime is built")
         }

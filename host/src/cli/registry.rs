@@ -1,0 +1,105 @@
+//! `push` and `pull`: guest modules through OCI registries, with the
+//! golden lists and fixtures a guests directory keeps beside them.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use reconciler_host::oci::layout::Packaged;
+use reconciler_host::oci::{ModuleCache, Remote};
+use reconciler_host::runtime::Runtime;
+
+/// A registry reached over plain HTTP, `host:port` (a registry on
+/// loopback); every other one over HTTPS.
+#[derive(clap::Args)]
+pub struct RegistryArgs {
+    #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
+    insecure: Vec<String>,
+}
+
+/// `push`'s arguments.
+#[derive(clap::Args)]
+pub struct PushArgs {
+    /// The module (`<dir>/<stem>.wasm`); `<stem>.reasons`, `<stem>.aspects`
+    /// and `<stem>.fixtures/*.yaml` beside it travel with it.
+    guest: PathBuf,
+    /// Where to push it: a tag, `registry/repository:tag`.
+    reference: String,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+/// `pull`'s arguments.
+#[derive(clap::Args)]
+pub struct PullArgs {
+    /// The module: `registry/repository@sha256:...`, or a tag, resolved
+    /// once to the digest everything after reads.
+    reference: String,
+    /// The guests directory to place it in, with what it ships beside it.
+    #[arg(long)]
+    guests: PathBuf,
+    /// The file's stem there (default: the repository's last segment).
+    #[arg(long)]
+    name: Option<String>,
+    /// Where pulled modules are kept by digest (default:
+    /// ~/.cache/reconciler-host/pulled).
+    #[arg(long)]
+    pulled_dir: Option<PathBuf>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+/// Pushes a module the host serves (loaded first: what the host would
+/// refuse is not published); prints the reference pinned to its digest.
+pub fn push(runtime: &Runtime, args: PushArgs) -> anyhow::Result<ExitCode> {
+    let module = runtime.load_file(&args.guest)?;
+    let packaged = Packaged::read(&args.guest)?;
+    let remote = Remote::new(args.registry.insecure);
+    let pinned =
+        tokio::runtime::Runtime::new()?.block_on(remote.push(&packaged, &args.reference))?;
+    eprintln!(
+        "pushed guest {} (kind {}, {} file(s) beside it)",
+        module.name(),
+        module.spec().kind,
+        packaged.files.len()
+    );
+    println!("{pinned}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Pulls a module by digest, loads it (a module the host would refuse is
+/// not placed: the directory keeps what it had), and places it in the
+/// guests directory, the module itself last.
+pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
+    let cache = ModuleCache::new(
+        args.pulled_dir
+            .or_else(ModuleCache::default_dir)
+            .context("no cache directory: give --pulled-dir")?,
+    );
+    let remote = Remote::new(args.registry.insecure);
+    let pulled = tokio::runtime::Runtime::new()?.block_on(remote.pull(&args.reference, &cache))?;
+    let stem = args.name.unwrap_or_else(|| {
+        let repository = pulled.pinned.repository();
+        repository
+            .rsplit('/')
+            .next()
+            .unwrap_or(repository)
+            .to_owned()
+    });
+    let module = runtime
+        .load(&stem, &pulled.module.wasm)
+        .with_context(|| format!("{} was pulled but is not placed", pulled.pinned))?;
+    let path = pulled.module.place(&args.guests, &stem)?;
+    eprintln!(
+        "pulled guest {} (kind {}){}",
+        module.name(),
+        module.spec().kind,
+        if pulled.cached {
+            ", from the local cache"
+        } else {
+            ""
+        }
+    );
+    println!("{} {}", pulled.pinned, path.display());
+    Ok(ExitCode::SUCCESS)
+}
