@@ -37,4 +37,5 @@ pub mod paths;
 pub mod pgadmin_objects;
 pub mod plans;
 pub mod proxy;
+pub mod registry;
 pub mod widgets;

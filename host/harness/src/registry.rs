@@ -1,0 +1,77 @@
+//! An OCI registry on loopback: go-containerregistry's in-memory
+//! distribution server, run by the Go program `tests/registry` (built once
+//! per test binary), one per [`Registry::start`]. It exits when its stdin
+//! closes: when the test drops it, or however the test binary ends.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use crate::paths;
+
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// `tests/registry`, built (a relink once the Go build cache is warm) into
+/// the target's scratch directory, placed atomically.
+fn program() -> &'static PathBuf {
+    PROGRAM.get_or_init(|| {
+        let dir = paths::target_tmpdir().join("registry");
+        std::fs::create_dir_all(&dir).expect("the registry's directory");
+        let built = dir.join(format!(".registry.{}", std::process::id()));
+        let status = Command::new("go")
+            .current_dir(paths::workspace().join("tests/registry"))
+            .args(["build", "-trimpath", "-buildvcs=false", "-o"])
+            .arg(&built)
+            .arg(".")
+            .status()
+            .expect("go runs (Go >= 1.26 builds tests/registry)");
+        assert!(status.success(), "building tests/registry failed");
+        let program = dir.join("registry");
+        std::fs::rename(&built, &program).expect("placing the registry program");
+        program
+    })
+}
+
+/// A registry serving on loopback, over plain HTTP.
+pub struct Registry {
+    child: Child,
+    /// `127.0.0.1:<port>`: what references start with, and what
+    /// `--insecure-registry` names.
+    pub address: String,
+}
+
+impl Registry {
+    /// Starts one and waits until it listens.
+    pub fn start() -> Registry {
+        let mut child = Command::new(program())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the registry starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("its stdout"))
+            .read_line(&mut line)
+            .expect("the registry prints its address");
+        Registry {
+            child,
+            address: line.trim().to_owned(),
+        }
+    }
+
+    /// Stops it now (its contents are gone with it).
+    pub fn stop(mut self) {
+        self.kill();
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,289 @@
+//! Guest modules through an OCI registry (issue 33), against
+//! go-containerregistry's registry on loopback: `push` publishes a module
+//! with the golden lists and fixtures beside it; `pull` pins a tag to its
+//! digest, checks the contract from the artifact's config before it
+//! downloads the component, keeps what it pulled by digest, and places a
+//! module only once the host has loaded it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::manifest::OciImageManifest;
+use oci_client::{Client, Reference};
+use reconciler_host_harness::guests::guest_wasm;
+use reconciler_host_harness::paths;
+use reconciler_host_harness::registry::Registry;
+use serde_json::json;
+
+/// A scratch directory of this test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = paths::target_tmpdir().join("registry-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+/// `reconciler-host <args>`, compiled modules cached in `dir`.
+fn host(dir: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(dir.join("compiled"))
+        .args(args)
+        .output()
+        .expect("the host binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The writer test guest as a guests directory keeps it: `writer.wasm`,
+/// its reasons golden list, and two of its fixtures with their goldens.
+fn writer_in(dir: &Path) -> PathBuf {
+    let module = dir.join("writer.wasm");
+    std::fs::copy(guest_wasm("writer-guest"), &module).expect("the writer guest");
+    let reasons = host(dir, &["reasons", module.to_str().unwrap()]);
+    assert!(reasons.status.success(), "{}", text(&reasons.stderr));
+    std::fs::write(dir.join("writer.reasons"), &reasons.stdout).unwrap();
+    let fixtures = dir.join("writer.fixtures");
+    std::fs::create_dir_all(&fixtures).unwrap();
+    let source = paths::workspace().join("guests/testing/writer/fixtures");
+    for name in [
+        "gate-auto.yaml",
+        "gate-auto.golden",
+        "gate-observe.yaml",
+        "gate-observe.golden",
+    ] {
+        std::fs::copy(source.join(name), fixtures.join(name)).unwrap();
+    }
+    module
+}
+
+/// A module pushed with what it ships is pulled by digest and placed
+/// whole; its fixtures replay beside it. A tag moved later moves no pull
+/// pinned before; with the registry gone, a pinned pull is served from the
+/// local cache and a tag cannot be resolved.
+#[test]
+fn a_module_pushed_with_its_files_is_pulled_by_digest_and_placed_whole() {
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let insecure = ["--insecure-registry", address.as_str()];
+    let source = scratch("source");
+    let module = writer_in(&source);
+    let tag = format!("{address}/guests/writer:v1");
+
+    let pushed = host(
+        &source,
+        &[&["push", module.to_str().unwrap(), &tag][..], &insecure].concat(),
+    );
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let pinned = text(&pushed.stdout).trim().to_owned();
+    assert!(
+        pinned.starts_with(&format!("{address}/guests/writer@sha256:")),
+        "{pinned}"
+    );
+    assert!(
+        text(&pushed.stderr).contains("(kind Widget, 5 file(s) beside it)"),
+        "{}",
+        text(&pushed.stderr)
+    );
+
+    let guests = scratch("guests");
+    let pulled_dir = scratch("pulled");
+    let pull = |reference: &str, name: &str| {
+        host(
+            &source,
+            &[
+                &[
+                    "pull",
+                    reference,
+                    "--guests",
+                    guests.to_str().unwrap(),
+                    "--name",
+                    name,
+                    "--pulled-dir",
+                    pulled_dir.to_str().unwrap(),
+                ][..],
+                &insecure,
+            ]
+            .concat(),
+        )
+    };
+    let out = pull(&tag, "writer");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("{pinned} {}", guests.join("writer.wasm").display()),
+        "the tag pinned to the digest pushed"
+    );
+    for file in [
+        "writer.wasm",
+        "writer.reasons",
+        "writer.fixtures/gate-auto.yaml",
+        "writer.fixtures/gate-auto.golden",
+        "writer.fixtures/gate-observe.yaml",
+        "writer.fixtures/gate-observe.golden",
+    ] {
+        assert_eq!(
+            std::fs::read(guests.join(file)).unwrap(),
+            std::fs::read(source.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let replay = host(
+        &source,
+        &[
+            "test",
+            guests.join("writer.wasm").to_str().unwrap(),
+            guests
+                .join("writer.fixtures/gate-auto.yaml")
+                .to_str()
+                .unwrap(),
+            guests
+                .join("writer.fixtures/gate-observe.yaml")
+                .to_str()
+                .unwrap(),
+        ],
+    );
+    assert!(replay.status.success(), "{}", text(&replay.stdout));
+
+    // The tag moves to another module; the pinned digest does not.
+    let other = source.join("kstatus.wasm");
+    std::fs::copy(guest_wasm("kstatus-guest"), &other).unwrap();
+    let moved = host(
+        &source,
+        &[&["push", other.to_str().unwrap(), &tag][..], &insecure].concat(),
+    );
+    assert!(moved.status.success(), "{}", text(&moved.stderr));
+    assert_ne!(text(&moved.stdout).trim(), pinned);
+    let again = pull(&pinned, "pinned");
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        std::fs::read(guests.join("pinned.wasm")).unwrap(),
+        std::fs::read(&module).unwrap(),
+        "a pinned pull is the module pushed"
+    );
+    assert!(
+        text(&again.stderr).contains("from the local cache"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    registry.stop();
+    let cached = pull(&pinned, "cached");
+    assert!(cached.status.success(), "{}", text(&cached.stderr));
+    assert!(guests.join("cached.wasm").exists());
+    let gone = pull(&tag, "gone");
+    assert_eq!(gone.status.code(), Some(2));
+    assert!(
+        text(&gone.stderr).contains("resolving the tag"),
+        "{}",
+        text(&gone.stderr)
+    );
+    assert!(!guests.join("gone.wasm").exists());
+}
+
+/// An artifact whose config names another contract's imports is refused
+/// from its config: the component it lists is never downloaded (its blob
+/// is not even in the registry), and the module already in the guests
+/// directory stays. An artifact that is no guest module is refused by
+/// what it is.
+#[tokio::test]
+async fn an_artifact_of_another_contract_is_refused_from_its_config() {
+    let registry = Registry::start();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(vec![registry.address.clone()]),
+        ..ClientConfig::default()
+    });
+    let push = async |repository: &str, config_media_type: &str, config: serde_json::Value| {
+        let reference: Reference = format!("{}/{repository}:v1", registry.address)
+            .parse()
+            .unwrap();
+        let absent = ImageLayer::new(b"never uploaded".to_vec(), "application/wasm".into(), None);
+        let config = Config::new(
+            serde_json::to_vec(&config).unwrap(),
+            config_media_type.into(),
+            None,
+        );
+        let manifest = OciImageManifest::build(&[absent], &config, None);
+        client
+            .push_blob(&reference, config.data.clone(), &manifest.config.digest)
+            .await
+            .unwrap();
+        client
+            .push_manifest(&reference, &manifest.into())
+            .await
+            .unwrap();
+        reference.to_string()
+    };
+    let future = push(
+        "guests/future",
+        "application/vnd.wasm.config.v0+json",
+        json!({"created": "2026-12-03T00:00:00Z", "architecture": "wasm", "os": "wasip2",
+               "layerDigests": [],
+               "component": {"imports": ["reconciler:guest/facts@9.0.0"],
+                             "exports": ["reconciler:guest/reconciler@9.0.0"]}}),
+    )
+    .await;
+    let image = push(
+        "images/app",
+        "application/vnd.oci.image.config.v1+json",
+        json!({"architecture": "amd64", "os": "linux"}),
+    )
+    .await;
+
+    let dir = scratch("refused");
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    std::fs::write(guests.join("future.wasm"), b"the module serving now").unwrap();
+    let pull = |reference: &str| {
+        let pulled_dir = dir.join("pulled");
+        let args = [
+            "pull",
+            reference,
+            "--guests",
+            guests.to_str().unwrap(),
+            "--pulled-dir",
+            pulled_dir.to_str().unwrap(),
+            "--insecure-registry",
+            registry.address.as_str(),
+        ];
+        host(&dir, &args)
+    };
+    let refused: BTreeMap<&str, String> = [("future", &future), ("image", &image)]
+        .into_iter()
+        .map(|(name, reference)| {
+            let out = pull(reference);
+            assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+            (name, text(&out.stderr))
+        })
+        .collect();
+    assert!(
+        refused["future"]
+            .contains("cannot be served by this host (read from its config, nothing downloaded)")
+            && refused["future"].contains("reconciler:guest/facts@9.0.0"),
+        "{}",
+        refused["future"]
+    );
+    assert!(
+        refused["image"].contains(
+            "is not a guest module: its config is application/vnd.oci.image.config.v1+json"
+        ),
+        "{}",
+        refused["image"]
+    );
+    assert_eq!(
+        std::fs::read(guests.join("future.wasm")).unwrap(),
+        b"the module serving now",
+        "the module already there stays"
+    );
+    assert_eq!(
+        std::fs::read_dir(&guests).unwrap().count(),
+        1,
+        "nothing placed beside it"
+    );
+}
