@@ -86,6 +86,10 @@ pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(repository)
             .to_owned()
     });
+    anyhow::ensure!(
+        !stem.is_empty() && !stem.starts_with('.') && !stem.contains(['/', '\\']),
+        "--name {stem:?}: a file name in the guests directory (no path, not hidden)"
+    );
     let module = runtime
         .load(&stem, &pulled.module.wasm)
         .with_context(|| format!("{} was pulled but is not placed", pulled.pinned))?;
