@@ -9,6 +9,10 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use reconciler_host::telemetry;
 
 fn main() -> ExitCode {
+    // One TLS provider for every rustls client in the process (the OTLP
+    // exporter's and the registry client's reqwest are built without one
+    // of their own): ring's, the one kube's rustls already uses.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let args = cli::Cli::parse();
     let traces = match args.otlp_endpoint.as_deref().map(telemetry::provider) {
         Some(Err(e)) => {

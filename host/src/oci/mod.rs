@@ -76,7 +76,8 @@ impl Remote {
     /// (`host:port`, a registry on loopback) over plain HTTP. Anonymous.
     pub fn new(insecure: Vec<String>) -> Self {
         // The TLS provider kube's rustls already uses (the registry client
-        // is built without one of its own); installed once per process.
+        // is built without one of its own), for callers other than the
+        // binary, which installs it first thing.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let protocol = if insecure.is_empty() {
             ClientProtocol::Https
