@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::paths;
+use crate::go_programs;
 
 /// What kstatus computed for an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,26 +21,9 @@ pub struct Computed {
 
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 
-/// `tests/kstatus`, built (a relink once the Go build cache is warm) into
-/// the target's scratch directory, placed atomically: another test binary
-/// may be running it.
+/// `tests/kstatus`, built once per test binary.
 fn program() -> &'static PathBuf {
-    PROGRAM.get_or_init(|| {
-        let dir = paths::target_tmpdir().join("kstatus");
-        std::fs::create_dir_all(&dir).expect("the kstatus directory");
-        let built = dir.join(format!(".kstatus.{}", std::process::id()));
-        let status = Command::new("go")
-            .current_dir(paths::workspace().join("tests/kstatus"))
-            .args(["build", "-trimpath", "-buildvcs=false", "-o"])
-            .arg(&built)
-            .arg(".")
-            .status()
-            .expect("go runs (Go >= 1.26 builds tests/kstatus)");
-        assert!(status.success(), "building tests/kstatus failed");
-        let program = dir.join("kstatus");
-        std::fs::rename(&built, &program).expect("placing the kstatus program");
-        program
-    })
+    PROGRAM.get_or_init(|| go_programs::build("kstatus"))
 }
 
 /// What kstatus computes for `object` (as the API server returned it).

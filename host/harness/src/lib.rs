@@ -25,6 +25,7 @@ pub mod access_requests;
 pub mod bench;
 pub mod console_objects;
 pub mod escape;
+pub mod go_programs;
 pub mod guests;
 pub mod http_proxy;
 pub mod identity;

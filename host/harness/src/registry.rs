@@ -8,29 +8,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::paths;
+use crate::go_programs;
 
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 
-/// `tests/registry`, built (a relink once the Go build cache is warm) into
-/// the target's scratch directory, placed atomically.
+/// `tests/registry`, built once per test binary.
 fn program() -> &'static PathBuf {
-    PROGRAM.get_or_init(|| {
-        let dir = paths::target_tmpdir().join("registry");
-        std::fs::create_dir_all(&dir).expect("the registry's directory");
-        let built = dir.join(format!(".registry.{}", std::process::id()));
-        let status = Command::new("go")
-            .current_dir(paths::workspace().join("tests/registry"))
-            .args(["build", "-trimpath", "-buildvcs=false", "-o"])
-            .arg(&built)
-            .arg(".")
-            .status()
-            .expect("go runs (Go >= 1.26 builds tests/registry)");
-        assert!(status.success(), "building tests/registry failed");
-        let program = dir.join("registry");
-        std::fs::rename(&built, &program).expect("placing the registry program");
-        program
-    })
+    PROGRAM.get_or_init(|| go_programs::build("registry"))
 }
 
 /// A registry serving on loopback, over plain HTTP.
