@@ -3,7 +3,9 @@
 //! with the golden lists and fixtures beside it; `pull` pins a tag to its
 //! digest, checks the contract from the artifact's config before it
 //! downloads the component, keeps what it pulled by digest, and places a
-//! module only once the host has loaded it.
+//! module only once the host has loaded it. Under a verification policy,
+//! a module is pulled only with the cosign signatures its kind's rule
+//! asks for (signed by the real cosign).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use std::process::Output;
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::manifest::OciImageManifest;
 use oci_client::{Client, Reference};
+use reconciler_host_harness::cosign::KeyPair;
 use reconciler_host_harness::guests::guest_wasm;
 use reconciler_host_harness::paths;
 use reconciler_host_harness::registry::Registry;
@@ -27,7 +30,18 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `reconciler-host <args>`, compiled modules cached in `dir`.
 fn host(dir: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+    host_at(dir, None, args)
+}
+
+/// `reconciler-host <args>`, the artifacts it pushes dated `created`
+/// (seconds since the epoch) when given: pushes of one module at two
+/// dates are two digests.
+fn host_at(dir: &Path, created: Option<u32>, args: &[&str]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_reconciler-host"));
+    if let Some(created) = created {
+        command.env("SOURCE_DATE_EPOCH", created.to_string());
+    }
+    command
         .env("NO_COLOR", "1")
         .arg("--cache-dir")
         .arg(dir.join("compiled"))
@@ -285,5 +299,160 @@ async fn an_artifact_of_another_contract_is_refused_from_its_config() {
         std::fs::read_dir(&guests).unwrap().count(),
         1,
         "nothing placed beside it"
+    );
+}
+
+/// Who could break the policy: whoever may push to the registry. A
+/// module signed by the key the policy names for its kind is pulled; one
+/// unsigned, or signed by another key, is refused naming the policy and
+/// what is missing, and nothing is placed; a kind the policy does not name
+/// is refused. A module re-annotated as another kind, to fall under a
+/// laxer rule, passes that rule but is not placed: what it serves is read
+/// from the module itself. With the registry gone, a module kept in the
+/// cache is not served under the policy: its signatures cannot be read.
+#[tokio::test]
+async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("signed");
+    let module = writer_in(&dir);
+    let release = KeyPair::generate(&dir, "release");
+    let other = KeyPair::generate(&dir, "other");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "kinds:\n  Widget:\n    allOf: [release.pub]\n  Gadget:\n    allowUnsigned: true\n",
+    )
+    .unwrap();
+    let lacking = dir.join("lacking.yaml");
+    std::fs::write(&lacking, "kinds:\n  Gadget: {allowUnsigned: true}\n").unwrap();
+
+    let push = |tag: &str, created: u32| {
+        let reference = format!("{address}/guests/writer:{tag}");
+        let out = host_at(
+            &dir,
+            Some(created),
+            &[
+                "push",
+                module.to_str().unwrap(),
+                &reference,
+                "--insecure-registry",
+                &address,
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).trim().to_owned()
+    };
+    let signed = push("signed", 1);
+    release.sign(&signed);
+    let unsigned = push("unsigned", 2);
+    let by_other = push("other", 3);
+    other.sign(&by_other);
+
+    // The unsigned module's manifest, annotated as a Gadget, pushed as
+    // someone with push rights would.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(vec![address.clone()]),
+        ..ClientConfig::default()
+    });
+    let source: Reference = unsigned.parse().unwrap();
+    let (mut manifest, _) = client
+        .pull_image_manifest(&source, &oci_client::secrets::RegistryAuth::Anonymous)
+        .await
+        .unwrap();
+    manifest
+        .annotations
+        .as_mut()
+        .expect("the host annotates what it pushes")
+        .insert("dev.reconciler.guest.kind".into(), "Gadget".into());
+    let forged: Reference = format!("{address}/guests/writer:forged").parse().unwrap();
+    client
+        .push_manifest(&forged, &manifest.into())
+        .await
+        .unwrap();
+
+    let guests = scratch("signed-guests");
+    let pull = |reference: &str, name: &str, policy: &Path| {
+        host(
+            &dir,
+            &[
+                "pull",
+                reference,
+                "--guests",
+                guests.to_str().unwrap(),
+                "--name",
+                name,
+                "--pulled-dir",
+                dir.join("pulled").to_str().unwrap(),
+                "--policy",
+                policy.to_str().unwrap(),
+                "--insecure-registry",
+                &address,
+            ],
+        )
+    };
+    let out = pull(&signed, "signed", &policy);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("(kind Widget, signed by release.pub)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(guests.join("signed.wasm").exists());
+
+    let refused = |reference: &str, name: &str, policy: &Path| {
+        let out = pull(reference, name, policy);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        assert!(
+            !guests.join(format!("{name}.wasm")).exists(),
+            "{name} is not placed"
+        );
+        text(&out.stderr)
+    };
+    let by_policy = format!("is refused by the verification policy {}", policy.display());
+    let error = refused(&unsigned, "unsigned", &policy);
+    assert!(
+        error.contains(&format!(
+            "{by_policy} for kind Widget: it carries no cosign signature"
+        )),
+        "{error}"
+    );
+    let error = refused(&by_other, "other", &policy);
+    assert!(
+        error.contains(&format!(
+            "{by_policy} for kind Widget: not signed by release.pub (of allOf; 1 signature(s) checked)"
+        )),
+        "{error}"
+    );
+    let error = refused(&signed, "lacking", &lacking);
+    assert!(
+        error.contains(&format!(
+            "is refused by the verification policy {}: the policy names no kind Widget",
+            lacking.display()
+        )),
+        "{error}"
+    );
+    let error = refused(&forged.to_string(), "forged", &policy);
+    assert!(
+        error.contains("was published for kind Gadget but its module serves Widget: not placed"),
+        "{error}"
+    );
+
+    registry.stop();
+    let error = refused(&signed, "offline", &policy);
+    assert!(
+        error.contains(&format!(
+            "{by_policy} for kind Widget: its signatures could not be read from the registry"
+        )),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&guests)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("wasm".as_ref()))
+            .count(),
+        1,
+        "only the signed module is placed"
     );
 }

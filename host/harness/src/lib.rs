@@ -19,11 +19,14 @@
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
 //!   test's own, which the test may restart (TCP: outages, latency);
 //!   [`http_proxy`]: one that answers 503 on request (HTTP);
+//! - [`registry`] and [`cosign`]: an OCI registry on loopback, and the
+//!   real cosign signing what is pushed to it;
 //! - [`bench`]: the benches' host process, metrics and printed table.
 
 pub mod access_requests;
 pub mod bench;
 pub mod console_objects;
+pub mod cosign;
 pub mod escape;
 pub mod go_programs;
 pub mod guests;

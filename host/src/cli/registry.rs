@@ -1,12 +1,13 @@
 //! `push` and `pull`: guest modules through OCI registries, with the
-//! golden lists and fixtures a guests directory keeps beside them.
+//! golden lists and fixtures a guests directory keeps beside them, and
+//! checked against a verification policy's signatures when pulled.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use reconciler_host::oci::layout::Packaged;
-use reconciler_host::oci::{ModuleCache, Remote};
+use reconciler_host::oci::{ModuleCache, Policy, Remote};
 use reconciler_host::runtime::Runtime;
 
 /// A registry reached over plain HTTP, `host:port` (a registry on
@@ -45,6 +46,10 @@ pub struct PullArgs {
     /// ~/.cache/reconciler-host/pulled).
     #[arg(long)]
     pulled_dir: Option<PathBuf>,
+    /// A verification policy (YAML): which cosign keys must have signed
+    /// the module of each kind. Without one, signatures are not checked.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
     #[command(flatten)]
     registry: RegistryArgs,
 }
@@ -55,8 +60,11 @@ pub fn push(runtime: &Runtime, args: PushArgs) -> anyhow::Result<ExitCode> {
     let module = runtime.load_file(&args.guest)?;
     let packaged = Packaged::read(&args.guest)?;
     let remote = Remote::new(args.registry.insecure);
-    let pinned =
-        tokio::runtime::Runtime::new()?.block_on(remote.push(&packaged, &args.reference))?;
+    let pinned = tokio::runtime::Runtime::new()?.block_on(remote.push(
+        &packaged,
+        &module.spec().kind,
+        &args.reference,
+    ))?;
     eprintln!(
         "pushed guest {} (kind {}, {} file(s) beside it)",
         module.name(),
@@ -76,8 +84,13 @@ pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
             .or_else(ModuleCache::default_dir)
             .context("no cache directory: give --pulled-dir")?,
     );
+    let policy = args.policy.as_deref().map(Policy::read).transpose()?;
     let remote = Remote::new(args.registry.insecure);
-    let pulled = tokio::runtime::Runtime::new()?.block_on(remote.pull(&args.reference, &cache))?;
+    let pulled = tokio::runtime::Runtime::new()?.block_on(remote.pull(
+        &args.reference,
+        &cache,
+        policy.as_ref(),
+    ))?;
     let stem = args.name.unwrap_or_else(|| {
         let repository = pulled.pinned.repository();
         repository
@@ -93,9 +106,22 @@ pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
     let module = runtime
         .load(&stem, &pulled.module.wasm)
         .with_context(|| format!("{} was pulled but is not placed", pulled.pinned))?;
+    if let Some(published) = &pulled.kind {
+        anyhow::ensure!(
+            *published == module.spec().kind,
+            "{} was published for kind {published} but its module serves {}: not placed",
+            pulled.pinned,
+            module.spec().kind
+        );
+    }
     let path = pulled.module.place(&args.guests, &stem)?;
+    let signed = if pulled.signers.is_empty() {
+        String::new()
+    } else {
+        format!(", signed by {}", pulled.signers.join(", "))
+    };
     eprintln!(
-        "pulled guest {} (kind {}){}",
+        "pulled guest {} (kind {}{signed}){}",
         module.name(),
         module.spec().kind,
         if pulled.cached {

@@ -22,6 +22,9 @@ struct Kept {
     /// The hex SHA-256 of the component, checked on every read.
     wasm: String,
     files: Vec<String>,
+    /// The kind the manifest said it serves.
+    #[serde(default)]
+    kind: Option<String>,
 }
 
 impl ModuleCache {
@@ -41,9 +44,10 @@ impl ModuleCache {
         self.dir.join(digest.replace(':', "-"))
     }
 
-    /// The module pulled as the manifest `digest`, if it is kept whole
-    /// (a component whose bytes no longer match what was kept is not).
-    pub fn get(&self, digest: &str) -> Option<Packaged> {
+    /// The module pulled as the manifest `digest` and the kind its
+    /// manifest said it serves, if it is kept whole (a component whose
+    /// bytes no longer match what was kept is not).
+    pub fn get(&self, digest: &str) -> Option<(Packaged, Option<String>)> {
         let folder = self.folder(digest);
         let kept: Kept =
             serde_json::from_slice(&std::fs::read(folder.join("kept.json")).ok()?).ok()?;
@@ -55,12 +59,13 @@ impl ModuleCache {
         for (i, name) in kept.files.into_iter().enumerate() {
             files.push((name, std::fs::read(folder.join(format!("file-{i}"))).ok()?));
         }
-        Some(Packaged { wasm, files })
+        Some((Packaged { wasm, files }, kept.kind))
     }
 
-    /// Keeps `module`, pulled as the manifest `digest`: its files first,
-    /// its record last, so a folder without a record is never read.
-    pub fn put(&self, digest: &str, module: &Packaged) -> Result<(), OciError> {
+    /// Keeps `module`, pulled as the manifest `digest` that says it
+    /// serves `kind`: its files first, its record last, so a folder
+    /// without a record is never read.
+    pub fn put(&self, digest: &str, module: &Packaged, kind: Option<&str>) -> Result<(), OciError> {
         let folder = self.folder(digest);
         let io = |path: &Path| {
             let path = path.to_owned();
@@ -78,6 +83,7 @@ impl ModuleCache {
         let kept = Kept {
             wasm: artifacts::digest(&module.wasm),
             files: module.files.iter().map(|(name, _)| name.clone()).collect(),
+            kind: kind.map(str::to_owned),
         };
         let record = folder.join("kept.json");
         let temporary = folder.join(".kept.json.tmp");
@@ -102,8 +108,8 @@ mod tests {
         };
         let digest = "sha256:abc";
         assert_eq!(cache.get(digest), None);
-        cache.put(digest, &module).unwrap();
-        assert_eq!(cache.get(digest), Some(module));
+        cache.put(digest, &module, Some("Widget")).unwrap();
+        assert_eq!(cache.get(digest), Some((module, Some("Widget".into()))));
         std::fs::write(dir.join("sha256-abc/module.wasm"), b"other").unwrap();
         assert_eq!(
             cache.get(digest),

@@ -22,6 +22,10 @@ pub const WASM_MEDIA_TYPE: &str = "application/wasm";
 pub const FILE_MEDIA_TYPE: &str = "application/vnd.reconciler.guest.file.v1";
 /// The OCI annotation naming a layer's file.
 pub const TITLE: &str = "org.opencontainers.image.title";
+/// The manifest's annotation naming the kind the module serves: what a
+/// verification policy's rule is looked up by, covered by the signature
+/// over the manifest.
+pub const KIND: &str = "dev.reconciler.guest.kind";
 
 /// The artifact's config, as the TAG Runtime layout spells it.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -104,8 +108,13 @@ impl Packaged {
         })
     }
 
-    /// The artifact's layers and config, `created` its time.
-    pub fn artifact(&self, created: String) -> Result<(Vec<ImageLayer>, Config), OciError> {
+    /// The artifact's layers, config and manifest (annotated with the
+    /// `kind` the module serves), `created` its time.
+    pub fn artifact(
+        &self,
+        created: String,
+        kind: &str,
+    ) -> Result<(Vec<ImageLayer>, Config, OciImageManifest), OciError> {
         let mut layers = vec![ImageLayer::new(
             self.wasm.clone(),
             WASM_MEDIA_TYPE.into(),
@@ -122,7 +131,10 @@ impl Packaged {
         let digests = layers.iter().map(ImageLayer::sha256_digest).collect();
         let config =
             serde_json::to_vec(&self.config(created, digests)?).expect("a config serializes");
-        Ok((layers, Config::new(config, CONFIG_MEDIA_TYPE.into(), None)))
+        let config = Config::new(config, CONFIG_MEDIA_TYPE.into(), None);
+        let annotations = BTreeMap::from([(KIND.to_owned(), kind.to_owned())]);
+        let manifest = OciImageManifest::build(&layers, &config, Some(annotations));
+        Ok((layers, config, manifest))
     }
 
     /// Writes the module as `<dir>/<stem>.wasm` with its files beside it;

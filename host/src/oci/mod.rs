@@ -3,10 +3,15 @@
 //! golden lists and fixtures a guests directory keeps beside them; pulled
 //! by digest (a tag is resolved once and the pull pinned to it), the
 //! contract checked from the artifact's config before the component is
-//! downloaded, each pull kept in a local cache by digest ([`cache`]).
+//! downloaded, each pull kept in a local cache by digest ([`cache`]);
+//! under a verification policy ([`policy`]), its cosign signatures
+//! checked before anything is downloaded ([`signatures`]).
 
 pub mod cache;
+pub mod keys;
 pub mod layout;
+pub mod policy;
+pub mod signatures;
 
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
@@ -14,14 +19,17 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
 pub use cache::ModuleCache;
-use layout::{CONFIG_MEDIA_TYPE, Packaged, WasmConfig};
+use layout::{CONFIG_MEDIA_TYPE, KIND, Packaged, WasmConfig};
+pub use policy::Policy;
+use signatures::Unverified;
 
 use crate::runtime::LoadError;
 use crate::runtime::module::check_import_names;
 
-/// Why a push or a pull failed. Only `Registry` is worth retrying (the
-/// registry unreachable, or answering an error); the others name what is
-/// wrong with the reference, the artifact or a local file.
+/// Why a push or a pull failed. `Registry` is worth retrying (the
+/// registry unreachable, or answering an error), and `Unverified` when
+/// its signatures could not be read; the others name what is wrong with
+/// the reference, the artifact, its signatures or a local file.
 #[derive(Debug, thiserror::Error)]
 pub enum OciError {
     #[error("{reference:?} is not an OCI reference: {detail}")]
@@ -45,6 +53,20 @@ pub enum OciError {
         #[source]
         source: Box<LoadError>,
     },
+    #[error("{reference} is refused by the verification policy {policy} for kind {kind}: {source}")]
+    Unverified {
+        reference: String,
+        kind: String,
+        policy: String,
+        #[source]
+        source: Unverified,
+    },
+    #[error("{reference} is refused by the verification policy {policy}: {why}")]
+    NotInPolicy {
+        reference: String,
+        policy: String,
+        why: String,
+    },
     #[error("not a WebAssembly component: {detail}")]
     NotAComponent { detail: String },
     #[error("{}: {source}", path.display())]
@@ -61,6 +83,11 @@ pub enum OciError {
 pub struct Pulled {
     pub pinned: Reference,
     pub module: Packaged,
+    /// The kind it was published to serve (the manifest's annotation),
+    /// if it says.
+    pub kind: Option<String>,
+    /// The keys that signed it, of those its kind's rule names.
+    pub signers: Vec<String>,
     /// Read from the local cache, not the registry.
     pub cached: bool,
 }
@@ -93,16 +120,22 @@ impl Remote {
         }
     }
 
-    /// Pushes `module` to the tag `reference`; returns the reference pinned
-    /// to the digest of the manifest the registry stored.
-    pub async fn push(&self, module: &Packaged, reference: &str) -> Result<Reference, OciError> {
+    /// Pushes `module`, which serves `kind`, to the tag `reference`;
+    /// returns the reference pinned to the digest of the manifest the
+    /// registry stored.
+    pub async fn push(
+        &self,
+        module: &Packaged,
+        kind: &str,
+        reference: &str,
+    ) -> Result<Reference, OciError> {
         let parsed = parse(reference)?;
         if parsed.digest().is_some() {
             return Err(OciError::PushByDigest {
                 reference: reference.to_owned(),
             });
         }
-        let (layers, config) = module.artifact(created())?;
+        let (layers, config, manifest) = module.artifact(created(), kind)?;
         let registry = |what| {
             move |source| OciError::Registry {
                 reference: reference.to_owned(),
@@ -111,7 +144,7 @@ impl Remote {
             }
         };
         self.client
-            .push(&parsed, &layers, config, &self.auth, None)
+            .push(&parsed, &layers, config, &self.auth, Some(manifest))
             .await
             .map_err(registry("pushing"))?;
         let digest = self
@@ -127,8 +160,15 @@ impl Remote {
     /// the cache keeps reads no registry. The config is checked (a guest
     /// module, of a contract this host serves) before the component is
     /// downloaded; what is downloaded is checked against its digest and
-    /// kept in `cache`.
-    pub async fn pull(&self, reference: &str, cache: &ModuleCache) -> Result<Pulled, OciError> {
+    /// kept in `cache`. Under a `policy`, the signatures its kind's rule
+    /// asks for are checked first (a kind the policy does not name is
+    /// refused), from the registry even when the cache keeps the module.
+    pub async fn pull(
+        &self,
+        reference: &str,
+        cache: &ModuleCache,
+        policy: Option<&Policy>,
+    ) -> Result<Pulled, OciError> {
         let parsed = parse(reference)?;
         let registry = |what| {
             move |source| OciError::Registry {
@@ -146,10 +186,13 @@ impl Remote {
                 .map_err(registry("resolving the tag"))?,
         };
         let pinned = parsed.clone_with_digest(digest.clone());
-        if let Some(module) = cache.get(&digest) {
+        if let Some((module, kind)) = cache.get(&digest) {
+            let signers = self.verify(&pinned, kind.as_deref(), policy).await?;
             return Ok(Pulled {
                 pinned,
                 module,
+                kind,
+                signers,
                 cached: true,
             });
         }
@@ -168,6 +211,12 @@ impl Remote {
                 manifest.config.media_type
             )));
         }
+        let kind = manifest
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(KIND))
+            .cloned();
+        let signers = self.verify(&pinned, kind.as_deref(), policy).await?;
         let config: WasmConfig = serde_json::from_str(&config)
             .map_err(|e| not_a_module(format!("its config cannot be read: {e}")))?;
         let names = config
@@ -209,12 +258,49 @@ impl Remote {
         }
         files.sort();
         let module = Packaged { wasm, files };
-        cache.put(&digest, &module)?;
+        cache.put(&digest, &module, kind.as_deref())?;
         Ok(Pulled {
             pinned,
             module,
+            kind,
+            signers,
             cached: false,
         })
+    }
+
+    /// Checks `pinned`, published for `kind`, against `policy`: its
+    /// kind's rule, if the policy names the kind. Returns the keys that
+    /// signed it.
+    async fn verify(
+        &self,
+        pinned: &Reference,
+        kind: Option<&str>,
+        policy: Option<&Policy>,
+    ) -> Result<Vec<String>, OciError> {
+        let Some(policy) = policy else {
+            return Ok(Vec::new());
+        };
+        let refused = |why: String| OciError::NotInPolicy {
+            reference: pinned.to_string(),
+            policy: policy.path().display().to_string(),
+            why,
+        };
+        let kind = kind.ok_or_else(|| {
+            refused(format!(
+                "its manifest does not say which kind it serves ({KIND}); push it again"
+            ))
+        })?;
+        let rule = policy
+            .rule(kind)
+            .ok_or_else(|| refused(format!("the policy names no kind {kind}")))?;
+        signatures::check(&self.client, &self.auth, pinned, rule)
+            .await
+            .map_err(|source| OciError::Unverified {
+                reference: pinned.to_string(),
+                kind: kind.to_owned(),
+                policy: policy.path().display().to_string(),
+                source,
+            })
     }
 }
 

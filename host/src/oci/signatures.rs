@@ -1,0 +1,179 @@
+//! Cosign signatures on a module, checked against its kind's rule in the
+//! verification policy before the module is downloaded or compiled. Read
+//! where cosign stores them (the tag `sha256-<hex>.sig` in the module's
+//! repository: a manifest whose `simplesigning` layers each hold a payload
+//! naming the signed digest, the signature over that payload in the
+//! layer's annotation) and checked offline: no transparency log or
+//! certificate authority is asked.
+
+use base64::Engine;
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::OciDescriptor;
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use serde::Deserialize;
+
+use super::policy::{Key, Rule};
+
+/// The media type of a cosign signature layer (its payload).
+pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+/// The layer annotation holding the signature over the payload, base64.
+pub const SIGNATURE: &str = "dev.cosignproject.cosign/signature";
+/// The `critical.type` of a payload signing an image.
+const SIGNATURE_TYPE: &str = "cosign container image signature";
+
+/// Why a module's signatures do not satisfy its rule. Only `Unreadable`
+/// is worth retrying.
+#[derive(Debug, thiserror::Error)]
+pub enum Unverified {
+    /// Nothing signed it (no signature cosign would store for it).
+    #[error("it carries no cosign signature")]
+    Unsigned,
+    /// Keys of `allOf` that signed nothing.
+    #[error("not signed by {} (of allOf; {checked} signature(s) checked)", keys.join(", "))]
+    MissingAllOf { keys: Vec<String>, checked: usize },
+    /// No key of `anyOf` signed it.
+    #[error("signed by none of {} (anyOf; {checked} signature(s) checked)", keys.join(", "))]
+    NoneOfAnyOf { keys: Vec<String>, checked: usize },
+    /// The signatures could not be read.
+    #[error("its signatures could not be read from the registry: {0}")]
+    Unreadable(String),
+}
+
+/// A signature payload, as far as it is checked: what it signs.
+#[derive(Deserialize)]
+struct Payload {
+    critical: Critical,
+}
+
+#[derive(Deserialize)]
+struct Critical {
+    image: Image,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct Image {
+    #[serde(rename = "docker-manifest-digest")]
+    digest: String,
+}
+
+/// A signature over a payload that signs the module's digest.
+struct Signed {
+    payload: Vec<u8>,
+    signature: Vec<u8>,
+}
+
+/// Reads the signatures of `pinned` (a reference by digest) with
+/// `client` and checks them against `rule`. Returns the names of the keys
+/// that signed.
+pub async fn check(
+    client: &Client,
+    auth: &RegistryAuth,
+    pinned: &Reference,
+    rule: &Rule,
+) -> Result<Vec<String>, Unverified> {
+    let (all_of, any_of) = match rule {
+        Rule::Unsigned => return Ok(Vec::new()),
+        Rule::Keys { all_of, any_of } => (all_of, any_of),
+    };
+    let signatures = read(client, auth, pinned).await?;
+    if signatures.is_empty() {
+        return Err(Unverified::Unsigned);
+    }
+    let signed = |key: &Key| {
+        signatures
+            .iter()
+            .any(|s| key.key.verifies(&s.payload, &s.signature))
+    };
+    let names = |keys: Vec<&Key>| keys.into_iter().map(|k| k.name.clone()).collect();
+    let missing: Vec<&Key> = all_of.iter().filter(|k| !signed(k)).collect();
+    if !missing.is_empty() {
+        return Err(Unverified::MissingAllOf {
+            keys: names(missing),
+            checked: signatures.len(),
+        });
+    }
+    let any: Vec<&Key> = any_of.iter().filter(|k| signed(k)).collect();
+    if !any_of.is_empty() && any.is_empty() {
+        return Err(Unverified::NoneOfAnyOf {
+            keys: names(any_of.iter().collect()),
+            checked: signatures.len(),
+        });
+    }
+    Ok(names(all_of.iter().chain(any).collect()))
+}
+
+/// The signatures stored for `pinned` whose payload signs its digest
+/// (a payload signing another digest is no signature of this module).
+async fn read(
+    client: &Client,
+    auth: &RegistryAuth,
+    pinned: &Reference,
+) -> Result<Vec<Signed>, Unverified> {
+    let Some(digest) = pinned.digest() else {
+        return Err(Unverified::Unreadable(format!(
+            "{pinned} is not pinned to a digest"
+        )));
+    };
+    let tag = Reference::with_tag(
+        pinned.registry().to_owned(),
+        pinned.repository().to_owned(),
+        format!("{}.sig", digest.replace(':', "-")),
+    );
+    let unreadable = |e: OciDistributionError| Unverified::Unreadable(format!("{tag}: {e}"));
+    let manifest = match client.pull_image_manifest(&tag, auth).await {
+        Ok((manifest, _)) => manifest,
+        Err(e) if not_found(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(unreadable(e)),
+    };
+    let mut signed = Vec::new();
+    for layer in &manifest.layers {
+        let Some(signature) = signature_of(layer) else {
+            continue;
+        };
+        let mut payload = Vec::new();
+        client
+            .pull_blob(&tag, layer, &mut payload)
+            .await
+            .map_err(unreadable)?;
+        let signs_this = serde_json::from_slice::<Payload>(&payload)
+            .is_ok_and(|p| p.critical.kind == SIGNATURE_TYPE && p.critical.image.digest == digest);
+        if signs_this {
+            signed.push(Signed { payload, signature });
+        }
+    }
+    Ok(signed)
+}
+
+/// The signature a cosign layer carries, if it is one.
+fn signature_of(layer: &OciDescriptor) -> Option<Vec<u8>> {
+    if layer.media_type != SIMPLE_SIGNING {
+        return None;
+    }
+    let encoded = layer.annotations.as_ref()?.get(SIGNATURE)?;
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()
+}
+
+/// Whether the registry said there is no such manifest.
+fn not_found(error: &OciDistributionError) -> bool {
+    match error {
+        OciDistributionError::ImageManifestNotFoundError(_) => true,
+        OciDistributionError::ServerError { code: 404, .. } => true,
+        OciDistributionError::RegistryError { envelope, .. } => {
+            !envelope.errors.is_empty()
+                && envelope.errors.iter().all(|e| {
+                    matches!(
+                        e.code,
+                        OciErrorCode::ManifestUnknown
+                            | OciErrorCode::NameUnknown
+                            | OciErrorCode::NotFound
+                    )
+                })
+        }
+        _ => false,
+    }
+}
