@@ -43,6 +43,8 @@ fn host_at(dir: &Path, created: Option<u32>, args: &[&str]) -> Output {
     }
     command
         .env("NO_COLOR", "1")
+        // Never the credentials of whoever runs the tests.
+        .env("DOCKER_CONFIG", dir.join("no-docker-config"))
         .arg("--cache-dir")
         .arg(dir.join("compiled"))
         .args(args)
@@ -454,5 +456,99 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
             .count(),
         1,
         "only the signed module is placed"
+    );
+}
+
+/// A private registry (HTTP Basic) is reached with the credentials of a
+/// Docker config file, the one cosign reads too: push, the signatures and
+/// pull. Without them, or with a wrong password, nothing is pushed or
+/// placed, and no error prints the password.
+#[test]
+fn a_private_registry_is_reached_with_a_docker_configs_credentials() {
+    use base64::Engine;
+    let registry = Registry::private("ci", "s3cr3t-pw");
+    let address = registry.address.clone();
+    let dir = scratch("private");
+    let module = writer_in(&dir);
+    let release = KeyPair::generate(&dir, "release");
+    let config = |password: &str| {
+        let auth = base64::engine::general_purpose::STANDARD.encode(format!("ci:{password}"));
+        json!({"auths": {address.as_str(): {"auth": auth}}}).to_string()
+    };
+    std::fs::write(dir.join("config.json"), config("s3cr3t-pw")).unwrap();
+    std::fs::write(dir.join("wrong.json"), config("guessed-pw")).unwrap();
+    std::fs::write(
+        dir.join("policy.yaml"),
+        "kinds:\n  Widget:\n    allOf: [release.pub]\n",
+    )
+    .unwrap();
+    let tag = format!("{address}/guests/writer:v1");
+    let with = |file: Option<&str>, args: &[&str]| {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.extend(["--insecure-registry".into(), address.clone()]);
+        if let Some(file) = file {
+            all.extend([
+                "--registry-config".into(),
+                dir.join(file).display().to_string(),
+            ]);
+        }
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        host(&dir, &all)
+    };
+    let push = ["push", module.to_str().unwrap(), tag.as_str()];
+    let denied = with(None, &push);
+    assert_eq!(denied.status.code(), Some(2), "{}", text(&denied.stderr));
+    let pushed = with(Some("config.json"), &push);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let pinned = text(&pushed.stdout).trim().to_owned();
+    release.sign(&pinned);
+
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    let pull = |name: &str| {
+        [
+            "pull",
+            tag.as_str(),
+            "--guests",
+            guests.to_str().unwrap(),
+            "--name",
+            name,
+            "--pulled-dir",
+            dir.join("pulled").to_str().unwrap(),
+            "--policy",
+            dir.join("policy.yaml").to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+    };
+    for (file, name) in [(None, "anonymous"), (Some("wrong.json"), "wrong")] {
+        let pull = pull(name);
+        let args: Vec<&str> = pull.iter().map(String::as_str).collect();
+        let out = with(file, &args);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("resolving the tag"), "{name}: {stderr}");
+        let sent = match file {
+            None => "(sent anonymously: no registry config file (--registry-config))".to_owned(),
+            Some(file) => format!(
+                "(sent as ci, the credentials {} gives {address})",
+                dir.join(file).display()
+            ),
+        };
+        assert!(stderr.contains(&sent), "{name}: {stderr}");
+        assert!(!stderr.contains("guessed-pw"), "{name}: {stderr}");
+        assert!(!guests.join(format!("{name}.wasm")).exists());
+    }
+    let pull = pull("private");
+    let args: Vec<&str> = pull.iter().map(String::as_str).collect();
+    let out = with(Some("config.json"), &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("(kind Widget, signed by release.pub)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("{pinned} {}", guests.join("private.wasm").display())
     );
 }

@@ -3,6 +3,9 @@
 // and ko are tested against. It listens on 127.0.0.1 at a free port,
 // prints "127.0.0.1:<port>" as its first line on stdout, and exits when its
 // stdin closes (the test that started it is gone, however it ended).
+// With -basic-auth user:password, every request must carry those
+// credentials (HTTP Basic; 401 with a Basic challenge otherwise), as a
+// private registry asks.
 //
 // One deviation of pkg/registry from the distribution spec is filled in:
 // a finished blob upload answers 201 Created without the Location of the
@@ -13,6 +16,8 @@
 package main
 
 import (
+	"crypto/subtle"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -42,6 +47,8 @@ func (w withBlobLocation) WriteHeader(code int) {
 }
 
 func main() {
+	basicAuth := flag.String("basic-auth", "", "user:password every request must carry")
+	flag.Parse()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatalf("listen: %v", err)
@@ -53,6 +60,14 @@ func main() {
 	}()
 	served := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if *basicAuth != "" {
+			user, password, ok := r.BasicAuth()
+			if !ok || subtle.ConstantTimeCompare([]byte(user+":"+password), []byte(*basicAuth)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+				return
+			}
+		}
 		served.ServeHTTP(withBlobLocation{w, r}, r)
 	})
 	log.Fatal(http.Serve(listener, handler))

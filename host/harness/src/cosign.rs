@@ -17,12 +17,14 @@ fn program() -> &'static PathBuf {
 }
 
 /// cosign run in `dir` (its TUF cache there too, never the user's),
-/// private keys without a password.
+/// private keys without a password, registry credentials read from
+/// `dir/config.json` if the test wrote one (Docker's config file).
 fn cosign(dir: &Path, args: &[&str]) -> Output {
     let output = Command::new(program())
         .current_dir(dir)
         .env("COSIGN_PASSWORD", "")
         .env("TUF_ROOT", dir.join(".sigstore"))
+        .env("DOCKER_CONFIG", dir)
         .args(args)
         .output()
         .expect("cosign runs");
@@ -52,7 +54,8 @@ impl KeyPair {
     }
 
     /// Signs `reference` (by digest) where it is stored, in a registry
-    /// reached over plain HTTP.
+    /// reached over plain HTTP (with the credentials of `config.json`
+    /// beside the keys, if any).
     pub fn sign(&self, reference: &str) {
         let dir = self.private.parent().expect("the key's directory");
         cosign(

@@ -28,7 +28,18 @@ pub struct Registry {
 impl Registry {
     /// Starts one and waits until it listens.
     pub fn start() -> Registry {
+        Registry::spawn(&[])
+    }
+
+    /// Starts one that answers only requests carrying `user` and
+    /// `password` (HTTP Basic), as a private registry does.
+    pub fn private(user: &str, password: &str) -> Registry {
+        Registry::spawn(&["-basic-auth", &format!("{user}:{password}")])
+    }
+
+    fn spawn(args: &[&str]) -> Registry {
         let mut child = Command::new(program())
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

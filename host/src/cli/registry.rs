@@ -7,15 +7,35 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use reconciler_host::oci::layout::Packaged;
-use reconciler_host::oci::{ModuleCache, Policy, Remote};
+use reconciler_host::oci::{Credentials, ModuleCache, Policy, Remote};
 use reconciler_host::runtime::Runtime;
 
-/// A registry reached over plain HTTP, `host:port` (a registry on
-/// loopback); every other one over HTTPS.
+/// How registries are reached.
 #[derive(clap::Args)]
 pub struct RegistryArgs {
+    /// A registry reached over plain HTTP, `host:port` (a registry on
+    /// loopback); every other one over HTTPS.
     #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
     insecure: Vec<String>,
+    /// A Docker config file with each registry's credentials (default:
+    /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json, if it
+    /// exists); a registry it does not name is reached anonymously.
+    #[arg(long = "registry-config", value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl RegistryArgs {
+    /// The client these arguments describe.
+    fn remote(self) -> anyhow::Result<Remote> {
+        let file = self
+            .config
+            .or_else(|| Credentials::default_file().filter(|f| f.exists()));
+        let credentials = match file {
+            Some(file) => Credentials::read(&file)?,
+            None => Credentials::anonymous(),
+        };
+        Ok(Remote::new(self.insecure, credentials))
+    }
 }
 
 /// `push`'s arguments.
@@ -59,7 +79,7 @@ pub struct PullArgs {
 pub fn push(runtime: &Runtime, args: PushArgs) -> anyhow::Result<ExitCode> {
     let module = runtime.load_file(&args.guest)?;
     let packaged = Packaged::read(&args.guest)?;
-    let remote = Remote::new(args.registry.insecure);
+    let remote = args.registry.remote()?;
     let pinned = tokio::runtime::Runtime::new()?.block_on(remote.push(
         &packaged,
         &module.spec().kind,
@@ -85,7 +105,7 @@ pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
             .context("no cache directory: give --pulled-dir")?,
     );
     let policy = args.policy.as_deref().map(Policy::read).transpose()?;
-    let remote = Remote::new(args.registry.insecure);
+    let remote = args.registry.remote()?;
     let pulled = tokio::runtime::Runtime::new()?.block_on(remote.pull(
         &args.reference,
         &cache,

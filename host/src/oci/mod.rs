@@ -8,6 +8,7 @@
 //! checked before anything is downloaded ([`signatures`]).
 
 pub mod cache;
+pub mod credentials;
 pub mod keys;
 pub mod layout;
 pub mod policy;
@@ -19,6 +20,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
 pub use cache::ModuleCache;
+pub use credentials::Credentials;
 use layout::{CONFIG_MEDIA_TYPE, KIND, Packaged, WasmConfig};
 pub use policy::Policy;
 use signatures::Unverified;
@@ -36,12 +38,14 @@ pub enum OciError {
     Reference { reference: String, detail: String },
     #[error("{reference}: a module is pushed to a tag (its digest is the registry's answer)")]
     PushByDigest { reference: String },
-    #[error("{reference}: {what}: {source}")]
+    #[error("{reference}: {what}: {source}{refused}")]
     Registry {
         reference: String,
         what: &'static str,
         #[source]
         source: Box<OciDistributionError>,
+        /// When the registry refused the credentials: which were sent.
+        refused: String,
     },
     #[error("{reference} is not a guest module: {why}")]
     NotAModule { reference: String, why: String },
@@ -95,13 +99,14 @@ pub struct Pulled {
 /// A client of OCI registries.
 pub struct Remote {
     client: Client,
-    auth: RegistryAuth,
+    credentials: Credentials,
 }
 
 impl Remote {
     /// A client of registries over HTTPS, but those named in `insecure`
-    /// (`host:port`, a registry on loopback) over plain HTTP. Anonymous.
-    pub fn new(insecure: Vec<String>) -> Self {
+    /// (`host:port`, a registry on loopback) over plain HTTP; each
+    /// registry with its `credentials`, or anonymously.
+    pub fn new(insecure: Vec<String>, credentials: Credentials) -> Self {
         // The TLS provider kube's rustls already uses (the registry client
         // is built without one of its own), for callers other than the
         // binary, which installs it first thing.
@@ -116,7 +121,7 @@ impl Remote {
                 protocol,
                 ..ClientConfig::default()
             }),
-            auth: RegistryAuth::Anonymous,
+            credentials,
         }
     }
 
@@ -136,20 +141,20 @@ impl Remote {
             });
         }
         let (layers, config, manifest) = module.artifact(created(), kind)?;
-        let registry = |what| {
-            move |source| OciError::Registry {
-                reference: reference.to_owned(),
-                what,
-                source: Box::new(source),
-            }
-        };
+        let registry = |what| move |source| self.registry_error(reference, what, source);
         self.client
-            .push(&parsed, &layers, config, &self.auth, Some(manifest))
+            .push(
+                &parsed,
+                &layers,
+                config,
+                &self.auth(&parsed),
+                Some(manifest),
+            )
             .await
             .map_err(registry("pushing"))?;
         let digest = self
             .client
-            .fetch_manifest_digest(&parsed, &self.auth)
+            .fetch_manifest_digest(&parsed, &self.auth(&parsed))
             .await
             .map_err(registry("reading back the digest pushed"))?;
         Ok(parsed.clone_with_digest(digest))
@@ -170,18 +175,12 @@ impl Remote {
         policy: Option<&Policy>,
     ) -> Result<Pulled, OciError> {
         let parsed = parse(reference)?;
-        let registry = |what| {
-            move |source| OciError::Registry {
-                reference: reference.to_owned(),
-                what,
-                source: Box::new(source),
-            }
-        };
+        let registry = |what| move |source| self.registry_error(reference, what, source);
         let digest = match parsed.digest() {
             Some(digest) => digest.to_owned(),
             None => self
                 .client
-                .fetch_manifest_digest(&parsed, &self.auth)
+                .fetch_manifest_digest(&parsed, &self.auth(&parsed))
                 .await
                 .map_err(registry("resolving the tag"))?,
         };
@@ -202,7 +201,7 @@ impl Remote {
         };
         let (manifest, _, config) = self
             .client
-            .pull_manifest_and_config(&pinned, &self.auth)
+            .pull_manifest_and_config(&pinned, &self.auth(&pinned))
             .await
             .map_err(registry("reading its manifest and config"))?;
         if manifest.config.media_type != CONFIG_MEDIA_TYPE {
@@ -268,6 +267,42 @@ impl Remote {
         })
     }
 
+    /// A registry's error; when it refused the credentials, saying which
+    /// were sent (never the secret).
+    fn registry_error(
+        &self,
+        reference: &str,
+        what: &'static str,
+        source: OciDistributionError,
+    ) -> OciError {
+        let status = match &source {
+            OciDistributionError::UnauthorizedError { .. }
+            | OciDistributionError::AuthenticationFailure(_) => Some(401),
+            OciDistributionError::ServerError { code, .. } => Some(*code),
+            _ => None,
+        };
+        let refused = match status {
+            Some(401 | 403) => {
+                let registry = parse(reference)
+                    .map(|r| r.resolve_registry().to_owned())
+                    .unwrap_or_default();
+                format!(" ({})", self.credentials.describe(&registry))
+            }
+            _ => String::new(),
+        };
+        OciError::Registry {
+            reference: reference.to_owned(),
+            what,
+            source: Box::new(source),
+            refused,
+        }
+    }
+
+    /// The credentials for `reference`'s registry.
+    fn auth(&self, reference: &Reference) -> RegistryAuth {
+        self.credentials.for_registry(reference.resolve_registry())
+    }
+
     /// Checks `pinned`, published for `kind`, against `policy`: its
     /// kind's rule, if the policy names the kind. Returns the keys that
     /// signed it.
@@ -293,7 +328,7 @@ impl Remote {
         let rule = policy
             .rule(kind)
             .ok_or_else(|| refused(format!("the policy names no kind {kind}")))?;
-        signatures::check(&self.client, &self.auth, pinned, rule)
+        signatures::check(&self.client, &self.auth(pinned), pinned, rule)
             .await
             .map_err(|source| OciError::Unverified {
                 reference: pinned.to_string(),
