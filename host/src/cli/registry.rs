@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use reconciler_host::oci::cache::DEFAULT_MAX_BYTES;
 use reconciler_host::oci::layout::Packaged;
 use reconciler_host::oci::{Credentials, ModuleCache, Policy, Remote};
 use reconciler_host::runtime::Runtime;
@@ -66,6 +67,10 @@ pub struct PullArgs {
     /// ~/.cache/reconciler-host/pulled).
     #[arg(long)]
     pulled_dir: Option<PathBuf>,
+    /// The most the pulled modules take there, in MiB: past it, those
+    /// read longest ago are removed.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_BYTES >> 20)]
+    pulled_max_mib: u64,
     /// A verification policy (YAML): which cosign keys must have signed
     /// the module of each kind. Without one, signatures are not checked.
     #[arg(long, value_name = "FILE")]
@@ -103,7 +108,8 @@ pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
         args.pulled_dir
             .or_else(ModuleCache::default_dir)
             .context("no cache directory: give --pulled-dir")?,
-    );
+    )
+    .bounded(args.pulled_max_mib.saturating_mul(1 << 20));
     let policy = args.policy.as_deref().map(Policy::read).transpose()?;
     let remote = args.registry.remote()?;
     let pulled = tokio::runtime::Runtime::new()?.block_on(remote.pull(

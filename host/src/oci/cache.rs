@@ -1,6 +1,7 @@
 //! The pulled modules kept on disk by the digest of their artifact's
 //! manifest: a pull by a digest already kept reads no registry, and a
-//! module whose registry is gone still serves from here.
+//! module whose registry is gone still serves from here. Bounded in
+//! bytes: past the bound, the modules read longest ago go first.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,18 @@ use crate::runtime::artifacts;
 #[derive(Clone, Debug)]
 pub struct ModuleCache {
     dir: PathBuf,
+    /// The most it keeps, in bytes (the module kept last is kept whatever
+    /// its size).
+    max_bytes: u64,
 }
+
+/// The bound of a cache unless told (1 GiB: a thousand Rust guests, or
+/// eighty JavaScript ones).
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
+/// The record of a kept module, written last and touched on every read
+/// (its modification time is when the module was last read).
+const RECORD: &str = "kept.json";
 
 /// What the cache keeps of a pulled artifact beside its files.
 #[derive(Deserialize, Serialize)]
@@ -29,7 +41,16 @@ struct Kept {
 
 impl ModuleCache {
     pub fn new(dir: PathBuf) -> Self {
-        ModuleCache { dir }
+        ModuleCache {
+            dir,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+
+    /// Keeping at most `max_bytes`.
+    pub fn bounded(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
     }
 
     /// `~/.cache/reconciler-host/pulled` (or under `XDG_CACHE_HOME`).
@@ -49,8 +70,8 @@ impl ModuleCache {
     /// bytes no longer match what was kept is not).
     pub fn get(&self, digest: &str) -> Option<(Packaged, Option<String>)> {
         let folder = self.folder(digest);
-        let kept: Kept =
-            serde_json::from_slice(&std::fs::read(folder.join("kept.json")).ok()?).ok()?;
+        let record = folder.join(RECORD);
+        let kept: Kept = serde_json::from_slice(&std::fs::read(&record).ok()?).ok()?;
         let wasm = std::fs::read(folder.join("module.wasm")).ok()?;
         if artifacts::digest(&wasm) != kept.wasm {
             return None;
@@ -58,6 +79,10 @@ impl ModuleCache {
         let mut files = Vec::new();
         for (i, name) in kept.files.into_iter().enumerate() {
             files.push((name, std::fs::read(folder.join(format!("file-{i}"))).ok()?));
+        }
+        // Read now: the last to go when the cache is over its bound.
+        if let Ok(file) = std::fs::File::options().append(true).open(&record) {
+            let _ = file.set_modified(std::time::SystemTime::now());
         }
         Some((Packaged { wasm, files }, kept.kind))
     }
@@ -85,12 +110,55 @@ impl ModuleCache {
             files: module.files.iter().map(|(name, _)| name.clone()).collect(),
             kind: kind.map(str::to_owned),
         };
-        let record = folder.join("kept.json");
+        let record = folder.join(RECORD);
         let temporary = folder.join(".kept.json.tmp");
         std::fs::write(&temporary, serde_json::to_vec(&kept).expect("JSON"))
             .map_err(io(&temporary))?;
-        std::fs::rename(&temporary, &record).map_err(io(&record))
+        std::fs::rename(&temporary, &record).map_err(io(&record))?;
+        self.evict(&folder);
+        Ok(())
     }
+
+    /// Removes the modules read longest ago until the cache is within its
+    /// bound, never `keep` (the one just kept). A folder that cannot be
+    /// measured or removed is left; the bound is kept on the next put.
+    fn evict(&self, keep: &Path) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut folders: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let path = entry.path();
+                let read = std::fs::metadata(path.join(RECORD)).ok()?.modified().ok()?;
+                Some((read, size(&path), path))
+            })
+            .collect();
+        let mut total: u64 = folders.iter().map(|(_, bytes, _)| bytes).sum();
+        folders.sort();
+        for (_, bytes, path) in folders {
+            if total <= self.max_bytes {
+                break;
+            }
+            if path != keep && std::fs::remove_dir_all(&path).is_ok() {
+                tracing::info!(folder = %path.display(), bytes, "removed a pulled module read longest ago: the cache is over its bound");
+                total -= bytes;
+            }
+        }
+    }
+}
+
+/// The bytes of the files in `folder`.
+fn size(folder: &Path) -> u64 {
+    std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -116,6 +184,40 @@ mod tests {
             None,
             "bytes that do not match the record"
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn past_its_bound_the_module_read_longest_ago_goes_first() {
+        let dir = std::env::temp_dir().join(format!("oci-cache-bound-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let module = |byte: u8| Packaged {
+            wasm: vec![byte; 1000],
+            files: Vec::new(),
+        };
+        // Room for two modules (each 1000 bytes and its record), not three.
+        let cache = ModuleCache::new(dir.clone()).bounded(2500);
+        let at = |digest: &str, seconds: u64| {
+            let record = dir.join(digest.replace(':', "-")).join(RECORD);
+            let file = std::fs::File::options().append(true).open(record).unwrap();
+            file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds))
+                .unwrap();
+        };
+        cache.put("sha256:a", &module(1), None).unwrap();
+        at("sha256:a", 100);
+        cache.put("sha256:b", &module(2), None).unwrap();
+        at("sha256:b", 200);
+        // a is read after b was kept: b is now the one read longest ago.
+        assert!(cache.get("sha256:a").is_some());
+        cache.put("sha256:c", &module(3), None).unwrap();
+        assert!(cache.get("sha256:b").is_none(), "read longest ago");
+        assert!(cache.get("sha256:a").is_some());
+        assert!(cache.get("sha256:c").is_some());
+        // A module bigger than the bound is kept alone, whatever its size.
+        let tight = ModuleCache::new(dir.clone()).bounded(10);
+        tight.put("sha256:d", &module(4), None).unwrap();
+        assert!(tight.get("sha256:d").is_some());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
