@@ -15,4 +15,5 @@ pub mod pass;
 pub mod plan;
 pub mod rbac;
 pub mod runtime;
+pub mod shadow;
 pub mod telemetry;

@@ -10,7 +10,7 @@
 //! not make.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use reconciler_host_harness::console_objects::{
     CA_PEM, CONSOLE, CONSOLE_ROLE, b64, ca_secret, console, consoles, ensure_cluster_role,
@@ -20,8 +20,8 @@ use reconciler_host_harness::identity;
 use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{PodState, create, create_all};
 use reconciler_host_harness::operator::{
-    Host, condition, events_about, fixture_of, get, install_crds, resource_version, settle,
-    summary, wait_for,
+    Host, cli_command, condition, events_about, fixture_of, get, install_crds, resource_version,
+    settle, summary, wait_for,
 };
 use reconciler_host_harness::paths;
 use reconciler_testsupport::TestNamespace;
@@ -51,18 +51,9 @@ fn scratch(name: &str) -> PathBuf {
 /// `reconciler-host <args>` under `kubeconfig`, with the binary's compiled
 /// guests.
 async fn cli(kubeconfig: &Path, args: Vec<String>) -> Output {
-    let f = fixture_of(&CONSOLE);
-    let mut command = Command::new(paths::host_binary());
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-        .env("KUBECONFIG", kubeconfig)
-        .env("NO_COLOR", "1")
-        .arg("--cache-dir")
-        .arg(&f.cache_dir)
-        .args(args)
-        .stdin(Stdio::null());
+    fixture_of(&CONSOLE);
+    let mut command = cli_command(kubeconfig);
+    command.args(args);
     tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
         .await
         .expect("the command's thread")

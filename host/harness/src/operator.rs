@@ -502,6 +502,23 @@ pub async fn settle() {
     tokio::time::sleep(SETTLE).await;
 }
 
+/// `reconciler-host` under the kubeconfig `kubeconfig` with the binary's
+/// compiled guests, nothing of the caller's environment but `PATH` and
+/// `HOME`, and no input; the caller adds the subcommand.
+pub fn cli_command(kubeconfig: &Path) -> Command {
+    let mut command = Command::new(paths::host_binary());
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("KUBECONFIG", kubeconfig)
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(&fixture().cache_dir)
+        .stdin(Stdio::null());
+    command
+}
+
 /// `reconciler-host run` with the binary's guests and settings under the
 /// kubeconfig `kubeconfig`, its stderr to `stderr`; the caller adds the
 /// namespaces and other options.
@@ -514,16 +531,9 @@ pub fn host_command(kubeconfig: &Path, stderr: Stdio) -> Command {
 /// given for a name, so a later `--setting` would not change it).
 pub fn host_command_overriding(kubeconfig: &Path, stderr: Stdio, overrides: &[&str]) -> Command {
     let f = fixture();
-    let mut command = Command::new(paths::host_binary());
+    let mut command = cli_command(kubeconfig);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-        .env("KUBECONFIG", kubeconfig)
         .env("RUST_LOG", "info,kube_client::client::builder=debug")
-        .env("NO_COLOR", "1")
-        .arg("--cache-dir")
-        .arg(&f.cache_dir)
         .arg("run")
         .arg("--guests")
         .arg(&f.guests_dir)

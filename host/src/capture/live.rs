@@ -88,6 +88,29 @@ pub async fn pass(
     // once the caches hold still.
     read_parent(client, &kind, &resolved.resource, target).await?;
 
+    // Stopped before the evaluation: the caches hold still from here, so
+    // what the fixture keeps is what the pass read.
+    let source = still_caches(client, scopes, &reads_of(spec), &kind.kind).await?;
+    let parent = read_parent(client, &kind, &resolved.resource, target).await?;
+    let now = jiff::Timestamp::now();
+    let (evaluated, source) = evaluate(client, module, &parent, &source, settings, now).await;
+    Ok(LivePass {
+        parent,
+        now,
+        evaluated,
+        source,
+    })
+}
+
+/// The caches of `reads` in `scopes` ("" for every namespace), watched
+/// until listed and the watches stopped: they hold still from here.
+/// `kind` is the kind whose guest reads them, as errors name it.
+pub async fn still_caches(
+    client: &Client,
+    scopes: &[String],
+    reads: &[(KindRef, bool)],
+    kind: &str,
+) -> Result<Arc<ClusterSource>, CaptureError> {
     let metrics = Arc::new(Metrics::new());
     let (changes, _unheard) = mpsc::unbounded_channel::<CacheEvent>();
     let source = Arc::new(ClusterSource::watching(scopes));
@@ -98,10 +121,10 @@ pub async fn pass(
         Arc::new(WatchHealth::new(metrics.clone())),
     );
     let synced = watches
-        .watch_reads(&source, &metrics, &reads_of(spec), &BTreeMap::new())
+        .watch_reads(&source, &metrics, reads, &BTreeMap::new())
         .await
         .map_err(|e| CaptureError::Reads {
-            kind: kind.kind.clone(),
+            kind: kind.to_owned(),
             refused: Box::new(e),
         })?;
     let listed = tokio::time::timeout(SYNC_TIMEOUT, async {
@@ -110,28 +133,35 @@ pub async fn pass(
         }
     })
     .await;
-    // Stopped before the evaluation: the caches hold still from here, so
-    // what the fixture keeps is what the pass read.
     watches.stop().await;
     listed.map_err(|_| CaptureError::SyncTimeout {
         after: SYNC_TIMEOUT,
     })?;
-    let parent = read_parent(client, &kind, &resolved.resource, target).await?;
+    Ok(source)
+}
 
-    let paused = spec.is_paused(&parent);
-    let now = jiff::Timestamp::now();
-    let settings = settings.to_vec();
-    // As the operator's pass: objects the cache refused are read past it
-    // after an evaluation that wanted them, and the parent is evaluated
-    // again with them (at most MAX_READS objects, in as many rounds).
+/// `parent` evaluated by `module` from `source` as the operator's pass
+/// evaluates it: objects the cache refused are read past it after an
+/// evaluation that wanted them, and the parent is evaluated again with
+/// them (at most MAX_READS objects, in as many rounds). Returns the last
+/// evaluation and what it read from.
+pub async fn evaluate(
+    client: &Client,
+    module: &GuestModule,
+    parent: &Value,
+    source: &Arc<ClusterSource>,
+    settings: &[(String, String)],
+    now: jiff::Timestamp,
+) -> (Evaluated, Arc<dyn ObjectSource>) {
+    let paused = module.spec().is_paused(parent);
     let mut rounds = Rounds::default();
     loop {
-        let read_from = rounds.source(&source);
+        let read_from = rounds.source(source);
         let evaluated = {
             let (module, parent, settings, read_from) = (
                 module.clone(),
                 parent.clone(),
-                settings.clone(),
+                settings.to_vec(),
                 read_from.clone(),
             );
             tokio::task::spawn_blocking(move || {
@@ -146,13 +176,8 @@ pub async fn pass(
             .await
             .expect("an evaluation never panics")
         };
-        if !rounds.read_wanted(client, &source, &evaluated).await {
-            return Ok(LivePass {
-                parent,
-                now,
-                evaluated,
-                source: read_from,
-            });
+        if !rounds.read_wanted(client, source, &evaluated).await {
+            return (evaluated, read_from);
         }
     }
 }

@@ -62,7 +62,7 @@ pub enum CaptureError {
     /// <namespace>/<name>`, `list the ReconcilePlans of ...`).
     #[error("forbidden: you may not {what}: {message}")]
     Forbidden { what: String, message: String },
-    #[error("cannot capture {kind} with these credentials: {refused}")]
+    #[error("cannot read what the {kind} guest reads with these credentials: {refused}")]
     Reads {
         kind: String,
         refused: Box<ReadRefused>,

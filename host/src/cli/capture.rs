@@ -9,16 +9,13 @@ use clap::Args;
 use reconciler_host::capture::plans::GivenGates;
 use reconciler_host::capture::{self, Subject};
 use reconciler_host::fixture::golden;
-use reconciler_host::operator::kinds::settings_of;
-use reconciler_host::operator::modules::guests_dir::GuestsDir;
-use reconciler_host::operator::modules::load_dir;
 use reconciler_host::operator::replica::client::counted;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::runtime::Runtime;
 
 use super::gates::GateArgs;
-use super::operate::parse_settings;
+use super::live::LiveArgs;
 
 #[derive(Args)]
 pub struct CaptureArgs {
@@ -28,17 +25,8 @@ pub struct CaptureArgs {
     /// kind.
     #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_target)]
     target: Subject,
-    /// The directory of guest modules (*.wasm), loaded as `run` loads it.
-    #[arg(long, env = "GUESTS_DIR")]
-    guests: PathBuf,
-    /// The namespaces the operator watches (`run --namespaces`),
-    /// comma-separated; empty: all. What the guest reads is listed there.
-    #[arg(long, value_delimiter = ',', default_value = "")]
-    namespaces: Vec<String>,
-    /// A setting handed to the kind's guest, as `run` takes it:
-    /// `<Kind>.<name>=<value>`.
-    #[arg(long = "setting", value_name = "KIND.NAME=VALUE")]
-    settings: Vec<String>,
+    #[command(flatten)]
+    live: LiveArgs,
     /// The fixture to write (default: `<name>.yaml` in the current
     /// directory); its golden is written beside it (`<name>.golden`).
     #[arg(short = 'o', long = "output")]
@@ -48,10 +36,6 @@ pub struct CaptureArgs {
     /// changes.
     #[command(flatten)]
     gates: GateArgs,
-    /// Development only: load a module the golden lists beside it refuse,
-    /// as `run --allow-golden-drift` does.
-    #[arg(long)]
-    allow_golden_drift: bool,
 }
 
 fn parse_target(s: &str) -> Result<Subject, String> {
@@ -72,29 +56,13 @@ fn parse_target(s: &str) -> Result<Subject, String> {
 }
 
 pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
-    let by_kind = parse_settings(&args.settings)?;
-    let mut dir = GuestsDir::open(&args.guests)
-        .with_context(|| format!("opening the guests directory {}", args.guests.display()))?;
-    // A capture runs the module it names: a refused file fails it.
-    let modules = load_dir(runtime, &mut dir, args.allow_golden_drift, true)?
-        .modules
-        .into_iter()
-        .map(|(_, m)| m)
-        .collect();
-    let module = capture::serving(modules, &args.kind, &args.guests)?;
-    let settings = capture::settings_of(&settings_of(&by_kind, &module.spec().kind));
+    let module = args.live.serving(runtime, &args.kind)?;
+    let settings = args.live.settings(&module.spec().kind)?;
     let settings_given: Vec<(String, String)> = settings
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let mut scopes: Vec<String> = args
-        .namespaces
-        .into_iter()
-        .filter(|n| !n.is_empty())
-        .collect();
-    if scopes.is_empty() {
-        scopes.push(String::new());
-    }
+    let scopes = args.live.scopes();
     let target = args.target;
     let given = GivenGates {
         kind: args.gates.of(&module.spec().kind),

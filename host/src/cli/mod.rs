@@ -4,10 +4,12 @@ mod capture;
 mod docs;
 mod gates;
 mod inspect;
+mod live;
 mod new;
 mod operate;
 mod plan;
 mod registry;
+mod shadow;
 mod test;
 
 use std::path::PathBuf;
@@ -78,6 +80,11 @@ enum Command {
     /// as the operator runs it (KUBECONFIG), writing nothing to the
     /// cluster; `test` replays it offline.
     Capture(Box<capture::CaptureArgs>),
+    /// Shadow a candidate module: evaluate it beside the module serving its
+    /// kind on every live parent (KUBECONFIG), writing nothing; print what
+    /// would differ (YAML). Exits 1 when a parent would turn from Ready True
+    /// to False or the candidate fails where the serving module does not.
+    Shadow(Box<shadow::ShadowArgs>),
     /// Create a guest crate for a new kind in an empty directory: a typed
     /// spec, one aspect, a native test, fixtures and a README; it builds
     /// outside this repository.
@@ -156,6 +163,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => operate::run(&runtime, *args),
         Command::Docs(args) => docs::run(&runtime, args),
         Command::Capture(args) => capture::run(&runtime, *args),
+        Command::Shadow(args) => shadow::run(&runtime, *args),
         Command::Push(args) => registry::push(&runtime, args),
         Command::Pull(args) => registry::pull(&runtime, args),
         Command::Plan(_) | Command::New(_) => {

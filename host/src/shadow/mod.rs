@@ -1,0 +1,180 @@
+//! Shadow run: a candidate module evaluated on every live parent of its
+//! kind beside the module serving it, on the same facts, writing nothing,
+//! with what would differ per parent ([`compare`]): the review a new
+//! module gets before it serves.
+//!
+//! The facts are read as `capture` reads them (the guests' reads watched
+//! until listed, the watches stopped so the caches hold still, reads past
+//! the cache made as the operator's pass makes them); both passes of a
+//! parent are settled by the pass's own core ([`crate::pass::settle`]) at
+//! one clock, from the parent's status as it is, as if every change were
+//! made. Nothing is written: no status, no Event, no change.
+
+pub mod compare;
+
+use std::collections::BTreeMap;
+
+use kube::api::{DynamicObject, ListParams};
+use kube::{Api, Client};
+use reconciler_conventions::engine::Reported;
+use reconciler_conventions::status::Status;
+use serde_json::Value;
+
+use crate::capture::{CaptureError, Subject, live};
+use crate::operator::cluster::cache::ObjectCache;
+use crate::operator::cluster::probe;
+use crate::operator::kinds::watches::reads_of;
+use crate::pass::{self, Happened, Parent, Settled};
+use crate::runtime::{Evaluated, GuestModule};
+pub use compare::{Difference, Side};
+
+/// One parent, shadowed.
+pub struct Shadowed {
+    pub parent: Subject,
+    pub difference: Difference,
+}
+
+/// Shadows `candidate` beside `serving` (both of one kind) on every parent
+/// of the kind in `scopes` ("" for every namespace), with `settings`.
+/// The errors are capture's: the same reads fail the same ways.
+pub async fn run(
+    client: &Client,
+    serving: &GuestModule,
+    candidate: &GuestModule,
+    scopes: &[String],
+    settings: &[(String, String)],
+) -> Result<Vec<Shadowed>, CaptureError> {
+    let kind = serving.spec().kind_ref();
+    let resolved = probe::resolve(client, &kind)
+        .await
+        .map_err(|e| CaptureError::Probe(Box::new(e)))?
+        .ok_or_else(|| CaptureError::NotInstalled { kind: kind.clone() })?;
+
+    // What either module reads, watched until listed, then stopped.
+    let mut reads: BTreeMap<_, bool> = BTreeMap::new();
+    for module in [serving, candidate] {
+        for (read, optional) in reads_of(module.spec()) {
+            *reads.entry(read).or_insert(true) &= optional;
+        }
+    }
+    let reads: Vec<_> = reads.into_iter().collect();
+    let source = live::still_caches(client, scopes, &reads, &kind.kind).await?;
+
+    let parents = list_parents(client, &kind, &resolved, scopes).await?;
+    let now = jiff::Timestamp::now();
+    let mut shadowed = Vec::with_capacity(parents.len());
+    for parent in parents {
+        let subject = Subject {
+            namespace: parent["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            name: parent["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        let previous = Status::from_json(&parent["status"]).unwrap_or_default();
+        let pass = async |module: &GuestModule| {
+            let (evaluated, _) =
+                live::evaluate(client, module, &parent, &source, settings, now).await;
+            let settled = pass::settle(
+                &Parent {
+                    spec: module.spec(),
+                    generation: parent["metadata"]["generation"].as_i64().unwrap_or(0),
+                    paused: module.spec().is_paused(&parent),
+                    previous: &previous,
+                    now,
+                    reported: &Reported::default(),
+                },
+                Happened {
+                    outcome: evaluated.outcome.clone(),
+                    failed_read: evaluated.failed_read.as_ref(),
+                    withdrew: false,
+                    plan: None,
+                    changes: None,
+                    plan_facts: None,
+                    host_requeue: Vec::new(),
+                },
+            );
+            let status = match settled {
+                Settled::Decided { output, .. } => output.status,
+                Settled::Retry => previous.clone(),
+            };
+            (evaluated, status)
+        };
+        let (old, old_status) = pass(serving).await;
+        let (new, new_status) = pass(candidate).await;
+        shadowed.push(Shadowed {
+            parent: subject,
+            difference: compare::compare(&side(&old, &old_status), &side(&new, &new_status)),
+        });
+    }
+    Ok(shadowed)
+}
+
+/// A module's pass of a parent, as the comparison reads it.
+fn side<'a>(evaluated: &'a Evaluated, status: &'a Status) -> Side<'a> {
+    Side {
+        status,
+        error: evaluated.outcome.as_ref().err().map(ToString::to_string),
+        changes: &evaluated.changes,
+    }
+}
+
+/// Every parent of the kind in `scopes`, as the operator's cache admits
+/// it (typed and slimmed), sorted by namespace and name.
+async fn list_parents(
+    client: &Client,
+    kind: &reconciler_conventions::kind::KindRef,
+    resolved: &probe::Resolved,
+    scopes: &[String],
+) -> Result<Vec<Value>, CaptureError> {
+    let cache = ObjectCache::new(kind.clone());
+    let mut parents: Vec<Value> = Vec::new();
+    for scope in scopes {
+        let api: Api<DynamicObject> = if scope.is_empty() || !resolved.namespaced {
+            Api::all_with(client.clone(), &resolved.resource)
+        } else {
+            Api::namespaced_with(client.clone(), scope, &resolved.resource)
+        };
+        let listed = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| match e {
+                kube::Error::Api(s) if s.code == 403 => CaptureError::Forbidden {
+                    what: format!("list {}", kind.kind),
+                    message: s.message,
+                },
+                e => CaptureError::Api {
+                    what: format!("listing {}", kind.kind),
+                    source: Box::new(e),
+                },
+            })?;
+        for object in listed.items {
+            let object = serde_json::to_value(object).expect("an object read is JSON");
+            if let Some((admitted, _)) = cache.apply(object) {
+                parents.push((*admitted).clone());
+            }
+        }
+        if !resolved.namespaced {
+            break;
+        }
+    }
+    parents.sort_by(|a, b| {
+        let key = |o: &Value| {
+            (
+                o["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    Ok(parents)
+}
