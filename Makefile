@@ -176,6 +176,16 @@ bench-operator: guests
 bench-hotswap: guests
 	$(CARGO) bench -p reconciler-host --bench hotswap
 
+## bench-modules: guest modules through a loopback OCI registry (issue 33):
+## the Rust and the JavaScript EvidenceAgent pushed, signed with cosign and
+## pulled by digest under a verification policy, cold and warm (BENCH_PULLS,
+## default 10), an unsigned push refused; then a shadow run of
+## BENCH_PARENTS LegacyWidgets (default 1000) as a read-only user: its time,
+## and the objects written during it (must be 0).
+.PHONY: bench-modules
+bench-modules: guests guests-js
+	$(CARGO) bench -p reconciler-host --bench modules
+
 ## docs: docs/conditions.md, generated from every guest's describe (the
 ## test host/tests/docs.rs fails while it is out of date).
 docs: guests host
