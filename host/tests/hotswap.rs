@@ -444,15 +444,23 @@ async fn a_swap_is_held_to_the_golden_list_beside_the_module() {
     ns.cleanup().await.unwrap();
 }
 
-/// 2. A module whose passes trap after the swap is rolled back to the
-/// previous one, which evaluates every object again.
-#[tokio::test]
-async fn trapping_module_is_rolled_back() {
-    let v = variants();
-    let ns = namespace("swap-rollback").await;
-    let dir = guests_dir("rollback");
-    place(&dir, FILE, &v.base);
-    let host = SwapHost::start(ns.name(), &dir, &["--rollback-window", "4"]).await;
+/// A host started with `extra` over a guests directory of the test `test`
+/// serving the base module, and four Hostiles it evaluated: their
+/// namespace, the directory, the host, their API and (name, message).
+async fn four_served(
+    test: &str,
+    extra: &[&str],
+) -> (
+    TestNamespace,
+    PathBuf,
+    SwapHost,
+    Api<DynamicObject>,
+    Vec<(String, String)>,
+) {
+    let ns = namespace(&format!("swap-{test}")).await;
+    let dir = guests_dir(test);
+    place(&dir, FILE, &variants().base);
+    let host = SwapHost::start(ns.name(), &dir, extra).await;
     let api = hostiles(&ns);
     let mut want = Vec::new();
     for i in 0..4 {
@@ -461,6 +469,15 @@ async fn trapping_module_is_rolled_back() {
         want.push((name, message));
     }
     wait_messages(&api, &want).await;
+    (ns, dir, host, api, want)
+}
+
+/// 2. A module whose passes trap after the swap is rolled back to the
+/// previous one, which evaluates every object again.
+#[tokio::test]
+async fn trapping_module_is_rolled_back() {
+    let v = variants();
+    let (ns, dir, host, api, mut want) = four_served("rollback", &["--rollback-window", "4"]).await;
 
     place(&dir, FILE, &v.trap);
     let trap_digest = digest(&v.trap);
@@ -504,6 +521,83 @@ async fn trapping_module_is_rolled_back() {
         Some(1.0),
         "the refused file is not loaded again"
     );
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// Under `--promotion auto` a module that passed the gate is shadowed on
+/// every cached parent, beside the module serving, before it serves. The
+/// trapping module would fail on every parent where the serving one does
+/// not: it is held (one refusal, check `shadow`, naming the counts) and
+/// never serves: no swap, no rollback, no pass failed, every object still
+/// evaluated by the old module. The message variant keeps every
+/// condition's status and reason (only messages change): it is swapped in.
+#[tokio::test]
+async fn under_auto_promotion_a_module_failing_its_shadow_never_serves() {
+    let v = variants();
+    let (ns, dir, host, api, mut want) = four_served("shadow", &["--promotion", "auto"]).await;
+
+    place(&dir, FILE, &v.trap);
+    let trap_digest = digest(&v.trap);
+    let line = eventually("the shadow's refusal in the log", async || {
+        match host
+            .lines_with(&["refused guest hostile_guest", "shadowed on 4 parent(s)"])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(line.contains(&trap_digest[..12]), "{line}");
+    assert!(
+        line.contains("4 would fail where the serving module does not"),
+        "{line}"
+    );
+    assert!(line.contains("held (--promotion auto)"), "{line}");
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"shadow\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        None
+    );
+    assert_eq!(
+        host.sample("reconciler_rollbacks_total{kind=\"Hostile\"}"),
+        None
+    );
+    assert_eq!(
+        host.sample("reconciler_guest_errors_total{kind=\"Hostile\",class=\"trap\"}"),
+        None,
+        "the shadow's evaluations are no pass"
+    );
+    want[0].1 = "after".into();
+    set_message(&api, &want[0].0, "after").await;
+    wait_messages(&api, &want).await;
+
+    place(&dir, FILE, &v.message);
+    eventually(
+        "the message variant shadowed and swapped in",
+        async || match host.sample("reconciler_swaps_total{kind=\"Hostile\"}") {
+            Some(1.0) => Ok(()),
+            other => Err(other),
+        },
+    )
+    .await;
+    assert_eq!(
+        host.lines_with(&[
+            "shadowed guest hostile_guest",
+            "on 4 parent(s): no parent turns"
+        ])
+        .len(),
+        1
+    );
+    let v2: Vec<(String, String)> = want
+        .iter()
+        .map(|(name, message)| (name.clone(), format!("v2: {message}")))
+        .collect();
+    wait_messages(&api, &v2).await;
     host.finish();
     ns.cleanup().await.unwrap();
 }

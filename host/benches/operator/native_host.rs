@@ -75,6 +75,7 @@ pub fn main() -> Result<()> {
         allow_golden_drift: false,
         strict_start: true,
         guests_poll: Some(Duration::from_secs(2)),
+        promotion: Default::default(),
         rollback: RollbackPolicy {
             threshold: 0.5,
             window: 20,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::operator::modules::promotion::Promotion;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::leadership::{LeaderConfig, Shard};
 use reconciler_host::operator::replica::metrics::Metrics;
@@ -47,6 +48,13 @@ pub struct RunArgs {
     /// `<guest>.aspects` one beside it (the refusal is logged as a WARN).
     #[arg(long)]
     allow_golden_drift: bool,
+    /// How a new module that passed the gate comes to serve: `direct`
+    /// (swapped in at once, on probation) or `auto` (first shadowed on
+    /// every parent of its kind the host caches, beside the module
+    /// serving, writing nothing; held when a parent would turn from Ready
+    /// True to False or it would fail where the serving module does not).
+    #[arg(long, value_enum, default_value_t = Promotion::Direct, env = "PROMOTION")]
+    promotion: Promotion,
     /// Fail the start when any guest file is refused (unreadable, not a
     /// module of the contract, refused by its golden lists, a second module
     /// for a kind). Without it the others are served and the refused ones
@@ -283,6 +291,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         allow_golden_drift: args.allow_golden_drift,
         strict_start: args.strict_start,
         guests_poll: Some(args.guests_poll).filter(|p| !p.is_zero()),
+        promotion: args.promotion,
         rollback: operator::RollbackPolicy {
             threshold: args.rollback_threshold,
             window: args.rollback_window,

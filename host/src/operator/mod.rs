@@ -73,6 +73,8 @@ pub struct OperatorConfig {
     /// How often the guests directory is polled for new, changed or
     /// removed modules; `None`: never (modules are fixed at start).
     pub guests_poll: Option<Duration>,
+    /// How a new module that passed the gate comes to serve.
+    pub promotion: modules::promotion::Promotion,
     /// When a swapped-in module is rolled back.
     pub rollback: RollbackPolicy,
     /// How often every parent is passed again, whatever changed (the
@@ -315,7 +317,8 @@ pub async fn run_with(
                 pending,
                 config.allow_golden_drift,
             )
-            .settling(unserved.clone());
+            .settling(unserved.clone())
+            .promoting(config.promotion);
             tracing::info!(
                 every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),
                 "watching the guests directory"

@@ -6,27 +6,22 @@
 //! The facts are read as `capture` reads them (the guests' reads watched
 //! until listed, the watches stopped so the caches hold still, reads past
 //! the cache made as the operator's pass makes them); both passes of a
-//! parent are settled by the pass's own core ([`crate::pass::settle`]) at
+//! parent are settled by the pass's own core ([`compare::as_if_made`]) at
 //! one clock, from the parent's status as it is, as if every change were
 //! made. Nothing is written: no status, no Event, no change.
-
-pub mod compare;
 
 use std::collections::BTreeMap;
 
 use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
-use reconciler_conventions::engine::Reported;
-use reconciler_conventions::status::Status;
 use serde_json::Value;
 
 use crate::capture::{CaptureError, Subject, live};
 use crate::operator::cluster::cache::ObjectCache;
 use crate::operator::cluster::probe;
 use crate::operator::kinds::watches::reads_of;
-use crate::pass::{self, Happened, Parent, Settled};
-use crate::runtime::{Evaluated, GuestModule};
-pub use compare::{Difference, Side};
+pub use crate::pass::compare::{self, Difference};
+use crate::runtime::GuestModule;
 
 /// One parent, shadowed.
 pub struct Shadowed {
@@ -74,52 +69,19 @@ pub async fn run(
                 .unwrap_or_default()
                 .to_owned(),
         };
-        let previous = Status::from_json(&parent["status"]).unwrap_or_default();
-        let pass = async |module: &GuestModule| {
-            let (evaluated, _) =
-                live::evaluate(client, module, &parent, &source, settings, now).await;
-            let settled = pass::settle(
-                &Parent {
-                    spec: module.spec(),
-                    generation: parent["metadata"]["generation"].as_i64().unwrap_or(0),
-                    paused: module.spec().is_paused(&parent),
-                    previous: &previous,
-                    now,
-                    reported: &Reported::default(),
-                },
-                Happened {
-                    outcome: evaluated.outcome.clone(),
-                    failed_read: evaluated.failed_read.as_ref(),
-                    withdrew: false,
-                    plan: None,
-                    changes: None,
-                    plan_facts: None,
-                    host_requeue: Vec::new(),
-                },
-            );
-            let status = match settled {
-                Settled::Decided { output, .. } => output.status,
-                Settled::Retry => previous.clone(),
-            };
-            (evaluated, status)
-        };
-        let (old, old_status) = pass(serving).await;
-        let (new, new_status) = pass(candidate).await;
+        let (old, _) = live::evaluate(client, serving, &parent, &source, settings, now).await;
+        let (new, _) = live::evaluate(client, candidate, &parent, &source, settings, now).await;
         shadowed.push(Shadowed {
             parent: subject,
-            difference: compare::compare(&side(&old, &old_status), &side(&new, &new_status)),
+            difference: compare::passes(
+                (serving.spec(), candidate.spec()),
+                &parent,
+                (&old, &new),
+                now,
+            ),
         });
     }
     Ok(shadowed)
-}
-
-/// A module's pass of a parent, as the comparison reads it.
-fn side<'a>(evaluated: &'a Evaluated, status: &'a Status) -> Side<'a> {
-    Side {
-        status,
-        error: evaluated.outcome.as_ref().err().map(ToString::to_string),
-        changes: &evaluated.changes,
-    }
 }
 
 /// Every parent of the kind in `scopes`, as the operator's cache admits

@@ -42,6 +42,10 @@ pub enum Check {
     Reads,
     /// Probing the API server failed.
     Probe,
+    /// Shadowed on the kind's parents, it would turn one from Ready True
+    /// to False or fail where the serving module does not
+    /// (`--promotion auto`).
+    Shadow,
 }
 
 impl Check {
@@ -62,6 +66,7 @@ impl Check {
             Check::Crd => "crd",
             Check::Reads => "reads",
             Check::Probe => "probe",
+            Check::Shadow => "shadow",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The guest modules: loaded from the guests directory at start, and hot
 //! swapped while the host runs. The directory is polled ([`guests_dir`]);
-//! a new or changed module is checked by the gate ([`gate`]) and swapped
-//! in ([`reloader`]), or served as a new kind ([`serving`]); after a swap
+//! a new or changed module is checked by the gate ([`gate`]), shadowed on
+//! the kind's parents first under `--promotion auto` ([`promotion`]), and
+//! swapped in ([`reloader`]), or served as a new kind ([`serving`]); after a swap
 //! it is on probation and rolled back above a failure rate
 //! ([`crate::operator::kinds::probation`]). At start, each module is held
 //! to its kind's golden lists shipped beside it ([`golden_lists`]). A kind's
@@ -11,6 +12,7 @@
 pub mod gate;
 pub mod golden_lists;
 pub mod guests_dir;
+pub mod promotion;
 pub mod reloader;
 pub mod serving;
 pub mod unserved;

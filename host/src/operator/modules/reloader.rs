@@ -22,6 +22,7 @@ use crate::operator::kinds::served::{Probation, RollbackPolicy};
 use crate::operator::modules::gate::{self, Check, Refusal};
 use crate::operator::modules::golden_lists::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
+use crate::operator::modules::promotion::{self, Promotion};
 use crate::operator::modules::serving::{NotYet, SYNC_TIMEOUT, Serving};
 use crate::operator::modules::unserved::Unserved;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels, RefusalLabels};
@@ -47,6 +48,8 @@ pub(crate) struct Reloader<'r> {
     allow_golden_drift: bool,
     /// The files the start refused: settled once served or removed.
     unserved: Arc<Unserved>,
+    /// How a module that passed the gate comes to serve.
+    promotion: Promotion,
 }
 
 impl<'r> Reloader<'r> {
@@ -74,7 +77,14 @@ impl<'r> Reloader<'r> {
             last_scan_error: None,
             allow_golden_drift,
             unserved: Arc::default(),
+            promotion: Promotion::Direct,
         }
+    }
+
+    /// Promoting a module that passed the gate as `promotion` says.
+    pub(crate) fn promoting(mut self, promotion: Promotion) -> Self {
+        self.promotion = promotion;
+        self
     }
 
     /// The files the start refused: each settled once served or removed.
@@ -280,6 +290,19 @@ impl<'r> Reloader<'r> {
                 .is_err()
         {
             tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
+        }
+        // Auto promotion: what it would make of every parent, first.
+        if self.promotion == Promotion::Auto && was_serving {
+            match promotion::shadow(registry, &kind, &old, &module).await {
+                Ok(parents) => tracing::info!(
+                    kind = %name,
+                    parents,
+                    "shadowed guest {} (digest {}…) on {parents} parent(s): no parent turns from Ready True to False, no new guest error",
+                    module.name(),
+                    short(module.digest()),
+                ),
+                Err(refusal) => return refuse(registry, &file, &name, refusal),
+            }
         }
         {
             let mut served = kind.served.write().expect("served lock");

@@ -12,7 +12,7 @@
 
 mod changes;
 mod effects;
-mod evaluation;
+pub(crate) mod evaluation;
 mod report;
 #[cfg(test)]
 mod tests;

@@ -1,15 +1,76 @@
 //! What differs between two passes of one parent, the serving module's and
-//! the candidate's, each settled by the pass's own core: per condition
-//! type its status and reason, the guest's error, and the changes each
-//! asks for. Pure: both passes come in decided.
+//! the candidate's, each settled by the pass's own core ([`as_if_made`]):
+//! per condition type its status and reason, the guest's error, and the
+//! changes each asks for. Pure: both passes come in evaluated.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use reconciler_conventions::engine::Reported;
+use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::settle::{Happened, Parent, Settled, settle};
 use crate::contract::model::Change;
+use crate::runtime::Evaluated;
+
+/// The status a pass of `parent` by a module of `spec` would write after
+/// `evaluated`, at `now`, as if every change it asked for were made: from
+/// the parent's status as it is, nothing reported before.
+pub fn as_if_made(
+    spec: &KindSpec,
+    parent: &Value,
+    evaluated: &Evaluated,
+    now: jiff::Timestamp,
+) -> Status {
+    let previous = Status::from_json(&parent["status"]).unwrap_or_default();
+    let settled = settle(
+        &Parent {
+            spec,
+            generation: parent["metadata"]["generation"].as_i64().unwrap_or(0),
+            paused: spec.is_paused(parent),
+            previous: &previous,
+            now,
+            reported: &Reported::default(),
+        },
+        Happened {
+            outcome: evaluated.outcome.clone(),
+            failed_read: evaluated.failed_read.as_ref(),
+            withdrew: false,
+            plan: None,
+            changes: None,
+            plan_facts: None,
+            host_requeue: Vec::new(),
+        },
+    );
+    match settled {
+        Settled::Decided { output, .. } => output.status,
+        Settled::Retry => previous,
+    }
+}
+
+/// What differs between `serving`'s pass of `parent` and `candidate`'s,
+/// both evaluated at `now`.
+pub fn passes(
+    spec: (&KindSpec, &KindSpec),
+    parent: &Value,
+    evaluated: (&Evaluated, &Evaluated),
+    now: jiff::Timestamp,
+) -> Difference {
+    let before = as_if_made(spec.0, parent, evaluated.0, now);
+    let after = as_if_made(spec.1, parent, evaluated.1, now);
+    compare(&side(evaluated.0, &before), &side(evaluated.1, &after))
+}
+
+/// A module's pass, as the comparison reads it.
+fn side<'a>(evaluated: &'a Evaluated, status: &'a Status) -> Side<'a> {
+    Side {
+        status,
+        error: evaluated.outcome.as_ref().err().map(ToString::to_string),
+        changes: &evaluated.changes,
+    }
+}
 
 /// One side of the comparison: how a module's pass of the parent ended.
 pub struct Side<'a> {
