@@ -32,6 +32,10 @@ use world::{APPROVER, REQUESTER, REVIEWER, World};
 /// The most a replica left alone may grow over the soak's second half.
 const RSS_BOUND_MIB: f64 = 32.0;
 
+/// A process is sampled once it has run this long: what it takes to start
+/// (caches listed, modules compiled) is not growth.
+const WARM_UP: Duration = Duration::from_secs(60);
+
 /// How long the agents have, once the faults stop, to observe their last
 /// generation.
 const CATCH_UP: Duration = Duration::from_secs(180);
@@ -124,16 +128,23 @@ async fn soak(length: Duration, seed: u64) -> bool {
     while started.elapsed() < length {
         let second_half = started.elapsed() >= length / 2;
         faults.next(&mut world, second_half).await;
-        if second_half {
+        if second_half && world.b.started.elapsed() >= WARM_UP {
             let pid = world.b.host.pid();
             if let Some(mib) = rss_mib(pid) {
+                // The trajectory, to read beside the fault timeline.
+                eprintln!(
+                    "soak: {} rss of b ({pid}) {mib:.1} MiB",
+                    jiff::Timestamp::now()
+                );
                 rss.push((pid, mib));
             }
         }
     }
     stop.store(true, Ordering::Relaxed);
     chaos::restore(&mut world, &faults).await;
-    if let Some(mib) = rss_mib(world.b.host.pid()) {
+    if world.b.started.elapsed() >= WARM_UP
+        && let Some(mib) = rss_mib(world.b.host.pid())
+    {
         rss.push((world.b.host.pid(), mib));
     }
 
@@ -242,7 +253,8 @@ fn rss_mib(pid: u32) -> Option<f64> {
 
 /// The last sample less the first, of the process of replica `b` sampled
 /// longest in the second half (a leader that cannot renew its Lease
-/// through an API server restart exits, and is started again).
+/// through an API server restart exits, and is started again), each
+/// process sampled only once warmed up ([`WARM_UP`]).
 fn rss_growth(samples: &[(u32, f64)]) -> Option<f64> {
     let mut by_pid: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for (pid, mib) in samples {

@@ -66,11 +66,13 @@ pub struct World {
     _kubelet: KubeletStandIn,
 }
 
-/// One replica of the host and how many times it was started.
+/// One replica of the host, how many times it was started, and when its
+/// process last was.
 pub struct Replica {
     pub name: &'static str,
     pub host: Host,
     pub starts: usize,
+    pub started: std::time::Instant,
 }
 
 impl World {
@@ -183,6 +185,7 @@ impl Replica {
             name,
             host,
             starts: starts + 1,
+            started: std::time::Instant::now(),
         }
     }
 
