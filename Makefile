@@ -207,12 +207,14 @@ run: guests host stand-ins
 	examples/run
 
 ## deploy: the CRDs and the ClusterRole of the bundled guests, and the
-## ConfigMap that carries them, under deploy/generated/.
+## ConfigMap that carries them, and the GuestModule CRD, under
+## deploy/generated/.
 deploy: guests host
 	mkdir -p deploy/generated
 	@set -e; for g in $(GUESTS); do \
 	  $(HOST) crd $(WASM_DIR)/$${g}_guest.wasm > deploy/generated/$$g-crd.yaml; \
 	done
 	$(HOST) rbac $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > deploy/generated/rbac.yaml
+	$(HOST) crd --guest-modules > deploy/generated/guestmodule-crd.yaml
 
 ci: setup lint test

@@ -69,6 +69,8 @@ fn the_chart_lints_with_its_defaults_and_every_option_on() {
         "serviceMonitor.enabled=true,shards=3,otlpEndpoint=http://collector:4318",
         "--set",
         "plans.approvals.PgAdmin=manual,plans.modes.EvidenceAgent=observe",
+        "--set",
+        "guestModules.enabled=true,guestModules.registrySecret=registry",
     ]);
 }
 
@@ -155,11 +157,18 @@ async fn the_real_api_server_accepts_what_the_chart_renders() {
     let client = reconciler_testsupport::client()
         .await
         .expect("the test apiserver");
-    let rendered = render(&["--set", "plans.approvals.PgAdmin=manual"]);
+    let rendered = render(&[
+        "--set",
+        "plans.approvals.PgAdmin=manual,guestModules.enabled=true,guestModules.registrySecret=registry",
+    ]);
     let (crds, rest): (Vec<Value>, Vec<Value>) = rendered
         .into_iter()
         .partition(|d| d["kind"] == "CustomResourceDefinition");
-    assert_eq!(crds.len(), 6, "four kinds, PgAdminAccess and ReconcilePlan");
+    assert_eq!(
+        crds.len(),
+        7,
+        "four kinds, PgAdminAccess, ReconcilePlan and GuestModule"
+    );
     for crd in crds {
         reconciler_testsupport::install_crd(&client, serde_json::from_value(crd).expect("a CRD"))
             .await

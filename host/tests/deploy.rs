@@ -32,6 +32,13 @@ fn documents(path: &str) -> Vec<Value> {
 
 #[test]
 fn generated_manifests_are_what_the_guests_describe() {
+    let guest_modules =
+        serde_yaml::to_string(&reconciler_host::operator::guest_modules::kind::crd())
+            .expect("YAML");
+    assert!(
+        guest_modules == read("deploy/generated/guestmodule-crd.yaml"),
+        "deploy/generated/guestmodule-crd.yaml is out of date: run `make deploy`"
+    );
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: None,
         ..RuntimeConfig::default()
@@ -187,9 +194,11 @@ async fn a_real_api_server_accepts_every_manifest() {
     }
     manifests.extend(documents("deploy/generated/rbac.yaml"));
     manifests.extend(documents("deploy/operator.yaml"));
+    manifests.extend(documents("deploy/generated/guestmodule-crd.yaml"));
     for file in [
         "plans-crd",
         "plans-rbac",
+        "guestmodules-rbac",
         "plans-admission",
         "gates-admission",
     ] {

@@ -95,6 +95,7 @@ pub fn main() -> Result<()> {
             ..PlanConfig::default()
         },
         metrics: Arc::new(Metrics::new()),
+        guest_modules: None,
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -21,12 +21,13 @@ pub fn reasons(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn crd(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
-    let module = runtime.load_file(guest)?;
-    print!(
-        "{}",
-        serde_yaml::to_string(&reconciler_host::crd::render(module.spec()))?
-    );
+/// The CRD of `guest`'s kind, or without one the GuestModule kind's.
+pub fn crd(runtime: &Runtime, guest: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let crd = match guest {
+        Some(guest) => reconciler_host::crd::render(runtime.load_file(guest)?.spec()),
+        None => reconciler_host::operator::guest_modules::kind::crd(),
+    };
+    print!("{}", serde_yaml::to_string(&crd)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -63,8 +63,17 @@ enum Command {
         #[arg(long, env = "BLESS", value_parser = clap::builder::FalseyValueParser::new())]
         bless: bool,
     },
-    /// Print the CustomResourceDefinition of a guest's kind (YAML).
-    Crd { guest: PathBuf },
+    /// Print the CustomResourceDefinition of a guest's kind (YAML), or
+    /// with --guest-modules the host's own GuestModule kind's.
+    Crd {
+        #[arg(
+            required_unless_present = "guest_modules",
+            conflicts_with = "guest_modules"
+        )]
+        guest: Option<PathBuf>,
+        #[arg(long)]
+        guest_modules: bool,
+    },
     /// Print the RBAC the host needs to serve these guests (YAML): a
     /// ClusterRole, or with --namespaces a Role in each namespace (and a
     /// ClusterRole for the cluster-scoped kinds guests read).
@@ -158,7 +167,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             fixtures,
             bless,
         } => test::run(&runtime, &guest, &fixtures, bless),
-        Command::Crd { guest } => inspect::crd(&runtime, &guest),
+        Command::Crd {
+            guest,
+            guest_modules: _,
+        } => inspect::crd(&runtime, guest.as_deref()),
         Command::Rbac(args) => inspect::rbac(&runtime, args),
         Command::Run(args) => operate::run(&runtime, *args),
         Command::Docs(args) => docs::run(&runtime, args),

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::oci::cache::DEFAULT_MAX_BYTES;
+use reconciler_host::oci::{ModuleCache, Policy};
+use reconciler_host::operator::guest_modules::{GuestModulesConfig, Puller};
 use reconciler_host::operator::modules::promotion::Promotion;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::leadership::{LeaderConfig, Shard};
@@ -19,6 +22,7 @@ use reconciler_host::plan::record::Phase;
 use reconciler_host::runtime::Runtime;
 
 use super::gates::GateArgs;
+use super::registry::RegistryArgs;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -126,6 +130,29 @@ pub struct RunArgs {
     /// Failed=5); a plan annotated `reconciler.dev/keep: "true"` is kept.
     #[arg(long = "plan-retention", value_name = "PHASE=COUNT", value_parser = parse_retention)]
     plan_retention: Vec<(&'static str, usize)>,
+    /// Serve GuestModule objects (reconciler.dev/v1alpha1): each names a
+    /// kind and an OCI reference; every replica pulls and verifies it, the
+    /// one holding the Lease gates and swaps it in. Needs
+    /// `--verification-policy` and the guests directory polled.
+    #[arg(long, env = "GUEST_MODULES")]
+    guest_modules: bool,
+    /// Serve only the GuestModules this label selector selects
+    /// (`team=payments`): several installs of the host in one cluster.
+    #[arg(long, value_name = "SELECTOR", env = "GUEST_MODULES_SELECTOR")]
+    guest_modules_selector: Option<String>,
+    /// The verification policy (YAML) GuestModules' sources are held to:
+    /// which cosign keys must have signed each kind's module.
+    #[arg(long, value_name = "FILE", env = "VERIFICATION_POLICY")]
+    verification_policy: Option<PathBuf>,
+    /// Where modules pulled for GuestModules are kept by digest (default:
+    /// ~/.cache/reconciler-host/pulled).
+    #[arg(long, env = "PULLED_DIR")]
+    pulled_dir: Option<PathBuf>,
+    /// The most the pulled modules take there, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_BYTES >> 20)]
+    pulled_max_mib: u64,
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 fn parse_retention(s: &str) -> Result<(&'static str, usize), String> {
@@ -278,6 +305,35 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     });
     let certificate_authority = args.certificate_authority;
     let certificate_validity = args.certificate_validity;
+    let guest_modules = if args.guest_modules {
+        anyhow::ensure!(
+            !args.guests_poll.is_zero(),
+            "--guest-modules: GuestModules are swapped in as the guests directory's files are; give --guests-poll more than 0"
+        );
+        let policy = args.verification_policy.as_deref().context(
+            "--guest-modules needs --verification-policy: a module from a registry is served only as the policy says",
+        )?;
+        let cache = ModuleCache::new(
+            args.pulled_dir
+                .clone()
+                .or_else(ModuleCache::default_dir)
+                .context("no cache directory for pulled modules: give --pulled-dir")?,
+        )
+        .bounded(args.pulled_max_mib.saturating_mul(1 << 20));
+        Some(GuestModulesConfig {
+            puller: Puller {
+                remote: Arc::new(args.registry.remote()?),
+                cache: Arc::new(cache),
+                policy: Arc::new(Policy::read(policy)?),
+            },
+            replica: identity.clone(),
+            promotion: args.promotion,
+            selector: args.guest_modules_selector.clone(),
+            entries: None,
+        })
+    } else {
+        None
+    };
     let mut config = OperatorConfig {
         guests_dir: args.guests,
         namespaces: args
@@ -308,6 +364,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         plans,
         metrics: Arc::new(Metrics::new()),
+        guest_modules,
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
@@ -323,6 +380,10 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             .context(
                 "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
             )?;
+        if let Some(guest_modules) = &mut config.guest_modules {
+            guest_modules.entries =
+                Some(operator::replica::client::counted(&config.metrics, &Fence::open()).await?);
+        }
         if args.leader_elect {
             config.leader = Some(LeaderConfig {
                 lease: args.lease_name.clone(),

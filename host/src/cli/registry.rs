@@ -27,7 +27,7 @@ pub struct RegistryArgs {
 
 impl RegistryArgs {
     /// The client these arguments describe.
-    fn remote(self) -> anyhow::Result<Remote> {
+    pub(super) fn remote(self) -> anyhow::Result<Remote> {
         let file = self
             .config
             .or_else(|| Credentials::default_file().filter(|f| f.exists()));

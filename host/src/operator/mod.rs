@@ -11,11 +11,14 @@
 //!
 //! Beside them: [`kinds`], the registry of served kinds; [`modules`], the
 //! guest modules loaded at start and hot swapped while running, and the one
-//! path serving a kind ([`modules::serving`]); the [`http`] endpoints;
+//! path serving a kind ([`modules::serving`]); [`guest_modules`], modules
+//! declared as GuestModule objects and pulled from OCI registries; the
+//! [`http`] endpoints;
 //! [`replica`], what one replica of the operator is (its client, Lease and
 //! shard, liveness and metrics). This file starts it all ([`run`]).
 
 pub mod cluster;
+pub mod guest_modules;
 pub mod http;
 pub mod kinds;
 pub mod modules;
@@ -33,7 +36,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kube::Client;
 use reconciler_conventions::kind::KindRef;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use crate::runtime::{GuestModule, Runtime};
 use cluster::cache::{CacheEvent, ClusterSource};
@@ -98,6 +101,9 @@ pub struct OperatorConfig {
     /// The operator's metrics; the client's requests count in them
     /// ([`replica::client::counted`]).
     pub metrics: Arc<replica::metrics::Metrics>,
+    /// Serve GuestModule objects (`--guest-modules`); needs the guests
+    /// directory polled.
+    pub guest_modules: Option<guest_modules::GuestModulesConfig>,
 }
 
 /// Runs the operator until `shutdown` resolves; in-flight passes finish.
@@ -280,6 +286,13 @@ pub async fn run_with(
             }
         })
     };
+    // Every replica stages GuestModules' sources from now on; the one
+    // holding the Lease serves them.
+    let (leading_tx, leading_rx) = watch::channel(None);
+    let guest_modules = config
+        .guest_modules
+        .clone()
+        .map(|gm| tokio::spawn(guest_modules::run(client.clone(), gm, leading_rx)));
     // A standby keeps its caches warm (and is ready) until it holds its
     // shard's Lease; nothing is written before.
     let mut leadership = match &config.leader {
@@ -323,9 +336,14 @@ pub async fn run_with(
                 every_ms = u64::try_from(poll.as_millis()).unwrap_or(u64::MAX),
                 "watching the guests directory"
             );
+            let (offers, offered) = mpsc::unbounded_channel();
+            let _ = leading_tx.send(Some(guest_modules::Leading {
+                registry: registry.clone(),
+                offers,
+            }));
             tokio::select! {
                 () = shutdown => {}
-                () = reloader.run(registry.clone(), poll) => {}
+                () = reloader.run(registry.clone(), poll, offered) => {}
                 lost = lost(leadership.as_mut()) => return Err(lost.into()),
             }
         }
@@ -339,6 +357,9 @@ pub async fn run_with(
     workers.join().await;
     watches.stop().await;
     dispatcher.abort();
+    if let Some(task) = guest_modules {
+        task.abort();
+    }
     for task in background {
         task.abort();
     }

@@ -5,7 +5,12 @@
 //! gate refuses, one that traps and is rolled back, one that serves, put in
 //! place the way a ConfigMap volume updates.
 //!
+//! The same variants pushed to an OCI registry and rolled out by
+//! GuestModule objects: [`guest_modules`].
+//!
 //! Every expectation is polled with a timeout (`harness::TIMEOUT`).
+
+mod guest_modules;
 
 use reconciler_host_harness::guests as support;
 
@@ -191,8 +196,30 @@ struct SwapHost {
 
 impl SwapHost {
     async fn start(namespace: &str, guests: &Path, extra: &[&str]) -> SwapHost {
+        SwapHost::start_as(
+            namespace,
+            guests,
+            extra,
+            "host",
+            "caches synced; reconciling",
+        )
+        .await
+    }
+
+    /// [`SwapHost::start`], its log `<name>.log` beside the guests
+    /// directory, started once its log says `ready`.
+    async fn start_as(
+        namespace: &str,
+        guests: &Path,
+        extra: &[&str],
+        name: &str,
+        ready: &str,
+    ) -> SwapHost {
         let v = variants();
-        let log = guests.parent().expect("a test directory").join("host.log");
+        let log = guests
+            .parent()
+            .expect("a test directory")
+            .join(format!("{name}.log"));
         let stderr = std::fs::File::create(&log).expect("the host's log");
         let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
         let metrics_port = free_port();
@@ -223,7 +250,7 @@ impl SwapHost {
             metrics_port,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !host.log_text().contains("caches synced; reconciling") {
+        while !host.log_text().contains(ready) {
             assert!(
                 host.child.try_wait().expect("try_wait").is_none(),
                 "the host exited while starting"

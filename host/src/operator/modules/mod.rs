@@ -12,6 +12,7 @@
 pub mod gate;
 pub mod golden_lists;
 pub mod guests_dir;
+pub mod offers;
 pub mod promotion;
 pub mod reloader;
 pub mod serving;

@@ -11,6 +11,10 @@
 //! A module for a kind no module serves is served without a restart
 //! ([`Serving::serve`]); a replacement reading a kind not watched yet gets that
 //! kind's watches before it is swapped in.
+//!
+//! A module [`Offer`]ed from a GuestModule object goes through the same
+//! gate and promotion, and takes its kind over from the directory's file:
+//! that file's later changes are refused as claimed while the offer serves.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,6 +26,7 @@ use crate::operator::kinds::served::{Probation, RollbackPolicy};
 use crate::operator::modules::gate::{self, Check, Refusal};
 use crate::operator::modules::golden_lists::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
+use crate::operator::modules::offers::{OFFERED_PREFIX, Offer, OfferReceiver, Offered};
 use crate::operator::modules::promotion::{self, Promotion};
 use crate::operator::modules::serving::{NotYet, SYNC_TIMEOUT, Serving};
 use crate::operator::modules::unserved::Unserved;
@@ -40,8 +45,9 @@ pub(crate) struct Reloader<'r> {
     /// The probation of a swapped-in module.
     rollback: RollbackPolicy,
     /// Module files not served yet, retried on every poll (a CRD not
-    /// installed yet), with the last refusal's detail (logged once).
-    pending: BTreeMap<String, (GuestFile, String)>,
+    /// installed yet), with the last refusal's detail (logged once) and
+    /// how it is promoted.
+    pending: BTreeMap<String, (GuestFile, String, Promotion)>,
     last_scan_error: Option<String>,
     /// Swap in a module that drops a golden reason or aspect (with a WARN),
     /// as `--allow-golden-drift` lets it serve at start.
@@ -72,7 +78,7 @@ impl<'r> Reloader<'r> {
             // first poll like a new module, their refusal logged then.
             pending: pending
                 .into_iter()
-                .map(|f| (f.file.clone(), (f, String::new())))
+                .map(|f| (f.file.clone(), (f, String::new(), Promotion::Direct)))
                 .collect(),
             last_scan_error: None,
             allow_golden_drift,
@@ -93,19 +99,86 @@ impl<'r> Reloader<'r> {
         self
     }
 
-    /// Polls every `poll`, forever.
+    /// Polls every `poll`, and takes `offers` as they come, forever.
     ///
     /// Compiling and checking a module blocks this task, which is the
     /// operator's main task (the one awaiting shutdown), never a pass
     /// worker: passes go on with the running module meanwhile.
-    pub async fn run(mut self, registry: Arc<Registry>, poll: Duration) {
+    pub(crate) async fn run(
+        mut self,
+        registry: Arc<Registry>,
+        poll: Duration,
+        mut offers: OfferReceiver,
+    ) {
         let mut tick = tokio::time::interval(poll);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
         loop {
-            tick.tick().await;
-            self.poll(&registry).await;
+            tokio::select! {
+                _ = tick.tick() => self.poll(&registry).await,
+                Some(offer) = offers.recv() => {
+                    let Offer { file, kind, promotion, reply } = offer;
+                    let offered = self.offered(&registry, file, &kind, promotion).await;
+                    let _ = reply.send(offered);
+                }
+            }
         }
+    }
+
+    /// A module offered to serve `kind`, promoted as `promotion` says: it
+    /// takes the kind over from the guests directory's file serving it,
+    /// and is held to that file's golden lists (reasons and aspects are
+    /// frozen API whatever the module's source).
+    async fn offered(
+        &mut self,
+        registry: &Arc<Registry>,
+        mut file: GuestFile,
+        kind: &str,
+        promotion: Promotion,
+    ) -> Offered {
+        let index = registry
+            .kinds()
+            .into_iter()
+            .find(|(_, k)| k.resource.kind == kind)
+            .map(|(id, _)| id);
+        if let Some(index) = index {
+            let offered_already = self
+                .files
+                .iter()
+                .find(|(f, i)| **i == index && **f != file.file && f.starts_with(OFFERED_PREFIX));
+            if let Some((other, _)) = offered_already {
+                let refusal = Refusal::new(
+                    Check::Claimed,
+                    format!("kind {kind} is served from {other} already"),
+                );
+                return refuse(registry, &file, kind, refusal);
+            }
+            // The directory's file serving the kind gives way while the
+            // offer is checked, and for good once it serves.
+            let serving: Vec<String> = self
+                .files
+                .iter()
+                .filter(|(f, i)| **i == index && **f != file.file)
+                .map(|(f, _)| f.clone())
+                .collect();
+            for other in &serving {
+                if let Some(stem) = other.strip_suffix(".wasm") {
+                    file.stem = stem.to_owned();
+                }
+                self.files.remove(other);
+            }
+            let offered = self
+                .changed(registry, file, None, false, promotion, Some(kind))
+                .await;
+            if offered != Offered::Serving {
+                for other in serving {
+                    self.files.insert(other, index);
+                }
+            }
+            return offered;
+        }
+        self.changed(registry, file, None, false, promotion, Some(kind))
+            .await
     }
 
     pub async fn poll(&mut self, registry: &Arc<Registry>) {
@@ -126,9 +199,10 @@ impl<'r> Reloader<'r> {
         for event in events {
             match event {
                 DirEvent::Changed(file) => {
-                    let last = self.pending.remove(&file.file).map(|(_, d)| d);
+                    let last = self.pending.remove(&file.file).map(|(_, d, _)| d);
                     let name = file.file.clone();
-                    self.changed(registry, file, last, false).await;
+                    self.changed(registry, file, last, false, self.promotion, None)
+                        .await;
                     if self.files.contains_key(&name) {
                         self.unserved.settled(&name);
                     }
@@ -156,8 +230,9 @@ impl<'r> Reloader<'r> {
         }
         // Modules waiting for their CRD (or a read's): tried again.
         let pending = std::mem::take(&mut self.pending);
-        for (_, (file, last)) in pending {
-            self.changed(registry, file, Some(last), true).await;
+        for (_, (file, last, promotion)) in pending {
+            self.changed(registry, file, Some(last), true, promotion, None)
+                .await;
         }
         registry
             .metrics()
@@ -166,14 +241,17 @@ impl<'r> Reloader<'r> {
     }
 
     /// A module file, new or changed, or `retried` while pending (`last`:
-    /// the detail of its last refusal, logged already).
+    /// the detail of its last refusal, logged already), promoted as
+    /// `promotion` says; refused unless it serves `must_serve`, where given.
     async fn changed(
         &mut self,
         registry: &Arc<Registry>,
         file: GuestFile,
         last: Option<String>,
         retried: bool,
-    ) {
+        promotion: Promotion,
+        must_serve: Option<&str>,
+    ) -> Offered {
         let served = self.files.get(&file.file).copied();
         let served_kind = served.map(|i| registry.kind(i).resource.kind.clone());
         if !retried {
@@ -191,6 +269,18 @@ impl<'r> Reloader<'r> {
                 );
             }
         };
+        if let Some(kind) = must_serve
+            && module.spec().kind != kind
+        {
+            let refusal = Refusal::new(
+                Check::Kind,
+                format!(
+                    "it serves kind {}, not {kind} as it was offered for",
+                    module.spec().kind_ref()
+                ),
+            );
+            return refuse(registry, &file, kind, refusal);
+        }
         // The golden lists shipped beside it hold at hot swap as at start.
         match Golden::read(&self.dir, module.name()) {
             Ok(golden) => {
@@ -249,13 +339,15 @@ impl<'r> Reloader<'r> {
                 if let Err(refusal) = gate::fixtures(&module, &file.fixtures) {
                     return refuse(registry, &file, &claims.kind, refusal);
                 }
-                match self.serving.serve(registry, &module).await {
+                return match self.serving.serve(registry, &module).await {
                     Ok(index) => {
                         self.files.insert(file.file, index);
+                        Offered::Serving
                     }
-                    Err(not_yet) => self.not_yet(registry, file, &claims.kind, not_yet, last),
-                }
-                return;
+                    Err(not_yet) => {
+                        self.not_yet(registry, file, &claims.kind, not_yet, last, promotion)
+                    }
+                };
             }
         };
         let kind = registry.kind(index);
@@ -272,7 +364,7 @@ impl<'r> Reloader<'r> {
                 short(module.digest()),
             );
             self.files.insert(file.file, index);
-            return;
+            return Offered::Serving;
         }
         let checked = gate::compatible(old.spec(), module.spec())
             .and_then(|()| gate::fixtures(&module, &file.fixtures));
@@ -282,7 +374,9 @@ impl<'r> Reloader<'r> {
         // Watches of kinds it reads that the host does not watch yet.
         let synced = match self.serving.watch_reads(registry, &module).await {
             Ok(synced) => synced,
-            Err(not_yet) => return self.not_yet(registry, file, &name, not_yet, last),
+            Err(not_yet) => {
+                return self.not_yet(registry, file, &name, not_yet, last, promotion);
+            }
         };
         if !synced.is_empty()
             && tokio::time::timeout(SYNC_TIMEOUT, futures::future::join_all(synced))
@@ -292,7 +386,7 @@ impl<'r> Reloader<'r> {
             tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
         }
         // Auto promotion: what it would make of every parent, first.
-        if self.promotion == Promotion::Auto && was_serving {
+        if promotion == Promotion::Auto && was_serving {
             match promotion::shadow(registry, &kind, &old, &module).await {
                 Ok(parents) => tracing::info!(
                     kind = %name,
@@ -351,6 +445,7 @@ impl<'r> Reloader<'r> {
             kind.cache.len(),
         );
         registry.requeue_all(index);
+        Offered::Serving
     }
 
     /// A module not served (yet): refused; kept pending and retried on
@@ -363,14 +458,18 @@ impl<'r> Reloader<'r> {
         kind: &str,
         not_yet: NotYet,
         last: Option<String>,
-    ) {
+        promotion: Promotion,
+    ) -> Offered {
         let NotYet { refusal, retry } = not_yet;
         if last.as_deref() != Some(refusal.detail.as_str()) {
             refuse(registry, &file, kind, refusal.clone());
         }
         if retry {
             self.pending
-                .insert(file.file.clone(), (file, refusal.detail));
+                .insert(file.file.clone(), (file, refusal.detail.clone(), promotion));
+            Offered::Pending(refusal)
+        } else {
+            Offered::Refused(refusal)
         }
     }
 
@@ -409,7 +508,7 @@ fn refused_count(registry: &Registry, kind: &str, check: Check) {
 }
 
 /// One log line and one count: the running module stays.
-fn refuse(registry: &Registry, file: &GuestFile, kind: &str, refusal: Refusal) {
+fn refuse(registry: &Registry, file: &GuestFile, kind: &str, refusal: Refusal) -> Offered {
     refused_count(registry, kind, refusal.check);
     tracing::warn!(
         kind = %kind,
@@ -419,4 +518,5 @@ fn refuse(registry: &Registry, file: &GuestFile, kind: &str, refusal: Refusal) {
         short(&file.digest),
         refusal.detail
     );
+    Offered::Refused(refusal)
 }

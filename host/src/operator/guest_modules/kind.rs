@@ -1,0 +1,273 @@
+//! The GuestModule kind as the host serves it: its spec (which kind, the
+//! OCI source, the promotion), and its conditions and reasons, a kind on
+//! the kstatus profile like any other (seed 004), its status derived by the
+//! conventions engine.
+
+use reconciler_conventions::kind::{KindRef, KindSpec, Profile, ReasonEntry, StallRule};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::operator::modules::promotion::Promotion;
+
+pub const GROUP: &str = "reconciler.dev";
+pub const VERSION: &str = "v1alpha1";
+pub const KIND: &str = "GuestModule";
+pub const PLURAL: &str = "guestmodules";
+
+/// The aspects, in the order Ready reads them.
+pub const PULLED: &str = "Pulled";
+pub const VERIFIED: &str = "Verified";
+pub const COMPATIBLE: &str = "Compatible";
+pub const SHADOWED: &str = "Shadowed";
+pub const SERVING: &str = "Serving";
+/// Advisory, negative polarity: the module served, failed its probation
+/// and the one before it serves again.
+pub const ROLLED_BACK: &str = "RolledBack";
+
+/// The reasons the host gives a GuestModule's conditions.
+pub const PULL_FAILED: &str = "PullFailed";
+pub const NOT_A_MODULE: &str = "NotAModule";
+pub const SIGNATURE_REFUSED: &str = "SignatureRefused";
+pub const INCOMPATIBLE: &str = "Incompatible";
+pub const AWAITING_API: &str = "AwaitingAPI";
+pub const REGRESSION: &str = "Regression";
+pub const PROBATION_FAILED: &str = "ProbationFailed";
+
+/// The owner of these reasons in the registry.
+const OWNER: &str = "host";
+
+/// The kind's reference.
+pub fn kind_ref() -> KindRef {
+    KindRef {
+        group: GROUP.to_owned(),
+        version: VERSION.to_owned(),
+        kind: KIND.to_owned(),
+    }
+}
+
+/// The GuestModule kind's spec: what the engine derives its status from
+/// and what its CustomResourceDefinition is rendered from.
+pub fn spec() -> KindSpec {
+    let reason = |name: &str, meaning: &str| ReasonEntry {
+        name: name.to_owned(),
+        owner: OWNER.to_owned(),
+        meaning: meaning.to_owned(),
+    };
+    let stall = |reason: &str, recheck_seconds: Option<u32>| StallRule {
+        reason: reason.to_owned(),
+        recheck_seconds,
+    };
+    KindSpec {
+        group: GROUP.to_owned(),
+        version: VERSION.to_owned(),
+        kind: KIND.to_owned(),
+        plural: PLURAL.to_owned(),
+        namespaced: false,
+        profile: Profile::Kstatus,
+        aspects: [PULLED, VERIFIED, COMPATIBLE, SHADOWED, SERVING]
+            .map(str::to_owned)
+            .to_vec(),
+        advisory: vec![ROLLED_BACK.to_owned()],
+        negative_polarity: vec![ROLLED_BACK.to_owned()],
+        reasons: vec![
+            reason(
+                PULL_FAILED,
+                "Pulled=False: the registry could not be read (unreachable, refused the credentials, no such reference); retried every 30 s, the module serving before stays.",
+            ),
+            reason(
+                NOT_A_MODULE,
+                "Pulled=False: the artifact is not a guest module of a contract this host serves (its config or layers say so); only a new source helps.",
+            ),
+            reason(
+                SIGNATURE_REFUSED,
+                "Verified=False: the host's verification policy refuses the module's signatures (unsigned, signed by another key, or its kind not named by the policy, or published for another kind than spec.kind); checked again every 5 minutes.",
+            ),
+            reason(
+                INCOMPATIBLE,
+                "Compatible=False: the hot-swap gate refuses the module (it does not load, drops a frozen reason or aspect, fails a fixture it ships, or serves another kind than spec.kind); the message names the check.",
+            ),
+            reason(
+                AWAITING_API,
+                "Compatible=False: the module's kind, or a kind it reads, is not served by the cluster yet; it is served once its CustomResourceDefinition is installed.",
+            ),
+            reason(
+                REGRESSION,
+                "Shadowed=False: shadowed on the kind's live parents under promotion auto, the module would turn a parent from Ready True to False or fail where the serving module does not; held, the serving module stays.",
+            ),
+            reason(
+                PROBATION_FAILED,
+                "Serving=False and RolledBack=True: the module served, failed above the rollback threshold in its first passes, and the module before it serves again.",
+            ),
+        ],
+        quiet_reasons: vec![AWAITING_API.to_owned()],
+        stalls: vec![
+            stall(NOT_A_MODULE, None),
+            stall(SIGNATURE_REFUSED, Some(300)),
+            stall(INCOMPATIBLE, None),
+            stall(REGRESSION, Some(600)),
+            stall(PROBATION_FAILED, None),
+        ],
+        spec_schema: Some(spec_schema().to_string()),
+        printer_columns: vec![
+            column("Serves", ".spec.kind", false),
+            column("Digest", ".status.digest", true),
+            column("Source", ".spec.source.oci", true),
+        ],
+        ..KindSpec::default()
+    }
+}
+
+/// The kind's CustomResourceDefinition: rendered as every kind's is, with
+/// `.status.replicas` a list keyed by replica name, so that each replica
+/// applies its own entry under its own field manager and no other.
+pub fn crd() -> Value {
+    let mut crd = crate::crd::render(&spec());
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+        [REPLICAS] = json!({
+        "type": "array",
+        "description": "What each replica of the host serves or stages, each entry written by that replica.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {
+            "type": "object",
+            "required": ["name", "state"],
+            "properties": {
+                "name": {"type": "string", "description": "The replica (its Pod's name)."},
+                "state": {
+                    "type": "string",
+                    "enum": [STATE_SERVING, STATE_STAGED, STATE_FAILED, STATE_HELD],
+                    "description": "Serving: it serves digest. Staged: pulled and verified here, served once this replica leads. Failed: it could not stage the source (message says why). Held: the leader refused or holds the module.",
+                },
+                "digest": {"type": "string"},
+                "message": {"type": "string", "maxLength": 32768},
+                "lastUpdateTime": {"type": "string", "format": "date-time"},
+            },
+        },
+    });
+    crd
+}
+
+/// `.status.replicas`: one entry per replica, each its own writer's.
+pub const REPLICAS: &str = "replicas";
+pub const STATE_SERVING: &str = "Serving";
+pub const STATE_STAGED: &str = "Staged";
+pub const STATE_FAILED: &str = "Failed";
+pub const STATE_HELD: &str = "Held";
+
+fn column(name: &str, json_path: &str, wide: bool) -> reconciler_conventions::kind::PrinterColumn {
+    reconciler_conventions::kind::PrinterColumn {
+        name: name.to_owned(),
+        type_: "string".to_owned(),
+        json_path: json_path.to_owned(),
+        wide,
+        description: None,
+    }
+}
+
+/// The schema of `.spec`, as the CRD enforces it.
+fn spec_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["kind", "source"],
+        "properties": {
+            "kind": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The kind the module serves (its guest's kind name, as the verification policy names it).",
+            },
+            "source": {
+                "type": "object",
+                "required": ["oci"],
+                "properties": {
+                    "oci": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The module's OCI reference: registry/repository@sha256:... or a tag, resolved once per generation to the digest everything after reads.",
+                    },
+                },
+            },
+            "promotion": {
+                "type": "string",
+                "enum": ["direct", "auto"],
+                "description": "How the module comes to serve once it passed the gate: direct (swapped in, on probation) or auto (shadowed on every live parent first, held on a regression). Default: the host's --promotion.",
+            },
+        },
+    })
+}
+
+/// A GuestModule's spec, as the host reads it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct GuestModuleSpec {
+    pub kind: String,
+    pub source: Source,
+    #[serde(default)]
+    pub promotion: Option<PromotionName>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Source {
+    pub oci: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromotionName {
+    Direct,
+    Auto,
+}
+
+impl GuestModuleSpec {
+    /// Reads `.spec` of a GuestModule object.
+    pub fn of(object: &Value) -> Result<GuestModuleSpec, String> {
+        serde_json::from_value(object["spec"].clone()).map_err(|e| format!("spec: {e}"))
+    }
+
+    /// How the module comes to serve: as its spec says, else `default`.
+    pub fn promotion(&self, default: Promotion) -> Promotion {
+        match self.promotion {
+            Some(PromotionName::Direct) => Promotion::Direct,
+            Some(PromotionName::Auto) => Promotion::Auto,
+            None => default,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_is_one_the_host_can_serve_with_the_kstatus_conditions() {
+        let spec = spec();
+        spec.validate().expect("a valid kind spec");
+        let types: Vec<&str> = spec.condition_types().collect();
+        assert_eq!(
+            types,
+            [
+                "Ready",
+                "Reconciling",
+                "Stalled",
+                PULLED,
+                VERIFIED,
+                COMPATIBLE,
+                SHADOWED,
+                SERVING,
+                ROLLED_BACK
+            ]
+        );
+        assert!(spec.is_negative_polarity(ROLLED_BACK));
+    }
+
+    #[test]
+    fn a_spec_reads_its_promotion_else_the_hosts() {
+        let object = json!({"spec": {"kind": "EvidenceAgent", "source": {"oci": "r/x:1"}}});
+        let read = GuestModuleSpec::of(&object).unwrap();
+        assert_eq!(read.promotion(Promotion::Auto), Promotion::Auto);
+        let object =
+            json!({"spec": {"kind": "E", "source": {"oci": "r/x:1"}, "promotion": "direct"}});
+        let read = GuestModuleSpec::of(&object).unwrap();
+        assert_eq!(read.promotion(Promotion::Auto), Promotion::Direct);
+        let missing = GuestModuleSpec::of(&json!({"spec": {"kind": "E"}})).unwrap_err();
+        assert!(missing.contains("source"), "{missing}");
+    }
+}

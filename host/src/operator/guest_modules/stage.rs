@@ -1,0 +1,115 @@
+//! Staging a GuestModule's source on this replica: pulled by digest from
+//! its OCI registry, its signatures checked against the host's
+//! verification policy, and made ready for the gate, nothing compiled or
+//! served yet.
+
+use std::sync::Arc;
+
+use super::kind::GuestModuleSpec;
+use crate::oci::signatures::Unverified;
+use crate::oci::{ModuleCache, OciError, Policy, Remote};
+use crate::operator::modules::guests_dir::GuestFile;
+use crate::operator::modules::offers::offer_file;
+use crate::runtime::artifacts::digest;
+
+/// What a replica pulls and verifies with.
+#[derive(Clone)]
+pub struct Puller {
+    pub remote: Arc<Remote>,
+    pub cache: Arc<ModuleCache>,
+    /// The host's verification policy: a GuestModule's source is served
+    /// only as it says, whoever may edit GuestModules.
+    pub policy: Arc<Policy>,
+}
+
+/// A module pulled and verified on this replica.
+#[derive(Clone, Debug)]
+pub(crate) struct Staged {
+    /// The reference pinned to its manifest's digest.
+    pub pinned: String,
+    /// The manifest's digest (`sha256:...`).
+    pub digest: String,
+    /// The keys that signed it, of those the policy names for its kind.
+    pub signers: Vec<String>,
+    /// The module as the gate takes it: the component and the fixtures
+    /// it ships.
+    pub file: GuestFile,
+}
+
+/// Why a source was not staged, by the condition it makes False.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Unstaged {
+    /// The registry could not be read: worth retrying.
+    Unreachable(String),
+    /// The reference or the artifact is not a guest module this host can
+    /// serve.
+    NotAModule(String),
+    /// The verification policy refuses it.
+    Refused(String),
+}
+
+impl Puller {
+    /// Pulls the source `spec` names for the GuestModule `name`, checks it
+    /// against the policy (and that it was published for `spec.kind`).
+    pub(crate) async fn stage(
+        &self,
+        name: &str,
+        spec: &GuestModuleSpec,
+    ) -> Result<Staged, Unstaged> {
+        let pulled = self
+            .remote
+            .pull(&spec.source.oci, &self.cache, Some(&self.policy))
+            .await
+            .map_err(unstaged)?;
+        let pinned = pulled.pinned.to_string();
+        if pulled.kind.as_deref() != Some(spec.kind.as_str()) {
+            return Err(Unstaged::Refused(format!(
+                "{pinned} was published for kind {}, not {} as spec.kind says",
+                pulled.kind.as_deref().unwrap_or("(none)"),
+                spec.kind
+            )));
+        }
+        let manifest = pulled.pinned.digest().unwrap_or_default().to_owned();
+        let fixtures = pulled
+            .module
+            .files
+            .iter()
+            .filter_map(|(file, bytes)| {
+                let name = file.strip_prefix("fixtures/")?;
+                name.ends_with(".yaml")
+                    .then(|| (name.to_owned(), String::from_utf8_lossy(bytes).into_owned()))
+            })
+            .collect();
+        let wasm = pulled.module.wasm;
+        Ok(Staged {
+            pinned,
+            digest: manifest,
+            signers: pulled.signers,
+            file: GuestFile {
+                file: offer_file(name),
+                stem: name.to_owned(),
+                digest: digest(&wasm),
+                bytes: wasm,
+                fixtures,
+            },
+        })
+    }
+}
+
+fn unstaged(e: OciError) -> Unstaged {
+    let text = e.to_string();
+    match e {
+        OciError::Registry { .. }
+        | OciError::Io { .. }
+        | OciError::Unverified {
+            source: Unverified::Unreadable(_),
+            ..
+        } => Unstaged::Unreachable(text),
+        OciError::Unverified { .. } | OciError::NotInPolicy { .. } => Unstaged::Refused(text),
+        OciError::Reference { .. }
+        | OciError::PushByDigest { .. }
+        | OciError::NotAModule { .. }
+        | OciError::Contract { .. }
+        | OciError::NotAComponent { .. } => Unstaged::NotAModule(text),
+    }
+}

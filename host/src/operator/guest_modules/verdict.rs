@@ -1,0 +1,164 @@
+//! What the serving replica knows of a GuestModule, as a verdict of its
+//! kind: each check the module went through an aspect, in the order it
+//! goes through them; pure, the engine derives the status from it.
+
+use reconciler_conventions::engine::{AS_EXPECTED, INITIALIZING};
+use reconciler_conventions::verdict::{ConditionStatus, Decision, Stall, Verdict};
+use serde_json::json;
+
+use super::kind::*;
+use super::stage::{Staged, Unstaged};
+use crate::operator::modules::gate::Check;
+use crate::operator::modules::offers::Offered;
+use crate::operator::modules::promotion::Promotion;
+
+/// A registry that could not be read is tried again this often.
+pub const PULL_RETRY_SECONDS: u32 = 30;
+
+/// The module its kind serves on this replica, against the staged one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Served {
+    /// The staged module serves the kind.
+    This,
+    /// Another module does.
+    Other,
+}
+
+/// What the serving replica knows of one GuestModule.
+pub(crate) struct Known<'a> {
+    pub kind: &'a str,
+    pub staged: &'a Result<Staged, Unstaged>,
+    /// What became of the offer to the reloader; `None`: not offered yet.
+    pub offered: Option<&'a Offered>,
+    pub promotion: Promotion,
+    pub served: Served,
+}
+
+/// The verdict: every aspect up to the first that is not True.
+pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
+    let mut v = Verdict::default();
+    let staged = match known.staged {
+        Ok(staged) => staged,
+        Err(Unstaged::Unreachable(m)) => {
+            v.aspects.push(bad(PULLED, PULL_FAILED, m));
+            v.requeue_after_seconds = Some(PULL_RETRY_SECONDS);
+            return v;
+        }
+        Err(Unstaged::NotAModule(m)) => {
+            v.aspects.push(bad(PULLED, NOT_A_MODULE, m));
+            return stalled(v, NOT_A_MODULE, m);
+        }
+        Err(Unstaged::Refused(m)) => {
+            v.aspects
+                .push(good(PULLED, "Read the module's manifest from the registry"));
+            v.aspects.push(bad(VERIFIED, SIGNATURE_REFUSED, m));
+            return stalled(v, SIGNATURE_REFUSED, m);
+        }
+    };
+    v.status_fields
+        .insert("digest".into(), json!(staged.digest));
+    v.status_fields
+        .insert("pinned".into(), json!(staged.pinned));
+    v.aspects
+        .push(good(PULLED, &format!("Pulled {}", staged.pinned)));
+    let verified = if staged.signers.is_empty() {
+        format!(
+            "The verification policy serves kind {} unsigned",
+            known.kind
+        )
+    } else {
+        format!(
+            "Signed by {}, as the verification policy asks for kind {}",
+            staged.signers.join(", "),
+            known.kind
+        )
+    };
+    v.aspects.push(good(VERIFIED, &verified));
+    let Some(offered) = known.offered else {
+        v.aspects.push(Decision {
+            type_: COMPATIBLE.into(),
+            status: ConditionStatus::Unknown,
+            reason: INITIALIZING.into(),
+            message: "Not offered to the hot-swap gate yet".into(),
+        });
+        return v;
+    };
+    match offered {
+        Offered::Pending(r) => {
+            v.aspects.push(bad(COMPATIBLE, AWAITING_API, &r.detail));
+            return v;
+        }
+        Offered::Refused(r) if r.check != Check::Shadow => {
+            let m = format!("The gate's {} check refuses it: {}", r.check, r.detail);
+            v.aspects.push(bad(COMPATIBLE, INCOMPATIBLE, &m));
+            return stalled(v, INCOMPATIBLE, &m);
+        }
+        Offered::Refused(_) | Offered::Serving => {
+            v.aspects.push(good(
+                COMPATIBLE,
+                "Passed the hot-swap gate: the contract, the kind, its frozen reasons and aspects, the fixtures it ships",
+            ));
+        }
+    }
+    if let Offered::Refused(r) = offered {
+        let m = format!("Held, the serving module stays: {}", r.detail);
+        v.aspects.push(bad(SHADOWED, REGRESSION, &m));
+        return stalled(v, REGRESSION, &m);
+    }
+    v.aspects.push(good(
+        SHADOWED,
+        match known.promotion {
+            Promotion::Auto => {
+                "Shadowed on every live parent where a module served the kind before: no parent turns from Ready True to False, no new guest error"
+            }
+            Promotion::Direct => "Not shadowed: promotion direct swaps it in on probation",
+        },
+    ));
+    match known.served {
+        Served::This => v.aspects.push(good(
+            SERVING,
+            &format!("Serving kind {} from {}", known.kind, staged.pinned),
+        )),
+        Served::Other => {
+            let m = format!(
+                "It served kind {}, failed its probation and the module before it serves again",
+                known.kind
+            );
+            v.aspects.push(bad(SERVING, PROBATION_FAILED, &m));
+            v.advisory.push(Decision {
+                type_: ROLLED_BACK.into(),
+                status: ConditionStatus::True,
+                reason: PROBATION_FAILED.into(),
+                message: m.clone(),
+            });
+            return stalled(v, PROBATION_FAILED, &m);
+        }
+    }
+    v
+}
+
+fn good(type_: &str, message: &str) -> Decision {
+    Decision {
+        type_: type_.into(),
+        status: ConditionStatus::True,
+        reason: AS_EXPECTED.into(),
+        message: message.into(),
+    }
+}
+
+fn bad(type_: &str, reason: &str, message: &str) -> Decision {
+    Decision {
+        type_: type_.into(),
+        status: ConditionStatus::False,
+        reason: reason.into(),
+        message: message.into(),
+    }
+}
+
+fn stalled(mut v: Verdict, reason: &str, message: &str) -> Verdict {
+    v.stall = Some(Stall {
+        reason: reason.into(),
+        message: message.into(),
+    });
+    v
+}

@@ -1,0 +1,536 @@
+//! GuestModule objects end to end (issue 33): the Hostile guest's variants
+//! pushed to go-containerregistry's registry on loopback, signed (or not)
+//! by the real cosign, and rolled out by GuestModule objects to hosts run
+//! with `--guest-modules` under a verification policy that asks for the
+//! release key's signature on Hostile modules.
+//!
+//! Who could break it: whoever may write GuestModules (the shipped
+//! reconciler-guestmodule-publisher role, impersonated). They choose the
+//! source; whether it is trusted is the host's policy's, and the status is
+//! the host's record.
+//!
+//! The conditions and Events asserted are seed 004's (kstatus): every
+//! transition of a condition is one Event typed by polarity (an aspect
+//! arriving True a Normal with its reason, False a Warning), one Event per
+//! reason within a pass, Ready turning True a Normal AsExpected, Stalled
+//! turning True a Warning with the stall's reason; Ready copies the first
+//! aspect that is not True.
+
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{ApiResource, ListParams, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use reconciler_host::operator::guest_modules::kind as gm;
+use reconciler_host_harness::cosign::KeyPair;
+use reconciler_host_harness::identity;
+use reconciler_host_harness::registry::Registry;
+use reconciler_testsupport::client_as;
+
+use super::*;
+use harness::wait_for;
+
+/// Bound to the shipped reconciler-guestmodule-publisher role.
+const PUBLISHER: &str = "guestmodule-publisher@example.com";
+
+static INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+
+/// The GuestModule CRD (as `make deploy` renders it) and the shipped roles,
+/// the publisher bound to theirs, once per binary.
+async fn install(client: &kube::Client) {
+    INSTALLED
+        .get_or_init(|| async {
+            reconciler_testsupport::install_crd(
+                client,
+                serde_json::from_value(gm::crd()).expect("a CRD"),
+            )
+            .await
+            .expect("installing the GuestModule CRD");
+            let shipped = std::fs::read_to_string(
+                reconciler_host_harness::paths::workspace().join("deploy/guestmodules-rbac.yaml"),
+            )
+            .expect("deploy/guestmodules-rbac.yaml");
+            for document in serde_yaml::Deserializer::from_str(&shipped) {
+                let object: Value =
+                    serde::Deserialize::deserialize(document).expect("a YAML document");
+                identity::apply_rbac(client, object).await;
+            }
+            identity::apply_rbac(
+                client,
+                identity::cluster_role_binding("reconciler-guestmodule-publisher", PUBLISHER),
+            )
+            .await;
+        })
+        .await;
+}
+
+fn resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(gm::GROUP, gm::VERSION, gm::KIND),
+        gm::PLURAL,
+    )
+}
+
+/// GuestModules as the publisher writes them.
+async fn publisher() -> Api<DynamicObject> {
+    Api::all_with(
+        client_as(PUBLISHER, &[]).await.expect("the publisher"),
+        &resource(),
+    )
+}
+
+async fn admin_client() -> kube::Client {
+    reconciler_testsupport::client()
+        .await
+        .expect("the test apiserver")
+}
+
+/// GuestModules as admin reads them.
+fn admin(ns: &TestNamespace) -> Api<DynamicObject> {
+    Api::all_with(ns.client(), &resource())
+}
+
+/// A registry, the release key, the policy asking for it on Hostile
+/// modules, and the hosts' arguments to serve GuestModules of one test.
+struct Rollout {
+    registry: Registry,
+    dir: PathBuf,
+    release: KeyPair,
+    policy: PathBuf,
+    /// The label the test's GuestModules carry and its hosts select.
+    label: String,
+}
+
+impl Rollout {
+    fn new(test: &str) -> Rollout {
+        let dir = variants().dir.join(test).join("rollout");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let release = KeyPair::generate(&dir, "release");
+        let policy = dir.join("policy.yaml");
+        std::fs::write(&policy, "kinds:\n  Hostile:\n    allOf: [release.pub]\n").unwrap();
+        Rollout {
+            registry: Registry::start(),
+            dir,
+            release,
+            policy,
+            label: test.to_owned(),
+        }
+    }
+
+    /// Pushes `bytes` to the tag `tag` (signed by the release key when
+    /// `signed`); the reference pinned to its digest.
+    fn push(&self, bytes: &[u8], tag: &str, signed: bool) -> String {
+        let dir = self.dir.join(tag);
+        std::fs::create_dir_all(&dir).unwrap();
+        let module = dir.join(FILE);
+        std::fs::write(&module, bytes).unwrap();
+        let reference = format!("{}/guests/hostile:{tag}", self.registry.address);
+        let out = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+            .env("NO_COLOR", "1")
+            .env("DOCKER_CONFIG", self.dir.join("no-docker-config"))
+            .arg("--cache-dir")
+            .arg(&variants().cache_dir)
+            .args(["push", module.to_str().unwrap(), &reference])
+            .args(["--insecure-registry", &self.registry.address])
+            .output()
+            .expect("the host binary runs");
+        assert!(
+            out.status.success(),
+            "push: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pinned = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if signed {
+            self.release.sign(&pinned);
+        }
+        pinned
+    }
+
+    /// `run`'s arguments serving this test's GuestModules as replica
+    /// `replica`.
+    fn args(&self, replica: &str) -> Vec<String> {
+        [
+            "--guest-modules",
+            "--verification-policy",
+            self.policy.to_str().unwrap(),
+            "--insecure-registry",
+            &self.registry.address,
+            "--pulled-dir",
+            self.dir.join(format!("pulled-{replica}")).to_str().unwrap(),
+            "--guest-modules-selector",
+            &format!("reconciler.dev/test={}", self.label),
+            "--identity",
+            replica,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// The GuestModule `name` serving Hostile from `oci`.
+    fn object(&self, name: &str, oci: &str, promotion: Option<&str>) -> DynamicObject {
+        let mut spec = json!({"kind": KIND, "source": {"oci": oci}});
+        if let Some(p) = promotion {
+            spec["promotion"] = json!(p);
+        }
+        serde_json::from_value(json!({
+            "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
+            "kind": gm::KIND,
+            "metadata": {"name": name, "labels": {"reconciler.dev/test": self.label}},
+            "spec": spec,
+        }))
+        .expect("a GuestModule")
+    }
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// The Events about the GuestModule `name` (cluster-scoped: in
+/// `default`), as (type, reason, count), sorted.
+async fn events_about(client: &kube::Client, name: &str) -> Vec<(String, String, i32)> {
+    let api: Api<Event> = Api::namespaced(client.clone(), "default");
+    let mut found: Vec<(String, String, i32)> = api
+        .list(&ListParams::default())
+        .await
+        .expect("listing Events")
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.regarding.as_ref().is_some_and(|r| {
+                r.kind.as_deref() == Some(gm::KIND) && r.name.as_deref() == Some(name)
+            })
+        })
+        .map(|e| {
+            (
+                e.type_.unwrap_or_default(),
+                e.reason.unwrap_or_default(),
+                e.series.map_or(1, |s| s.count),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The digest part of a pinned reference.
+fn digest_of(pinned: &str) -> &str {
+    pinned.rsplit_once('@').expect("a pinned reference").1
+}
+
+/// Waits until `.status.replicas` is `want` (name, state, digest), in
+/// any order.
+async fn wait_replicas(api: &Api<DynamicObject>, name: &str, want: &[(&str, &str, &str)]) {
+    let mut want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(n, s, d)| ((*n).into(), (*s).into(), (*d).into()))
+        .collect();
+    want.sort();
+    eventually("the replicas' entries", async || {
+        let o = get(api, name).await;
+        let mut seen: Vec<(String, String, String)> = o["status"]["replicas"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let field = |f: &str| r[f].as_str().unwrap_or_default().to_owned();
+                (field("name"), field("state"), field("digest"))
+            })
+            .collect();
+        seen.sort();
+        if seen == want { Ok(()) } else { Err(seen) }
+    })
+    .await;
+}
+
+/// A module signed by the release key, named by its tag, is pulled,
+/// pinned, gated and swapped in: every aspect True, Ready True, one
+/// Normal AsExpected Event, the replica's entry Serving its digest, every
+/// parent evaluated by it. The publisher then points the object at an
+/// unsigned module: Verified False SignatureRefused, Ready copying it,
+/// Stalled True (one Warning for both, one reason in one pass), and the
+/// signed module serves on. The publisher cannot write the status.
+#[tokio::test]
+async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serves_on() {
+    let v = variants();
+    let rollout = Rollout::new("gm-signed");
+    let signed = rollout.push(&v.message, "message", true);
+    rollout.push(&v.trap, "trap", false);
+    let args = rollout.args("a");
+    install(&admin_client().await).await;
+    let (ns, _dir, host, api, want) = four_served("gm-signed", &strs(&args)).await;
+    let publisher = publisher().await;
+    let admin = admin(&ns);
+    let name = "gm-signed";
+    let tag = format!("{}/guests/hostile:message", rollout.registry.address);
+    publisher
+        .create(&PostParams::default(), &rollout.object(name, &tag, None))
+        .await
+        .expect("the publisher creates a GuestModule");
+
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Ready", "True", "AsExpected"),
+            ("Reconciling", "False", "AsExpected"),
+            ("Stalled", "False", "AsExpected"),
+            ("Pulled", "True", "AsExpected"),
+            ("Verified", "True", "AsExpected"),
+            ("Compatible", "True", "AsExpected"),
+            ("Shadowed", "True", "AsExpected"),
+            ("Serving", "True", "AsExpected"),
+        ],
+    )
+    .await;
+    assert_eq!(o["status"]["pinned"], signed.as_str(), "the tag pinned");
+    assert_eq!(o["status"]["digest"], digest_of(&signed));
+    assert!(
+        condition(&o, "Verified")
+            .unwrap()
+            .message
+            .contains("release.pub"),
+        "{:?}",
+        condition(&o, "Verified")
+    );
+    wait_replicas(&admin, name, &[("a", "Serving", digest_of(&signed))]).await;
+    let v2: Vec<(String, String)> = want
+        .iter()
+        .map(|(n, m)| (n.clone(), format!("v2: {m}")))
+        .collect();
+    wait_messages(&api, &v2).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        events_about(&ns.client(), name).await,
+        [("Normal".into(), "AsExpected".into(), 1)]
+    );
+
+    let trap = format!("{}/guests/hostile:trap", rollout.registry.address);
+    publisher
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"source": {"oci": trap}}})),
+        )
+        .await
+        .expect("the publisher points it at an unsigned module");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Verified", "False", "SignatureRefused"),
+            ("Ready", "False", "SignatureRefused"),
+            ("Stalled", "True", "SignatureRefused"),
+        ],
+    )
+    .await;
+    let verified = condition(&o, "Verified").unwrap().message;
+    assert!(
+        verified.contains(&rollout.policy.display().to_string())
+            && verified.contains("no cosign signature"),
+        "{verified}"
+    );
+    // The signed module serves on.
+    set_message(&api, "h0", "after").await;
+    let mut after = v2.clone();
+    after[0].1 = "v2: after".into();
+    wait_messages(&api, &after).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        events_about(&ns.client(), name).await,
+        [
+            ("Normal".into(), "AsExpected".into(), 1),
+            ("Warning".into(), "SignatureRefused".into(), 1),
+        ]
+    );
+    // The status is the host's record: the publisher cannot fake it.
+    let forged = publisher
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"digest": "sha256:forged"}})),
+        )
+        .await;
+    assert!(
+        matches!(&forged, Err(kube::Error::Api(s)) if s.code == 403),
+        "{forged:?}"
+    );
+    admin.delete(name, &Default::default()).await.unwrap();
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// Under promotion auto (the object's), a signed module that would fail
+/// every parent where the serving one does not is held: Compatible True,
+/// Shadowed False Regression, Stalled True; never swapped in. A registry
+/// gone: Pulled False PullFailed naming the reference, not a stall (it is
+/// tried again), and the module serving before serves on.
+#[tokio::test]
+async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
+    let v = variants();
+    let rollout = Rollout::new("gm-held");
+    let trap = rollout.push(&v.trap, "trap", true);
+    let message = rollout.push(&v.message, "message", true);
+    let args = rollout.args("a");
+    install(&admin_client().await).await;
+    let (ns, _dir, host, api, mut want) = four_served("gm-held", &strs(&args)).await;
+    let publisher = publisher().await;
+    let admin = admin(&ns);
+    let name = "gm-held";
+    publisher
+        .create(
+            &PostParams::default(),
+            &rollout.object(name, &trap, Some("auto")),
+        )
+        .await
+        .expect("the publisher creates a GuestModule");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Compatible", "True", "AsExpected"),
+            ("Shadowed", "False", "Regression"),
+            ("Ready", "False", "Regression"),
+            ("Stalled", "True", "Regression"),
+        ],
+    )
+    .await;
+    let shadowed = condition(&o, "Shadowed").unwrap().message;
+    assert!(
+        shadowed.contains("4 would fail where the serving module does not"),
+        "{shadowed}"
+    );
+    wait_replicas(&admin, name, &[("a", "Held", digest_of(&trap))]).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        None
+    );
+    // Pulled, Verified and Compatible arriving True: one Normal for their
+    // one reason; Shadowed False and Stalled True: one Warning.
+    assert_eq!(
+        events_about(&ns.client(), name).await,
+        [
+            ("Normal".into(), "AsExpected".into(), 1),
+            ("Warning".into(), "Regression".into(), 1)
+        ]
+    );
+
+    rollout.registry.stop();
+    publisher
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"source": {"oci": message}, "promotion": "direct"}})),
+        )
+        .await
+        .expect("the publisher points it at another module");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Pulled", "False", "PullFailed"),
+            ("Ready", "False", "PullFailed"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    let pulled = condition(&o, "Pulled").unwrap().message;
+    assert!(pulled.contains(&message), "{pulled}");
+    // The module serving before serves on.
+    want[0].1 = "after".into();
+    set_message(&api, &want[0].0, "after").await;
+    wait_messages(&api, &want).await;
+    assert_eq!(
+        events_about(&ns.client(), name).await,
+        [
+            ("Normal".into(), "AsExpected".into(), 1),
+            ("Warning".into(), "PullFailed".into(), 1),
+            ("Warning".into(), "Regression".into(), 1),
+        ]
+    );
+    admin.delete(name, &Default::default()).await.unwrap();
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// Two replicas electing a leader: both pull and verify the same digest;
+/// the leader serves it, the standby says it staged it. The leader killed,
+/// the standby takes the Lease and serves that digest, and says so.
+#[tokio::test]
+async fn two_replicas_stage_one_digest_and_the_standby_serves_it_once_leading() {
+    let v = variants();
+    let rollout = Rollout::new("gm-replicas");
+    let signed = rollout.push(&v.message, "message", true);
+    let ns = namespace("swap-gm-replicas").await;
+    install(&ns.client()).await;
+    let dir = guests_dir("gm-replicas");
+    place(&dir, FILE, &v.base);
+    let elect = [
+        "--leader-elect",
+        "--lease-namespace",
+        ns.name(),
+        "--lease-duration",
+        "4s",
+    ];
+    let replica = |name: &str| {
+        let mut args = rollout.args(name);
+        args.extend(elect.map(str::to_owned));
+        args
+    };
+    let (args_a, args_b) = (replica("a"), replica("b"));
+    let mut a = SwapHost::start_as(
+        ns.name(),
+        &dir,
+        &strs(&args_a),
+        "a",
+        "caches synced; reconciling",
+    )
+    .await;
+    let b = SwapHost::start_as(
+        ns.name(),
+        &dir,
+        &strs(&args_b),
+        "b",
+        "standby until the Lease is held",
+    )
+    .await;
+    let api = hostiles(&ns);
+    create_hostile(&ns, "h0", "m-0").await;
+    wait_messages(&api, &[("h0".into(), "m-0".into())]).await;
+
+    let publisher = publisher().await;
+    let admin = admin(&ns);
+    let name = "gm-replicas";
+    publisher
+        .create(&PostParams::default(), &rollout.object(name, &signed, None))
+        .await
+        .expect("the publisher creates a GuestModule");
+    wait_for(&admin, name, &[("Ready", "True", "AsExpected")]).await;
+    let digest = digest_of(&signed);
+    wait_replicas(
+        &admin,
+        name,
+        &[("a", "Serving", digest), ("b", "Staged", digest)],
+    )
+    .await;
+    wait_messages(&api, &[("h0".into(), "v2: m-0".into())]).await;
+
+    a.child.kill().expect("killing the leader");
+    let _ = a.child.wait();
+    wait_replicas(
+        &admin,
+        name,
+        &[("a", "Serving", digest), ("b", "Serving", digest)],
+    )
+    .await;
+    set_message(&api, "h0", "after").await;
+    wait_messages(&api, &[("h0".into(), "v2: after".into())]).await;
+    admin.delete(name, &Default::default()).await.unwrap();
+    b.finish();
+    ns.cleanup().await.unwrap();
+}
