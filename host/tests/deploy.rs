@@ -199,6 +199,7 @@ async fn a_real_api_server_accepts_every_manifest() {
         "plans-crd",
         "plans-rbac",
         "guestmodules-rbac",
+        "guestmodules-admission",
         "plans-admission",
         "gates-admission",
     ] {

@@ -20,16 +20,21 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::{ApiResource, ListParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use reconciler_host::operator::guest_modules::kind as gm;
+use reconciler_host_harness::access_requests::{apply, deploy_documents};
 use reconciler_host_harness::cosign::KeyPair;
 use reconciler_host_harness::identity;
 use reconciler_host_harness::registry::Registry;
 use reconciler_testsupport::client_as;
+
+use std::collections::BTreeMap;
 
 use super::*;
 use harness::wait_for;
 
 /// Bound to the shipped reconciler-guestmodule-publisher role.
 const PUBLISHER: &str = "guestmodule-publisher@example.com";
+/// Bound to the shipped reconciler-guestmodule-approver role.
+const APPROVER: &str = "guestmodule-approver@example.com";
 
 static INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
 
@@ -44,20 +49,19 @@ async fn install(client: &kube::Client) {
             )
             .await
             .expect("installing the GuestModule CRD");
-            let shipped = std::fs::read_to_string(
-                reconciler_host_harness::paths::workspace().join("deploy/guestmodules-rbac.yaml"),
-            )
-            .expect("deploy/guestmodules-rbac.yaml");
-            for document in serde_yaml::Deserializer::from_str(&shipped) {
-                let object: Value =
-                    serde::Deserialize::deserialize(document).expect("a YAML document");
-                identity::apply_rbac(client, object).await;
+            for file in ["guestmodules-rbac.yaml", "guestmodules-admission.yaml"] {
+                for manifest in deploy_documents(file) {
+                    apply(client, "", &manifest).await;
+                }
             }
-            identity::apply_rbac(
-                client,
-                identity::cluster_role_binding("reconciler-guestmodule-publisher", PUBLISHER),
-            )
-            .await;
+            for (role, user) in [
+                ("reconciler-guestmodule-publisher", PUBLISHER),
+                ("reconciler-guestmodule-approver", APPROVER),
+            ] {
+                identity::apply_rbac(client, identity::cluster_role_binding(role, user)).await;
+            }
+            // A policy is enforced once the API server has read it.
+            tokio::time::sleep(Duration::from_secs(2)).await;
         })
         .await;
 }
@@ -69,12 +73,14 @@ fn resource() -> ApiResource {
     )
 }
 
+/// GuestModules as `user` writes them (impersonated).
+async fn as_user(user: &str) -> Api<DynamicObject> {
+    Api::all_with(client_as(user, &[]).await.expect("a client"), &resource())
+}
+
 /// GuestModules as the publisher writes them.
 async fn publisher() -> Api<DynamicObject> {
-    Api::all_with(
-        client_as(PUBLISHER, &[]).await.expect("the publisher"),
-        &resource(),
-    )
+    as_user(PUBLISHER).await
 }
 
 async fn admin_client() -> kube::Client {
@@ -116,9 +122,10 @@ impl Rollout {
         }
     }
 
-    /// Pushes `bytes` to the tag `tag` (signed by the release key when
-    /// `signed`); the reference pinned to its digest.
-    fn push(&self, bytes: &[u8], tag: &str, signed: bool) -> String {
+    /// Pushes `bytes` to the tag `tag`, dated `created` (seconds since the
+    /// epoch: one module pushed at two dates is two digests), signed by the
+    /// release key when `signed`; the reference pinned to its digest.
+    fn push(&self, bytes: &[u8], tag: &str, signed: bool, created: u32) -> String {
         let dir = self.dir.join(tag);
         std::fs::create_dir_all(&dir).unwrap();
         let module = dir.join(FILE);
@@ -127,6 +134,7 @@ impl Rollout {
         let out = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
             .env("NO_COLOR", "1")
             .env("DOCKER_CONFIG", self.dir.join("no-docker-config"))
+            .env("SOURCE_DATE_EPOCH", created.to_string())
             .arg("--cache-dir")
             .arg(&variants().cache_dir)
             .args(["push", module.to_str().unwrap(), &reference])
@@ -186,10 +194,11 @@ fn strs(args: &[String]) -> Vec<&str> {
 }
 
 /// The Events about the GuestModule `name` (cluster-scoped: in
-/// `default`), as (type, reason, count), sorted.
+/// `default`), as (type, reason, how many times published), sorted.
 async fn events_about(client: &kube::Client, name: &str) -> Vec<(String, String, i32)> {
     let api: Api<Event> = Api::namespaced(client.clone(), "default");
-    let mut found: Vec<(String, String, i32)> = api
+    let mut found: BTreeMap<(String, String), i32> = BTreeMap::new();
+    for (type_, reason, count) in api
         .list(&ListParams::default())
         .await
         .expect("listing Events")
@@ -207,9 +216,10 @@ async fn events_about(client: &kube::Client, name: &str) -> Vec<(String, String,
                 e.series.map_or(1, |s| s.count),
             )
         })
-        .collect();
-    found.sort();
-    found
+    {
+        *found.entry((type_, reason)).or_default() += count;
+    }
+    found.into_iter().map(|((t, r), n)| (t, r, n)).collect()
 }
 
 /// The digest part of a pinned reference.
@@ -253,8 +263,8 @@ async fn wait_replicas(api: &Api<DynamicObject>, name: &str, want: &[(&str, &str
 async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serves_on() {
     let v = variants();
     let rollout = Rollout::new("gm-signed");
-    let signed = rollout.push(&v.message, "message", true);
-    rollout.push(&v.trap, "trap", false);
+    let signed = rollout.push(&v.message, "message", true, 1);
+    rollout.push(&v.trap, "trap", false, 2);
     let args = rollout.args("a");
     install(&admin_client().await).await;
     let (ns, _dir, host, api, want) = four_served("gm-signed", &strs(&args)).await;
@@ -374,8 +384,8 @@ async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serve
 async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
     let v = variants();
     let rollout = Rollout::new("gm-held");
-    let trap = rollout.push(&v.trap, "trap", true);
-    let message = rollout.push(&v.message, "message", true);
+    let trap = rollout.push(&v.trap, "trap", true, 2);
+    let message = rollout.push(&v.message, "message", true, 1);
     let args = rollout.args("a");
     install(&admin_client().await).await;
     let (ns, _dir, host, api, mut want) = four_served("gm-held", &strs(&args)).await;
@@ -465,7 +475,7 @@ async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
 async fn two_replicas_stage_one_digest_and_the_standby_serves_it_once_leading() {
     let v = variants();
     let rollout = Rollout::new("gm-replicas");
-    let signed = rollout.push(&v.message, "message", true);
+    let signed = rollout.push(&v.message, "message", true, 1);
     let ns = namespace("swap-gm-replicas").await;
     install(&ns.client()).await;
     let dir = guests_dir("gm-replicas");
@@ -532,5 +542,186 @@ async fn two_replicas_stage_one_digest_and_the_standby_serves_it_once_leading() 
     wait_messages(&api, &[("h0".into(), "v2: after".into())]).await;
     admin.delete(name, &Default::default()).await.unwrap();
     b.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// `.status.approval` as a reviewer writes it.
+fn decision(digest: &str, decision: &str, by: &str) -> Patch<Value> {
+    Patch::Merge(json!({"status": {"approval": {
+        "digest": digest, "decision": decision, "decidedBy": {"username": by},
+    }}}))
+}
+
+/// Whether a write was refused as forbidden, its message containing `why`.
+fn forbidden<T: std::fmt::Debug>(result: &Result<T, kube::Error>, why: &str) -> bool {
+    matches!(result, Err(kube::Error::Api(s)) if s.code == 403 && s.message.contains(why))
+}
+
+/// Under promotion manual a candidate that passed every check waits:
+/// Serving False AwaitingApproval (a gate holds it: no Event), the module
+/// before serving on. Who may decide, as the shipped roles and admission
+/// policy say, each impersonated: not the publisher (no status write), not
+/// an approver in another's name; an approver's denial is written once (it
+/// cannot be turned into an approval) and holds: Serving False
+/// PromotionDenied, Stalled, one Warning. A new candidate (the publisher's
+/// next digest) supersedes the decision and waits again; approved, it is
+/// swapped in: Serving and Ready True, every parent evaluated by it.
+#[tokio::test]
+async fn a_manual_promotion_is_decided_once_in_the_reviewers_name_and_a_new_candidate_supersedes_it()
+ {
+    let v = variants();
+    let rollout = Rollout::new("gm-manual");
+    let first = rollout.push(&v.message, "first", true, 1);
+    let second = rollout.push(&v.message, "second", true, 2);
+    assert_ne!(digest_of(&first), digest_of(&second));
+    let args = rollout.args("a");
+    install(&admin_client().await).await;
+    let (ns, _dir, host, api, want) = four_served("gm-manual", &strs(&args)).await;
+    let (publisher, approver, admin) = (publisher().await, as_user(APPROVER).await, admin(&ns));
+    let name = "gm-manual";
+    publisher
+        .create(
+            &PostParams::default(),
+            &rollout.object(name, &first, Some("manual")),
+        )
+        .await
+        .expect("the publisher creates a GuestModule");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Shadowed", "True", "AsExpected"),
+            ("Serving", "False", "AwaitingApproval"),
+            ("Ready", "False", "AwaitingApproval"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    assert!(
+        condition(&o, "Serving")
+            .unwrap()
+            .message
+            .contains(digest_of(&first)),
+        "{:?}",
+        condition(&o, "Serving")
+    );
+    wait_replicas(&admin, name, &[("a", "Held", digest_of(&first))]).await;
+
+    let by_publisher = publisher
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(&first), "Approved", PUBLISHER),
+        )
+        .await;
+    assert!(
+        forbidden(&by_publisher, "guestmodules/status"),
+        "{by_publisher:?}"
+    );
+    let in_another_name = approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(&first), "Approved", "someone-else"),
+        )
+        .await;
+    assert!(
+        forbidden(&in_another_name, "nobody decides in another name"),
+        "{in_another_name:?}"
+    );
+    approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(&first), "Denied", APPROVER),
+        )
+        .await
+        .expect("the approver denies it");
+    wait_for(
+        &admin,
+        name,
+        &[
+            ("Serving", "False", "PromotionDenied"),
+            ("Stalled", "True", "PromotionDenied"),
+        ],
+    )
+    .await;
+    let turned = approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(&first), "Approved", APPROVER),
+        )
+        .await;
+    assert!(forbidden(&turned, "is written once"), "{turned:?}");
+    let host_field = approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"digest": digest_of(&second)}})),
+        )
+        .await;
+    assert!(forbidden(&host_field, "is the host's"), "{host_field:?}");
+    wait_messages(&api, &want).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        None
+    );
+
+    publisher
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"source": {"oci": second}}})),
+        )
+        .await
+        .expect("the publisher offers a new candidate");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Serving", "False", "AwaitingApproval"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    assert_eq!(o["status"]["digest"], digest_of(&second));
+    approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(&second), "Approved", APPROVER),
+        )
+        .await
+        .expect("the approver approves the new candidate");
+    wait_for(
+        &admin,
+        name,
+        &[
+            ("Serving", "True", "AsExpected"),
+            ("Ready", "True", "AsExpected"),
+        ],
+    )
+    .await;
+    let v2: Vec<(String, String)> = want
+        .iter()
+        .map(|(n, m)| (n.clone(), format!("v2: {m}")))
+        .collect();
+    wait_messages(&api, &v2).await;
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    // The checks arriving True, then Serving and Ready: AsExpected twice;
+    // the denial once (Serving False and Stalled True, one reason).
+    assert_eq!(
+        events_about(&ns.client(), name).await,
+        [
+            ("Normal".into(), "AsExpected".into(), 2),
+            ("Warning".into(), "PromotionDenied".into(), 1),
+        ]
+    );
+    admin.delete(name, &Default::default()).await.unwrap();
+    host.finish();
     ns.cleanup().await.unwrap();
 }

@@ -32,6 +32,10 @@ pub const INCOMPATIBLE: &str = "Incompatible";
 pub const AWAITING_API: &str = "AwaitingAPI";
 pub const REGRESSION: &str = "Regression";
 pub const PROBATION_FAILED: &str = "ProbationFailed";
+pub const PROMOTION_DENIED: &str = "PromotionDenied";
+/// The host's reason (a gate holds what it would change): Serving False
+/// while a candidate under manual promotion waits for its decision.
+pub const AWAITING_APPROVAL: &str = "AwaitingApproval";
 
 /// The owner of these reasons in the registry.
 const OWNER: &str = "host";
@@ -95,6 +99,10 @@ pub fn spec() -> KindSpec {
                 "Shadowed=False: shadowed on the kind's live parents under promotion auto, the module would turn a parent from Ready True to False or fail where the serving module does not; held, the serving module stays.",
             ),
             reason(
+                PROMOTION_DENIED,
+                "Serving=False: under promotion manual, a reviewer denied this candidate (status.approval names who); the serving module stays, and a new candidate (another digest) takes a new decision.",
+            ),
+            reason(
                 PROBATION_FAILED,
                 "Serving=False and RolledBack=True: the module served, failed above the rollback threshold in its first passes, and the module before it serves again.",
             ),
@@ -106,6 +114,7 @@ pub fn spec() -> KindSpec {
             stall(INCOMPATIBLE, None),
             stall(REGRESSION, Some(600)),
             stall(PROBATION_FAILED, None),
+            stall(PROMOTION_DENIED, None),
         ],
         spec_schema: Some(spec_schema().to_string()),
         printer_columns: vec![
@@ -144,11 +153,57 @@ pub fn crd() -> Value {
             },
         },
     });
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+        [APPROVAL] = json!({
+        "type": "object",
+        "description": "A reviewer's decision on one candidate under promotion manual; who may write it, and that it is written once, is deploy/guestmodules-admission.yaml's.",
+        "required": ["digest", "decision", "decidedBy"],
+        "properties": {
+            "digest": {"type": "string", "description": "The candidate decided on: status.digest when it was decided."},
+            "decision": {"type": "string", "enum": ["Approved", "Denied"]},
+            "decidedBy": {
+                "type": "object",
+                "required": ["username"],
+                "properties": {"username": {"type": "string"}},
+            },
+        },
+    });
     crd
 }
 
 /// `.status.replicas`: one entry per replica, each its own writer's.
 pub const REPLICAS: &str = "replicas";
+/// `.status.approval`: a reviewer's decision on one candidate, written by
+/// the reviewer (deploy/guestmodules-admission.yaml says who may).
+pub const APPROVAL: &str = "approval";
+
+/// A reviewer's decision, as `.status.approval` records it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// The candidate decided on (the manifest's digest).
+    pub digest: String,
+    pub decision: Decision,
+    pub decided_by: DecidedBy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum Decision {
+    Approved,
+    Denied,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct DecidedBy {
+    pub username: String,
+}
+
+impl Approval {
+    /// The decision `object`'s status records, if it reads as one.
+    pub fn of(object: &Value) -> Option<Approval> {
+        serde_json::from_value(object["status"][APPROVAL].clone()).ok()
+    }
+}
 pub const STATE_SERVING: &str = "Serving";
 pub const STATE_STAGED: &str = "Staged";
 pub const STATE_FAILED: &str = "Failed";
@@ -188,8 +243,8 @@ fn spec_schema() -> Value {
             },
             "promotion": {
                 "type": "string",
-                "enum": ["direct", "auto"],
-                "description": "How the module comes to serve once it passed the gate: direct (swapped in, on probation) or auto (shadowed on every live parent first, held on a regression). Default: the host's --promotion.",
+                "enum": ["direct", "auto", "manual"],
+                "description": "How the module comes to serve once it passed the gate: direct (swapped in, on probation), auto (shadowed on every live parent first, held on a regression) or manual (shadowed as under auto, then swapped in once a reviewer approves its digest in status.approval). Default: the host's --promotion.",
             },
         },
     })
@@ -214,6 +269,7 @@ pub struct Source {
 pub enum PromotionName {
     Direct,
     Auto,
+    Manual,
 }
 
 impl GuestModuleSpec {
@@ -222,13 +278,19 @@ impl GuestModuleSpec {
         serde_json::from_value(object["spec"].clone()).map_err(|e| format!("spec: {e}"))
     }
 
-    /// How the module comes to serve: as its spec says, else `default`.
+    /// How the module comes to serve: as its spec says, else `default`;
+    /// under manual promotion, checked as under auto.
     pub fn promotion(&self, default: Promotion) -> Promotion {
         match self.promotion {
             Some(PromotionName::Direct) => Promotion::Direct,
-            Some(PromotionName::Auto) => Promotion::Auto,
+            Some(PromotionName::Auto | PromotionName::Manual) => Promotion::Auto,
             None => default,
         }
+    }
+
+    /// Whether a reviewer decides the module's promotion.
+    pub fn is_manual(&self) -> bool {
+        self.promotion == Some(PromotionName::Manual)
     }
 }
 
@@ -267,6 +329,13 @@ mod tests {
             json!({"spec": {"kind": "E", "source": {"oci": "r/x:1"}, "promotion": "direct"}});
         let read = GuestModuleSpec::of(&object).unwrap();
         assert_eq!(read.promotion(Promotion::Auto), Promotion::Direct);
+        assert!(!read.is_manual());
+        // Manual: checked and shadowed as under auto, whatever the host's.
+        let object =
+            json!({"spec": {"kind": "E", "source": {"oci": "r/x:1"}, "promotion": "manual"}});
+        let read = GuestModuleSpec::of(&object).unwrap();
+        assert_eq!(read.promotion(Promotion::Direct), Promotion::Auto);
+        assert!(read.is_manual());
         let missing = GuestModuleSpec::of(&json!({"spec": {"kind": "E"}})).unwrap_err();
         assert!(missing.contains("source"), "{missing}");
     }

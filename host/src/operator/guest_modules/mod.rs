@@ -34,7 +34,7 @@ use crate::operator::kinds::Registry;
 use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
 use crate::operator::write::status::{FIELD_MANAGER, StatusWriter};
-use kind::GuestModuleSpec;
+use kind::{Approval, Decision, GuestModuleSpec};
 pub use stage::Puller;
 use stage::{Staged, Unstaged};
 use verdict::{Known, Served};
@@ -279,17 +279,24 @@ impl GuestModules {
         let Some((_, Ok(staged), _)) = &tracked.staged else {
             return;
         };
-        if tracked.offered.is_some() {
-            return;
-        }
         let Ok(spec) = GuestModuleSpec::of(&tracked.object) else {
             return;
+        };
+        // Under manual promotion: checked only, until its digest is
+        // approved; then offered again, to be swapped in.
+        let approved = Approval::of(&tracked.object)
+            .is_some_and(|a| a.digest == staged.digest && a.decision == Decision::Approved);
+        let promotion = match (spec.is_manual(), approved, &tracked.offered) {
+            (true, true, Some(Offered::Checked)) => spec.promotion(self.config.promotion),
+            (_, _, Some(_)) => return,
+            (true, false, None) => Promotion::Checked,
+            (_, _, None) => spec.promotion(self.config.promotion),
         };
         let (reply, answer) = oneshot::channel();
         let offer = Offer {
             file: staged.file.clone(),
             kind: spec.kind.clone(),
-            promotion: spec.promotion(self.config.promotion),
+            promotion,
             reply,
         };
         if leading.offers.send(offer).is_err() {
@@ -316,15 +323,20 @@ impl GuestModules {
             }
             _ => Served::Other,
         };
+        let approval = Approval::of(&tracked.object);
         let verdict = verdict::verdict(&Known {
             kind: &spec.kind,
             staged,
             offered: tracked.offered.as_ref(),
             promotion: spec.promotion(self.config.promotion),
+            approval: approval.as_ref(),
             served,
         });
+        // The replicas' entries and a reviewer's decision are their
+        // writers': never written back under the host's field manager.
         let mut previous = Status::from_json(&tracked.object["status"]).unwrap_or_default();
         previous.fields.remove(kind::REPLICAS);
+        previous.fields.remove(kind::APPROVAL);
         let output = engine::decide(Input {
             spec: &self.spec,
             generation: generation_of(&tracked.object),
@@ -376,6 +388,11 @@ impl GuestModules {
             (Ok(s), Some(_), Some(Offered::Refused(r) | Offered::Pending(r))) => {
                 (kind::STATE_HELD, Some(&s.digest), r.detail.clone())
             }
+            (Ok(s), Some(_), Some(Offered::Checked)) => (
+                kind::STATE_HELD,
+                Some(&s.digest),
+                "passed every check; awaiting its promotion's decision".to_owned(),
+            ),
             (Ok(s), Some(_), Some(Offered::Serving)) => (
                 kind::STATE_HELD,
                 Some(&s.digest),

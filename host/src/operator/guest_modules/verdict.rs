@@ -31,6 +31,9 @@ pub(crate) struct Known<'a> {
     /// What became of the offer to the reloader; `None`: not offered yet.
     pub offered: Option<&'a Offered>,
     pub promotion: Promotion,
+    /// The reviewer's decision the object records, if any (under manual
+    /// promotion; one on another digest is superseded).
+    pub approval: Option<&'a Approval>,
     pub served: Served,
 }
 
@@ -93,7 +96,7 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
             v.aspects.push(bad(COMPATIBLE, INCOMPATIBLE, &m));
             return stalled(v, INCOMPATIBLE, &m);
         }
-        Offered::Refused(_) | Offered::Serving => {
+        Offered::Refused(_) | Offered::Serving | Offered::Checked => {
             v.aspects.push(good(
                 COMPATIBLE,
                 "Passed the hot-swap gate: the contract, the kind, its frozen reasons and aspects, the fixtures it ships",
@@ -108,12 +111,36 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
     v.aspects.push(good(
         SHADOWED,
         match known.promotion {
-            Promotion::Auto => {
+            Promotion::Auto | Promotion::Checked => {
                 "Shadowed on every live parent where a module served the kind before: no parent turns from Ready True to False, no new guest error"
             }
             Promotion::Direct => "Not shadowed: promotion direct swaps it in on probation",
         },
     ));
+    if *offered == Offered::Checked {
+        let decision = known.approval.filter(|a| a.digest == staged.digest);
+        return match decision {
+            Some(a) if a.decision == super::kind::Decision::Denied => {
+                let m = format!(
+                    "{} denied promoting {}; the serving module stays",
+                    a.decided_by.username, staged.digest
+                );
+                v.aspects.push(bad(SERVING, PROMOTION_DENIED, &m));
+                stalled(v, PROMOTION_DENIED, &m)
+            }
+            _ => {
+                v.aspects.push(bad(
+                    SERVING,
+                    AWAITING_APPROVAL,
+                    &format!(
+                        "Promotion manual: awaiting a reviewer's decision on {} in status.approval",
+                        staged.digest
+                    ),
+                ));
+                v
+            }
+        };
+    }
     match known.served {
         Served::This => v.aspects.push(good(
             SERVING,
@@ -161,4 +188,104 @@ fn stalled(mut v: Verdict, reason: &str, message: &str) -> Verdict {
         message: message.into(),
     });
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operator::modules::guests_dir::GuestFile;
+
+    fn staged(digest: &str) -> Result<Staged, Unstaged> {
+        Ok(Staged {
+            pinned: format!("registry.test/hostile@{digest}"),
+            digest: digest.into(),
+            signers: vec!["release".into()],
+            file: GuestFile {
+                file: "hostile.wasm".into(),
+                stem: "hostile".into(),
+                bytes: Vec::new(),
+                digest: String::new(),
+                fixtures: Vec::new(),
+            },
+        })
+    }
+
+    fn approval(digest: &str, decision: super::super::kind::Decision) -> Approval {
+        Approval {
+            digest: digest.into(),
+            decision,
+            decided_by: DecidedBy {
+                username: "reviewer".into(),
+            },
+        }
+    }
+
+    /// The last aspect (the first that is not True, or Serving) as
+    /// (type, status, reason), and the stall's reason.
+    fn outcome(approval: Option<&Approval>) -> ((String, ConditionStatus, String), Option<String>) {
+        let staged = staged("sha256:b");
+        let v = verdict(&Known {
+            kind: "Hostile",
+            staged: &staged,
+            offered: Some(&Offered::Checked),
+            promotion: Promotion::Checked,
+            approval,
+            served: Served::Other,
+        });
+        let last = v.aspects.last().unwrap();
+        (
+            (last.type_.clone(), last.status, last.reason.clone()),
+            v.stall.map(|s| s.reason),
+        )
+    }
+
+    /// Under manual promotion a checked candidate waits (Serving False
+    /// AwaitingApproval, not stalled: a gate holds it) until a decision on
+    /// its own digest; one on another digest is superseded.
+    #[test]
+    fn a_checked_candidate_awaits_a_decision_on_its_own_digest() {
+        use super::super::kind::Decision::*;
+        let waiting = (
+            (
+                SERVING.to_owned(),
+                ConditionStatus::False,
+                AWAITING_APPROVAL.to_owned(),
+            ),
+            None,
+        );
+        assert_eq!(outcome(None), waiting);
+        assert_eq!(outcome(Some(&approval("sha256:a", Denied))), waiting);
+        assert_eq!(outcome(Some(&approval("sha256:a", Approved))), waiting);
+        // Approved, it is offered again to be swapped in: until the
+        // reloader answers it still waits.
+        assert_eq!(outcome(Some(&approval("sha256:b", Approved))), waiting);
+    }
+
+    /// A denial of its digest: Serving False PromotionDenied, Stalled (a
+    /// person's decision, not retried), naming who denied it.
+    #[test]
+    fn a_denied_candidate_is_stalled_naming_the_reviewer() {
+        let denied = approval("sha256:b", super::super::kind::Decision::Denied);
+        assert_eq!(
+            outcome(Some(&denied)),
+            (
+                (
+                    SERVING.to_owned(),
+                    ConditionStatus::False,
+                    PROMOTION_DENIED.to_owned()
+                ),
+                Some(PROMOTION_DENIED.to_owned()),
+            )
+        );
+        let staged = staged("sha256:b");
+        let v = verdict(&Known {
+            kind: "Hostile",
+            staged: &staged,
+            offered: Some(&Offered::Checked),
+            promotion: Promotion::Checked,
+            approval: Some(&denied),
+            served: Served::Other,
+        });
+        assert!(v.stall.unwrap().message.starts_with("reviewer denied"));
+    }
 }

@@ -24,6 +24,8 @@ pub(crate) struct Offer {
 pub(crate) enum Offered {
     /// Swapped in (or serving already).
     Serving,
+    /// Passed every check, not swapped in ([`Promotion::Checked`]).
+    Checked,
     /// Refused by a check; the serving module stays.
     Refused(Refusal),
     /// Not served yet: what it needs is not installed; tried again on every

@@ -22,6 +22,11 @@ pub enum Promotion {
     Direct,
     /// Shadowed on every cached parent first; held on a regression.
     Auto,
+    /// Checked and shadowed as under `Auto`, never swapped in: what a
+    /// GuestModule under manual promotion goes through before its decision
+    /// (not a `--promotion`).
+    #[value(skip)]
+    Checked,
 }
 
 /// At most this many parents are named in a refusal.

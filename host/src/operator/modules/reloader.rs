@@ -339,6 +339,9 @@ impl<'r> Reloader<'r> {
                 if let Err(refusal) = gate::fixtures(&module, &file.fixtures) {
                     return refuse(registry, &file, &claims.kind, refusal);
                 }
+                if promotion == Promotion::Checked {
+                    return Offered::Checked;
+                }
                 return match self.serving.serve(registry, &module).await {
                     Ok(index) => {
                         self.files.insert(file.file, index);
@@ -386,7 +389,7 @@ impl<'r> Reloader<'r> {
             tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
         }
         // Auto promotion: what it would make of every parent, first.
-        if promotion == Promotion::Auto && was_serving {
+        if matches!(promotion, Promotion::Auto | Promotion::Checked) && was_serving {
             match promotion::shadow(registry, &kind, &old, &module).await {
                 Ok(parents) => tracing::info!(
                     kind = %name,
@@ -397,6 +400,15 @@ impl<'r> Reloader<'r> {
                 ),
                 Err(refusal) => return refuse(registry, &file, &name, refusal),
             }
+        }
+        if promotion == Promotion::Checked {
+            tracing::info!(
+                kind = %name,
+                "guest {} (digest {}…) passed every check: it serves once its promotion is decided",
+                module.name(),
+                short(module.digest()),
+            );
+            return Offered::Checked;
         }
         {
             let mut served = kind.served.write().expect("served lock");
