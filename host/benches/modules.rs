@@ -15,24 +15,38 @@
 //!    list and watch. Every parent must be reported (each turns from Ready
 //!    True to False) and nothing written: the parents' resourceVersions
 //!    unchanged, no ConfigMap and no Event made.
+//! 3. `reconciler-host run --guest-modules` serves `BENCH_OBJECTS` Hostile
+//!    parents (default 50); a GuestModule serving the kind is updated
+//!    `BENCH_UPDATES` times (default 20), its signed source alternating
+//!    between the plain module and the `variant-message` one (which
+//!    prefixes every healthy message with `v2: `), promotion direct. Per
+//!    update: the time from the write of the GuestModule to the first
+//!    parent evaluated by the new module, and to every parent (lists every
+//!    20 ms, so a figure is up to 20 ms and one list late); then every
+//!    parent's spec changes, and each must end on the new module's
+//!    rendering of its last message (no lost update). No guest error, no
+//!    refusal and no rollback may be counted, and one swap per update.
 //!
 //! `make bench-modules`, or `cargo bench -p reconciler-host --bench
 //! modules` after `make guests guests-js`. Environment: `BENCH_PARENTS`,
-//! `BENCH_PULLS` (default 10), `RECONCILER_TEST_KUBECONFIG` (reuse a
-//! running test apiserver).
+//! `BENCH_PULLS` (default 10), `BENCH_OBJECTS`, `BENCH_UPDATES`,
+//! `RECONCILER_TEST_KUBECONFIG` (reuse a running test apiserver).
 
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, anyhow, bail, ensure};
 use futures::{StreamExt, stream};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::ListParams;
+use kube::api::{DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use reconciler_host::operator::guest_modules::kind as gm;
 use reconciler_host::runtime::{Runtime, RuntimeConfig};
-use reconciler_host_harness::bench::{Table, env_num};
+use reconciler_host_harness::bench::{HostProcess, Metrics, Table, env_num, free_port};
 use reconciler_host_harness::cosign::KeyPair;
-use reconciler_host_harness::guests::guest_wasm;
+use reconciler_host_harness::guests::{guest_wasm, guest_wasm_with};
 use reconciler_host_harness::registry::Registry;
 use reconciler_host_harness::{identity, objects, paths};
 use reconciler_testsupport::TestNamespace;
@@ -41,13 +55,19 @@ use serde_json::{Value, json};
 const API_VERSION: &str = "testing.reconciler.dev/v1";
 /// Requests in flight while creating parents.
 const CREATING: usize = 32;
+/// How long one list of the parents may take.
+const LIST_LIMIT: Duration = Duration::from_secs(30);
+/// How long the parents may take to settle on a new module.
+const SETTLE_LIMIT: Duration = Duration::from_secs(60);
 
 fn main() {
     let parents: usize = env_num("BENCH_PARENTS").unwrap_or(1000);
     let pulls: usize = env_num("BENCH_PULLS").unwrap_or(10);
+    let objects: usize = env_num("BENCH_OBJECTS").unwrap_or(50);
+    let updates: usize = env_num("BENCH_UPDATES").unwrap_or(20);
     assert!(
-        parents > 0 && pulls > 0,
-        "BENCH_PARENTS and BENCH_PULLS must be at least 1"
+        parents > 0 && pulls > 0 && objects > 0 && updates > 0,
+        "BENCH_PARENTS, BENCH_PULLS, BENCH_OBJECTS and BENCH_UPDATES must be at least 1"
     );
     let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
     eprintln!("bench: apiserver kubeconfig {}", kubeconfig.display());
@@ -61,7 +81,9 @@ fn main() {
         if cfg!(debug_assertions) { "dev" } else { "release" },
         std::thread::available_parallelism().map_or(0, |n| n.get())
     ));
-    let report = pulled(&mut out, pulls).and_then(|()| rt.block_on(shadowed(&mut out, parents)));
+    let report = pulled(&mut out, pulls)
+        .and_then(|()| rt.block_on(shadowed(&mut out, parents)))
+        .and_then(|()| rt.block_on(updated(&mut out, objects, updates, &kubeconfig)));
     match report {
         Ok(()) => print!("{}", out.finish()),
         Err(e) => {
@@ -410,5 +432,321 @@ async fn shadowed(out: &mut Table, parents: usize) -> Result<()> {
     );
     ensure!(written == 0, "the shadow run wrote {written} object(s)");
     ns.cleanup().await?;
+    Ok(())
+}
+
+/// The Behaving message of each Hostile parent evaluated at its
+/// generation, by name.
+async fn behaving(api: &kube::Api<DynamicObject>) -> Result<BTreeMap<String, String>> {
+    let listed = tokio::time::timeout(LIST_LIMIT, api.list(&ListParams::default()))
+        .await
+        .map_err(|_| anyhow!("listing the parents took over {LIST_LIMIT:?}"))??;
+    Ok(listed
+        .items
+        .into_iter()
+        .filter_map(|o| {
+            let o = serde_json::to_value(o).ok()?;
+            let generation = o["metadata"]["generation"].as_i64()?;
+            let b = o["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "Behaving")?;
+            (b["status"] == "True" && b["observedGeneration"].as_i64() == Some(generation))
+                .then(|| {
+                    Some((
+                        o["metadata"]["name"].as_str()?.to_owned(),
+                        b["message"].as_str()?.to_owned(),
+                    ))
+                })
+                .flatten()
+        })
+        .collect())
+}
+
+/// Lists the parents every 20 ms until every one shows `want(name)`: when
+/// the first and when the last did, from `from`.
+async fn until_all(
+    api: &kube::Api<DynamicObject>,
+    names: &[String],
+    want: impl Fn(&str) -> String,
+    from: Instant,
+) -> Result<(Duration, Duration)> {
+    let mut first = None;
+    loop {
+        let shown = behaving(api).await?;
+        let done = names
+            .iter()
+            .filter(|n| shown.get(*n) == Some(&want(n)))
+            .count();
+        if done > 0 && first.is_none() {
+            first = Some(from.elapsed());
+        }
+        if done == names.len() {
+            return Ok((first.unwrap_or_default(), from.elapsed()));
+        }
+        if from.elapsed() > SETTLE_LIMIT {
+            let wrong = names.iter().find(|n| shown.get(*n) != Some(&want(n)));
+            bail!(
+                "{} of {} parents not on the new module after {SETTLE_LIMIT:?}; first: {wrong:?} shows {:?}, want {:?}",
+                names.len() - done,
+                names.len(),
+                wrong.and_then(|n| shown.get(n)),
+                wrong.map(|n| want(n))
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Part 3: a GuestModule updated `updates` times while the host serves
+/// `objects` Hostile parents, alternating between two signed modules.
+async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &Path) -> Result<()> {
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("update");
+    let key = KeyPair::generate(&dir, "release");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, "kinds:\n  Hostile:\n    allOf: [release.pub]\n")?;
+    // The variant first: the plain guest is left in place for the test
+    // binaries.
+    let message = std::fs::read(guest_wasm_with("hostile-guest", Some("variant-message")))?;
+    let plain = std::fs::read(guest_wasm_with("hostile-guest", None))?;
+    let compiled = dir.join("push-compiled");
+    let mut pinned = Vec::new();
+    for (bytes, tag) in [(&plain, "plain"), (&message, "message")] {
+        let module = dir.join(tag).join("hostile_guest.wasm");
+        std::fs::create_dir_all(module.parent().unwrap())?;
+        std::fs::write(&module, bytes)?;
+        let pushed = host(
+            &compiled,
+            &[],
+            &[
+                "push",
+                module.to_str().unwrap(),
+                &format!("{address}/guests/hostile:{tag}"),
+                "--insecure-registry",
+                &address,
+            ],
+        );
+        ensure!(pushed.status.success(), "push: {}", text(&pushed.stderr));
+        let reference = text(&pushed.stdout).trim().to_owned();
+        key.sign(&reference);
+        pinned.push(reference);
+    }
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests)?;
+    std::fs::write(guests.join("hostile_guest.wasm"), &plain)?;
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(dir.join("compiled")),
+        ..RuntimeConfig::default()
+    })?;
+    let spec = runtime.load("hostile_guest", &plain)?.spec().clone();
+    let crd: CustomResourceDefinition =
+        serde_json::from_value(reconciler_host::crd::render(&spec))?;
+    let ns = TestNamespace::new("bench-gm").await?;
+    let client = ns.client();
+    reconciler_testsupport::install_crd(&client, crd).await?;
+    reconciler_testsupport::install_crd(&client, serde_json::from_value(gm::crd())?).await?;
+
+    let label = format!("reconciler.dev/bench={}", ns.name());
+    let metrics = free_port()?;
+    let (compiled_dir, pulled_dir) = (dir.join("compiled"), dir.join("pulled"));
+    let args: Vec<&OsStr> = [
+        "--cache-dir",
+        compiled_dir.to_str().unwrap(),
+        "run",
+        "--guests",
+        guests.to_str().unwrap(),
+        "--guests-poll",
+        "200ms",
+        "--namespaces",
+        ns.name(),
+        "--guest-modules",
+        "--guest-modules-selector",
+        &label,
+        "--verification-policy",
+        policy.to_str().unwrap(),
+        "--insecure-registry",
+        &address,
+        "--pulled-dir",
+        pulled_dir.to_str().unwrap(),
+        "--promotion",
+        "direct",
+    ]
+    .map(OsStr::new)
+    .to_vec();
+    let mut served = HostProcess::start(kubeconfig, dir.join("host.log"), metrics, &args)?;
+    served.wait_synced(Duration::from_secs(120)).await?;
+
+    let hostile = objects::api(&client, ns.name(), "testing.reconciler.dev/v1", "Hostile");
+    let names: Vec<String> = (0..objects).map(|i| format!("h{i:04}")).collect();
+    let said = |name: &str, round: usize| format!("{name} round {round}");
+    stream::iter(&names)
+        .map(|name| {
+            let (client, ns) = (client.clone(), ns.name().to_owned());
+            async move {
+                objects::create(
+                    &client,
+                    &ns,
+                    json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "Hostile",
+                           "metadata": {"name": name}, "spec": {"message": said(name, 0)}}),
+                )
+                .await
+            }
+        })
+        .buffer_unordered(CREATING)
+        .collect::<Vec<()>>()
+        .await;
+    until_all(&hostile, &names, |n| said(n, 0), Instant::now()).await?;
+
+    let modules: kube::Api<DynamicObject> = kube::Api::all_with(
+        client.clone(),
+        &objects::resource_of(&format!("{}/{}", gm::GROUP, gm::VERSION), gm::KIND),
+    );
+    let name = format!("bench-hostile-{}", ns.name());
+    modules
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
+                "kind": gm::KIND,
+                "metadata": {"name": name, "labels": {"reconciler.dev/bench": ns.name()}},
+                "spec": {"kind": "Hostile", "source": {"oci": pinned[0]}, "promotion": "direct"},
+            }))?,
+        )
+        .await
+        .context("creating the GuestModule")?;
+    // Serving the plain module, as the guests directory did.
+    let since = Instant::now();
+    loop {
+        let o = serde_json::to_value(modules.get(&name).await?)?;
+        let ready = o["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        });
+        if ready {
+            break;
+        }
+        ensure!(
+            since.elapsed() < SETTLE_LIMIT,
+            "the GuestModule is not Ready after {SETTLE_LIMIT:?}: {}",
+            o["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let swaps_before = Metrics::scrape(metrics)
+        .await?
+        .counter("reconciler_swaps_total");
+
+    let (mut first, mut every) = (Vec::new(), Vec::new());
+    let mut cold = None;
+    for update in 1..=updates {
+        let variant = update % 2 == 1;
+        let rendered = move |text: String| if variant { format!("v2: {text}") } else { text };
+        let written = Instant::now();
+        modules
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"source": {"oci": pinned[usize::from(variant)]}}})),
+            )
+            .await
+            .context("updating the GuestModule")?;
+        let (to_first, to_every) =
+            until_all(&hostile, &names, |n| rendered(said(n, update - 1)), written).await?;
+        if update == 1 {
+            cold = Some(to_first);
+        } else {
+            first.push(to_first);
+            every.push(to_every);
+        }
+        // A spec change on every parent right after the swap: each must
+        // end on the new module's rendering of it.
+        stream::iter(&names)
+            .map(|n| objects::merge(&hostile, n, json!({"spec": {"message": said(n, update)}})))
+            .buffer_unordered(CREATING)
+            .collect::<Vec<()>>()
+            .await;
+        until_all(
+            &hostile,
+            &names,
+            |n| rendered(said(n, update)),
+            Instant::now(),
+        )
+        .await?;
+    }
+    let last = |n: &str| {
+        let text = said(n, updates);
+        if updates % 2 == 1 {
+            format!("v2: {text}")
+        } else {
+            text
+        }
+    };
+    let shown = behaving(&hostile).await?;
+    let lost = names
+        .iter()
+        .filter(|n| shown.get(*n) != Some(&last(n)))
+        .count();
+    let after = Metrics::scrape(metrics).await?;
+    let swaps = after.counter("reconciler_swaps_total") - swaps_before;
+    let (errors, refusals, rollbacks) = (
+        after.counter("reconciler_guest_errors_total"),
+        after.counter("reconciler_swap_refusals_total"),
+        after.counter("reconciler_rollbacks_total"),
+    );
+    served.stop();
+    first.sort();
+    every.sort();
+
+    out.section(&format!(
+        "a GuestModule updated {updates} times, the signed plain and v2 Hostile modules alternating, promotion direct, {objects} parents served"
+    ));
+    out.row(
+        "first update (pull, signatures, compile, swap) to the first parent on it",
+        format!("{:.0} ms", cold.unwrap_or_default().as_secs_f64() * 1e3),
+    );
+    if !first.is_empty() {
+        out.row(
+            &format!(
+                "update to the first parent on the new module ({} updates, kept by digest)",
+                first.len()
+            ),
+            format!(
+                "p50 {}, p99 {}",
+                quantile(&first, 0.5),
+                quantile(&first, 0.99)
+            ),
+        );
+        out.row(
+            &format!("update to every parent on it ({objects} parents)"),
+            format!(
+                "p50 {}, p99 {}",
+                quantile(&every, 0.5),
+                quantile(&every, 0.99)
+            ),
+        );
+    }
+    out.row(
+        "swaps counted (one an update)",
+        format!("{swaps} of {updates}"),
+    );
+    out.row("lost updates (a spec change after each swap)", lost);
+    out.row(
+        "guest errors / refusals / rollbacks during the updates",
+        format!("{errors} / {refusals} / {rollbacks}"),
+    );
+    ensure!(lost == 0, "{lost} parent(s) not on their last spec");
+    ensure!(
+        swaps == updates as f64,
+        "{swaps} swaps counted for {updates} updates"
+    );
+    ensure!(
+        errors == 0.0 && refusals == 0.0 && rollbacks == 0.0,
+        "guest errors {errors}, refusals {refusals}, rollbacks {rollbacks}: the updates should pass cleanly"
+    );
+    modules.delete(&name, &Default::default()).await?;
+    ns.cleanup().await?;
+    drop(registry);
     Ok(())
 }

@@ -220,18 +220,23 @@ mod tests {
         }
     }
 
-    /// The last aspect (the first that is not True, or Serving) as
-    /// (type, status, reason), and the stall's reason.
-    fn outcome(approval: Option<&Approval>) -> ((String, ConditionStatus, String), Option<String>) {
-        let staged = staged("sha256:b");
-        let v = verdict(&Known {
+    /// The verdict on a checked candidate (digest `sha256:b`) under
+    /// manual promotion, the decision `approval` recorded.
+    fn checked(approval: Option<&Approval>) -> Verdict {
+        verdict(&Known {
             kind: "Hostile",
-            staged: &staged,
+            staged: &staged("sha256:b"),
             offered: Some(&Offered::Checked),
             promotion: Promotion::Checked,
             approval,
             served: Served::Other,
-        });
+        })
+    }
+
+    /// The last aspect (the first that is not True, or Serving) as
+    /// (type, status, reason), and the stall's reason.
+    fn outcome(approval: Option<&Approval>) -> ((String, ConditionStatus, String), Option<String>) {
+        let v = checked(approval);
         let last = v.aspects.last().unwrap();
         (
             (last.type_.clone(), last.status, last.reason.clone()),
@@ -277,15 +282,7 @@ mod tests {
                 Some(PROMOTION_DENIED.to_owned()),
             )
         );
-        let staged = staged("sha256:b");
-        let v = verdict(&Known {
-            kind: "Hostile",
-            staged: &staged,
-            offered: Some(&Offered::Checked),
-            promotion: Promotion::Checked,
-            approval: Some(&denied),
-            served: Served::Other,
-        });
-        assert!(v.stall.unwrap().message.starts_with("reviewer denied"));
+        let stall = checked(Some(&denied)).stall.unwrap();
+        assert!(stall.message.starts_with("reviewer denied"), "{stall:?}");
     }
 }
