@@ -464,7 +464,12 @@ pub struct Published {
 /// The Events about the object `name` of the binary's kind
 /// (events.k8s.io/v1), sorted.
 pub async fn events_about(client: &Client, namespace: &str, name: &str) -> Vec<Published> {
-    let kind = fixture().spec.kind.as_str();
+    events_of(client, namespace, &fixture().spec.kind, name).await
+}
+
+/// The Events in `namespace` about the object `name` of kind `kind`
+/// (events.k8s.io/v1; a cluster-scoped object's are in `default`), sorted.
+pub async fn events_of(client: &Client, namespace: &str, kind: &str, name: &str) -> Vec<Published> {
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
     let mut found: Vec<Published> = api
         .list(&ListParams::default())

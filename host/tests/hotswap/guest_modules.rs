@@ -16,8 +16,7 @@
 //! turning True a Warning with the stall's reason; Ready copies the first
 //! aspect that is not True.
 
-use k8s_openapi::api::events::v1::Event;
-use kube::api::{ApiResource, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ApiResource, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use reconciler_host::operator::guest_modules::kind as gm;
 use reconciler_host_harness::access_requests::{apply, deploy_documents};
@@ -29,7 +28,7 @@ use reconciler_testsupport::client_as;
 use std::collections::BTreeMap;
 
 use super::*;
-use harness::wait_for;
+use harness::{events_of, wait_for};
 
 /// Bound to the shipped reconciler-guestmodule-publisher role.
 const PUBLISHER: &str = "guestmodule-publisher@example.com";
@@ -196,28 +195,9 @@ fn strs(args: &[String]) -> Vec<&str> {
 /// The Events about the GuestModule `name` (cluster-scoped: in
 /// `default`), as (type, reason, how many times published), sorted.
 async fn events_about(client: &kube::Client, name: &str) -> Vec<(String, String, i32)> {
-    let api: Api<Event> = Api::namespaced(client.clone(), "default");
     let mut found: BTreeMap<(String, String), i32> = BTreeMap::new();
-    for (type_, reason, count) in api
-        .list(&ListParams::default())
-        .await
-        .expect("listing Events")
-        .items
-        .into_iter()
-        .filter(|e| {
-            e.regarding.as_ref().is_some_and(|r| {
-                r.kind.as_deref() == Some(gm::KIND) && r.name.as_deref() == Some(name)
-            })
-        })
-        .map(|e| {
-            (
-                e.type_.unwrap_or_default(),
-                e.reason.unwrap_or_default(),
-                e.series.map_or(1, |s| s.count),
-            )
-        })
-    {
-        *found.entry((type_, reason)).or_default() += count;
+    for e in events_of(client, "default", gm::KIND, name).await {
+        *found.entry((e.type_, e.reason)).or_default() += e.count;
     }
     found.into_iter().map(|((t, r), n)| (t, r, n)).collect()
 }
