@@ -307,32 +307,7 @@ async fn shadowed(out: &mut Table, parents: usize) -> Result<()> {
     let setup = started.elapsed();
 
     let reviewer = "bench-shadow-reviewer";
-    identity::apply_rbac(
-        &client,
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-               "metadata": {"name": "reader", "namespace": ns.name()},
-               "rules": [{"apiGroups": ["*"], "resources": ["*"],
-                          "verbs": ["get", "list", "watch"]}]}),
-    )
-    .await;
-    identity::apply_rbac(
-        &client,
-        identity::role_binding(ns.name(), "reader", "Role", "reader", reviewer),
-    )
-    .await;
-    identity::apply_rbac(
-        &client,
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-               "metadata": {"name": "bench-shadow-clusterrole-reader"},
-               "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
-                          "verbs": ["get", "list", "watch"]}]}),
-    )
-    .await;
-    identity::apply_rbac(
-        &client,
-        identity::cluster_role_binding("bench-shadow-clusterrole-reader", reviewer),
-    )
-    .await;
+    identity::read_only_reviewer(&client, ns.name(), reviewer).await;
     let kubeconfig = identity::kubeconfig_as(reviewer, &dir);
 
     let versions = async |api_version: &str, kind: &str| -> Result<Vec<(String, String)>> {

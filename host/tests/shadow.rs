@@ -92,33 +92,8 @@ async fn a_candidate_is_shadowed_on_every_parent_writing_nothing() {
         .await;
     }
     let reviewer = "shadow-reviewer";
-    identity::apply_rbac(
-        &client,
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-               "metadata": {"name": "reader", "namespace": ns.name()},
-               "rules": [{"apiGroups": ["*"], "resources": ["*"],
-                          "verbs": ["get", "list", "watch"]}]}),
-    )
-    .await;
-    identity::apply_rbac(
-        &client,
-        identity::role_binding(ns.name(), "reader", "Role", "reader", reviewer),
-    )
-    .await;
     // The 0.1 module reads ClusterRoles (when a widget names one).
-    identity::apply_rbac(
-        &client,
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-               "metadata": {"name": "shadow-clusterrole-reader"},
-               "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
-                          "verbs": ["get", "list", "watch"]}]}),
-    )
-    .await;
-    identity::apply_rbac(
-        &client,
-        identity::cluster_role_binding("shadow-clusterrole-reader", reviewer),
-    )
-    .await;
+    identity::read_only_reviewer(&client, ns.name(), reviewer).await;
     let dir = paths::target_tmpdir().join("shadow-tests").join(ns.name());
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = identity::kubeconfig_as(reviewer, &dir);

@@ -56,6 +56,34 @@ pub fn cluster_role_binding(role: &str, user: &str) -> Value {
     })
 }
 
+/// Lets `user` read everything in `namespace` and the cluster's
+/// ClusterRoles, and nothing more: the read-only reviewer `shadow` runs as.
+pub async fn read_only_reviewer(client: &Client, namespace: &str, user: &str) {
+    apply_rbac(
+        client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": {"name": "reader", "namespace": namespace},
+               "rules": [{"apiGroups": ["*"], "resources": ["*"],
+                          "verbs": ["get", "list", "watch"]}]}),
+    )
+    .await;
+    apply_rbac(
+        client,
+        role_binding(namespace, "reader", "Role", "reader", user),
+    )
+    .await;
+    let cluster_role = format!("{user}-clusterrole-reader");
+    apply_rbac(
+        client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": cluster_role},
+               "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+                          "verbs": ["get", "list", "watch"]}]}),
+    )
+    .await;
+    apply_rbac(client, cluster_role_binding(&cluster_role, user)).await;
+}
+
 /// The admin kubeconfig of the test API server acting as `user`
 /// (impersonation), written to `dir`.
 pub fn kubeconfig_as(user: &str, dir: &Path) -> PathBuf {
