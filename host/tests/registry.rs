@@ -5,7 +5,8 @@
 //! downloads the component, keeps what it pulled by digest, and places a
 //! module only once the host has loaded it. Under a verification policy,
 //! a module is pulled only with the cosign signatures its kind's rule
-//! asks for (signed by the real cosign).
+//! asks for (signed by the real cosign), keyed or keyless (a certificate
+//! chained to the policy's trust roots).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::process::Output;
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::manifest::OciImageManifest;
 use oci_client::{Client, Reference};
-use reconciler_host_harness::cosign::KeyPair;
+use reconciler_host_harness::cosign::{Authority, KeyPair};
 use reconciler_host_harness::guests::guest_wasm;
 use reconciler_host_harness::paths;
 use reconciler_host_harness::registry::Registry;
@@ -54,6 +55,54 @@ fn host_at(dir: &Path, created: Option<u32>, args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `push <module> <registry>/guests/writer:<tag>`, dated `created`: the
+/// reference pinned to its digest.
+fn push_tag(dir: &Path, module: &Path, address: &str, tag: &str, created: u32) -> String {
+    let reference = format!("{address}/guests/writer:{tag}");
+    let out = host_at(
+        dir,
+        Some(created),
+        &[
+            "push",
+            module.to_str().unwrap(),
+            &reference,
+            "--insecure-registry",
+            address,
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
+
+/// `pull <reference>` into `guests` as `name`, under the verification
+/// policy `policy`.
+fn pull_under(
+    dir: &Path,
+    reference: &str,
+    guests: &Path,
+    name: &str,
+    policy: &Path,
+    address: &str,
+) -> Output {
+    host(
+        dir,
+        &[
+            "pull",
+            reference,
+            "--guests",
+            guests.to_str().unwrap(),
+            "--name",
+            name,
+            "--pulled-dir",
+            dir.join("pulled").to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+            "--insecure-registry",
+            address,
+        ],
+    )
 }
 
 /// The writer test guest as a guests directory keeps it: `writer.wasm`,
@@ -329,22 +378,7 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let lacking = dir.join("lacking.yaml");
     std::fs::write(&lacking, "kinds:\n  Gadget: {allowUnsigned: true}\n").unwrap();
 
-    let push = |tag: &str, created: u32| {
-        let reference = format!("{address}/guests/writer:{tag}");
-        let out = host_at(
-            &dir,
-            Some(created),
-            &[
-                "push",
-                module.to_str().unwrap(),
-                &reference,
-                "--insecure-registry",
-                &address,
-            ],
-        );
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        text(&out.stdout).trim().to_owned()
-    };
+    let push = |tag: &str, created: u32| push_tag(&dir, &module, &address, tag, created);
     let signed = push("signed", 1);
     release.sign(&signed);
     let unsigned = push("unsigned", 2);
@@ -376,23 +410,7 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
 
     let guests = scratch("signed-guests");
     let pull = |reference: &str, name: &str, policy: &Path| {
-        host(
-            &dir,
-            &[
-                "pull",
-                reference,
-                "--guests",
-                guests.to_str().unwrap(),
-                "--name",
-                name,
-                "--pulled-dir",
-                dir.join("pulled").to_str().unwrap(),
-                "--policy",
-                policy.to_str().unwrap(),
-                "--insecure-registry",
-                &address,
-            ],
-        )
+        pull_under(&dir, reference, &guests, name, policy, &address)
     };
     let out = pull(&signed, "signed", &policy);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -457,6 +475,75 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
         1,
         "only the signed module is placed"
     );
+}
+
+/// Keyless identities, against a trust root given to the host: a module
+/// signed (by the real cosign) with a certificate the trusted authority
+/// issued to the identity the policy names is pulled, the identity named;
+/// who holds push rights and a certificate from another authority, or one
+/// the trusted authority issued to someone else, is refused naming the
+/// identity missing and why the certificate was not taken.
+#[test]
+fn a_module_signed_as_the_identity_its_kinds_rule_names_is_pulled() {
+    const ISSUER: &str = "https://token.actions.example";
+    const RELEASE: &str = "release@ci.example";
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("keyless");
+    let module = writer_in(&dir);
+    let trusted = Authority::new(&dir, "trusted");
+    let elsewhere = Authority::new(&dir, "elsewhere");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        format!(
+            "trustRoots: trusted-root.pem\nkinds:\n  Widget:\n    allOf:\n    - issuer: {ISSUER}\n      subject: {RELEASE}\n"
+        ),
+    )
+    .unwrap();
+    let keys = KeyPair::generate(&dir, "ephemeral");
+    let signed = push_tag(&dir, &module, &address, "keyless", 1);
+    keys.sign_as(&signed, &trusted.certify(&keys, ISSUER, RELEASE, 1));
+    let forged = push_tag(&dir, &module, &address, "forged", 2);
+    keys.sign_as(&forged, &elsewhere.certify(&keys, ISSUER, RELEASE, 1));
+    let someone = push_tag(&dir, &module, &address, "someone", 3);
+    keys.sign_as(
+        &someone,
+        &trusted.certify(&keys, ISSUER, "someone@ci.example", 1),
+    );
+
+    let guests = scratch("keyless-guests");
+    let pull =
+        |reference: &str, name: &str| pull_under(&dir, reference, &guests, name, &policy, &address);
+    let identity = format!("{RELEASE} (issuer {ISSUER})");
+    let out = pull(&signed, "signed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("(kind Widget, signed by {identity})")),
+        "{}",
+        text(&out.stderr)
+    );
+    let refused = |reference: &str, name: &str| {
+        let out = pull(reference, name);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        assert!(!guests.join(format!("{name}.wasm")).exists());
+        text(&out.stderr)
+    };
+    let missing = format!(
+        "is refused by the verification policy {} for kind Widget: not signed by {identity} (of allOf; 1 signature(s) checked)",
+        policy.display()
+    );
+    let error = refused(&forged, "forged");
+    assert!(error.contains(&missing), "{error}");
+    assert!(
+        error.contains("a keyless signature not taken: its certificate")
+            && error.contains("does not chain to the policy's trust roots"),
+        "{error}"
+    );
+    let error = refused(&someone, "someone");
+    assert!(error.contains(&missing), "{error}");
+    assert!(!error.contains("not taken"), "{error}");
+    assert!(guests.join("signed.wasm").exists());
 }
 
 /// A private registry (HTTP Basic) is reached with the credentials of a

@@ -1,7 +1,8 @@
 //! The real cosign, run by the Go program `tests/cosign` (its module's
 //! command, built once per test binary): key pairs, and signatures of
-//! modules pushed to a registry on loopback. Keyed and offline: nothing
-//! is written to a transparency log.
+//! modules pushed to a registry on loopback, keyed or with a certificate
+//! from a test certificate authority (a keyless signer's, as Fulcio would
+//! issue it). Offline: nothing is written to a transparency log.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -57,19 +58,105 @@ impl KeyPair {
     /// reached over plain HTTP (with the credentials of `config.json`
     /// beside the keys, if any).
     pub fn sign(&self, reference: &str) {
-        let dir = self.private.parent().expect("the key's directory");
-        cosign(
-            dir,
+        self.sign_with(reference, &[]);
+    }
+
+    /// Signs `reference` as the keyless signer `certificate` names: cosign
+    /// attaches the certificate and its chain to the signature.
+    pub fn sign_as(&self, reference: &str, certificate: &Certificate) {
+        self.sign_with(
+            reference,
             &[
-                "sign",
-                "--key",
-                self.private.to_str().expect("a UTF-8 path"),
-                "--tlog-upload=false",
-                "--allow-http-registry",
-                "--allow-insecure-registry",
-                "--yes",
-                reference,
+                "--certificate",
+                certificate.path.to_str().expect("a UTF-8 path"),
+                "--certificate-chain",
+                certificate.chain.to_str().expect("a UTF-8 path"),
             ],
         );
+    }
+
+    fn sign_with(&self, reference: &str, more: &[&str]) {
+        let dir = self.private.parent().expect("the key's directory");
+        let key = self.private.to_str().expect("a UTF-8 path");
+        let mut args = vec!["sign", "--key", key];
+        args.extend_from_slice(more);
+        args.extend_from_slice(&[
+            "--tlog-upload=false",
+            "--allow-http-registry",
+            "--allow-insecure-registry",
+            "--yes",
+            reference,
+        ]);
+        cosign(dir, &args);
+    }
+}
+
+/// A test certificate authority for keyless signers, standing in for
+/// Fulcio (which cannot run here): it certifies a cosign key pair as an
+/// identity, the subject an e-mail and the OIDC issuer in Fulcio's
+/// extension, for code signing.
+pub struct Authority {
+    /// Its root certificate, PEM: the trust root a policy names.
+    pub root: PathBuf,
+    dir: PathBuf,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+/// A certificate an [`Authority`] issued, and the chain cosign attaches.
+pub struct Certificate {
+    pub path: PathBuf,
+    pub chain: PathBuf,
+}
+
+/// Fulcio's OIDC issuer extension.
+const OIDC_ISSUER: &[u64] = &[1, 3, 6, 1, 4, 1, 57264, 1, 8];
+
+impl Authority {
+    /// A new root, `<dir>/<name>-root.pem`.
+    pub fn new(dir: &Path, name: &str) -> Authority {
+        let key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let root = params.self_signed(&key).expect("a CA certificate");
+        let path = dir.join(format!("{name}-root.pem"));
+        std::fs::write(&path, root.pem()).expect("writing the root");
+        Authority {
+            root: path,
+            dir: dir.to_owned(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// Certifies `keys`' public key as `subject` (an e-mail) vouched for
+    /// by the OIDC `issuer`, valid from a day ago for `days` days.
+    pub fn certify(&self, keys: &KeyPair, issuer: &str, subject: &str, days: i64) -> Certificate {
+        let public = std::fs::read_to_string(&keys.public).expect("the public key");
+        let public = rcgen::SubjectPublicKeyInfo::from_pem(&public).expect("a public key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.subject_alt_names = vec![rcgen::SanType::Rfc822Name(
+            subject.try_into().expect("an e-mail"),
+        )];
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::CodeSigning];
+        // A DER UTF8String.
+        let mut oidc = vec![0x0c, u8::try_from(issuer.len()).expect("a short issuer")];
+        oidc.extend_from_slice(issuer.as_bytes());
+        params.custom_extensions =
+            vec![rcgen::CustomExtension::from_oid_content(OIDC_ISSUER, oidc)];
+        let now = time::OffsetDateTime::now_utc();
+        params.not_before = now - time::Duration::days(1);
+        params.not_after = now + time::Duration::days(days);
+        let certificate = params
+            .signed_by(&public, &self.issuer)
+            .expect("a certificate");
+        let name = subject.replace(['@', '.'], "-");
+        let path = self.dir.join(format!("{name}.pem"));
+        std::fs::write(&path, certificate.pem()).expect("writing the certificate");
+        Certificate {
+            path,
+            chain: self.root.clone(),
+        }
     }
 }

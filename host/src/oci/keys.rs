@@ -27,7 +27,13 @@ impl PublicKey {
         if block.label != "PUBLIC KEY" {
             return Err(format!("a PEM {}, not a PUBLIC KEY", block.label));
         }
-        let (_, info) = SubjectPublicKeyInfo::from_der(&block.contents)
+        PublicKey::from_der(&block.contents)
+    }
+
+    /// The key a DER SubjectPublicKeyInfo holds (as a certificate carries
+    /// it).
+    pub fn from_der(der: &[u8]) -> Result<PublicKey, String> {
+        let (_, info) = SubjectPublicKeyInfo::from_der(der)
             .map_err(|e| format!("not a SubjectPublicKeyInfo: {e}"))?;
         let algorithm = info.algorithm.algorithm.to_id_string();
         let curve = info

@@ -8,6 +8,7 @@
 //! checked before anything is downloaded ([`signatures`]).
 
 pub mod cache;
+pub mod certificates;
 pub mod credentials;
 pub mod keys;
 pub mod layout;
@@ -63,7 +64,7 @@ pub enum OciError {
         kind: String,
         policy: String,
         #[source]
-        source: Unverified,
+        source: Box<Unverified>,
     },
     #[error("{reference} is refused by the verification policy {policy}: {why}")]
     NotInPolicy {
@@ -334,7 +335,7 @@ impl Remote {
                 reference: pinned.to_string(),
                 kind: kind.to_owned(),
                 policy: policy.path().display().to_string(),
-                source,
+                source: Box::new(source),
             })
     }
 }

@@ -1,25 +1,36 @@
-//! The verification policy: for each kind, which cosign keys must have
-//! signed a module before the host pulls it to serve that kind. Read from
-//! one YAML file; every key is parsed when the policy is read, so a policy
-//! naming a key that is not one fails before any module is pulled.
+//! The verification policy: for each kind, which cosign keys or keyless
+//! identities must have signed a module before the host pulls it to serve
+//! that kind. Read from one YAML file; every key and trust root is parsed
+//! when the policy is read, so a policy naming a key that is not one fails
+//! before any module is pulled.
 //!
 //! ```yaml
+//! trustRoots: ca.pem                 # the CAs keyless certificates chain to
 //! kinds:
 //!   Widget:
 //!     allOf: [release.pub]           # each of these signed it
 //!     anyOf: [ci-2025.pub, ci-2026.pub] # and at least one of these
+//!   Gizmo:
+//!     allOf:                         # a keyless identity: a certificate
+//!     - issuer: https://token.actions.githubusercontent.com
+//!       subject: https://github.com/acme/gizmo/.github/workflows/release.yml@refs/heads/main
 //!   Gadget:
 //!     allowUnsigned: true            # served without a signature
 //! ```
 //!
-//! A key is a path (relative to the policy file) or a PEM written inline.
-//! A kind the policy does not name is refused.
+//! A key or the trust roots are a path (relative to the policy file) or a
+//! PEM written inline. The trust roots are given, never fetched: an
+//! identity is checked against them offline. A kind the policy does not
+//! name is refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 
+use super::certificates::{Identity, TrustRoots};
 use super::keys::PublicKey;
 
 /// Why a policy cannot be read. None is retryable: the file is wrong.
@@ -46,12 +57,17 @@ pub enum PolicyError {
         key: String,
         detail: String,
     },
+    #[error("verification policy {}, trustRoots: {detail}", path.display())]
+    TrustRoots { path: PathBuf, detail: String },
 }
 
 /// The policy file as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct Written {
+    #[serde(default)]
+    trust_roots: Option<String>,
     kinds: BTreeMap<String, WrittenKind>,
 }
 
@@ -59,11 +75,26 @@ struct Written {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct WrittenKind {
     #[serde(default)]
-    all_of: Vec<String>,
+    all_of: Vec<WrittenSigner>,
     #[serde(default)]
-    any_of: Vec<String>,
+    any_of: Vec<WrittenSigner>,
     #[serde(default)]
     allow_unsigned: bool,
+}
+
+/// A key (a path or an inline PEM), or a keyless identity.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WrittenSigner {
+    Key(String),
+    Identity(WrittenIdentity),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenIdentity {
+    issuer: String,
+    subject: String,
 }
 
 /// A verification policy, read whole.
@@ -78,16 +109,33 @@ pub struct Policy {
 pub enum Rule {
     /// Served without a signature.
     Unsigned,
-    /// Signed by each key of `all_of`, and by one of `any_of` if it names any.
-    Keys { all_of: Vec<Key>, any_of: Vec<Key> },
+    /// Signed by each signer of `all_of`, and by one of `any_of` if it
+    /// names any.
+    Keys {
+        all_of: Vec<Signer>,
+        any_of: Vec<Signer>,
+    },
 }
 
-/// A public key a policy names, parsed.
+/// A signer a policy names, parsed.
 #[derive(Debug)]
-pub struct Key {
-    /// The path the policy gives, or `inline key <n>`.
+pub struct Signer {
+    /// The path the policy gives, `inline key <n>`, or the identity.
     pub name: String,
-    pub key: PublicKey,
+    pub by: By,
+}
+
+/// How a signer is recognised.
+#[derive(Debug)]
+pub enum By {
+    /// Its public key verifies the signature.
+    Key(PublicKey),
+    /// The signature carries a certificate issued to it, chained to the
+    /// policy's trust roots, whose key verifies the signature.
+    Identity {
+        identity: Identity,
+        roots: Arc<TrustRoots>,
+    },
 }
 
 impl Policy {
@@ -102,9 +150,27 @@ impl Policy {
             detail: format!("{e}"),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
+        let roots = written
+            .trust_roots
+            .map(|written| {
+                let (_, pem) =
+                    read_pem(base, written, "trust roots", &mut 0).map_err(|detail| {
+                        PolicyError::TrustRoots {
+                            path: path.to_owned(),
+                            detail,
+                        }
+                    })?;
+                TrustRoots::from_pem(&pem)
+                    .map(Arc::new)
+                    .map_err(|detail| PolicyError::TrustRoots {
+                        path: path.to_owned(),
+                        detail,
+                    })
+            })
+            .transpose()?;
         let mut kinds = BTreeMap::new();
         for (kind, rule) in written.kinds {
-            let rule = Rule::read(path, base, &kind, rule)?;
+            let rule = Rule::read(path, base, roots.as_ref(), &kind, rule)?;
             kinds.insert(kind, rule);
         }
         Ok(Policy {
@@ -125,7 +191,13 @@ impl Policy {
 }
 
 impl Rule {
-    fn read(path: &Path, base: &Path, kind: &str, rule: WrittenKind) -> Result<Rule, PolicyError> {
+    fn read(
+        path: &Path,
+        base: &Path,
+        roots: Option<&Arc<TrustRoots>>,
+        kind: &str,
+        rule: WrittenKind,
+    ) -> Result<Rule, PolicyError> {
         let wrong = |why: &str| PolicyError::Kind {
             path: path.to_owned(),
             kind: kind.to_owned(),
@@ -142,50 +214,79 @@ impl Rule {
             )),
             (false, true) => {
                 let mut inline = 0;
-                let mut keys = |written: Vec<String>| {
+                let mut signers = |written: Vec<WrittenSigner>| {
                     written
                         .into_iter()
-                        .map(|key| Key::read(path, base, kind, key, &mut inline))
+                        .map(|signer| match signer {
+                            WrittenSigner::Key(key) => {
+                                Signer::key(path, base, kind, key, &mut inline)
+                            }
+                            WrittenSigner::Identity(WrittenIdentity { issuer, subject }) => {
+                                let identity = Identity { issuer, subject };
+                                let roots = roots.ok_or_else(|| {
+                                    wrong(&format!(
+                                        "names the identity {identity}, but the policy gives no trustRoots to check it against"
+                                    ))
+                                })?;
+                                Ok(Signer {
+                                    name: identity.to_string(),
+                                    by: By::Identity {
+                                        identity,
+                                        roots: roots.clone(),
+                                    },
+                                })
+                            }
+                        })
                         .collect::<Result<Vec<_>, _>>()
                 };
                 Ok(Rule::Keys {
-                    all_of: keys(rule.all_of)?,
-                    any_of: keys(rule.any_of)?,
+                    all_of: signers(rule.all_of)?,
+                    any_of: signers(rule.any_of)?,
                 })
             }
         }
     }
 }
 
-impl Key {
-    fn read(
+impl Signer {
+    fn key(
         path: &Path,
         base: &Path,
         kind: &str,
         written: String,
         inline: &mut usize,
-    ) -> Result<Key, PolicyError> {
-        let (name, pem) = if written.trim_start().starts_with("-----BEGIN") {
-            *inline += 1;
-            (format!("inline key {inline}"), written.into_bytes())
-        } else {
-            let file = base.join(&written);
-            let pem = std::fs::read(&file).map_err(|e| PolicyError::Key {
-                path: path.to_owned(),
-                kind: kind.to_owned(),
-                key: written.clone(),
-                detail: format!("{}: {e}", file.display()),
-            })?;
-            (written, pem)
-        };
-        let key = PublicKey::from_pem(&pem).map_err(|detail| PolicyError::Key {
+    ) -> Result<Signer, PolicyError> {
+        let failed = |key: String, detail| PolicyError::Key {
             path: path.to_owned(),
             kind: kind.to_owned(),
-            key: name.clone(),
+            key,
             detail,
-        })?;
-        Ok(Key { name, key })
+        };
+        let (name, pem) =
+            read_pem(base, written.clone(), "key", inline).map_err(|d| failed(written, d))?;
+        let key = PublicKey::from_pem(&pem).map_err(|d| failed(name.clone(), d))?;
+        Ok(Signer {
+            name,
+            by: By::Key(key),
+        })
     }
+}
+
+/// A PEM the policy writes inline (named `inline <what> <n>`) or names by
+/// a path relative to it: its name and bytes.
+fn read_pem(
+    base: &Path,
+    written: String,
+    what: &str,
+    inline: &mut usize,
+) -> Result<(String, Vec<u8>), String> {
+    if written.trim_start().starts_with("-----BEGIN") {
+        *inline += 1;
+        return Ok((format!("inline {what} {inline}"), written.into_bytes()));
+    }
+    let file = base.join(&written);
+    let pem = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok((written, pem))
 }
 
 #[cfg(test)]
@@ -225,7 +326,8 @@ U89DLO7zgQ/0Was+PVlnNpU4/F8Po53yxweNlL4jotjozefCCuk6Sc95fA==
         let policy = read(&yaml, &[("release.pub", KEY)]).unwrap();
         match policy.rule("Widget") {
             Some(Rule::Keys { all_of, any_of }) => {
-                let names = |keys: &[Key]| keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>();
+                let names =
+                    |keys: &[Signer]| keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>();
                 assert_eq!(names(all_of), ["release.pub"]);
                 assert_eq!(names(any_of), ["inline key 1"]);
             }
@@ -233,6 +335,32 @@ U89DLO7zgQ/0Was+PVlnNpU4/F8Po53yxweNlL4jotjozefCCuk6Sc95fA==
         }
         assert!(matches!(policy.rule("Gadget"), Some(Rule::Unsigned)));
         assert!(policy.rule("Other").is_none());
+    }
+
+    /// A self-signed CA certificate, PEM.
+    fn ca() -> String {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.self_signed(&key).unwrap().pem()
+    }
+
+    #[test]
+    fn identities_are_read_against_the_trust_roots_given() {
+        let yaml = "trustRoots: ca.pem\nkinds:\n  Widget:\n    anyOf:\n    - release.pub\n    - issuer: https://issuer.example\n      subject: ci@example.com\n";
+        let policy = read(yaml, &[("release.pub", KEY), ("ca.pem", &ca())]).unwrap();
+        let Some(Rule::Keys { all_of, any_of }) = policy.rule("Widget") else {
+            panic!("Widget: {:?}", policy.rule("Widget"));
+        };
+        assert!(all_of.is_empty());
+        assert_eq!(
+            any_of[1].name,
+            "ci@example.com (issuer https://issuer.example)"
+        );
+        assert!(
+            matches!(&any_of[1].by, By::Identity { identity, .. } if identity.subject == "ci@example.com")
+        );
+        assert!(matches!(any_of[0].by, By::Key(_)));
     }
 
     #[test]
@@ -257,6 +385,18 @@ U89DLO7zgQ/0Was+PVlnNpU4/F8Po53yxweNlL4jotjozefCCuk6Sc95fA==
             (
                 "kinds:\n  Widget: {keyless: [someone]}\n",
                 "unknown field `keyless`",
+            ),
+            (
+                "kinds:\n  Widget: {allOf: [{issuer: https://i, subject: s}]}\n",
+                "kind Widget: names the identity s (issuer https://i), but the policy gives no trustRoots",
+            ),
+            (
+                "trustRoots: notakey.pub\nkinds:\n  Widget: {allowUnsigned: true}\n",
+                "trustRoots: holds no PEM CERTIFICATE",
+            ),
+            (
+                "trustRoots: missing.pem\nkinds:\n  Widget: {allowUnsigned: true}\n",
+                "trustRoots: ",
             ),
         ];
         for (yaml, expected) in errors {

@@ -3,8 +3,9 @@
 //! where cosign stores them (the tag `sha256-<hex>.sig` in the module's
 //! repository: a manifest whose `simplesigning` layers each hold a payload
 //! naming the signed digest, the signature over that payload in the
-//! layer's annotation) and checked offline: no transparency log or
-//! certificate authority is asked.
+//! layer's annotation, and for a keyless signer the certificate beside it)
+//! and checked offline: no transparency log or certificate authority is
+//! asked.
 
 use base64::Engine;
 use oci_client::errors::{OciDistributionError, OciErrorCode};
@@ -13,12 +14,17 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
 
-use super::policy::{Key, Rule};
+use super::certificates::Certified;
+use super::policy::{By, Rule, Signer};
 
 /// The media type of a cosign signature layer (its payload).
 pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 /// The layer annotation holding the signature over the payload, base64.
 pub const SIGNATURE: &str = "dev.cosignproject.cosign/signature";
+/// The layer annotations holding a keyless signer's certificate and the
+/// chain to its root, PEM.
+pub const CERTIFICATE: &str = "dev.sigstore.cosign/certificate";
+pub const CHAIN: &str = "dev.sigstore.cosign/chain";
 /// The `critical.type` of a payload signing an image.
 const SIGNATURE_TYPE: &str = "cosign container image signature";
 
@@ -29,15 +35,36 @@ pub enum Unverified {
     /// Nothing signed it (no signature cosign would store for it).
     #[error("it carries no cosign signature")]
     Unsigned,
-    /// Keys of `allOf` that signed nothing.
-    #[error("not signed by {} (of allOf; {checked} signature(s) checked)", keys.join(", "))]
-    MissingAllOf { keys: Vec<String>, checked: usize },
-    /// No key of `anyOf` signed it.
-    #[error("signed by none of {} (anyOf; {checked} signature(s) checked)", keys.join(", "))]
-    NoneOfAnyOf { keys: Vec<String>, checked: usize },
+    /// Signers of `allOf` that signed nothing.
+    #[error("not signed by {} (of allOf; {checked} signature(s) checked){}", keys.join(", "), Refused(refused))]
+    MissingAllOf {
+        keys: Vec<String>,
+        checked: usize,
+        /// Why keyless signatures' certificates were not taken.
+        refused: Vec<String>,
+    },
+    /// No signer of `anyOf` signed it.
+    #[error("signed by none of {} (anyOf; {checked} signature(s) checked){}", keys.join(", "), Refused(refused))]
+    NoneOfAnyOf {
+        keys: Vec<String>,
+        checked: usize,
+        refused: Vec<String>,
+    },
     /// The signatures could not be read.
     #[error("its signatures could not be read from the registry: {0}")]
     Unreadable(String),
+}
+
+/// The certificates not taken, as a message ends: `; ...: why`.
+struct Refused<'a>(&'a [String]);
+
+impl std::fmt::Display for Refused<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            [] => Ok(()),
+            whys => write!(f, "; a keyless signature not taken: {}", whys.join("; ")),
+        }
+    }
 }
 
 /// A signature payload, as far as it is checked: what it signs.
@@ -63,6 +90,29 @@ struct Image {
 struct Signed {
     payload: Vec<u8>,
     signature: Vec<u8>,
+    /// The certificate beside it, if any: (PEM, chain PEM).
+    certificate: Option<(String, Option<String>)>,
+}
+
+impl Signed {
+    /// Whether `signer` made this signature; an error says why a
+    /// certificate it carries was not taken for the signer's identity.
+    fn by(&self, signer: &Signer) -> Result<bool, String> {
+        match &signer.by {
+            By::Key(key) => Ok(key.verifies(&self.payload, &self.signature)),
+            By::Identity { identity, roots } => {
+                let Some((certificate, chain)) = &self.certificate else {
+                    return Ok(false);
+                };
+                let now = x509_parser::time::ASN1Time::now();
+                let Certified {
+                    identity: named,
+                    key,
+                } = roots.certify(certificate, chain.as_deref(), now)?;
+                Ok(named == *identity && key.verifies(&self.payload, &self.signature))
+            }
+        }
+    }
 }
 
 /// Reads the signatures of `pinned` (a reference by digest) with
@@ -82,24 +132,30 @@ pub async fn check(
     if signatures.is_empty() {
         return Err(Unverified::Unsigned);
     }
-    let signed = |key: &Key| {
-        signatures
-            .iter()
-            .any(|s| key.key.verifies(&s.payload, &s.signature))
+    let refused = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let signed = |signer: &Signer| {
+        signatures.iter().any(|s| {
+            s.by(signer).unwrap_or_else(|why| {
+                refused.borrow_mut().insert(why);
+                false
+            })
+        })
     };
-    let names = |keys: Vec<&Key>| keys.into_iter().map(|k| k.name.clone()).collect();
-    let missing: Vec<&Key> = all_of.iter().filter(|k| !signed(k)).collect();
+    let names = |keys: Vec<&Signer>| keys.into_iter().map(|k| k.name.clone()).collect();
+    let missing: Vec<&Signer> = all_of.iter().filter(|k| !signed(k)).collect();
     if !missing.is_empty() {
         return Err(Unverified::MissingAllOf {
             keys: names(missing),
             checked: signatures.len(),
+            refused: refused.into_inner().into_iter().collect(),
         });
     }
-    let any: Vec<&Key> = any_of.iter().filter(|k| signed(k)).collect();
+    let any: Vec<&Signer> = any_of.iter().filter(|k| signed(k)).collect();
     if !any_of.is_empty() && any.is_empty() {
         return Err(Unverified::NoneOfAnyOf {
             keys: names(any_of.iter().collect()),
             checked: signatures.len(),
+            refused: refused.into_inner().into_iter().collect(),
         });
     }
     Ok(names(all_of.iter().chain(any).collect()))
@@ -133,6 +189,15 @@ async fn read(
         let Some(signature) = signature_of(layer) else {
             continue;
         };
+        let annotation = |key| {
+            layer
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(key))
+                .filter(|v| !v.is_empty())
+                .cloned()
+        };
+        let certificate = annotation(CERTIFICATE).map(|c| (c, annotation(CHAIN)));
         let mut payload = Vec::new();
         client
             .pull_blob(&tag, layer, &mut payload)
@@ -141,7 +206,11 @@ async fn read(
         let signs_this = serde_json::from_slice::<Payload>(&payload)
             .is_ok_and(|p| p.critical.kind == SIGNATURE_TYPE && p.critical.image.digest == digest);
         if signs_this {
-            signed.push(Signed { payload, signature });
+            signed.push(Signed {
+                payload,
+                signature,
+                certificate,
+            });
         }
     }
     Ok(signed)

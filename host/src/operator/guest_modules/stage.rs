@@ -99,12 +99,10 @@ impl Puller {
 fn unstaged(e: OciError) -> Unstaged {
     let text = e.to_string();
     match e {
-        OciError::Registry { .. }
-        | OciError::Io { .. }
-        | OciError::Unverified {
-            source: Unverified::Unreadable(_),
-            ..
-        } => Unstaged::Unreachable(text),
+        OciError::Registry { .. } | OciError::Io { .. } => Unstaged::Unreachable(text),
+        OciError::Unverified { source, .. } if matches!(*source, Unverified::Unreadable(_)) => {
+            Unstaged::Unreachable(text)
+        }
         OciError::Unverified { .. } | OciError::NotInPolicy { .. } => Unstaged::Refused(text),
         OciError::Reference { .. }
         | OciError::PushByDigest { .. }
