@@ -12,9 +12,9 @@ use clap::Args;
 use reconciler_host::operator::replica::client::counted;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::metrics::Metrics;
+use reconciler_host::pass::review::{Module, Review};
 use reconciler_host::runtime::{GuestModule, Runtime};
-use reconciler_host::shadow::{self, Difference};
-use serde::Serialize;
+use reconciler_host::shadow;
 
 use super::live::LiveArgs;
 
@@ -31,42 +31,12 @@ pub struct ShadowArgs {
     output: Option<PathBuf>,
 }
 
-/// The review a shadow run writes.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Review<'a> {
-    kind: &'a str,
-    serving: Module<'a>,
-    candidate: Module<'a>,
-    /// The parents shadowed.
-    parents: usize,
-    differ: usize,
-    ready_turns_false: usize,
-    new_guest_errors: usize,
-    /// Only the parents for which something differs.
-    differences: Vec<Entry<'a>>,
-}
-
-#[derive(Serialize)]
-struct Module<'a> {
-    guest: &'a str,
-    digest: &'a str,
-}
-
-impl<'a> Module<'a> {
-    fn of(module: &'a GuestModule) -> Self {
-        Module {
-            guest: module.name(),
-            digest: module.digest(),
-        }
+/// A module as the review names it.
+fn module(module: &GuestModule) -> Module {
+    Module {
+        guest: module.name().to_owned(),
+        digest: module.digest().to_owned(),
     }
-}
-
-#[derive(Serialize)]
-struct Entry<'a> {
-    parent: String,
-    #[serde(flatten)]
-    difference: &'a Difference,
 }
 
 pub fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
@@ -83,25 +53,14 @@ pub fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
             )?;
         anyhow::Ok(shadow::run(&client, &serving, &candidate, &scopes, &settings).await?)
     })?;
-    let count =
-        |f: &dyn Fn(&Difference) -> bool| shadowed.iter().filter(|s| f(&s.difference)).count();
-    let review = Review {
-        kind: &kind,
-        serving: Module::of(&serving),
-        candidate: Module::of(&candidate),
-        parents: shadowed.len(),
-        differ: count(&|d| !d.is_empty()),
-        ready_turns_false: count(&|d| d.ready_turns_false),
-        new_guest_errors: count(&|d| d.new_guest_error.is_some()),
-        differences: shadowed
-            .iter()
-            .filter(|s| !s.difference.is_empty())
-            .map(|s| Entry {
-                parent: s.parent.to_string(),
-                difference: &s.difference,
-            })
-            .collect(),
-    };
+    let review = Review::new(
+        &kind,
+        module(&serving),
+        module(&candidate),
+        shadowed
+            .into_iter()
+            .map(|s| (s.parent.to_string(), s.difference)),
+    );
     let text = serde_yaml::to_string(&review).expect("a review serializes");
     match &args.output {
         Some(path) => {

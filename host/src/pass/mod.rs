@@ -7,10 +7,12 @@
 //! - [`settle`]: a pass's status, Events and next time, from what happened;
 //! - [`held_by`]: what holds a parent's changes, as a record of its
 //!   withdrawals says it;
-//! - [`compare`]: what differs between two modules' passes of a parent.
+//! - [`compare`]: what differs between two modules' passes of a parent;
+//! - [`review`]: a shadow run's review, parent by parent, and its counts.
 
 pub mod compare;
 mod held;
+pub mod review;
 mod settle;
 
 pub use held::held_by;

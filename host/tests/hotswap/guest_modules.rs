@@ -25,7 +25,7 @@ use reconciler_host_harness::identity;
 use reconciler_host_harness::registry::Registry;
 use reconciler_testsupport::client_as;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
 use harness::{events_of, wait_for};
@@ -395,6 +395,30 @@ async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
         shadowed.contains("4 would fail where the serving module does not"),
         "{shadowed}"
     );
+    // The review, parent by parent, recorded in the status for whoever
+    // decides what to do with the module: each of the four would fail.
+    let review = &o["status"]["shadow"];
+    assert_eq!(
+        [
+            &review["parents"],
+            &review["differ"],
+            &review["newGuestErrors"]
+        ],
+        [4, 4, 4],
+        "{review}"
+    );
+    let listed: BTreeSet<String> = review["differences"]
+        .as_array()
+        .expect("the differences")
+        .iter()
+        .inspect(|e| assert!(e["newGuestError"].is_string(), "{e}"))
+        .map(|e| e["parent"].as_str().unwrap().to_owned())
+        .collect();
+    let parents: BTreeSet<String> = want
+        .iter()
+        .map(|(n, _)| format!("{}/{n}", ns.name()))
+        .collect();
+    assert_eq!(listed, parents);
     wait_replicas(&admin, name, &[("a", "Held", digest_of(&trap))]).await;
     assert_eq!(
         host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
@@ -431,6 +455,11 @@ async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
     .await;
     let pulled = condition(&o, "Pulled").unwrap().message;
     assert!(pulled.contains(&message), "{pulled}");
+    assert!(
+        o["status"].get("shadow").is_none(),
+        "no review of a module not staged: {}",
+        o["status"]
+    );
     // The module serving before serves on.
     want[0].1 = "after".into();
     set_message(&api, &want[0].0, "after").await;
@@ -585,6 +614,19 @@ async fn a_manual_promotion_is_decided_once_in_the_reviewers_name_and_a_new_cand
         "{:?}",
         condition(&o, "Serving")
     );
+    // What the reviewer decides on: the review in the status. The
+    // candidate changes only messages, which a review leaves out.
+    let review = &o["status"]["shadow"];
+    assert_eq!(
+        [
+            &review["parents"],
+            &review["differ"],
+            &review["readyTurnsFalse"]
+        ],
+        [4, 0, 0],
+        "{review}"
+    );
+    assert_eq!(review["candidate"]["guest"], "hostile_guest", "{review}");
     wait_replicas(&admin, name, &[("a", "Held", digest_of(&first))]).await;
 
     let by_publisher = publisher

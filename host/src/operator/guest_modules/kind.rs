@@ -173,6 +173,9 @@ pub fn crd() -> Value {
 
 /// `.status.replicas`: one entry per replica, each its own writer's.
 pub const REPLICAS: &str = "replicas";
+/// `.status.shadow`: the review of the staged module's shadow run (the
+/// host's, bounded to 20 parents, those that hold it first).
+pub const SHADOW: &str = "shadow";
 /// `.status.approval`: a reviewer's decision on one candidate, written by
 /// the reviewer (deploy/guestmodules-admission.yaml says who may).
 pub const APPROVAL: &str = "approval";

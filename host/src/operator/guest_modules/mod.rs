@@ -34,6 +34,7 @@ use crate::operator::kinds::Registry;
 use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
 use crate::operator::write::status::{FIELD_MANAGER, StatusWriter};
+use crate::pass::review::Review;
 use kind::{Approval, Decision, GuestModuleSpec};
 pub use stage::Puller;
 use stage::{Staged, Unstaged};
@@ -88,6 +89,8 @@ struct Tracked {
     staged: Option<(i64, Result<Staged, Unstaged>, Instant)>,
     /// What the reloader made of the staged module, on this replica.
     offered: Option<Offered>,
+    /// The review of its shadow run, if it was shadowed.
+    review: Option<Review>,
     reported: Reported,
     /// The entry this replica last wrote in `.status.replicas`.
     entry: Option<Value>,
@@ -194,6 +197,7 @@ impl GuestModules {
                         object,
                         staged: None,
                         offered: None,
+                        review: None,
                         reported: Reported::default(),
                         entry: None,
                     },
@@ -267,6 +271,7 @@ impl GuestModules {
         );
         if !same {
             tracked.offered = None;
+            tracked.review = None;
         }
         tracked.staged = Some((generation, result, Instant::now()));
     }
@@ -302,7 +307,16 @@ impl GuestModules {
         if leading.offers.send(offer).is_err() {
             return;
         }
-        tracked.offered = answer.await.ok();
+        let Ok(answer) = answer.await else {
+            tracked.offered = None;
+            return;
+        };
+        tracked.offered = Some(answer.offered);
+        // Shadowed again (a new leader, an approved candidate): the new
+        // review; else the one of this module before.
+        if answer.review.is_some() {
+            tracked.review = answer.review;
+        }
     }
 
     /// Writes the object's conditions (the replica holding the Lease does)
@@ -330,6 +344,7 @@ impl GuestModules {
             offered: tracked.offered.as_ref(),
             promotion: spec.promotion(self.config.promotion),
             approval: approval.as_ref(),
+            review: tracked.review.as_ref(),
             served,
         });
         // The replicas' entries and a reviewer's decision are their
@@ -337,6 +352,8 @@ impl GuestModules {
         let mut previous = Status::from_json(&tracked.object["status"]).unwrap_or_default();
         previous.fields.remove(kind::REPLICAS);
         previous.fields.remove(kind::APPROVAL);
+        // The review is the verdict's alone: none for a module not shadowed.
+        previous.fields.remove(kind::SHADOW);
         let output = engine::decide(Input {
             spec: &self.spec,
             generation: generation_of(&tracked.object),

@@ -11,6 +11,7 @@ use super::stage::{Staged, Unstaged};
 use crate::operator::modules::gate::Check;
 use crate::operator::modules::offers::Offered;
 use crate::operator::modules::promotion::Promotion;
+use crate::pass::review::Review;
 
 /// A registry that could not be read is tried again this often.
 pub const PULL_RETRY_SECONDS: u32 = 30;
@@ -34,6 +35,8 @@ pub(crate) struct Known<'a> {
     /// The reviewer's decision the object records, if any (under manual
     /// promotion; one on another digest is superseded).
     pub approval: Option<&'a Approval>,
+    /// The review of its shadow run, if it was shadowed.
+    pub review: Option<&'a Review>,
     pub served: Served,
 }
 
@@ -62,6 +65,9 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
         .insert("digest".into(), json!(staged.digest));
     v.status_fields
         .insert("pinned".into(), json!(staged.pinned));
+    if let Some(review) = known.review {
+        v.status_fields.insert(SHADOW.into(), json!(review));
+    }
     v.aspects
         .push(good(PULLED, &format!("Pulled {}", staged.pinned)));
     let verified = if staged.signers.is_empty() {
@@ -229,6 +235,7 @@ mod tests {
             offered: Some(&Offered::Checked),
             promotion: Promotion::Checked,
             approval,
+            review: None,
             served: Served::Other,
         })
     }

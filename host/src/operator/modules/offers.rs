@@ -7,6 +7,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::gate::Refusal;
 use super::guests_dir::GuestFile;
 use super::promotion::Promotion;
+use crate::pass::review::Review;
 
 /// A module to serve `kind` in place of the one serving it, whichever file
 /// that came from: the gate and promotion hold it as they hold a file.
@@ -16,7 +17,15 @@ pub(crate) struct Offer {
     /// The kind it must serve.
     pub kind: String,
     pub promotion: Promotion,
-    pub reply: oneshot::Sender<Offered>,
+    pub reply: oneshot::Sender<Answer>,
+}
+
+/// The reloader's answer to an offer.
+pub(crate) struct Answer {
+    pub offered: Offered,
+    /// The review of the shadow run, if the module was shadowed (bounded:
+    /// the parents that hold it first).
+    pub review: Option<Review>,
 }
 
 /// What became of an offer.

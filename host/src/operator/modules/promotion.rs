@@ -12,6 +12,7 @@ use crate::operator::kinds::{Kind, Registry};
 use crate::operator::modules::gate::{Check, Refusal};
 use crate::operator::reconcile::evaluation::Evaluation;
 use crate::pass::compare;
+use crate::pass::review::{Module, Review};
 use crate::runtime::GuestModule;
 
 /// How a module that passed the gate comes to serve (`--promotion`).
@@ -31,18 +32,21 @@ pub enum Promotion {
 
 /// At most this many parents are named in a refusal.
 const NAMED: usize = 3;
+/// At most this many parents are listed in the review an offer's answer
+/// carries (a GuestModule's status records it).
+pub(crate) const REVIEWED: usize = 20;
 
 /// Shadows `candidate` beside `serving` on every parent `kind`'s cache
-/// holds. Returns how many were shadowed, or the refusal that holds it.
+/// holds: the review of what would differ.
 pub(crate) async fn shadow(
     registry: &Registry,
     kind: &Kind,
     serving: &GuestModule,
     candidate: &GuestModule,
-) -> Result<usize, Refusal> {
+) -> Review {
     let parents = kind.cache.list("", &Selector::default());
     let now = jiff::Timestamp::now();
-    let (mut turned, mut failing) = (Vec::new(), Vec::new());
+    let mut shadowed = Vec::with_capacity(parents.len());
     for parent in &parents {
         let evaluate = async |module: &GuestModule| {
             Evaluation {
@@ -64,18 +68,29 @@ pub(crate) async fn shadow(
             (&old, &new),
             now,
         );
-        let name = name_of(parent);
-        if difference.ready_turns_false {
-            turned.push(name.clone());
-        }
-        if difference.new_guest_error.is_some() {
-            failing.push(name);
-        }
+        shadowed.push((name_of(parent), difference));
     }
+    let module = |m: &GuestModule| Module {
+        guest: m.name().to_owned(),
+        digest: m.digest().to_owned(),
+    };
+    Review::new(
+        &kind.resource.kind,
+        module(serving),
+        module(candidate),
+        shadowed,
+    )
+}
+
+/// Whether `review` holds the candidate: a parent turning from Ready True
+/// to False, or failing where the serving module does not. Returns how
+/// many parents were shadowed, or the refusal that holds it.
+pub(crate) fn held(review: &Review) -> Result<usize, Refusal> {
+    let (turned, failing) = (review.turning_false(), review.failing());
     if turned.is_empty() && failing.is_empty() {
-        return Ok(parents.len());
+        return Ok(review.parents);
     }
-    let named = |names: &[String]| {
+    let named = |names: &[&str]| {
         let mut text = names[..names.len().min(NAMED)].join(", ");
         if names.len() > NAMED {
             text.push_str(", ...");
@@ -101,7 +116,7 @@ pub(crate) async fn shadow(
         Check::Shadow,
         format!(
             "shadowed on {} parent(s) beside the module serving: {}; held (--promotion auto)",
-            parents.len(),
+            review.parents,
             found.join("; ")
         ),
     ))

@@ -26,12 +26,13 @@ use crate::operator::kinds::served::{Probation, RollbackPolicy};
 use crate::operator::modules::gate::{self, Check, Refusal};
 use crate::operator::modules::golden_lists::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
-use crate::operator::modules::offers::{OFFERED_PREFIX, Offer, OfferReceiver, Offered};
-use crate::operator::modules::promotion::{self, Promotion};
+use crate::operator::modules::offers::{Answer, OFFERED_PREFIX, Offer, OfferReceiver, Offered};
+use crate::operator::modules::promotion::{self, Promotion, REVIEWED};
 use crate::operator::modules::serving::{NotYet, SYNC_TIMEOUT, Serving};
 use crate::operator::modules::unserved::Unserved;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use crate::operator::schedule::KindId;
+use crate::pass::review::Review;
 use crate::runtime::Runtime;
 
 /// Watches the guests directory and swaps modules in.
@@ -56,6 +57,8 @@ pub(crate) struct Reloader<'r> {
     unserved: Arc<Unserved>,
     /// How a module that passed the gate comes to serve.
     promotion: Promotion,
+    /// The review of the last shadow run, until an offer's answer takes it.
+    review: Option<Review>,
 }
 
 impl<'r> Reloader<'r> {
@@ -84,6 +87,7 @@ impl<'r> Reloader<'r> {
             allow_golden_drift,
             unserved: Arc::default(),
             promotion: Promotion::Direct,
+            review: None,
         }
     }
 
@@ -118,8 +122,12 @@ impl<'r> Reloader<'r> {
                 _ = tick.tick() => self.poll(&registry).await,
                 Some(offer) = offers.recv() => {
                     let Offer { file, kind, promotion, reply } = offer;
+                    self.review = None;
                     let offered = self.offered(&registry, file, &kind, promotion).await;
-                    let _ = reply.send(offered);
+                    let _ = reply.send(Answer {
+                        offered,
+                        review: self.review.take(),
+                    });
                 }
             }
         }
@@ -390,7 +398,10 @@ impl<'r> Reloader<'r> {
         }
         // Auto promotion: what it would make of every parent, first.
         if matches!(promotion, Promotion::Auto | Promotion::Checked) && was_serving {
-            match promotion::shadow(registry, &kind, &old, &module).await {
+            let review = promotion::shadow(registry, &kind, &old, &module).await;
+            let held = promotion::held(&review);
+            self.review = Some(review.bounded(REVIEWED));
+            match held {
                 Ok(parents) => tracing::info!(
                     kind = %name,
                     parents,
