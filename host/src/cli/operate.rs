@@ -325,6 +325,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
                 remote: Arc::new(args.registry.remote()?),
                 cache: Arc::new(cache),
                 policy: Arc::new(Policy::read(policy)?),
+                config_maps: None,
             },
             replica: identity.clone(),
             promotion: args.promotion,
@@ -383,6 +384,12 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         if let Some(guest_modules) = &mut config.guest_modules {
             guest_modules.entries =
                 Some(operator::replica::client::counted(&config.metrics, &Fence::open()).await?);
+            // A `configMap` source is read in the host's own namespace.
+            let own = args
+                .lease_namespace
+                .clone()
+                .unwrap_or_else(|| client.default_namespace().to_owned());
+            guest_modules.puller.config_maps = Some(kube::Api::namespaced(client.clone(), &own));
         }
         if args.leader_elect {
             config.leader = Some(LeaderConfig {

@@ -747,3 +747,116 @@ async fn a_manual_promotion_is_decided_once_in_the_reviewers_name_and_a_new_cand
     host.finish();
     ns.cleanup().await.unwrap();
 }
+
+/// A module from a ConfigMap of the host's own namespace, no registry:
+/// served for a kind the policy serves unsigned (a ConfigMap carries no
+/// signature), Pulled naming the ConfigMap; replacing the ConfigMap's
+/// data rolls the new module out without touching the GuestModule (it is
+/// read again while it serves), one swap each. A source naming no
+/// ConfigMap that exists is said (PullFailed), not stalled.
+#[tokio::test]
+async fn a_module_from_a_config_map_serves_and_its_replaced_data_rolls_out() {
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    let v = variants();
+    let rollout = Rollout::new("gm-configmap");
+    std::fs::write(
+        &rollout.policy,
+        "kinds:\n  Hostile:\n    allowUnsigned: true\n",
+    )
+    .unwrap();
+    let args = rollout.args("a");
+    let client = admin_client().await;
+    install(&client).await;
+    let (ns, _dir, host, api, want) = four_served("gm-configmap", &strs(&args)).await;
+    // The host's namespace: its client's, as the test's kubeconfig says.
+    let config_maps: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let source = format!("hostile-module-{}", ns.name());
+    let module = |bytes: &[u8]| ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some(source.clone()),
+            ..Default::default()
+        },
+        binary_data: Some([(FILE.to_owned(), ByteString(bytes.to_vec()))].into()),
+        ..Default::default()
+    };
+    let (publisher, admin) = (publisher().await, admin(&ns));
+    let name = "gm-configmap";
+    let mut object = rollout.object(name, "unused", Some("direct"));
+    object.data["spec"]["source"] = json!({"configMap": {"name": source}});
+    publisher
+        .create(&PostParams::default(), &object)
+        .await
+        .expect("the publisher creates a GuestModule");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Pulled", "False", "PullFailed"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    let pulled = condition(&o, "Pulled").unwrap().message;
+    assert!(pulled.contains("does not exist"), "{pulled}");
+
+    config_maps
+        .create(&PostParams::default(), &module(&v.message))
+        .await
+        .expect("the module's ConfigMap");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Pulled", "True", "AsExpected"),
+            ("Verified", "True", "AsExpected"),
+            ("Serving", "True", "AsExpected"),
+            ("Ready", "True", "AsExpected"),
+        ],
+    )
+    .await;
+    assert!(
+        o["status"]["pinned"]
+            .as_str()
+            .is_some_and(|p| p.starts_with(&format!(
+                "ConfigMap default/{source} (hostile_guest.wasm, sha256:"
+            ))),
+        "{}",
+        o["status"]
+    );
+    let v2: Vec<(String, String)> = want
+        .iter()
+        .map(|(n, m)| (n.clone(), format!("v2: {m}")))
+        .collect();
+    wait_messages(&api, &v2).await;
+    let generation = o["metadata"]["generation"].clone();
+
+    config_maps
+        .replace(&source, &PostParams::default(), &{
+            let mut replaced = module(&v.base);
+            replaced.metadata.resource_version = config_maps
+                .get(&source)
+                .await
+                .unwrap()
+                .metadata
+                .resource_version;
+            replaced
+        })
+        .await
+        .expect("replacing the ConfigMap's data");
+    wait_messages(&api, &want).await;
+    let o = wait_for(&admin, name, &[("Serving", "True", "AsExpected")]).await;
+    assert_eq!(o["metadata"]["generation"], generation);
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(2.0)
+    );
+    admin.delete(name, &Default::default()).await.unwrap();
+    config_maps
+        .delete(&source, &Default::default())
+        .await
+        .unwrap();
+    host.finish();
+    ns.cleanup().await.unwrap();
+}

@@ -235,14 +235,26 @@ fn spec_schema() -> Value {
             },
             "source": {
                 "type": "object",
-                "required": ["oci"],
+                "description": "Where the module comes from: exactly one of oci and configMap.",
                 "properties": {
                     "oci": {
                         "type": "string",
                         "minLength": 1,
                         "description": "The module's OCI reference: registry/repository@sha256:... or a tag, resolved once per generation to the digest everything after reads.",
                     },
+                    "configMap": {
+                        "type": "object",
+                        "required": ["name"],
+                        "description": "A ConfigMap in the host's own namespace holding the module (one binaryData key <guest>.wasm) and its fixtures (data keys *.yaml); read again while it serves, so replacing its data rolls the module out. It carries no signature: the verification policy must serve the kind unsigned.",
+                        "properties": {
+                            "name": {"type": "string", "minLength": 1},
+                        },
+                    },
                 },
+                "x-kubernetes-validations": [{
+                    "rule": "has(self.oci) != has(self.configMap)",
+                    "message": "give exactly one of oci and configMap",
+                }],
             },
             "promotion": {
                 "type": "string",
@@ -254,17 +266,43 @@ fn spec_schema() -> Value {
 }
 
 /// A GuestModule's spec, as the host reads it.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GuestModuleSpec {
     pub kind: String,
-    pub source: Source,
-    #[serde(default)]
+    pub source: ModuleSource,
     pub promotion: Option<PromotionName>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Source {
-    pub oci: String,
+/// Where a module comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModuleSource {
+    /// An OCI reference.
+    Oci(String),
+    /// The name of a ConfigMap in the host's namespace.
+    ConfigMap(String),
+}
+
+/// The spec as written.
+#[derive(Deserialize)]
+struct Written {
+    kind: String,
+    source: WrittenSource,
+    #[serde(default)]
+    promotion: Option<PromotionName>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WrittenSource {
+    #[serde(default)]
+    oci: Option<String>,
+    #[serde(default)]
+    config_map: Option<WrittenConfigMap>,
+}
+
+#[derive(Deserialize)]
+struct WrittenConfigMap {
+    name: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -278,7 +316,18 @@ pub enum PromotionName {
 impl GuestModuleSpec {
     /// Reads `.spec` of a GuestModule object.
     pub fn of(object: &Value) -> Result<GuestModuleSpec, String> {
-        serde_json::from_value(object["spec"].clone()).map_err(|e| format!("spec: {e}"))
+        let written: Written =
+            serde_json::from_value(object["spec"].clone()).map_err(|e| format!("spec: {e}"))?;
+        let source = match (written.source.oci, written.source.config_map) {
+            (Some(oci), None) => ModuleSource::Oci(oci),
+            (None, Some(c)) => ModuleSource::ConfigMap(c.name),
+            _ => return Err("spec.source: give exactly one of oci and configMap".to_owned()),
+        };
+        Ok(GuestModuleSpec {
+            kind: written.kind,
+            source,
+            promotion: written.promotion,
+        })
     }
 
     /// How the module comes to serve: as its spec says, else `default`;
@@ -341,5 +390,19 @@ mod tests {
         assert!(read.is_manual());
         let missing = GuestModuleSpec::of(&json!({"spec": {"kind": "E"}})).unwrap_err();
         assert!(missing.contains("source"), "{missing}");
+        for both_or_none in [
+            json!({"oci": "r/x:1", "configMap": {"name": "m"}}),
+            json!({}),
+        ] {
+            let error =
+                GuestModuleSpec::of(&json!({"spec": {"kind": "E", "source": both_or_none}}))
+                    .unwrap_err();
+            assert_eq!(error, "spec.source: give exactly one of oci and configMap");
+        }
+        let object = json!({"spec": {"kind": "E", "source": {"configMap": {"name": "m"}}}});
+        assert_eq!(
+            GuestModuleSpec::of(&object).unwrap().source,
+            ModuleSource::ConfigMap("m".into())
+        );
     }
 }

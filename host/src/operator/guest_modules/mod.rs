@@ -35,7 +35,7 @@ use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
 use crate::operator::write::status::{FIELD_MANAGER, StatusWriter};
 use crate::pass::review::Review;
-use kind::{Approval, Decision, GuestModuleSpec};
+use kind::{Approval, Decision, GuestModuleSpec, ModuleSource};
 pub use stage::Puller;
 use stage::{Staged, Unstaged};
 use verdict::{Known, Served};
@@ -236,15 +236,22 @@ impl GuestModules {
             return;
         };
         let generation = generation_of(&tracked.object);
-        let due = match &tracked.staged {
-            None => true,
-            Some((g, _, _)) if *g != generation => true,
-            Some((_, Err(Unstaged::Unreachable(_)), at)) => {
-                at.elapsed() >= Duration::from_secs(verdict::PULL_RETRY_SECONDS.into())
-            }
-            Some((_, Err(Unstaged::Refused(_)), at)) => at.elapsed() >= REFUSED_RETRY,
-            Some(_) => false,
-        };
+        // A ConfigMap's data changes under one generation: read again on
+        // every look (a GET; nothing is compiled unless its digest moves).
+        let rereads = matches!(
+            GuestModuleSpec::of(&tracked.object).map(|s| s.source),
+            Ok(ModuleSource::ConfigMap(_))
+        );
+        let due = rereads
+            || match &tracked.staged {
+                None => true,
+                Some((g, _, _)) if *g != generation => true,
+                Some((_, Err(Unstaged::Unreachable(_)), at)) => {
+                    at.elapsed() >= Duration::from_secs(verdict::PULL_RETRY_SECONDS.into())
+                }
+                Some((_, Err(Unstaged::Refused(_)), at)) => at.elapsed() >= REFUSED_RETRY,
+                Some(_) => false,
+            };
         if !due {
             return;
         }
@@ -252,24 +259,26 @@ impl GuestModules {
             Ok(spec) => self.config.puller.stage(name, &spec).await,
             Err(e) => Err(Unstaged::NotAModule(e)),
         };
-        match &result {
-            Ok(staged) => tracing::info!(
-                guest_module = %name,
-                generation,
-                "staged {} (signed by {})",
-                staged.pinned,
-                if staged.signers.is_empty() { "nobody: the policy serves its kind unsigned".to_owned() } else { staged.signers.join(", ") }
-            ),
-            Err(e) => {
-                tracing::warn!(guest_module = %name, generation, "cannot stage GuestModule {name}: {e:?}")
-            }
-        }
-        // A new pull of the same module keeps what became of its offer.
-        let same = matches!(
-            (&tracked.staged, &result),
-            (Some((_, Ok(old), _)), Ok(new)) if old.digest == new.digest
-        );
+        // A new pull of the same module keeps what became of its offer,
+        // and is not logged again.
+        let same = match (&tracked.staged, &result) {
+            (Some((_, Ok(old), _)), Ok(new)) => old.digest == new.digest,
+            (Some((_, Err(old), _)), Err(new)) => old == new,
+            _ => false,
+        };
         if !same {
+            match &result {
+                Ok(staged) => tracing::info!(
+                    guest_module = %name,
+                    generation,
+                    "staged {} (signed by {})",
+                    staged.pinned,
+                    if staged.signers.is_empty() { "nobody: the policy serves its kind unsigned".to_owned() } else { staged.signers.join(", ") }
+                ),
+                Err(e) => {
+                    tracing::warn!(guest_module = %name, generation, "cannot stage GuestModule {name}: {e:?}")
+                }
+            }
             tracked.offered = None;
             tracked.review = None;
         }

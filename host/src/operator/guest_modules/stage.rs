@@ -1,11 +1,15 @@
 //! Staging a GuestModule's source on this replica: pulled by digest from
-//! its OCI registry, its signatures checked against the host's
-//! verification policy, and made ready for the gate, nothing compiled or
-//! served yet.
+//! its OCI registry (or read from a ConfigMap in the host's namespace),
+//! checked against the host's verification policy, and made ready for the
+//! gate, nothing compiled or served yet.
 
 use std::sync::Arc;
 
-use super::kind::GuestModuleSpec;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+
+use super::kind::{GuestModuleSpec, ModuleSource};
+use crate::oci::policy::Rule;
 use crate::oci::signatures::Unverified;
 use crate::oci::{ModuleCache, OciError, Policy, Remote};
 use crate::operator::modules::guests_dir::GuestFile;
@@ -20,6 +24,9 @@ pub struct Puller {
     /// The host's verification policy: a GuestModule's source is served
     /// only as it says, whoever may edit GuestModules.
     pub policy: Arc<Policy>,
+    /// The ConfigMaps of the host's own namespace, where a `configMap`
+    /// source is read (`None`: no client yet).
+    pub config_maps: Option<Api<ConfigMap>>,
 }
 
 /// A module pulled and verified on this replica.
@@ -31,6 +38,7 @@ pub(crate) struct Staged {
     pub digest: String,
     /// The keys that signed it, of those the policy names for its kind.
     pub signers: Vec<String>,
+
     /// The module as the gate takes it: the component and the fixtures
     /// it ships.
     pub file: GuestFile,
@@ -56,9 +64,15 @@ impl Puller {
         name: &str,
         spec: &GuestModuleSpec,
     ) -> Result<Staged, Unstaged> {
+        let oci = match &spec.source {
+            ModuleSource::Oci(oci) => oci,
+            ModuleSource::ConfigMap(config_map) => {
+                return self.read_config_map(name, spec, config_map).await;
+            }
+        };
         let pulled = self
             .remote
-            .pull(&spec.source.oci, &self.cache, Some(&self.policy))
+            .pull(oci, &self.cache, Some(&self.policy))
             .await
             .map_err(unstaged)?;
         let pinned = pulled.pinned.to_string();
@@ -89,6 +103,78 @@ impl Puller {
                 file: offer_file(name),
                 stem: name.to_owned(),
                 digest: digest(&wasm),
+                bytes: wasm,
+                fixtures,
+            },
+        })
+    }
+}
+
+impl Puller {
+    /// Reads the module and its fixtures from the ConfigMap `config_map`
+    /// of the host's namespace: one binaryData key `<guest>.wasm`, the
+    /// data keys `*.yaml` its fixtures. A ConfigMap carries no signature:
+    /// served only for a kind the policy serves unsigned.
+    async fn read_config_map(
+        &self,
+        name: &str,
+        spec: &GuestModuleSpec,
+        config_map: &str,
+    ) -> Result<Staged, Unstaged> {
+        let policy = self.policy.path().display();
+        match self.policy.rule(&spec.kind) {
+            Some(Rule::Unsigned) => {}
+            Some(Rule::Keys { .. }) => {
+                return Err(Unstaged::Refused(format!(
+                    "ConfigMap {config_map} is refused by the verification policy {policy} for kind {}: it asks for signers, and a ConfigMap carries no signature (publish the module to an OCI registry, signed)",
+                    spec.kind
+                )));
+            }
+            None => {
+                return Err(Unstaged::Refused(format!(
+                    "ConfigMap {config_map} is refused by the verification policy {policy}: the policy names no kind {}",
+                    spec.kind
+                )));
+            }
+        }
+        let Some(api) = &self.config_maps else {
+            return Err(Unstaged::Unreachable(
+                "the host has no client to read ConfigMaps with yet".into(),
+            ));
+        };
+        let namespace = api.namespace().unwrap_or_default().to_owned();
+        let where_ = format!("ConfigMap {namespace}/{config_map}");
+        let read = api
+            .get_opt(config_map)
+            .await
+            .map_err(|e| Unstaged::Unreachable(format!("reading {where_}: {e}")))?
+            .ok_or_else(|| Unstaged::Unreachable(format!("{where_} does not exist")))?;
+        let mut modules = read
+            .binary_data
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(key, _)| key.ends_with(".wasm"));
+        let (Some((key, wasm)), None) = (modules.next(), modules.next()) else {
+            return Err(Unstaged::NotAModule(format!(
+                "{where_} must hold exactly one binaryData key <guest>.wasm"
+            )));
+        };
+        let fixtures = read
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(key, _)| key.ends_with(".yaml"))
+            .collect();
+        let wasm = wasm.0;
+        let digest = digest(&wasm);
+        Ok(Staged {
+            pinned: format!("{where_} ({key}, sha256:{digest})"),
+            digest: format!("sha256:{digest}"),
+            signers: Vec::new(),
+            file: GuestFile {
+                file: offer_file(name),
+                stem: name.to_owned(),
+                digest,
                 bytes: wasm,
                 fixtures,
             },

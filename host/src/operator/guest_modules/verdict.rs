@@ -55,8 +55,10 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
             return stalled(v, NOT_A_MODULE, m);
         }
         Err(Unstaged::Refused(m)) => {
-            v.aspects
-                .push(good(PULLED, "Read the module's manifest from the registry"));
+            v.aspects.push(good(
+                PULLED,
+                "Read the module's source (its manifest, or its ConfigMap)",
+            ));
             v.aspects.push(bad(VERIFIED, SIGNATURE_REFUSED, m));
             return stalled(v, SIGNATURE_REFUSED, m);
         }
