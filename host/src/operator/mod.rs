@@ -340,6 +340,7 @@ pub async fn run_with(
             let _ = leading_tx.send(Some(guest_modules::Leading {
                 registry: registry.clone(),
                 offers,
+                reports: config.shard.index == 0,
             }));
             tokio::select! {
                 () = shutdown => {}

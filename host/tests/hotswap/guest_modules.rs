@@ -860,3 +860,99 @@ async fn a_module_from_a_config_map_serves_and_its_replaced_data_rolls_out() {
     host.finish();
     ns.cleanup().await.unwrap();
 }
+
+/// Two shards (`--shards 2`), each replica the leader of its own, one
+/// of them (shard 1's) left with a stale verification policy naming
+/// another key. Shard 0's replica serves the digest (its parents end on
+/// it) and writes the object's conditions: Ready True, one Normal Event.
+/// Shard 1's refuses it and says so in its own entry (Failed, naming the
+/// key it wants), and nothing else: no Warning, no condition turned (two
+/// writers of the conditions would flap them and publish the refusal).
+#[tokio::test]
+async fn every_shard_says_what_it_serves_and_one_writes_the_conditions() {
+    let v = variants();
+    let rollout = Rollout::new("gm-shards");
+    let signed = rollout.push(&v.message, "message", true, 1);
+    KeyPair::generate(&rollout.dir, "other");
+    let stale = rollout.dir.join("stale-policy.yaml");
+    std::fs::write(&stale, "kinds:\n  Hostile:\n    allOf: [other.pub]\n").unwrap();
+    let ns = namespace("swap-gm-shards").await;
+    install(&ns.client()).await;
+    let dir = guests_dir("gm-shards");
+    place(&dir, FILE, &v.base);
+    let shard = |name: &str, index: &str, policy: &Path| {
+        let mut args = rollout.args(name);
+        let at = args
+            .iter()
+            .position(|a| a == "--verification-policy")
+            .unwrap();
+        args[at + 1] = policy.to_str().unwrap().to_owned();
+        args.extend(
+            [
+                "--leader-elect",
+                "--lease-namespace",
+                ns.name(),
+                "--shards",
+                "2",
+                "--shard-index",
+                index,
+            ]
+            .map(str::to_owned),
+        );
+        args
+    };
+    let (args_a, args_b) = (shard("a", "0", &rollout.policy), shard("b", "1", &stale));
+    let ready = "caches synced; reconciling";
+    let a = SwapHost::start_as(ns.name(), &dir, &strs(&args_a), "a", ready).await;
+    let b = SwapHost::start_as(ns.name(), &dir, &strs(&args_b), "b", ready).await;
+    let api = hostiles(&ns);
+    create_hostile(&ns, "h0", "m-0").await;
+    wait_messages(&api, &[("h0".into(), "m-0".into())]).await;
+
+    let (publisher, admin) = (publisher().await, admin(&ns));
+    let name = "gm-shards";
+    publisher
+        .create(
+            &PostParams::default(),
+            &rollout.object(name, &signed, Some("direct")),
+        )
+        .await
+        .expect("the publisher creates a GuestModule");
+    let digest = digest_of(&signed);
+    wait_replicas(
+        &admin,
+        name,
+        &[("a", "Serving", digest), ("b", "Failed", "")],
+    )
+    .await;
+    let o = wait_for(&admin, name, &[("Ready", "True", "AsExpected")]).await;
+    let b_entry = o["status"]["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "b")
+        .unwrap()
+        .clone();
+    assert!(
+        b_entry["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not signed by other.pub")),
+        "{b_entry}"
+    );
+    assert_eq!(
+        a.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(1.0)
+    );
+    assert_eq!(b.sample("reconciler_swaps_total{kind=\"Hostile\"}"), None);
+    // A replica writes its entry after it would write the conditions:
+    // shard 1's entry is there, so had it written them, it would have.
+    assert_eq!(condition(&o, "Verified").unwrap().status, "True");
+    assert_eq!(
+        events_about(&ns.client(), name).await,
+        [("Normal".into(), "AsExpected".into(), 1)]
+    );
+    admin.delete(name, &Default::default()).await.unwrap();
+    a.finish();
+    b.finish();
+    ns.cleanup().await.unwrap();
+}

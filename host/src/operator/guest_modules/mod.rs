@@ -80,6 +80,11 @@ impl std::fmt::Debug for GuestModulesConfig {
 pub(crate) struct Leading {
     pub registry: Arc<Registry>,
     pub offers: OfferSender,
+    /// Whether it writes the objects' conditions and Events: the leader of
+    /// shard 0. With `--shards`, every shard's leader serves the module
+    /// and says so in its own entry of `.status.replicas`, and one writes
+    /// the conditions (two would publish every transition twice).
+    pub reports: bool,
 }
 
 /// One GuestModule as this replica knows it.
@@ -223,7 +228,9 @@ impl GuestModules {
             self.stage(&name).await;
             if let Some(leading) = leading {
                 self.offer(&name, leading).await;
-                self.report(&name, leading).await;
+                if leading.reports {
+                    self.report(&name, leading).await;
+                }
             }
             self.write_entry(&name, leading).await;
         }
