@@ -26,6 +26,12 @@
 //!    parent's spec changes, and each must end on the new module's
 //!    rendering of its last message (no lost update). No guest error, no
 //!    refusal and no rollback may be counted, and one swap per update.
+//! 4. `reconciler-host run --guest-modules` serving the EvidenceAgent from
+//!    the guests directory (the Rust guest); a GuestModule names the
+//!    JavaScript EvidenceAgent (13 MB), signed: the time from its creation
+//!    to Serving True (pull, signatures, compile, gate, swap), one swap
+//!    counted, and an EvidenceAgent created after it evaluated by it (its
+//!    status written) with no guest error.
 //!
 //! `make bench-modules`, or `cargo bench -p reconciler-host --bench
 //! modules` after `make guests guests-js`. Environment: `BENCH_PARENTS`,
@@ -83,7 +89,8 @@ fn main() {
     ));
     let report = pulled(&mut out, pulls)
         .and_then(|()| rt.block_on(shadowed(&mut out, parents)))
-        .and_then(|()| rt.block_on(updated(&mut out, objects, updates, &kubeconfig)));
+        .and_then(|()| rt.block_on(updated(&mut out, objects, updates, &kubeconfig)))
+        .and_then(|()| rt.block_on(served(&mut out, &kubeconfig)));
     match report {
         Ok(()) => print!("{}", out.finish()),
         Err(e) => {
@@ -720,6 +727,167 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
         errors == 0.0 && refusals == 0.0 && rollbacks == 0.0,
         "guest errors {errors}, refusals {refusals}, rollbacks {rollbacks}: the updates should pass cleanly"
     );
+    modules.delete(&name, &Default::default()).await?;
+    ns.cleanup().await?;
+    drop(registry);
+    Ok(())
+}
+
+/// Part 4: the JavaScript EvidenceAgent served by a running host from a
+/// GuestModule, in place of the Rust one the guests directory serves.
+async fn served(out: &mut Table, kubeconfig: &Path) -> Result<()> {
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("served");
+    let key = KeyPair::generate(&dir, "release");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "kinds:\n  EvidenceAgent:\n    allOf: [release.pub]\n",
+    )?;
+    let module = dir.join("evidenceagent_js.wasm");
+    std::fs::copy(javascript_agent(), &module)?;
+    let bytes = std::fs::metadata(&module)?.len();
+    let pushed = host(
+        &dir.join("push-compiled"),
+        &[],
+        &[
+            "push",
+            module.to_str().unwrap(),
+            &format!("{address}/guests/evidenceagent-js:bench"),
+            "--insecure-registry",
+            &address,
+        ],
+    );
+    ensure!(pushed.status.success(), "push: {}", text(&pushed.stderr));
+    let reference = text(&pushed.stdout).trim().to_owned();
+    key.sign(&reference);
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests)?;
+    std::fs::copy(
+        guest_wasm("evidenceagent-guest"),
+        guests.join("evidenceagent_guest.wasm"),
+    )?;
+
+    let ns = TestNamespace::new("bench-js").await?;
+    let client = ns.client();
+    reconciler_host_harness::operator::install_crds(&client).await;
+    reconciler_testsupport::install_crd(&client, serde_json::from_value(gm::crd())?).await?;
+    let label = format!("reconciler.dev/bench={}", ns.name());
+    let metrics = free_port()?;
+    let (compiled, pulled) = (dir.join("compiled"), dir.join("pulled"));
+    let args: Vec<&OsStr> = [
+        "--cache-dir",
+        compiled.to_str().unwrap(),
+        "run",
+        "--guests",
+        guests.to_str().unwrap(),
+        "--guests-poll",
+        "200ms",
+        "--namespaces",
+        ns.name(),
+        "--guest-modules",
+        "--guest-modules-selector",
+        &label,
+        "--verification-policy",
+        policy.to_str().unwrap(),
+        "--insecure-registry",
+        &address,
+        "--pulled-dir",
+        pulled.to_str().unwrap(),
+        "--promotion",
+        "direct",
+    ]
+    .map(OsStr::new)
+    .to_vec();
+    let mut host_process = HostProcess::start(kubeconfig, dir.join("host.log"), metrics, &args)?;
+    host_process.wait_synced(Duration::from_secs(120)).await?;
+
+    let modules: kube::Api<DynamicObject> = kube::Api::all_with(
+        client.clone(),
+        &objects::resource_of(&format!("{}/{}", gm::GROUP, gm::VERSION), gm::KIND),
+    );
+    let name = format!("bench-js-{}", ns.name());
+    let started = Instant::now();
+    modules
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
+                "kind": gm::KIND,
+                "metadata": {"name": name, "labels": {"reconciler.dev/bench": ns.name()}},
+                "spec": {"kind": "EvidenceAgent", "source": {"oci": reference}, "promotion": "direct"},
+            }))?,
+        )
+        .await
+        .context("creating the GuestModule")?;
+    let serving = loop {
+        let o = serde_json::to_value(modules.get(&name).await?)?;
+        let serving = o["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Serving" && c["status"] == "True")
+        });
+        if serving {
+            break started.elapsed();
+        }
+        ensure!(
+            started.elapsed() < Duration::from_secs(180),
+            "the JavaScript EvidenceAgent does not serve after 180 s: {}",
+            o["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // A parent created now is evaluated by the JavaScript module.
+    let api_version = "pgtoolbox.fyannk.dev/v1alpha1";
+    let agents = objects::api(&client, ns.name(), api_version, "EvidenceAgent");
+    let evaluated_from = Instant::now();
+    objects::create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": api_version, "kind": "EvidenceAgent",
+               "metadata": {"name": "agent"}, "spec": {"cluster": {"name": "pg"}}}),
+    )
+    .await;
+    let evaluated = loop {
+        let o = serde_json::to_value(agents.get("agent").await?)?;
+        if o["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+        {
+            break evaluated_from.elapsed();
+        }
+        ensure!(
+            evaluated_from.elapsed() < Duration::from_secs(60),
+            "the EvidenceAgent is not evaluated after 60 s: {}",
+            o["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let after = Metrics::scrape(metrics).await?;
+    let (swaps, errors) = (
+        after.counter("reconciler_swaps_total"),
+        after.counter("reconciler_guest_errors_total"),
+    );
+    host_process.stop();
+
+    out.section(&format!(
+        "the JavaScript EvidenceAgent ({:.1} MB) served by a running host from a signed GuestModule, in place of the Rust one",
+        bytes as f64 / 1e6
+    ));
+    out.row(
+        "GuestModule created to Serving True (pull, signatures, compile, gate, swap)",
+        format!("{:.1} s", serving.as_secs_f64()),
+    );
+    out.row(
+        "an EvidenceAgent created after, to its status written by it",
+        format!("{:.0} ms", evaluated.as_secs_f64() * 1e3),
+    );
+    out.row(
+        "swaps counted / guest errors",
+        format!("{swaps} / {errors}"),
+    );
+    ensure!(swaps == 1.0, "{swaps} swaps counted for one GuestModule");
+    ensure!(errors == 0.0, "{errors} guest errors");
     modules.delete(&name, &Default::default()).await?;
     ns.cleanup().await?;
     drop(registry);
