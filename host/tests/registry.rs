@@ -15,7 +15,7 @@ use std::process::Output;
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::manifest::OciImageManifest;
 use oci_client::{Client, Reference};
-use reconciler_host_harness::cosign::{Authority, KeyPair};
+use reconciler_host_harness::cosign::{Authority, KeyPair, TransparencyLog};
 use reconciler_host_harness::guests::guest_wasm;
 use reconciler_host_harness::paths;
 use reconciler_host_harness::registry::Registry;
@@ -544,6 +544,84 @@ fn a_module_signed_as_the_identity_its_kinds_rule_names_is_pulled() {
     assert!(error.contains(&missing), "{error}");
     assert!(!error.contains("not taken"), "{error}");
     assert!(guests.join("signed.wasm").exists());
+}
+
+/// Keyless as public Fulcio signs: a certificate valid ten minutes, long
+/// expired when the host checks it, is taken because a transparency log
+/// the policy gives attests the signature was made while it was valid
+/// (its entry attached by the real cosign). The same certificate without
+/// the entry, or with an entry from a log the policy does not give, is
+/// refused, saying why.
+#[test]
+fn a_short_lived_certificate_is_taken_at_the_time_a_given_log_attests() {
+    const ISSUER: &str = "https://token.actions.example";
+    const RELEASE: &str = "release@ci.example";
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("logged");
+    let module = writer_in(&dir);
+    let trusted = Authority::new(&dir, "trusted");
+    let (log, elsewhere) = (
+        TransparencyLog::new(&dir, "rekor"),
+        TransparencyLog::new(&dir, "elsewhere-log"),
+    );
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        format!(
+            "trustRoots: trusted-root.pem\ntransparencyLogs: rekor.pub\nkinds:\n  Widget:\n    allOf:\n    - issuer: {ISSUER}\n      subject: {RELEASE}\n"
+        ),
+    )
+    .unwrap();
+    let keys = KeyPair::generate(&dir, "ephemeral");
+    let signed_at = time::OffsetDateTime::now_utc() - time::Duration::hours(1);
+    let certificate = trusted.certify_between(
+        &keys,
+        ISSUER,
+        RELEASE,
+        (
+            signed_at - time::Duration::minutes(1),
+            signed_at + time::Duration::minutes(9),
+        ),
+    );
+    let logged = push_tag(&dir, &module, &address, "logged", 1);
+    keys.sign_logged(&logged, &certificate, &log, signed_at.unix_timestamp());
+    let unlogged = push_tag(&dir, &module, &address, "unlogged", 2);
+    keys.sign_as(&unlogged, &certificate);
+    let foreign = push_tag(&dir, &module, &address, "foreign", 3);
+    keys.sign_logged(
+        &foreign,
+        &certificate,
+        &elsewhere,
+        signed_at.unix_timestamp(),
+    );
+
+    let guests = scratch("logged-guests");
+    let pull =
+        |reference: &str, name: &str| pull_under(&dir, reference, &guests, name, &policy, &address);
+    let out = pull(&logged, "logged");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "(kind Widget, signed by {RELEASE} (issuer {ISSUER}))"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    for (reference, name, why) in [
+        (&unlogged, "unlogged", "is not valid at"),
+        (&foreign, "foreign", "not one the policy gives"),
+    ] {
+        let out = pull(reference, name);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        let error = text(&out.stderr);
+        assert!(
+            error.contains(&format!("not signed by {RELEASE} (issuer {ISSUER})"))
+                && error.contains(why),
+            "{name}: {error}"
+        );
+        assert!(!guests.join(format!("{name}.wasm")).exists());
+    }
 }
 
 /// A private registry (HTTP Basic) is reached with the credentials of a

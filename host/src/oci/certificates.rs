@@ -13,6 +13,7 @@ use x509_parser::prelude::FromDer;
 use x509_parser::time::ASN1Time;
 
 use super::keys::PublicKey;
+use super::transparency::Logs;
 
 /// Fulcio's OIDC issuer extension (a DER UTF8String), and its first
 /// version (the bare string).
@@ -36,10 +37,12 @@ impl fmt::Display for Identity {
     }
 }
 
-/// The CA certificates keyless signatures must chain to, DER.
+/// The CA certificates keyless signatures must chain to, DER, and the
+/// transparency logs whose entries say when a signature was made.
 #[derive(Debug)]
 pub struct TrustRoots {
     roots: Vec<Vec<u8>>,
+    pub logs: Option<Logs>,
 }
 
 /// A signer's certificate, read and chained to a root.
@@ -67,14 +70,13 @@ impl TrustRoots {
                 ));
             }
         }
-        Ok(TrustRoots { roots })
+        Ok(TrustRoots { roots, logs: None })
     }
 
     /// What `certificate` (PEM, as cosign stores it beside a signature)
     /// certifies, if it chains through `chain` (PEM: intermediates, maybe
-    /// the root) to one of these roots, may sign code and is valid `at`.
-    /// No transparency log or timestamp is read: as cosign does without
-    /// one, the certificate must be valid at the time of the check.
+    /// the root) to one of these roots, may sign code and is valid `at`:
+    /// when a transparency log attests the signature was made, else now.
     pub fn certify(
         &self,
         certificate: &str,
@@ -88,7 +90,7 @@ impl TrustRoots {
         let leaf = parse(&leaf)?;
         if !leaf.validity().is_valid_at(at) {
             return Err(format!(
-                "its certificate ({}) is not valid now: valid {} to {}",
+                "its certificate ({}) is not valid at {at}: valid {} to {}",
                 leaf.subject(),
                 leaf.validity().not_before,
                 leaf.validity().not_after
@@ -281,7 +283,7 @@ mod tests {
         assert!(refused.contains("does not chain"), "{refused}");
         let (expired, _) = leaf(&root, true, -1);
         let refused = roots.certify(&expired, None, now()).unwrap_err();
-        assert!(refused.contains("is not valid now"), "{refused}");
+        assert!(refused.contains("is not valid at"), "{refused}");
         let (tls, _) = leaf(&root, false, 1);
         let refused = roots.certify(&tls, None, now()).unwrap_err();
         assert!(refused.contains("not for code signing"), "{refused}");

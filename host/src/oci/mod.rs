@@ -14,6 +14,7 @@ pub mod keys;
 pub mod layout;
 pub mod policy;
 pub mod signatures;
+pub mod transparency;
 
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;

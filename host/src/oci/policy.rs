@@ -6,6 +6,7 @@
 //!
 //! ```yaml
 //! trustRoots: ca.pem                 # the CAs keyless certificates chain to
+//! transparencyLogs: rekor.pub        # the logs whose entries date a signature
 //! kinds:
 //!   Widget:
 //!     allOf: [release.pub]           # each of these signed it
@@ -32,6 +33,7 @@ use serde::Deserialize;
 
 use super::certificates::{Identity, TrustRoots};
 use super::keys::PublicKey;
+use super::transparency::Logs;
 
 /// Why a policy cannot be read. None is retryable: the file is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +61,8 @@ pub enum PolicyError {
     },
     #[error("verification policy {}, trustRoots: {detail}", path.display())]
     TrustRoots { path: PathBuf, detail: String },
+    #[error("verification policy {}, transparencyLogs: {detail}", path.display())]
+    TransparencyLogs { path: PathBuf, detail: String },
 }
 
 /// The policy file as written.
@@ -68,6 +72,8 @@ pub enum PolicyError {
 struct Written {
     #[serde(default)]
     trust_roots: Option<String>,
+    #[serde(default)]
+    transparency_logs: Option<String>,
     kinds: BTreeMap<String, WrittenKind>,
 }
 
@@ -160,14 +166,31 @@ impl Policy {
                             detail,
                         }
                     })?;
-                TrustRoots::from_pem(&pem)
-                    .map(Arc::new)
-                    .map_err(|detail| PolicyError::TrustRoots {
-                        path: path.to_owned(),
-                        detail,
-                    })
+                TrustRoots::from_pem(&pem).map_err(|detail| PolicyError::TrustRoots {
+                    path: path.to_owned(),
+                    detail,
+                })
             })
             .transpose()?;
+        let roots = match (roots, written.transparency_logs) {
+            (Some(mut roots), Some(logs)) => {
+                let failed = |detail| PolicyError::TransparencyLogs {
+                    path: path.to_owned(),
+                    detail,
+                };
+                let (_, pem) = read_pem(base, logs, "transparency logs", &mut 0).map_err(failed)?;
+                roots.logs = Some(Logs::from_pem(&pem).map_err(failed)?);
+                Some(roots)
+            }
+            (None, Some(_)) => {
+                return Err(PolicyError::TransparencyLogs {
+                    path: path.to_owned(),
+                    detail: "given without trustRoots: a log dates a keyless certificate, which needs its roots".into(),
+                });
+            }
+            (roots, None) => roots,
+        }
+        .map(Arc::new);
         let mut kinds = BTreeMap::new();
         for (kind, rule) in written.kinds {
             let rule = Rule::read(path, base, roots.as_ref(), &kind, rule)?;

@@ -16,6 +16,7 @@ use serde::Deserialize;
 
 use super::certificates::Certified;
 use super::policy::{By, Rule, Signer};
+use super::transparency::BUNDLE;
 
 /// The media type of a cosign signature layer (its payload).
 pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
@@ -92,6 +93,8 @@ struct Signed {
     signature: Vec<u8>,
     /// The certificate beside it, if any: (PEM, chain PEM).
     certificate: Option<(String, Option<String>)>,
+    /// Its transparency log entry (cosign's Rekor bundle), if any.
+    bundle: Option<String>,
 }
 
 impl Signed {
@@ -104,11 +107,21 @@ impl Signed {
                 let Some((certificate, chain)) = &self.certificate else {
                     return Ok(false);
                 };
-                let now = x509_parser::time::ASN1Time::now();
+                // When it was signed: as a log the policy gives attests,
+                // else now.
+                let at = match (&roots.logs, &self.bundle) {
+                    (Some(logs), Some(bundle)) => {
+                        let at =
+                            logs.signed_at(bundle, &self.payload, &self.signature, certificate)?;
+                        x509_parser::time::ASN1Time::from_timestamp(at)
+                            .map_err(|e| format!("its log entry's time {at}: {e}"))?
+                    }
+                    _ => x509_parser::time::ASN1Time::now(),
+                };
                 let Certified {
                     identity: named,
                     key,
-                } = roots.certify(certificate, chain.as_deref(), now)?;
+                } = roots.certify(certificate, chain.as_deref(), at)?;
                 Ok(named == *identity && key.verifies(&self.payload, &self.signature))
             }
         }
@@ -198,6 +211,7 @@ async fn read(
                 .cloned()
         };
         let certificate = annotation(CERTIFICATE).map(|c| (c, annotation(CHAIN)));
+        let bundle = annotation(BUNDLE);
         let mut payload = Vec::new();
         client
             .pull_blob(&tag, layer, &mut payload)
@@ -210,6 +224,7 @@ async fn read(
                 payload,
                 signature,
                 certificate,
+                bundle,
             });
         }
     }
