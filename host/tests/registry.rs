@@ -434,7 +434,7 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let error = refused(&unsigned, "unsigned", &policy);
     assert!(
         error.contains(&format!(
-            "{by_policy} for kind Widget: it carries no cosign signature"
+            "{by_policy} for kind Widget: it carries no cosign signature (none under the tag sha256-<digest>.sig; cosign 3 stores its new bundle format as an OCI referrer, not read yet: sign with --new-bundle-format=false)"
         )),
         "{error}"
     );

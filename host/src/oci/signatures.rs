@@ -34,7 +34,9 @@ const SIGNATURE_TYPE: &str = "cosign container image signature";
 #[derive(Debug, thiserror::Error)]
 pub enum Unverified {
     /// Nothing signed it (no signature cosign would store for it).
-    #[error("it carries no cosign signature")]
+    #[error(
+        "it carries no cosign signature (none under the tag sha256-<digest>.sig; cosign 3 stores its new bundle format as an OCI referrer, not read yet: sign with --new-bundle-format=false)"
+    )]
     Unsigned,
     /// Signers of `allOf` that signed nothing.
     #[error("not signed by {} (of allOf; {checked} signature(s) checked){}", keys.join(", "), Refused(refused))]
