@@ -530,35 +530,8 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
     reconciler_testsupport::install_crd(&client, crd).await?;
     reconciler_testsupport::install_crd(&client, serde_json::from_value(gm::crd())?).await?;
 
-    let label = format!("reconciler.dev/bench={}", ns.name());
-    let metrics = free_port()?;
-    let (compiled_dir, pulled_dir) = (dir.join("compiled"), dir.join("pulled"));
-    let args: Vec<&OsStr> = [
-        "--cache-dir",
-        compiled_dir.to_str().unwrap(),
-        "run",
-        "--guests",
-        guests.to_str().unwrap(),
-        "--guests-poll",
-        "200ms",
-        "--namespaces",
-        ns.name(),
-        "--guest-modules",
-        "--guest-modules-selector",
-        &label,
-        "--verification-policy",
-        policy.to_str().unwrap(),
-        "--insecure-registry",
-        &address,
-        "--pulled-dir",
-        pulled_dir.to_str().unwrap(),
-        "--promotion",
-        "direct",
-    ]
-    .map(OsStr::new)
-    .to_vec();
-    let mut served = HostProcess::start(kubeconfig, dir.join("host.log"), metrics, &args)?;
-    served.wait_synced(Duration::from_secs(120)).await?;
+    let (mut served, metrics) =
+        serve_guest_modules(kubeconfig, &dir, &guests, &ns, &policy, &address).await?;
 
     let hostile = objects::api(&client, ns.name(), "testing.reconciler.dev/v1", "Hostile");
     let names: Vec<String> = (0..objects).map(|i| format!("h{i:04}")).collect();
@@ -581,20 +554,12 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
         .await;
     until_all(&hostile, &names, |n| said(n, 0), Instant::now()).await?;
 
-    let modules: kube::Api<DynamicObject> = kube::Api::all_with(
-        client.clone(),
-        &objects::resource_of(&format!("{}/{}", gm::GROUP, gm::VERSION), gm::KIND),
-    );
+    let modules = guest_modules(&client);
     let name = format!("bench-hostile-{}", ns.name());
     modules
         .create(
             &PostParams::default(),
-            &serde_json::from_value(json!({
-                "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
-                "kind": gm::KIND,
-                "metadata": {"name": name, "labels": {"reconciler.dev/bench": ns.name()}},
-                "spec": {"kind": "Hostile", "source": {"oci": pinned[0]}, "promotion": "direct"},
-            }))?,
+            &guest_module(&name, &ns, "Hostile", &pinned[0])?,
         )
         .await
         .context("creating the GuestModule")?;
@@ -773,51 +738,16 @@ async fn served(out: &mut Table, kubeconfig: &Path) -> Result<()> {
     let client = ns.client();
     reconciler_host_harness::operator::install_crds(&client).await;
     reconciler_testsupport::install_crd(&client, serde_json::from_value(gm::crd())?).await?;
-    let label = format!("reconciler.dev/bench={}", ns.name());
-    let metrics = free_port()?;
-    let (compiled, pulled) = (dir.join("compiled"), dir.join("pulled"));
-    let args: Vec<&OsStr> = [
-        "--cache-dir",
-        compiled.to_str().unwrap(),
-        "run",
-        "--guests",
-        guests.to_str().unwrap(),
-        "--guests-poll",
-        "200ms",
-        "--namespaces",
-        ns.name(),
-        "--guest-modules",
-        "--guest-modules-selector",
-        &label,
-        "--verification-policy",
-        policy.to_str().unwrap(),
-        "--insecure-registry",
-        &address,
-        "--pulled-dir",
-        pulled.to_str().unwrap(),
-        "--promotion",
-        "direct",
-    ]
-    .map(OsStr::new)
-    .to_vec();
-    let mut host_process = HostProcess::start(kubeconfig, dir.join("host.log"), metrics, &args)?;
-    host_process.wait_synced(Duration::from_secs(120)).await?;
+    let (mut host_process, metrics) =
+        serve_guest_modules(kubeconfig, &dir, &guests, &ns, &policy, &address).await?;
 
-    let modules: kube::Api<DynamicObject> = kube::Api::all_with(
-        client.clone(),
-        &objects::resource_of(&format!("{}/{}", gm::GROUP, gm::VERSION), gm::KIND),
-    );
+    let modules = guest_modules(&client);
     let name = format!("bench-js-{}", ns.name());
     let started = Instant::now();
     modules
         .create(
             &PostParams::default(),
-            &serde_json::from_value(json!({
-                "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
-                "kind": gm::KIND,
-                "metadata": {"name": name, "labels": {"reconciler.dev/bench": ns.name()}},
-                "spec": {"kind": "EvidenceAgent", "source": {"oci": reference}, "promotion": "direct"},
-            }))?,
+            &guest_module(&name, &ns, "EvidenceAgent", &reference)?,
         )
         .await
         .context("creating the GuestModule")?;
@@ -892,4 +822,66 @@ async fn served(out: &mut Table, kubeconfig: &Path) -> Result<()> {
     ns.cleanup().await?;
     drop(registry);
     Ok(())
+}
+
+/// `reconciler-host run --guest-modules` serving `guests` in `ns`'s
+/// namespace and its GuestModules (labelled for it) under `policy`,
+/// promotion direct, synced; and its metrics address.
+async fn serve_guest_modules(
+    kubeconfig: &Path,
+    dir: &Path,
+    guests: &Path,
+    ns: &TestNamespace,
+    policy: &Path,
+    registry: &str,
+) -> Result<(HostProcess, std::net::SocketAddr)> {
+    let label = format!("reconciler.dev/bench={}", ns.name());
+    let metrics = free_port()?;
+    let (compiled, pulled) = (dir.join("compiled"), dir.join("pulled"));
+    let args: Vec<&OsStr> = [
+        "--cache-dir",
+        compiled.to_str().unwrap(),
+        "run",
+        "--guests",
+        guests.to_str().unwrap(),
+        "--guests-poll",
+        "200ms",
+        "--namespaces",
+        ns.name(),
+        "--guest-modules",
+        "--guest-modules-selector",
+        &label,
+        "--verification-policy",
+        policy.to_str().unwrap(),
+        "--insecure-registry",
+        registry,
+        "--pulled-dir",
+        pulled.to_str().unwrap(),
+        "--promotion",
+        "direct",
+    ]
+    .map(OsStr::new)
+    .to_vec();
+    let mut host = HostProcess::start(kubeconfig, dir.join("host.log"), metrics, &args)?;
+    host.wait_synced(Duration::from_secs(120)).await?;
+    Ok((host, metrics))
+}
+
+/// GuestModules, as admin writes them.
+fn guest_modules(client: &kube::Client) -> kube::Api<DynamicObject> {
+    kube::Api::all_with(
+        client.clone(),
+        &objects::resource_of(&format!("{}/{}", gm::GROUP, gm::VERSION), gm::KIND),
+    )
+}
+
+/// The GuestModule `name` serving `kind` from `oci`, promotion direct,
+/// labelled for `ns`'s host.
+fn guest_module(name: &str, ns: &TestNamespace, kind: &str, oci: &str) -> Result<DynamicObject> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
+        "kind": gm::KIND,
+        "metadata": {"name": name, "labels": {"reconciler.dev/bench": ns.name()}},
+        "spec": {"kind": kind, "source": {"oci": oci}, "promotion": "direct"},
+    }))?)
 }
