@@ -434,7 +434,7 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let error = refused(&unsigned, "unsigned", &policy);
     assert!(
         error.contains(&format!(
-            "{by_policy} for kind Widget: it carries no cosign signature (none under the tag sha256-<digest>.sig; cosign 3 stores its new bundle format as an OCI referrer, not read yet: sign with --new-bundle-format=false)"
+            "{by_policy} for kind Widget: it carries no cosign signature (none under the tag sha256-<digest>.sig, none in a Sigstore bundle among its referrers)"
         )),
         "{error}"
     );
@@ -622,6 +622,70 @@ fn a_short_lived_certificate_is_taken_at_the_time_a_given_log_attests() {
         );
         assert!(!guests.join(format!("{name}.wasm")).exists());
     }
+}
+
+/// Cosign 3's default, Sigstore's bundle format: a DSSE envelope stored
+/// among the module's referrers (here the tag schema: the loopback
+/// registry has no referrers API), signed by the real cosign with
+/// `--new-bundle-format`. Signed by the policy's key it is pulled; by
+/// another key refused; as a keyless identity, its certificate in the
+/// bundle, pulled under an identity rule.
+#[test]
+fn a_module_signed_in_the_bundle_format_is_pulled_as_its_rule_asks() {
+    const ISSUER: &str = "https://token.actions.example";
+    const RELEASE: &str = "release@ci.example";
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("bundled");
+    let module = writer_in(&dir);
+    let release = KeyPair::generate(&dir, "release");
+    let other = KeyPair::generate(&dir, "other");
+    let trusted = Authority::new(&dir, "trusted");
+    let (keyed, keyless) = (dir.join("keyed.yaml"), dir.join("keyless.yaml"));
+    std::fs::write(&keyed, "kinds:\n  Widget:\n    allOf: [release.pub]\n").unwrap();
+    std::fs::write(
+        &keyless,
+        format!(
+            "trustRoots: trusted-root.pem\nkinds:\n  Widget:\n    allOf:\n    - issuer: {ISSUER}\n      subject: {RELEASE}\n"
+        ),
+    )
+    .unwrap();
+    let signed = push_tag(&dir, &module, &address, "bundled", 1);
+    release.sign_bundled(&signed);
+    let by_other = push_tag(&dir, &module, &address, "bundled-other", 2);
+    other.sign_bundled(&by_other);
+    let identity = push_tag(&dir, &module, &address, "bundled-keyless", 3);
+    other.sign_bundled_as(&identity, &trusted.certify(&other, ISSUER, RELEASE, 1));
+
+    let guests = scratch("bundled-guests");
+    let pull = |reference: &str, name: &str, policy: &Path| {
+        pull_under(&dir, reference, &guests, name, policy, &address)
+    };
+    for (reference, name, policy, signer) in [
+        (&signed, "signed", &keyed, "release.pub".to_owned()),
+        (
+            &identity,
+            "identity",
+            &keyless,
+            format!("{RELEASE} (issuer {ISSUER})"),
+        ),
+    ] {
+        let out = pull(reference, name, policy);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(&format!("(kind Widget, signed by {signer})")),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = pull(&by_other, "other", &keyed);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not signed by release.pub (of allOf; 1 signature(s) checked)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!guests.join("other.wasm").exists());
 }
 
 /// A private registry (HTTP Basic) is reached with the credentials of a

@@ -62,6 +62,26 @@ impl KeyPair {
         self.sign_with(reference, &[]);
     }
 
+    /// Signs `reference` in Sigstore's bundle format (cosign 3's default),
+    /// stored among its referrers.
+    pub fn sign_bundled(&self, reference: &str) {
+        self.sign_with(reference, &["--new-bundle-format"]);
+    }
+
+    /// The same, as the keyless signer `certificate` names.
+    pub fn sign_bundled_as(&self, reference: &str, certificate: &Certificate) {
+        self.sign_with(
+            reference,
+            &[
+                "--new-bundle-format",
+                "--certificate",
+                certificate.path.to_str().expect("a UTF-8 path"),
+                "--certificate-chain",
+                certificate.chain.to_str().expect("a UTF-8 path"),
+            ],
+        );
+    }
+
     /// Signs `reference` as the keyless signer `certificate` names: cosign
     /// attaches the certificate and its chain to the signature.
     pub fn sign_as(&self, reference: &str, certificate: &Certificate) {

@@ -7,6 +7,7 @@
 //! under a verification policy ([`policy`]), its cosign signatures
 //! checked before anything is downloaded ([`signatures`]).
 
+pub mod bundles;
 pub mod cache;
 pub mod certificates;
 pub mod credentials;

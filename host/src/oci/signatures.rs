@@ -1,11 +1,12 @@
 //! Cosign signatures on a module, checked against its kind's rule in the
 //! verification policy before the module is downloaded or compiled. Read
-//! where cosign stores them (the tag `sha256-<hex>.sig` in the module's
-//! repository: a manifest whose `simplesigning` layers each hold a payload
+//! where cosign stores them: the tag `sha256-<hex>.sig` in the module's
+//! repository (a manifest whose `simplesigning` layers each hold a payload
 //! naming the signed digest, the signature over that payload in the
-//! layer's annotation, and for a keyless signer the certificate beside it)
-//! and checked offline: no transparency log or certificate authority is
-//! asked.
+//! layer's annotation, and for a keyless signer the certificate beside it),
+//! and Sigstore bundles among the module's referrers (cosign 3's default,
+//! [`bundles`]); and checked offline: no transparency log or certificate
+//! authority is asked.
 
 use base64::Engine;
 use oci_client::errors::{OciDistributionError, OciErrorCode};
@@ -14,6 +15,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
 
+use super::bundles;
 use super::certificates::Certified;
 use super::policy::{By, Rule, Signer};
 use super::transparency::BUNDLE;
@@ -35,7 +37,7 @@ const SIGNATURE_TYPE: &str = "cosign container image signature";
 pub enum Unverified {
     /// Nothing signed it (no signature cosign would store for it).
     #[error(
-        "it carries no cosign signature (none under the tag sha256-<digest>.sig; cosign 3 stores its new bundle format as an OCI referrer, not read yet: sign with --new-bundle-format=false)"
+        "it carries no cosign signature (none under the tag sha256-<digest>.sig, none in a Sigstore bundle among its referrers)"
     )]
     Unsigned,
     /// Signers of `allOf` that signed nothing.
@@ -179,6 +181,26 @@ pub async fn check(
 /// The signatures stored for `pinned` whose payload signs its digest
 /// (a payload signing another digest is no signature of this module).
 async fn read(
+    client: &Client,
+    auth: &RegistryAuth,
+    pinned: &Reference,
+) -> Result<Vec<Signed>, Unverified> {
+    let mut signed = read_tagged(client, auth, pinned).await?;
+    let bundled = bundles::read(client, auth, pinned)
+        .await
+        .map_err(Unverified::Unreadable)?;
+    signed.extend(bundled.into_iter().map(|b| Signed {
+        payload: b.message,
+        signature: b.signature,
+        certificate: b.certificate,
+        bundle: None,
+    }));
+    Ok(signed)
+}
+
+/// The signatures stored under cosign's tag `sha256-<hex>.sig` whose
+/// payload signs `pinned`'s digest.
+async fn read_tagged(
     client: &Client,
     auth: &RegistryAuth,
     pinned: &Reference,
