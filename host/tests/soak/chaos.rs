@@ -179,7 +179,7 @@ pub async fn reviewer(
             .unwrap_or(DEFAULT_IMAGE)
             .to_owned();
         let decision = match rng.below(5) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 observed.approve(&agent, &image);
                 "Approved"
             }

@@ -9,9 +9,10 @@
 //! directory, a CRD removed and reinstalled. Then the faults stop, every
 //! agent is given time to catch up, and the soak prints, in this wording,
 //! what users rely on; it exits non-zero unless every count is 0 and the
-//! RSS growth is within its bound. An access grant's 10 s count from its
-//! expiry, or from the end of an API server outage that began within them
-//! (no controller can take access away while the API server is down).
+//! RSS growth is within its bound (and measured, from a 4-minute soak). An
+//! access grant's 10 s count from its expiry, or from the end of an API
+//! server outage that began within them (no controller can take access
+//! away while the API server is down).
 
 mod chaos;
 mod observe;
@@ -35,6 +36,13 @@ const RSS_BOUND_MIB: f64 = 32.0;
 /// A process is sampled once it has run this long: what it takes to start
 /// (caches listed, modules compiled) is not growth.
 const WARM_UP: Duration = Duration::from_secs(60);
+
+/// The shortest second half in which the RSS growth must be measured: a
+/// replica `b` restarted in it (a leader exits when it cannot renew its
+/// Lease through an API server restart) is sampled only after a further
+/// [`WARM_UP`], so a shorter half (`make test`'s 2-minute soak) may leave
+/// no process sampled twice; its growth is then reported, not required.
+const RSS_REQUIRED_FROM: Duration = Duration::from_secs(120);
 
 /// How long the agents have, once the faults stop, to observe their last
 /// generation.
@@ -187,11 +195,20 @@ async fn soak(length: Duration, seed: u64) -> bool {
     for (what, n) in counts {
         println!("{what}: {n}");
     }
+    let rss_required = length / 2 >= RSS_REQUIRED_FROM;
     match growth {
         Some(g) => println!("host RSS growth over the last half: {g:.1} MiB"),
-        None => println!("host RSS growth over the last half: not measured (too few samples)"),
+        None if rss_required => {
+            println!("host RSS growth over the last half: not measured (too few samples)")
+        }
+        None => println!(
+            "host RSS growth over the last half: not measured (too few samples; \
+             required from a {}-minute soak)",
+            RSS_REQUIRED_FROM.as_secs() * 2 / 60
+        ),
     }
-    let held = counts.iter().all(|(_, n)| *n == 0) && growth.is_some_and(|g| g <= RSS_BOUND_MIB);
+    let rss_held = growth.map_or(!rss_required, |g| g <= RSS_BOUND_MIB);
+    let held = counts.iter().all(|(_, n)| *n == 0) && rss_held;
     println!(
         "soak: {} (RSS growth bound {RSS_BOUND_MIB} MiB)",
         if held { "every promise held" } else { "FAILED" }
