@@ -85,6 +85,7 @@ pub fn main() -> Result<()> {
         wedged_after: Duration::from_secs(300),
         leader: None,
         shard: Shard::default(),
+        ring: false,
         authority: AuthorityConfig {
             namespace: String::new(),
             name: String::new(),

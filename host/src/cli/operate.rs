@@ -114,6 +114,12 @@ pub struct RunArgs {
     /// The shard this replica serves, 0 to `--shards` - 1.
     #[arg(long, default_value_t = 0)]
     shard_index: u32,
+    /// Join the ring named `--lease-name`: replicas join and leave while
+    /// the host runs, each serving the parents assigned to it (a label
+    /// the host owns) and holding a Lease `<name>-member-<identity>`; one
+    /// of them, holding `<name>-coordinator`, assigns the parents.
+    #[arg(long, env = "RING", conflicts_with_all = ["leader_elect", "shards", "guest_modules"])]
+    ring: bool,
     /// The Secret holding the operator's CA, `<namespace>/<name>`, created
     /// on first use (default: `reconciler-host-ca` in the namespace of the
     /// client's configuration, the host's own in a cluster).
@@ -358,6 +364,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         wedged_after: args.wedged_after,
         leader: None,
         shard,
+        ring: args.ring,
         authority: AuthorityConfig {
             namespace: String::new(),
             name: String::new(),
@@ -371,7 +378,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     tokio.block_on(async {
         // A replica elected by Lease writes only while its Lease is
         // confirmed valid; a single replica is never fenced.
-        let fence = if args.leader_elect {
+        let fence = if args.leader_elect || args.ring {
             LeaderConfig::fence(args.lease_duration)
         } else {
             Fence::open()
@@ -391,7 +398,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| client.default_namespace().to_owned());
             guest_modules.puller.config_maps = Some(kube::Api::namespaced(client.clone(), &own));
         }
-        if args.leader_elect {
+        if args.leader_elect || args.ring {
             config.leader = Some(LeaderConfig {
                 lease: args.lease_name.clone(),
                 namespace: args

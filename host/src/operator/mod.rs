@@ -24,6 +24,7 @@ pub mod kinds;
 pub mod modules;
 pub mod reconcile;
 pub mod replica;
+pub mod ring;
 pub mod schedule;
 pub mod write;
 
@@ -52,6 +53,7 @@ use modules::serving::Serving;
 use reconcile::workers::Workers;
 use replica::leadership::{LeaderConfig, Leadership, LeadershipError, Shard};
 use replica::liveness::Liveness;
+use ring::Member;
 use write::authority::{Authority, AuthorityConfig};
 use write::plans::{PlanConfig, Planner};
 
@@ -94,6 +96,9 @@ pub struct OperatorConfig {
     pub leader: Option<LeaderConfig>,
     /// Which parents this replica serves.
     pub shard: Shard,
+    /// Serve the parents the ring assigns this replica (`--ring`): its
+    /// member Lease is `leader`'s name with `-member-<identity>`.
+    pub ring: bool,
     /// Where the operator's CA lives and how long what it signs is valid.
     pub authority: AuthorityConfig,
     /// The gates per kind, plan retention, the hold after a rejection.
@@ -235,14 +240,28 @@ pub async fn run_with(
             .cloned()
             .collect()
     };
+    // A ring member watches only the parents assigned to it.
+    let member = match (&config.leader, config.ring) {
+        (Some(leader), true) => Some(Arc::new(
+            Member::new(&leader.lease, &leader.identity, client.clone())
+                .map_err(anyhow::Error::msg)?,
+        )),
+        (None, true) => anyhow::bail!("a ring member needs its Lease's configuration"),
+        (_, false) => None,
+    };
     let (tx, mut rx) = mpsc::unbounded_channel::<CacheEvent>();
     let source = Arc::new(ClusterSource::watching(&scopes));
-    let watches = Arc::new(Watches::new(client.clone(), tx, scopes, health));
+    let ring_scopes = scopes.clone();
+    let watches = Arc::new(
+        Watches::new(client.clone(), tx, scopes, health)
+            .selecting_parents(member.as_ref().map(|m| m.selector())),
+    );
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
     let registry = Arc::new(
         Registry::new(source, metrics, authority, planner)
             .serving(config.shard)
+            .in_ring(member)
             .evaluating_with(evaluator),
     );
     let reads: Vec<(KindRef, bool)> = reads.into_iter().collect();
@@ -301,10 +320,34 @@ pub async fn run_with(
                 kinds = ids.len(),
                 "caches synced; standby until the Lease is held"
             );
-            let lease = config.shard.lease_name(&leader.lease);
+            let lease = if config.ring {
+                ring::members::lease_name(&leader.lease, &leader.identity)
+            } else {
+                config.shard.lease_name(&leader.lease)
+            };
             Some(Leadership::acquire(leader.clone(), lease).await?)
         }
         None => None,
+    };
+    // Every ring member competes to coordinate the ring.
+    let coordinator = match (&config.leader, config.ring) {
+        (Some(leader), true) => {
+            let served = registry.clone();
+            let served: ring::coordinator::ServedKinds = Arc::new(move || {
+                served
+                    .kinds()
+                    .into_iter()
+                    .map(|(_, k)| k.resource.clone())
+                    .collect()
+            });
+            Some(tokio::spawn(ring::coordinator::run(
+                client.clone(),
+                served,
+                ring_scopes,
+                leader.clone(),
+            )))
+        }
+        _ => None,
     };
     tracing::info!(
         kinds = ids.len(),
@@ -358,7 +401,7 @@ pub async fn run_with(
     workers.join().await;
     watches.stop().await;
     dispatcher.abort();
-    if let Some(task) = guest_modules {
+    for task in [guest_modules, coordinator].into_iter().flatten() {
         task.abort();
     }
     for task in background {

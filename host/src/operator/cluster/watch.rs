@@ -41,10 +41,12 @@ fn backoff() -> ResetTimerBackoff<ExponentialBackoff> {
     ResetTimerBackoff::new(builder.into(), Duration::from_secs(30))
 }
 
-/// Runs until the stream ends (it retries with backoff on errors).
+/// Runs until the stream ends (it retries with backoff on errors),
+/// watching the objects `config` selects.
 /// `synced` fires after the first complete listing.
 pub async fn run(
     api: Api<Decoded>,
+    config: watcher::Config,
     cache: Arc<ObjectCache>,
     namespace: String,
     changes: mpsc::UnboundedSender<CacheEvent>,
@@ -52,9 +54,7 @@ pub async fn run(
     probe: WatchProbe,
 ) {
     let mut synced = Some(synced);
-    let mut stream = watcher::watcher(api, watcher::Config::default())
-        .backoff(backoff())
-        .boxed();
+    let mut stream = watcher::watcher(api, config).backoff(backoff()).boxed();
     // Failing since the last sign of health. A watch resumed after a
     // failure says nothing when nothing changed, so it counts as recovered
     // on its first event, or after [`RECOVERED_AFTER`] without an error

@@ -22,6 +22,7 @@ use crate::operator::kinds::evaluator::{Evaluator, Wasm};
 use crate::operator::kinds::served::ServedModule;
 use crate::operator::replica::leadership::Shard;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels};
+use crate::operator::ring::Member;
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::authority::Authority;
@@ -61,6 +62,9 @@ pub struct Registry {
     planner: Arc<Planner>,
     /// The parents this replica serves.
     shard: Shard,
+    /// This replica as a member of the ring, which serves the parents
+    /// assigned to it (`--ring`).
+    ring: Option<Arc<Member>>,
     /// What evaluates a pass ([`Wasm`] unless a bench says otherwise).
     evaluator: Arc<dyn Evaluator>,
 }
@@ -80,6 +84,7 @@ impl Registry {
             authority,
             planner,
             shard: Shard::default(),
+            ring: None,
             evaluator: Arc::new(Wasm),
         }
     }
@@ -87,6 +92,12 @@ impl Registry {
     /// The registry serving only the parents of `shard`.
     pub fn serving(mut self, shard: Shard) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// The registry serving only the parents the ring assigns to `member`.
+    pub fn in_ring(mut self, member: Option<Arc<Member>>) -> Self {
+        self.ring = member;
         self
     }
 
@@ -114,6 +125,11 @@ impl Registry {
     /// The parents this replica serves.
     pub fn shard(&self) -> Shard {
         self.shard
+    }
+
+    /// This replica as a member of the ring, if it is one.
+    pub fn ring(&self) -> Option<&Member> {
+        self.ring.as_deref()
     }
 
     /// What evaluates a pass.

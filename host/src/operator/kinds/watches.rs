@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use kube::Client;
 use kube::core::ApiResource;
+use kube::runtime::watcher;
 use reconciler_conventions::kind::KindRef;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -88,6 +89,8 @@ pub struct Watches {
     /// The namespaces watched ("" for all): `--namespaces` without the
     /// ones left out at start.
     scopes: Vec<String>,
+    /// The label selector of the parent watches (a ring member's).
+    parents_selected: Option<String>,
     /// The kinds read by some module, watched or probed (optional, not
     /// served); a kind with a cache is watched as well.
     readable: Mutex<BTreeSet<KindRef>>,
@@ -107,9 +110,17 @@ impl Watches {
             changes,
             scopes,
             health,
+            parents_selected: None,
             readable: Mutex::new(BTreeSet::new()),
             handles: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The watches whose parent watches select `selector` (a ring
+    /// member's: only the parents assigned to it).
+    pub fn selecting_parents(mut self, selector: Option<String>) -> Self {
+        self.parents_selected = selector;
+        self
     }
 
     /// Starts a watch of `resource` in `namespace` ("" for all) feeding
@@ -123,10 +134,27 @@ impl Watches {
         namespace: &str,
         required: bool,
     ) -> oneshot::Receiver<()> {
+        self.start_selecting(resource, cache, namespace, required, None)
+    }
+
+    /// [`Watches::start`], of the objects `selector` selects only.
+    fn start_selecting(
+        &self,
+        resource: &ApiResource,
+        cache: &Arc<ObjectCache>,
+        namespace: &str,
+        required: bool,
+        selector: Option<&str>,
+    ) -> oneshot::Receiver<()> {
         let api = decode::api(&self.client, resource, namespace);
         let (done, wait) = oneshot::channel();
+        let mut config = watcher::Config::default();
+        if let Some(selector) = selector {
+            config = config.labels(selector);
+        }
         let handle = tokio::spawn(watch::run(
             api,
+            config,
             cache.clone(),
             namespace.to_owned(),
             self.changes.clone(),
@@ -147,7 +175,15 @@ impl Watches {
         resolved
             .scopes(&self.scopes)
             .iter()
-            .map(|ns| self.start(&resolved.resource, cache, ns, true))
+            .map(|ns| {
+                self.start_selecting(
+                    &resolved.resource,
+                    cache,
+                    ns,
+                    true,
+                    self.parents_selected.as_deref(),
+                )
+            })
             .collect()
     }
 

@@ -30,6 +30,7 @@ use crate::facts::Dependency;
 use crate::operator::cluster::decode;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::replica::metrics::Metrics;
+use crate::operator::ring::Claim;
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::operator::write::owned::owned_part;
@@ -77,6 +78,36 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
         return Ended::without_guest(Done::Converged {
             requeue_after: None,
         });
+    }
+    // In the ring, a parent assigned to another member, or to none yet; or
+    // one this member is asked to give up, which it does now: no other
+    // pass of it is in flight here.
+    if let Some(member) = registry.ring()
+        && let Some(parent) = kind.cache.get(&key.namespace, &key.name)
+    {
+        match member.claim(&parent) {
+            Claim::Mine => {}
+            Claim::Other => {
+                queue.forget(key);
+                return Ended::without_guest(Done::Converged {
+                    requeue_after: None,
+                });
+            }
+            Claim::Draining => {
+                queue.forget(key);
+                return Ended::without_guest(
+                    match member.acknowledge(&kind.resource, &parent).await {
+                        Ok(()) => Done::Converged {
+                            requeue_after: None,
+                        },
+                        Err(e) => {
+                            tracing::warn!(parent.kind = %kind.resource.kind, parent.namespace = %key.namespace, parent.name = %key.name, error = %e, "ring: not handed over yet; tried again");
+                            Done::Failed { retry_before: None }
+                        }
+                    },
+                );
+            }
+        }
     }
     // The module is taken once: a swap during the pass leaves it on this one.
     let Some(module) = kind.module() else {

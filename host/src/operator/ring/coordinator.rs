@@ -1,0 +1,359 @@
+//! The ring's coordinator: the member holding the Lease
+//! `<ring>-coordinator` watches the member Leases and the metadata of every
+//! served kind's parents, and keeps each parent labelled with the live
+//! member rendezvous hashing names. A parent whose owner is live is moved
+//! in two steps: [`DRAIN`] asks the owner to give it up, which it does
+//! after its pass in flight ([`super::Member::acknowledge`]); only an
+//! unlabelled parent is assigned. A parent whose owner's Lease lapsed (its
+//! writes fenced off since) is assigned at once. Every label write has the
+//! parent's resourceVersion as precondition, so a coordinator acting on a
+//! stale view writes nothing.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Client;
+use kube::api::{
+    Api, DeleteParams, DynamicObject, PartialObjectMeta, Patch, PatchParams, Preconditions,
+};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::discovery::Scope;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+
+use super::{DRAIN, FIELD_MANAGER, MEMBER, assignment, members};
+use crate::operator::replica::leadership::{LeaderConfig, Leadership};
+
+/// How often the coordinator looks again without a change (a member's
+/// Lease lapses without one).
+const TICK: Duration = Duration::from_secs(1);
+
+/// How long a lapsed member's Lease is kept before it is deleted.
+const FORGET_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
+
+/// What the coordinator writes on a parent's labels (a `null` removes one).
+pub fn decide(
+    member: Option<&str>,
+    drain: Option<&str>,
+    live: &[String],
+    namespace: &str,
+    name: &str,
+) -> Option<Value> {
+    let desired = assignment::owner(live, namespace, name)?;
+    match member {
+        None => Some(json!({MEMBER: desired, DRAIN: null})),
+        Some(m) if m == desired => drain.map(|_| json!({DRAIN: null})),
+        Some(m) if !live.iter().any(|l| l == m) => Some(json!({MEMBER: desired, DRAIN: null})),
+        Some(m) if drain == Some(m) => None,
+        Some(m) => Some(json!({DRAIN: m})),
+    }
+}
+
+/// The parent kinds served now (a kind served later is assigned from then).
+pub type ServedKinds = Arc<dyn Fn() -> Vec<ApiResource> + Send + Sync>;
+
+/// Competes for the coordinator Lease of the ring `leader.lease` and
+/// coordinates the parents of the kinds `served`, in the namespaces
+/// `scopes` (`""`: all), while holding it; runs until aborted.
+pub async fn run(client: Client, served: ServedKinds, scopes: Vec<String>, leader: LeaderConfig) {
+    let lease = format!("{}-coordinator", leader.lease);
+    let ring = leader.lease.clone();
+    let namespace = leader.namespace.clone();
+    // The coordinator Lease's own fence: the label writes go through the
+    // member's client, fenced by the member's Lease.
+    let config = LeaderConfig {
+        fence: LeaderConfig::fence(leader.duration),
+        ..leader
+    };
+    loop {
+        let mut held = match Leadership::acquire(config.clone(), lease.clone()).await {
+            Ok(held) => held,
+            Err(e) => {
+                tracing::warn!(error = %e, "ring: the coordinator Lease could not be competed for; trying again");
+                tokio::time::sleep(config.duration).await;
+                continue;
+            }
+        };
+        tracing::info!(ring = %ring, "ring: coordinating");
+        tokio::select! {
+            () = coordinate(&client, &*served, &scopes, &ring, &namespace) => {}
+            lost = held.lost() => tracing::warn!(error = %lost, "ring: no longer coordinating"),
+        }
+    }
+}
+
+/// One parent kind's metadata, as watched by the coordinator (a store per
+/// namespace watched).
+struct Parents {
+    resource: ApiResource,
+    stores: Vec<Store<PartialObjectMeta<DynamicObject>>>,
+}
+
+/// Keeps every parent assigned; returns only if the member Leases cannot
+/// be listed.
+async fn coordinate(
+    client: &Client,
+    served: &(dyn Fn() -> Vec<ApiResource> + Send + Sync),
+    scopes: &[String],
+    ring: &str,
+    namespace: &str,
+) {
+    let wake = Arc::new(Notify::new());
+    let mut watches = JoinSet::new();
+    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    let (lease_store, writer) = reflector::store();
+    watches.spawn(drive(
+        reflector::reflector(writer, watcher(leases.clone(), watcher::Config::default()))
+            .default_backoff()
+            .boxed(),
+        wake.clone(),
+    ));
+    if lease_store.wait_until_ready().await.is_err() {
+        return;
+    }
+    let mut parents: BTreeMap<String, Parents> = BTreeMap::new();
+    // The resourceVersion each parent was last written from: not written
+    // again until the watch shows it changed.
+    let mut written: HashMap<(String, String, String), String> = HashMap::new();
+    let mut seen: Vec<String> = Vec::new();
+    loop {
+        for resource in served() {
+            let key = format!("{}/{}", resource.api_version, resource.plural);
+            if parents.contains_key(&key) {
+                continue;
+            }
+            // Where the kind's parents are: the namespaces watched, or
+            // the cluster for a cluster-scoped kind.
+            let gvk = GroupVersionKind::gvk(&resource.group, &resource.version, &resource.kind);
+            let namespaced = match kube::discovery::pinned_kind(client, &gvk).await {
+                Ok((_, caps)) => caps.scope == Scope::Namespaced,
+                Err(e) => {
+                    tracing::warn!(kind = %resource.kind, error = %e, "ring: a served kind could not be resolved; tried again");
+                    continue;
+                }
+            };
+            let cluster = [String::new()];
+            let mut stores = Vec::new();
+            for scope in if namespaced { scopes } else { &cluster[..] } {
+                let writer = reflector::store::Writer::new(resource.clone());
+                stores.push(writer.as_reader());
+                // Metadata only: the coordinator reads labels.
+                let api: Api<PartialObjectMeta<DynamicObject>> = if scope.is_empty() {
+                    Api::all_with(client.clone(), &resource)
+                } else {
+                    Api::namespaced_with(client.clone(), scope, &resource)
+                };
+                watches.spawn(drive(
+                    reflector::reflector(writer, watcher(api, watcher::Config::default()))
+                        .default_backoff()
+                        .boxed(),
+                    wake.clone(),
+                ));
+            }
+            parents.insert(key, Parents { resource, stores });
+        }
+        let now = Timestamp::now();
+        let leases_now: Vec<Lease> = lease_store.state().iter().map(|l| (**l).clone()).collect();
+        let live = members::live(ring, &leases_now, now);
+        if live != seen {
+            tracing::info!(members = ?live, "ring: members");
+            seen = live.clone();
+        }
+        let mut writes = Vec::new();
+        for kind in parents.values() {
+            for object in kind.stores.iter().flat_map(Store::state) {
+                let md = &object.metadata;
+                let (Some(name), Some(rv)) = (md.name.clone(), md.resource_version.clone()) else {
+                    continue;
+                };
+                let ns = md.namespace.clone().unwrap_or_default();
+                let labels = md.labels.as_ref();
+                let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
+                let Some(change) = decide(label(MEMBER), label(DRAIN), &live, &ns, &name) else {
+                    continue;
+                };
+                let key = (kind.resource.plural.clone(), ns.clone(), name.clone());
+                if written.get(&key) == Some(&rv) {
+                    continue;
+                }
+                written.insert(key, rv.clone());
+                writes.push(relabel(client, &kind.resource, ns, name, rv, change));
+            }
+        }
+        futures::stream::iter(writes)
+            .buffer_unordered(16)
+            .for_each(|()| async {})
+            .await;
+        forget_lapsed(&leases, ring, &leases_now, &live, now).await;
+        tokio::select! {
+            () = wake.notified() => {}
+            () = tokio::time::sleep(TICK) => {}
+        }
+    }
+}
+
+/// Drives a reflector's stream, waking the coordinator on every change.
+async fn drive<S, K>(stream: S, wake: Arc<Notify>)
+where
+    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Unpin,
+{
+    let mut stream = stream.map_ok(|_| ());
+    while let Some(event) = stream.next().await {
+        if let Err(e) = event {
+            tracing::debug!(error = %e, "ring: a coordinator watch failed; it retries");
+        }
+        wake.notify_one();
+    }
+}
+
+/// Writes `change` on the labels of a parent, if it is still at `rv`.
+async fn relabel(
+    client: &Client,
+    resource: &ApiResource,
+    namespace: String,
+    name: String,
+    rv: String,
+    change: Value,
+) {
+    let api: Api<DynamicObject> = if namespace.is_empty() {
+        Api::all_with(client.clone(), resource)
+    } else {
+        Api::namespaced_with(client.clone(), &namespace, resource)
+    };
+    let patch = json!({"metadata": {"resourceVersion": rv, "labels": change}});
+    match api
+        .patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => {
+            tracing::debug!(kind = %resource.kind, namespace, name, labels = %change, "ring: relabelled")
+        }
+        // Changed since: the watch brings the new version, decided again.
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {}
+        Err(e) => {
+            tracing::warn!(kind = %resource.kind, namespace, name, error = %e, "ring: a parent could not be relabelled; it is tried again when it changes")
+        }
+    }
+}
+
+/// Deletes the Leases of members lapsed for over [`FORGET_AFTER`].
+async fn forget_lapsed(
+    leases: &Api<Lease>,
+    ring: &str,
+    all: &[Lease],
+    live: &[String],
+    now: Timestamp,
+) {
+    let prefix = format!("{ring}-member-");
+    for lease in all {
+        let Some(name) = lease.metadata.name.as_deref() else {
+            continue;
+        };
+        let Some(identity) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if live.iter().any(|l| l == identity) {
+            continue;
+        }
+        // Last renewed, else made (a Lease is created before it is held).
+        let touched = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.renew_time.as_ref())
+            .map(|t| t.0)
+            .or(lease.metadata.creation_timestamp.as_ref().map(|t| t.0));
+        if touched.is_none_or(|t| now.duration_since(t) < FORGET_AFTER) {
+            continue;
+        }
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                resource_version: lease.metadata.resource_version.clone(),
+                uid: None,
+            }),
+            ..DeleteParams::default()
+        };
+        if leases.delete(name, &params).await.is_ok() {
+            tracing::info!(member = identity, "ring: a lapsed member's Lease deleted");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    /// A parent the members a, b and c hash to `owner`, and another one.
+    fn parent_of(members: &[String], owner: &str) -> String {
+        (0..)
+            .map(|i| format!("p-{i}"))
+            .find(|p| assignment::owner(members, "ns", p) == Some(owner))
+            .unwrap()
+    }
+
+    #[test]
+    fn an_unassigned_parent_is_assigned_to_its_owner() {
+        let abc = live(&["a", "b", "c"]);
+        let p = parent_of(&abc, "b");
+        assert_eq!(
+            decide(None, None, &abc, "ns", &p),
+            Some(json!({MEMBER: "b", DRAIN: null}))
+        );
+        // A drain left behind is cleared with it.
+        assert_eq!(
+            decide(None, Some("a"), &abc, "ns", &p),
+            Some(json!({MEMBER: "b", DRAIN: null}))
+        );
+    }
+
+    #[test]
+    fn a_live_owner_is_asked_to_drain_and_then_waited_for() {
+        let abc = live(&["a", "b", "c"]);
+        let p = parent_of(&abc, "b");
+        // Assigned to a, which is live: asked to drain, then left alone
+        // until a gives it up.
+        assert_eq!(
+            decide(Some("a"), None, &abc, "ns", &p),
+            Some(json!({DRAIN: "a"}))
+        );
+        assert_eq!(decide(Some("a"), Some("a"), &abc, "ns", &p), None);
+        // Its owner already: nothing, or the drain withdrawn.
+        assert_eq!(decide(Some("b"), None, &abc, "ns", &p), None);
+        assert_eq!(
+            decide(Some("b"), Some("b"), &abc, "ns", &p),
+            Some(json!({DRAIN: null}))
+        );
+    }
+
+    #[test]
+    fn a_dead_owners_parents_are_assigned_at_once() {
+        let bc = live(&["b", "c"]);
+        let p = parent_of(&bc, "c");
+        for drain in [None, Some("a")] {
+            assert_eq!(
+                decide(Some("a"), drain, &bc, "ns", &p),
+                Some(json!({MEMBER: "c", DRAIN: null}))
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_is_assigned_without_a_live_member() {
+        assert_eq!(decide(None, None, &[], "ns", "p"), None);
+        assert_eq!(decide(Some("a"), None, &[], "ns", "p"), None);
+    }
+}

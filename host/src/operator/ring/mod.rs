@@ -1,0 +1,179 @@
+//! The ring (`--ring`): replicas that join and leave while the host runs,
+//! each serving only the parents assigned to it. A member holds a Lease of
+//! its own ([`members`]); the member holding the ring's coordinator Lease
+//! assigns every parent to a live member by rendezvous hashing
+//! ([`assignment`]) with a label the host owns ([`MEMBER`]), which the
+//! member's parent watch selects on; a parent moves only after its old
+//! owner, asked with [`DRAIN`], finished its pass in flight and gave it up
+//! ([`coordinator`]; docs/design.md, "The ring").
+
+pub mod assignment;
+pub mod coordinator;
+pub mod members;
+
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::ApiResource;
+use serde_json::{Value, json};
+
+/// The label naming the member a parent is assigned to.
+pub const MEMBER: &str = "ring.reconciler.dev/member";
+
+/// The label by which the coordinator asks the member it names to give the
+/// parent up: the member finishes its pass in flight, then removes both
+/// labels (its acknowledgement).
+pub const DRAIN: &str = "ring.reconciler.dev/drain";
+
+/// The field manager of the ring's label writes.
+pub const FIELD_MANAGER: &str = "reconciler-host-ring";
+
+/// Whether a parent is this member's to pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Assigned to this member, and not being moved.
+    Mine,
+    /// Assigned to this member, which is asked to give it up.
+    Draining,
+    /// Assigned to another member, or to none yet.
+    Other,
+}
+
+/// This replica as a member of the ring.
+pub struct Member {
+    /// The ring's name (the `--lease-name`), the prefix of its Leases.
+    pub ring: String,
+    /// This member's identity: its Lease's holder and its label value.
+    pub identity: String,
+    client: Client,
+}
+
+/// Why a member could not give a parent up.
+#[derive(Debug, thiserror::Error)]
+#[error("giving {kind} {namespace}/{name} up to the ring: {source}")]
+pub struct HandoverError {
+    kind: String,
+    namespace: String,
+    name: String,
+    /// Retryable: a conflict means the parent changed (its next pass acks
+    /// again), anything else is the API server's.
+    source: kube::Error,
+}
+
+impl Member {
+    /// Member `identity` of the ring `ring`, writing with `client`.
+    /// Refused when `identity` cannot be a label value.
+    pub fn new(ring: &str, identity: &str, client: Client) -> Result<Member, String> {
+        let valid = !identity.is_empty()
+            && identity.len() <= 63
+            && identity
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && identity.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && identity.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if !valid {
+            return Err(format!(
+                "the ring member's identity {identity:?} is not a label value (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit): give a shorter --identity"
+            ));
+        }
+        Ok(Member {
+            ring: ring.to_owned(),
+            identity: identity.to_owned(),
+            client,
+        })
+    }
+
+    /// The label selector of this member's parent watch.
+    pub fn selector(&self) -> String {
+        format!("{MEMBER}={}", self.identity)
+    }
+
+    /// Whether `parent` (as cached) is this member's to pass.
+    pub fn claim(&self, parent: &Value) -> Claim {
+        let labels = &parent["metadata"]["labels"];
+        if labels[MEMBER].as_str() != Some(self.identity.as_str()) {
+            Claim::Other
+        } else if labels[DRAIN].as_str() == Some(self.identity.as_str()) {
+            Claim::Draining
+        } else {
+            Claim::Mine
+        }
+    }
+
+    /// Gives `parent` up: removes its assignment and the request to drain
+    /// it, unless it changed since it was cached (the resourceVersion is
+    /// the precondition). Called from a pass of the parent, so no other
+    /// pass of it is in flight on this member.
+    pub async fn acknowledge(
+        &self,
+        resource: &ApiResource,
+        parent: &Value,
+    ) -> Result<(), HandoverError> {
+        let md = &parent["metadata"];
+        let namespace = md["namespace"].as_str().unwrap_or_default();
+        let name = md["name"].as_str().unwrap_or_default();
+        let api: Api<DynamicObject> = if namespace.is_empty() {
+            Api::all_with(self.client.clone(), resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, resource)
+        };
+        let patch = json!({"metadata": {
+            "resourceVersion": md["resourceVersion"],
+            "labels": {MEMBER: null, DRAIN: null},
+        }});
+        api.patch(
+            name,
+            &PatchParams::apply(FIELD_MANAGER),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .map_err(|source| HandoverError {
+            kind: resource.kind.clone(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            source,
+        })?;
+        tracing::info!(
+            parent.kind = %resource.kind,
+            parent.namespace = namespace,
+            parent.name = name,
+            member = %self.identity,
+            "ring: handed over after the last pass"
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(identity: &str) -> Result<Member, String> {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = Client::try_from(config).unwrap();
+        Member::new("r", identity, client)
+    }
+
+    #[tokio::test]
+    async fn a_parent_is_claimed_by_its_label() {
+        let me = member("a").unwrap();
+        let parent = |labels: Value| json!({"metadata": {"name": "p", "labels": labels}});
+        assert_eq!(me.claim(&parent(json!({MEMBER: "a"}))), Claim::Mine);
+        assert_eq!(
+            me.claim(&parent(json!({MEMBER: "a", DRAIN: "a"}))),
+            Claim::Draining
+        );
+        assert_eq!(me.claim(&parent(json!({MEMBER: "b"}))), Claim::Other);
+        assert_eq!(me.claim(&parent(json!({}))), Claim::Other);
+        assert_eq!(me.claim(&json!({"metadata": {"name": "p"}})), Claim::Other);
+        assert_eq!(me.selector(), "ring.reconciler.dev/member=a");
+    }
+
+    #[tokio::test]
+    async fn an_identity_must_be_a_label_value() {
+        assert!(member("replica-0.abc_1").is_ok());
+        for bad in ["", "-a", "a-", "a/b", &"x".repeat(64)] {
+            let e = member(bad).err().expect("refused");
+            assert!(e.contains("--identity"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The ring against the real API server (issue 34): replicas of the host
+//! with `--ring`, the writer test guest. A member joining takes the
+//! parents rendezvous hashing gives it, each only after its old owner gave
+//! it up; from then on each parent is written by its owner alone. A member
+//! SIGKILLed (the coordinator among them) has its parents taken over once
+//! its Lease lapses, and a change made meanwhile is not lost.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment, members};
+use reconciler_host_harness::objects::{self, create, merge};
+use reconciler_host_harness::operator::{Guests, Host, eventually, fixture_of, install_crds};
+use reconciler_host_harness::widgets::{widget, widgets};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+
+const WRITER: Guests = Guests {
+    dir: "ring-tests",
+    crates: &["writer-guest"],
+    settings: &[],
+    expected_warnings: &[],
+};
+
+/// The ring's name (`--lease-name`).
+const RING: &str = "ring";
+
+async fn namespace(prefix: &str) -> TestNamespace {
+    fixture_of(&WRITER);
+    let ns = TestNamespace::new(prefix).await.expect("a test namespace");
+    install_crds(&ns.client()).await;
+    ns
+}
+
+/// A member of the ring in `ns`, logging to `<log>.log`, returned once it
+/// holds its member Lease.
+async fn member(ns: &TestNamespace, log: &str) -> Host {
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let args = [
+        "--namespaces",
+        ns.name(),
+        "--ring",
+        "--lease-name",
+        RING,
+        "--lease-namespace",
+        ns.name(),
+        "--lease-duration",
+        "4s",
+        "--identity",
+        log,
+    ];
+    let host = Host::start_spawned(&kubeconfig, &args, log);
+    eventually(&format!("{log}: holds its member Lease"), async || {
+        if host.log_text().contains("caches synced; reconciling") {
+            Ok(())
+        } else {
+            Err(host.log_text())
+        }
+    })
+    .await;
+    host
+}
+
+/// The live members of the ring, by the Leases in `ns`.
+async fn live(ns: &TestNamespace) -> Vec<String> {
+    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
+    let all = leases.list(&Default::default()).await.expect("Leases");
+    members::live(RING, &all.items, jiff::Timestamp::now())
+}
+
+/// The member whose identity starts with `log` (`--identity` and a
+/// random suffix).
+fn named<'m>(members: &'m [String], log: &str) -> &'m str {
+    members
+        .iter()
+        .find(|m| m.starts_with(&format!("{log}-")))
+        .unwrap_or_else(|| panic!("{log} among {members:?}"))
+}
+
+/// Each Widget's ring labels: (member, drain).
+async fn labels(ns: &TestNamespace) -> BTreeMap<String, (Value, Value)> {
+    let list = widgets(ns)
+        .list(&Default::default())
+        .await
+        .expect("Widgets");
+    list.items
+        .into_iter()
+        .map(|w| {
+            let labels = serde_json::to_value(&w.metadata.labels).unwrap_or_default();
+            (
+                w.metadata.name.clone().unwrap_or_default(),
+                (labels[MEMBER].clone(), labels[DRAIN].clone()),
+            )
+        })
+        .collect()
+}
+
+/// Waits until every Widget is labelled with the member rendezvous
+/// hashing gives it among `members`, and none is being drained.
+async fn assigned(ns: &TestNamespace, names: &[String], members: &[String]) {
+    eventually("every Widget assigned to its owner", async || {
+        let now = labels(ns).await;
+        let wrong: Vec<_> = names
+            .iter()
+            .filter(|n| {
+                let owner = assignment::owner(members, ns.name(), n).unwrap();
+                now.get(*n) != Some(&(json!(owner), Value::Null))
+            })
+            .map(|n| (n.clone(), now.get(n).cloned()))
+            .collect();
+        if wrong.is_empty() { Ok(()) } else { Err(wrong) }
+    })
+    .await;
+}
+
+/// The ConfigMap of each of `names` holds `{"n": <name><suffix>}`.
+async fn children_hold(ns: &TestNamespace, names: &[String], suffix: &str) {
+    let api = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    for name in names {
+        let want = json!({ "n": format!("{name}{suffix}") });
+        eventually(&format!("{name}-config holds {want}"), async || {
+            match api.get_opt(&format!("{name}-config")).await {
+                Ok(Some(o)) if o.data["data"] == want => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    }
+}
+
+async fn make_widgets(ns: &TestNamespace, count: usize) -> Vec<String> {
+    let names: Vec<String> = (0..count).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        create(
+            &ns.client(),
+            ns.name(),
+            widget(name, json!({"data": {"n": name}})),
+        )
+        .await;
+    }
+    names
+}
+
+async fn change_widgets(ns: &TestNamespace, names: &[String], suffix: &str) {
+    let api = widgets(ns);
+    for name in names {
+        merge(
+            &api,
+            name,
+            json!({"spec": {"data": {"n": format!("{name}{suffix}")}}}),
+        )
+        .await;
+    }
+}
+
+/// One member serves every Widget; a second joins and takes its share,
+/// each Widget handed over by the first after its last pass; a change to
+/// every Widget is then made by its owner alone.
+#[tokio::test]
+async fn a_joining_member_takes_its_share_once_the_owner_hands_it_over() {
+    let ns = namespace("ring-join").await;
+    let a = member(&ns, "join-a").await;
+    let names = make_widgets(&ns, 12).await;
+    children_hold(&ns, &names, "").await;
+    let alone = live(&ns).await;
+    assert_eq!(alone.len(), 1, "{alone:?}");
+    assigned(&ns, &names, &alone).await;
+
+    let b = member(&ns, "join-b").await;
+    let mut both = Vec::new();
+    eventually("two live members", async || {
+        both = live(&ns).await;
+        if both.len() == 2 {
+            Ok(())
+        } else {
+            Err(both.clone())
+        }
+    })
+    .await;
+    assigned(&ns, &names, &both).await;
+    let a_id = named(&both, "join-a");
+    let b_id = named(&both, "join-b");
+    let to_b: Vec<&String> = names
+        .iter()
+        .filter(|n| assignment::owner(&both, ns.name(), n) == Some(b_id))
+        .collect();
+    assert!(
+        !to_b.is_empty() && to_b.len() < names.len(),
+        "rendezvous hashing shares 12 Widgets between two members: {to_b:?}"
+    );
+    // Each moved Widget was handed over once, by a; b handed none.
+    let handed = |host: &Host| {
+        host.log_text()
+            .lines()
+            .filter(|l| l.contains("ring: handed over after the last pass"))
+            .count()
+    };
+    assert_eq!(handed(&a), to_b.len(), "{}", a.log_text());
+    assert_eq!(handed(&b), 0);
+
+    let before: Vec<[usize; 2]> = names
+        .iter()
+        .map(|n| [a.status_writes(ns.name(), n), b.status_writes(ns.name(), n)])
+        .collect();
+    change_widgets(&ns, &names, "-2").await;
+    children_hold(&ns, &names, "-2").await;
+    for (name, before) in names.iter().zip(before) {
+        let after = [
+            a.status_writes(ns.name(), name),
+            b.status_writes(ns.name(), name),
+        ];
+        let owner = usize::from(assignment::owner(&both, ns.name(), name) == Some(b_id));
+        let grown = [after[0] - before[0], after[1] - before[1]];
+        assert!(
+            grown[owner] >= 1,
+            "{name}: its owner wrote its status: {grown:?}"
+        );
+        assert_eq!(
+            grown[1 - owner],
+            0,
+            "{name}: the other member did not: {grown:?}"
+        );
+    }
+    assert_ne!(a_id, b_id);
+    a.finish();
+    b.finish();
+}
+
+/// Two members serve the Widgets; the first (the coordinator) is
+/// SIGKILLed and every Widget changed at once: once its Lease lapses the
+/// other takes the coordinator Lease and every Widget, and makes every
+/// change.
+#[tokio::test]
+async fn a_killed_members_parents_are_taken_over_and_no_change_is_lost() {
+    let ns = namespace("ring-kill").await;
+    let mut a = member(&ns, "kill-a").await;
+    let b = member(&ns, "kill-b").await;
+    let names = make_widgets(&ns, 8).await;
+    let mut both = Vec::new();
+    eventually("two live members", async || {
+        both = live(&ns).await;
+        if both.len() == 2 {
+            Ok(())
+        } else {
+            Err(both.clone())
+        }
+    })
+    .await;
+    assigned(&ns, &names, &both).await;
+    children_hold(&ns, &names, "").await;
+    assert!(
+        a.log_text().contains("ring: coordinating"),
+        "the first member coordinates"
+    );
+
+    a.kill();
+    change_widgets(&ns, &names, "-2").await;
+    let b_id = named(&both, "kill-b").to_owned();
+    assigned(&ns, &names, &[b_id]).await;
+    children_hold(&ns, &names, "-2").await;
+    assert!(
+        b.log_text().contains("ring: coordinating"),
+        "{}",
+        b.log_text()
+    );
+    b.finish();
+}
