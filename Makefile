@@ -206,7 +206,7 @@ stand-ins: host
 run: guests host stand-ins
 	examples/run
 
-## deploy: the CRDs and the ClusterRole of the bundled guests, and the
+## deploy: the CRDs and the ClusterRoles (the host's, a ring member's) of the bundled guests, and the
 ## ConfigMap that carries them, and the GuestModule CRD, under
 ## deploy/generated/.
 deploy: guests host
@@ -215,6 +215,7 @@ deploy: guests host
 	  $(HOST) crd $(WASM_DIR)/$${g}_guest.wasm > deploy/generated/$$g-crd.yaml; \
 	done
 	$(HOST) rbac $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > deploy/generated/rbac.yaml
+	$(HOST) rbac --ring $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > deploy/generated/rbac-ring.yaml
 	$(HOST) crd --guest-modules > deploy/generated/guestmodule-crd.yaml
 
 ci: setup lint test

@@ -198,6 +198,33 @@ pub fn namespaced_roles(
     roles
 }
 
+/// What a ring member (`run --ring`) needs beside [`cluster_role`]: to
+/// patch the labels by which the ring assigns each parent of `specs` (a
+/// ClusterRole `<name>-ring`, cluster-wide as the ring's coordinator
+/// watches). The member Leases are in the host's namespace, under its
+/// Lease Role.
+pub fn ring_role(name: &str, specs: &[&KindSpec]) -> Value {
+    let mut parents: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for spec in specs {
+        parents
+            .entry(spec.group.clone())
+            .or_default()
+            .insert(spec.plural.clone());
+    }
+    let rules: Vec<Value> = parents
+        .iter()
+        .map(|(group, resources)| {
+            json!({"apiGroups": [group], "resources": resources, "verbs": ["patch"]})
+        })
+        .collect();
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": format!("{name}-ring")},
+        "rules": rules,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

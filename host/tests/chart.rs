@@ -30,6 +30,19 @@ fn helm(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
+/// What `helm template` says when it refuses `extra`.
+fn helm_fails(extra: &[&str]) -> String {
+    let mut args = vec!["template", "reconciler-host", "deploy/chart"];
+    args.extend_from_slice(extra);
+    let out = Command::new(workspace().join("tests/helm/helm"))
+        .args(&args)
+        .current_dir(workspace())
+        .output()
+        .expect("tests/helm/helm runs");
+    assert!(!out.status.success(), "helm {args:?} rendered");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// The documents of a YAML stream.
 fn parse(text: &str) -> Vec<Value> {
     serde_yaml::Deserializer::from_str(text)
@@ -148,6 +161,62 @@ fn each_shard_is_a_deployment_of_its_own() {
             i.to_string()
         );
     }
+}
+
+/// The ring: one Deployment whose replicas join the ring (no leader
+/// election, no shards), the Leases Role able to delete a lapsed member's,
+/// and the ClusterRole patching parents' labels bound to the host.
+#[test]
+fn the_ring_is_one_deployment_scaled_like_any_other() {
+    let rendered = render(&["--set", "ring.enabled=true,replicaCount=3"]);
+    let ring = deployments(&rendered);
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ring[0]["spec"]["replicas"], 3);
+    let args: Vec<&str> = ring[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert!(args.contains(&"--ring"), "{args:?}");
+    assert!(args.contains(&"--lease-duration=15s"), "{args:?}");
+    assert!(
+        !args
+            .iter()
+            .any(|a| a.starts_with("--leader-elect") || a.starts_with("--shard")),
+        "{args:?}"
+    );
+    let named = |kind: &str, name: &str| {
+        rendered
+            .iter()
+            .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{kind} {name}"))
+    };
+    assert!(
+        named("Role", "reconciler-host-leases")["rules"][0]["verbs"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("delete"))
+    );
+    assert_eq!(
+        named("ClusterRole", "reconciler-host-ring")["rules"][0]["verbs"],
+        serde_json::json!(["patch"])
+    );
+    assert_eq!(
+        named("ClusterRoleBinding", "reconciler-host-ring")["roleRef"]["name"],
+        "reconciler-host-ring"
+    );
+    // Without the ring, neither.
+    let plain = render(&[]);
+    assert!(
+        !plain
+            .iter()
+            .any(|d| d["metadata"]["name"] == "reconciler-host-ring")
+    );
+    let both = helm_fails(&["--set", "ring.enabled=true,shards=2"]);
+    assert!(both.contains("exclude each other"), "{both}");
+    let modules = helm_fails(&["--set", "ring.enabled=true,guestModules.enabled=true"]);
+    assert!(modules.contains("exclude each other"), "{modules}");
 }
 
 /// Everything the chart renders, its CRDs first, is accepted by the real

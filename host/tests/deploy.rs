@@ -73,6 +73,12 @@ fn generated_manifests_are_what_the_guests_describe() {
         role == read("deploy/generated/rbac.yaml"),
         "deploy/generated/rbac.yaml is out of date: run `make deploy`"
     );
+    let ring = serde_yaml::to_string(&reconciler_host::rbac::ring_role("reconciler-host", &specs))
+        .expect("YAML");
+    assert!(
+        ring == read("deploy/generated/rbac-ring.yaml"),
+        "deploy/generated/rbac-ring.yaml is out of date: run `make deploy`"
+    );
 }
 
 #[test]

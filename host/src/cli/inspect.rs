@@ -48,6 +48,10 @@ pub struct RbacArgs {
     /// does not serve is still derived, and named on stderr).
     #[arg(long)]
     discover: bool,
+    /// Only the ClusterRole a ring member (`run --ring`) needs beside the
+    /// host's: `patch` on each parent kind, whose labels assign it.
+    #[arg(long, conflicts_with_all = ["namespaces", "discover"])]
+    ring: bool,
 }
 
 pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
@@ -58,6 +62,13 @@ pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
         .map(|g| runtime.load_file(g))
         .collect::<Result<Vec<_>, _>>()?;
     let specs: Vec<_> = modules.iter().map(|m| &**m.spec()).collect();
+    if args.ring {
+        print!(
+            "{}",
+            serde_yaml::to_string(&reconciler_host::rbac::ring_role(&args.name, &specs))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let discovered: std::collections::BTreeMap<_, Resource> = if args.discover {
         discover(&specs)?
     } else {
