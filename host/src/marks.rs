@@ -1,6 +1,6 @@
 //! The marks the host puts on what it writes: its field manager, the
 //! managed-by label of its children, the digest annotation of what it
-//! applied; and the one it reads on what others wrote: the consent to an
+//! applied, the ring's labels; and the one it reads on what others wrote: the consent to an
 //! adoption; and the one it keeps on a cached object it could not read
 //! whole. Shared by the writes (`operator::write`) and the change digest
 //! (`plan::digest`), which leaves them out.
@@ -14,6 +14,15 @@ pub const APPLIED: &str = "reconciler.dev/applied";
 
 /// The label the host sets on every child it applies.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANAGER);
+
+/// The label naming the ring member a parent is assigned to, and which
+/// the host sets on every child a ring member applies (`--ring`; see
+/// `operator::ring`): a member's watches select on it.
+pub const RING_MEMBER: &str = "ring.reconciler.dev/member";
+
+/// The label by which the ring's coordinator asks the member a parent is
+/// assigned to to hand it over to the member it names.
+pub const RING_DRAIN: &str = "ring.reconciler.dev/drain";
 
 /// The annotation by which whoever may change an object that nothing
 /// controls consents to its adoption by the parent its value names

@@ -6,12 +6,15 @@
 //! its Lease lapses, and a change made meanwhile is not lost.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment, members};
 use reconciler_host_harness::objects::{self, create, merge};
-use reconciler_host_harness::operator::{Guests, Host, eventually, fixture_of, install_crds};
+use reconciler_host_harness::operator::{
+    Guests, Host, eventually, fixture_of, free_addr, http_get, install_crds,
+};
 use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -34,10 +37,13 @@ async fn namespace(prefix: &str) -> TestNamespace {
 }
 
 /// A member of the ring in `ns`, logging to `<log>.log`, returned once it
-/// holds its member Lease.
-async fn member(ns: &TestNamespace, log: &str) -> Host {
+/// holds its member Lease, with the address of its metrics.
+async fn member(ns: &TestNamespace, log: &str) -> (Host, SocketAddr) {
     let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let metrics = free_addr();
+    let metrics_arg = format!("--metrics-addr={metrics}");
     let args = [
+        &metrics_arg,
         "--namespaces",
         ns.name(),
         "--ring",
@@ -59,7 +65,63 @@ async fn member(ns: &TestNamespace, log: &str) -> Host {
         }
     })
     .await;
-    host
+    (host, metrics)
+}
+
+/// The objects of `kind` a member caches, by its metrics.
+fn cached(metrics: SocketAddr, kind: &str) -> usize {
+    let (_, body) = http_get(metrics, "/metrics");
+    let line = format!("reconciler_cached_objects{{kind=\"{kind}\"}} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(&line))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{line} in {body}"))
+}
+
+/// Waits until each member caches exactly the Widgets assigned to it and
+/// their ConfigMaps, no other: `owned[i]` of each.
+async fn caches_hold(members: &[SocketAddr], owned: &[usize]) {
+    eventually(
+        "each member caches its own parents and children",
+        async || {
+            let now: Vec<(usize, usize)> = members
+                .iter()
+                .map(|m| (cached(*m, "Widget"), cached(*m, "ConfigMap")))
+                .collect();
+            let want: Vec<(usize, usize)> = owned.iter().map(|n| (*n, *n)).collect();
+            if now == want {
+                Ok(())
+            } else {
+                Err((now, want))
+            }
+        },
+    )
+    .await;
+}
+
+/// Each ConfigMap of `names` carries its Widget's member label.
+async fn children_labelled(ns: &TestNamespace, names: &[String], members: &[String]) {
+    let api = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    for name in names {
+        let owner = assignment::owner(members, ns.name(), name).unwrap();
+        eventually(
+            &format!("{name}-config labelled {owner}"),
+            async || match api.get_opt(&format!("{name}-config")).await {
+                Ok(Some(o))
+                    if o.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(MEMBER))
+                        .map(String::as_str)
+                        == Some(owner) =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("{:?}", other.map(|o| o.map(|o| o.metadata.labels)))),
+            },
+        )
+        .await;
+    }
 }
 
 /// The live members of the ring, by the Leases in `ns`.
@@ -160,14 +222,16 @@ async fn change_widgets(ns: &TestNamespace, names: &[String], suffix: &str) {
 #[tokio::test]
 async fn a_joining_member_takes_its_share_once_the_owner_hands_it_over() {
     let ns = namespace("ring-join").await;
-    let a = member(&ns, "join-a").await;
+    let (a, a_metrics) = member(&ns, "join-a").await;
     let names = make_widgets(&ns, 12).await;
     children_hold(&ns, &names, "").await;
     let alone = live(&ns).await;
     assert_eq!(alone.len(), 1, "{alone:?}");
     assigned(&ns, &names, &alone).await;
+    children_labelled(&ns, &names, &alone).await;
+    caches_hold(&[a_metrics], &[names.len()]).await;
 
-    let b = member(&ns, "join-b").await;
+    let (b, b_metrics) = member(&ns, "join-b").await;
     let mut both = Vec::new();
     eventually("two live members", async || {
         both = live(&ns).await;
@@ -198,6 +262,14 @@ async fn a_joining_member_takes_its_share_once_the_owner_hands_it_over() {
     };
     assert_eq!(handed(&a), to_b.len(), "{}", a.log_text());
     assert_eq!(handed(&b), 0);
+    // The children moved with their parents, before them; each member
+    // caches its own alone.
+    children_labelled(&ns, &names, &both).await;
+    caches_hold(
+        &[a_metrics, b_metrics],
+        &[names.len() - to_b.len(), to_b.len()],
+    )
+    .await;
 
     let before: Vec<[usize; 2]> = names
         .iter()
@@ -234,8 +306,8 @@ async fn a_joining_member_takes_its_share_once_the_owner_hands_it_over() {
 #[tokio::test]
 async fn a_killed_members_parents_are_taken_over_and_no_change_is_lost() {
     let ns = namespace("ring-kill").await;
-    let mut a = member(&ns, "kill-a").await;
-    let b = member(&ns, "kill-b").await;
+    let (mut a, _) = member(&ns, "kill-a").await;
+    let (b, b_metrics) = member(&ns, "kill-b").await;
     let names = make_widgets(&ns, 8).await;
     let mut both = Vec::new();
     eventually("two live members", async || {
@@ -257,8 +329,11 @@ async fn a_killed_members_parents_are_taken_over_and_no_change_is_lost() {
     a.kill();
     change_widgets(&ns, &names, "-2").await;
     let b_id = named(&both, "kill-b").to_owned();
-    assigned(&ns, &names, &[b_id]).await;
+    assigned(&ns, &names, std::slice::from_ref(&b_id)).await;
     children_hold(&ns, &names, "-2").await;
+    // The dead member's children relabelled by the survivor's applies.
+    children_labelled(&ns, &names, &[b_id]).await;
+    caches_hold(&[b_metrics], &[names.len()]).await;
     assert!(
         b.log_text().contains("ring: coordinating"),
         "{}",

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::contract::model::secret_kind;
 use crate::facts::ObjectSource;
 use crate::facts::certificates;
-use crate::marks::{APPLIED, MANAGED_BY};
+use crate::marks::{APPLIED, MANAGED_BY, RING_MEMBER};
 
 /// What marks a ConfigMap value the cache keeps as its digest.
 pub(crate) const DIGEST_PREFIX: &str = "\u{0}sha256:";
@@ -30,6 +30,9 @@ pub struct Owner<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
     pub uid: &'a str,
+    /// The ring member the parent is assigned to (its
+    /// [`RING_MEMBER`] label), which its children are labelled with too.
+    pub member: Option<&'a str>,
 }
 
 /// Whether `actual` already has every field of `desired`: objects by key
@@ -151,7 +154,7 @@ pub(crate) fn generated_secret(
 }
 
 /// The body with the parent's namespace, the parent as controller owner,
-/// and the host's managed-by label.
+/// the host's managed-by label, and the ring member's label in a ring.
 pub(crate) fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
     let mut desired = body.clone();
     let md = &mut desired["metadata"];
@@ -169,6 +172,9 @@ pub(crate) fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
         md["labels"] = json!({});
     }
     md["labels"][MANAGED_BY.0] = json!(MANAGED_BY.1);
+    if let Some(member) = owner.member {
+        md["labels"][RING_MEMBER] = json!(member);
+    }
     desired
 }
 
@@ -245,6 +251,7 @@ mod tests {
             name: "w",
             namespace: "ns",
             uid: "u-1",
+            member: None,
         };
         let desired = with_owner(
             &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
@@ -261,5 +268,16 @@ mod tests {
             "reconciler-host"
         );
         assert_eq!(controller_uid(&desired), Some("u-1"));
+        assert!(desired["metadata"]["labels"].get(RING_MEMBER).is_none());
+        // In a ring, labelled with the parent's member.
+        let in_ring = Owner {
+            member: Some("replica-a"),
+            ..owner
+        };
+        let desired = with_owner(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+            &in_ring,
+        );
+        assert_eq!(desired["metadata"]["labels"][RING_MEMBER], "replica-a");
     }
 }

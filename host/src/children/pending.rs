@@ -63,6 +63,7 @@ pub fn offline(changes: &[Change], parent: &Value, source: &dyn ObjectSource) ->
         name: &name,
         namespace: &namespace,
         uid: &uid,
+        member: md["labels"][crate::marks::RING_MEMBER].as_str(),
     };
     changes
         .iter()
@@ -94,6 +95,7 @@ mod tests {
             name: "w",
             namespace: "team-w",
             uid: "u-1",
+            member: None,
         }
     }
 

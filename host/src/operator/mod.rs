@@ -28,7 +28,7 @@ pub mod ring;
 pub mod schedule;
 pub mod write;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -252,9 +252,21 @@ pub async fn run_with(
     let (tx, mut rx) = mpsc::unbounded_channel::<CacheEvent>();
     let source = Arc::new(ClusterSource::watching(&scopes));
     let ring_scopes = scopes.clone();
+    // ... and, of the kinds guests only write (not read, not served), only
+    // its parents' children, labelled alike.
+    let written_only: BTreeSet<KindRef> = modules
+        .iter()
+        .flat_map(|m| m.spec().writes.iter().cloned())
+        .filter(|w| {
+            modules
+                .iter()
+                .all(|m| m.spec().kind_ref() != *w && m.spec().reads.iter().all(|r| r.kind != *w))
+        })
+        .collect();
     let watches = Arc::new(
         Watches::new(client.clone(), tx, scopes, health)
-            .selecting_parents(member.as_ref().map(|m| m.selector())),
+            .selecting_parents(member.as_ref().map(|m| m.selector()))
+            .selecting_children(written_only, member.as_ref().map(|m| m.selector())),
     );
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
@@ -462,9 +474,10 @@ async fn lost(leadership: Option<&mut Leadership>) -> LeadershipError {
     }
 }
 
-/// Keeps the scheduler's gauges (`reconciler_queue_depth`,
-/// `reconciler_dependency_entries`) and the liveness's waiting work
-/// current, every second: sampled here, not written by every pass.
+/// Keeps the scheduler's and the caches' gauges (`reconciler_queue_depth`,
+/// `reconciler_cached_objects`, `reconciler_dependency_entries`) and the
+/// liveness's waiting work current, every second: sampled here, not
+/// written by every pass.
 async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -480,6 +493,13 @@ async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
                 .set(i64::try_from(depth).unwrap_or(i64::MAX));
         }
         liveness.set_pending(pending);
+        for (kind, size) in registry.source().cache_sizes() {
+            registry
+                .metrics()
+                .cached_objects
+                .get_or_create(&replica::metrics::Metrics::kind(&kind.kind))
+                .set(i64::try_from(size).unwrap_or(i64::MAX));
+        }
         let entries = registry.scheduler().dependency_entries();
         registry
             .metrics()

@@ -13,8 +13,9 @@
 //!
 //! - **The guest's bodies, not the host's.** An apply is hashed as the guest
 //!   asked for it, before the host adds the parent's namespace, the parent
-//!   as controller, its managed-by label and its `reconciler.dev/applied`
-//!   stamp. Those are functions of the parent (bound by its UID) and of the
+//!   as controller, its managed-by label, a ring member's label (which
+//!   changes when the parent moves to another replica) and its
+//!   `reconciler.dev/applied` stamp. Those are functions of the parent (bound by its UID) and of the
 //!   host's version, not effects anyone reviews: hashing them would tie an
 //!   approval to the host's implementation (a host adding a label would
 //!   void every pending approval) and to the stamp, a hash of the body
@@ -57,7 +58,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
 use crate::contract::model::Change;
-use crate::marks::{APPLIED, MANAGED_BY};
+use crate::marks::{APPLIED, MANAGED_BY, RING_MEMBER};
 
 /// The tag of the canonical form this module computes.
 pub(crate) const TAG: &str = "rhd1-sha256";
@@ -218,7 +219,11 @@ fn guest_fields(body: &Value) -> Value {
         for f in METADATA_NOT_HASHED {
             md.remove(*f);
         }
-        for (field, host_key) in [("labels", MANAGED_BY.0), ("annotations", APPLIED)] {
+        for (field, host_key) in [
+            ("labels", MANAGED_BY.0),
+            ("labels", RING_MEMBER),
+            ("annotations", APPLIED),
+        ] {
             if let Some(Value::Object(m)) = md.get_mut(field) {
                 m.remove(host_key);
                 if m.is_empty() {
@@ -412,7 +417,7 @@ mod tests {
         sent["metadata"]["namespace"] = json!("ns");
         sent["metadata"]["ownerReferences"] = json!([{"apiVersion": "example.dev/v1",
             "kind": "Widget", "name": "w", "uid": "u", "controller": true}]);
-        sent["metadata"]["labels"] = json!({MANAGED_BY.0: MANAGED_BY.1});
+        sent["metadata"]["labels"] = json!({MANAGED_BY.0: MANAGED_BY.1, RING_MEMBER: "replica-a"});
         sent["metadata"]["annotations"] = json!({APPLIED: "0123abcd"});
         sent["metadata"]["resourceVersion"] = json!("4711");
         sent["metadata"]["uid"] = json!("c-uid");

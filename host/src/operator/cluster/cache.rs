@@ -384,6 +384,42 @@ impl ClusterSource {
             .insert(kind, resource);
     }
 
+    /// How many objects each cached kind holds.
+    pub fn cache_sizes(&self) -> Vec<(KindRef, usize)> {
+        self.caches
+            .read()
+            .expect("caches lock")
+            .iter()
+            .map(|(k, c)| (k.clone(), c.len()))
+            .collect()
+    }
+
+    /// Every cached object in `namespace` whose controller has `uid`,
+    /// whatever its kind, with its kind's API resource.
+    pub fn controlled_everywhere(
+        &self,
+        namespace: &str,
+        uid: &str,
+    ) -> Vec<(ApiResource, Arc<Value>)> {
+        let caches: Vec<(KindRef, Arc<ObjectCache>)> = self
+            .caches
+            .read()
+            .expect("caches lock")
+            .iter()
+            .map(|(k, c)| (k.clone(), c.clone()))
+            .collect();
+        caches
+            .into_iter()
+            .filter_map(|(kind, cache)| Some((self.resource(&kind)?, cache)))
+            .flat_map(|(resource, cache)| {
+                cache
+                    .controlled(namespace, uid)
+                    .into_iter()
+                    .map(move |c| (resource.clone(), c.value()))
+            })
+            .collect()
+    }
+
     /// The API resource of a watched kind.
     pub fn resource(&self, kind: &KindRef) -> Option<ApiResource> {
         self.resources

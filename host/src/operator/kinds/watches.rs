@@ -91,6 +91,9 @@ pub struct Watches {
     scopes: Vec<String>,
     /// The label selector of the parent watches (a ring member's).
     parents_selected: Option<String>,
+    /// The kinds guests only write, and the selector their watches use (a
+    /// ring member's: only the children of its parents).
+    children_selected: Option<(BTreeSet<KindRef>, String)>,
     /// The kinds read by some module, watched or probed (optional, not
     /// served); a kind with a cache is watched as well.
     readable: Mutex<BTreeSet<KindRef>>,
@@ -111,6 +114,7 @@ impl Watches {
             scopes,
             health,
             parents_selected: None,
+            children_selected: None,
             readable: Mutex::new(BTreeSet::new()),
             handles: Mutex::new(Vec::new()),
         }
@@ -121,6 +125,25 @@ impl Watches {
     pub fn selecting_parents(mut self, selector: Option<String>) -> Self {
         self.parents_selected = selector;
         self
+    }
+
+    /// The watches whose watches of `kinds` (those guests only write)
+    /// select `selector` (a ring member's: only its parents' children).
+    pub fn selecting_children(
+        mut self,
+        kinds: BTreeSet<KindRef>,
+        selector: Option<String>,
+    ) -> Self {
+        self.children_selected = selector.map(|s| (kinds, s));
+        self
+    }
+
+    /// The selector of the watch of `kind`, if it is selected.
+    fn children_selector(&self, kind: &KindRef) -> Option<&str> {
+        self.children_selected
+            .as_ref()
+            .filter(|(kinds, _)| kinds.contains(kind))
+            .map(|(_, s)| s.as_str())
     }
 
     /// Starts a watch of `resource` in `namespace` ("" for all) feeding
@@ -253,7 +276,13 @@ impl Watches {
             let mut refused = Vec::new();
             for (ns, a) in &p.availability {
                 if *a == Availability::Available {
-                    synced.push(self.start(&resource, &cache, ns, !p.optional));
+                    synced.push(self.start_selecting(
+                        &resource,
+                        &cache,
+                        ns,
+                        !p.optional,
+                        self.children_selector(&p.kind),
+                    ));
                 } else {
                     source.set_availability(p.kind.clone(), ns, *a);
                     refused.push(ns.clone());

@@ -13,6 +13,7 @@
 mod changes;
 mod effects;
 pub(crate) mod evaluation;
+mod handover;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -30,7 +31,6 @@ use crate::facts::Dependency;
 use crate::operator::cluster::decode;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::replica::metrics::Metrics;
-use crate::operator::ring::Claim;
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::operator::write::owned::owned_part;
@@ -79,35 +79,9 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
             requeue_after: None,
         });
     }
-    // In the ring, a parent assigned to another member, or to none yet; or
-    // one this member is asked to give up, which it does now: no other
-    // pass of it is in flight here.
-    if let Some(member) = registry.ring()
-        && let Some(parent) = kind.cache.get(&key.namespace, &key.name)
-    {
-        match member.claim(&parent) {
-            Claim::Mine => {}
-            Claim::Other => {
-                queue.forget(key);
-                return Ended::without_guest(Done::Converged {
-                    requeue_after: None,
-                });
-            }
-            Claim::Draining => {
-                queue.forget(key);
-                return Ended::without_guest(
-                    match member.acknowledge(&kind.resource, &parent).await {
-                        Ok(()) => Done::Converged {
-                            requeue_after: None,
-                        },
-                        Err(e) => {
-                            tracing::warn!(parent.kind = %kind.resource.kind, parent.namespace = %key.namespace, parent.name = %key.name, error = %e, "ring: not handed over yet; tried again");
-                            Done::Failed { retry_before: None }
-                        }
-                    },
-                );
-            }
-        }
+    // In the ring, a parent that is not this member's to pass.
+    if let Some(ended) = handover::not_mine(registry, kind, &queue, key).await {
+        return ended;
     }
     // The module is taken once: a swap during the pass leaves it on this one.
     let Some(module) = kind.module() else {

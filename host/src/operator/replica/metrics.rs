@@ -110,6 +110,9 @@ pub struct Metrics {
     pub dependency_entries: Gauge,
     /// Keys waiting for a pass, per kind.
     pub queue_depth: Family<KindLabel, Gauge>,
+    /// Objects this replica caches, per kind (a ring member caches its own
+    /// parents and their children, and what guests read).
+    pub cached_objects: Family<KindLabel, Gauge>,
     /// Per watch: connected (1) or failing (0), the Unix time of its last
     /// event, and how often it failed and restarted.
     pub watch_connected: Family<WatchLabels, Gauge>,
@@ -160,6 +163,7 @@ impl Metrics {
             modules_pending: Gauge::default(),
             dependency_entries: Gauge::default(),
             queue_depth: Family::default(),
+            cached_objects: Family::default(),
             watch_connected: Family::default(),
             watch_last_event: Family::default(),
             watch_restarts: Family::default(),
@@ -236,6 +240,11 @@ impl Metrics {
             "queue_depth",
             "Parents waiting for a pass (due or backing off), per kind",
             m.queue_depth.clone(),
+        );
+        r.register(
+            "cached_objects",
+            "Objects this replica caches, per kind",
+            m.cached_objects.clone(),
         );
         r.register(
             "watch_connected",

@@ -2,10 +2,10 @@
 //! `<ring>-coordinator` watches the member Leases and the metadata of every
 //! served kind's parents, and keeps each parent labelled with the live
 //! member rendezvous hashing names. A parent whose owner is live is moved
-//! in two steps: [`DRAIN`] asks the owner to give it up, which it does
-//! after its pass in flight ([`super::Member::acknowledge`]); only an
-//! unlabelled parent is assigned. A parent whose owner's Lease lapsed (its
-//! writes fenced off since) is assigned at once. Every label write has the
+//! by its owner: [`DRAIN`] names the new owner, and the old one hands it
+//! over after its pass in flight ([`super::Member::hand_over`]). An
+//! unlabelled parent, or one whose owner's Lease lapsed (its writes fenced
+//! off since), is assigned at once. Every label write has the
 //! parent's resourceVersion as precondition, so a coordinator acting on a
 //! stale view writes nothing.
 
@@ -51,8 +51,8 @@ pub fn decide(
         None => Some(json!({MEMBER: desired, DRAIN: null})),
         Some(m) if m == desired => drain.map(|_| json!({DRAIN: null})),
         Some(m) if !live.iter().any(|l| l == m) => Some(json!({MEMBER: desired, DRAIN: null})),
-        Some(m) if drain == Some(m) => None,
-        Some(m) => Some(json!({DRAIN: m})),
+        Some(_) if drain == Some(desired) => None,
+        Some(_) => Some(json!({DRAIN: desired})),
     }
 }
 
@@ -324,13 +324,17 @@ mod tests {
     fn a_live_owner_is_asked_to_drain_and_then_waited_for() {
         let abc = live(&["a", "b", "c"]);
         let p = parent_of(&abc, "b");
-        // Assigned to a, which is live: asked to drain, then left alone
-        // until a gives it up.
+        // Assigned to a, which is live: asked to hand it over to b, then
+        // left alone until a does; asked again if the target changed.
         assert_eq!(
             decide(Some("a"), None, &abc, "ns", &p),
-            Some(json!({DRAIN: "a"}))
+            Some(json!({DRAIN: "b"}))
         );
-        assert_eq!(decide(Some("a"), Some("a"), &abc, "ns", &p), None);
+        assert_eq!(decide(Some("a"), Some("b"), &abc, "ns", &p), None);
+        assert_eq!(
+            decide(Some("a"), Some("c"), &abc, "ns", &p),
+            Some(json!({DRAIN: "b"}))
+        );
         // Its owner already: nothing, or the drain withdrawn.
         assert_eq!(decide(Some("b"), None, &abc, "ns", &p), None);
         assert_eq!(

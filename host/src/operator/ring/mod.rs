@@ -3,37 +3,44 @@
 //! its own ([`members`]); the member holding the ring's coordinator Lease
 //! assigns every parent to a live member by rendezvous hashing
 //! ([`assignment`]) with a label the host owns ([`MEMBER`]), which the
-//! member's parent watch selects on; a parent moves only after its old
-//! owner, asked with [`DRAIN`], finished its pass in flight and gave it up
-//! ([`coordinator`]; docs/design.md, "The ring").
+//! member's parent watch selects on, as its watches of the kinds guests
+//! only write select their children, labelled alike; a parent moves only
+//! after its old owner, asked with [`DRAIN`], finished its pass in flight
+//! and relabelled its children and it ([`coordinator`]; docs/design.md,
+//! "The ring").
 
 pub mod assignment;
 pub mod coordinator;
 pub mod members;
+
+use std::sync::Arc;
 
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::ApiResource;
 use serde_json::{Value, json};
 
-/// The label naming the member a parent is assigned to.
-pub const MEMBER: &str = "ring.reconciler.dev/member";
+/// The label naming the member a parent (and each of its children) is
+/// assigned to.
+pub use crate::marks::RING_MEMBER as MEMBER;
 
-/// The label by which the coordinator asks the member it names to give the
-/// parent up: the member finishes its pass in flight, then removes both
-/// labels (its acknowledgement).
-pub const DRAIN: &str = "ring.reconciler.dev/drain";
+/// The label by which the coordinator asks the member a parent is assigned
+/// to to hand it over to the member the label names: the member finishes
+/// its pass in flight, relabels the parent's children, then the parent
+/// (its acknowledgement).
+pub use crate::marks::RING_DRAIN as DRAIN;
 
 /// The field manager of the ring's label writes.
 pub const FIELD_MANAGER: &str = "reconciler-host-ring";
 
 /// Whether a parent is this member's to pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Claim {
     /// Assigned to this member, and not being moved.
     Mine,
-    /// Assigned to this member, which is asked to give it up.
-    Draining,
+    /// Assigned to this member, which is asked to hand it over to the
+    /// member named.
+    Draining(String),
     /// Assigned to another member, or to none yet.
     Other,
 }
@@ -47,9 +54,9 @@ pub struct Member {
     client: Client,
 }
 
-/// Why a member could not give a parent up.
+/// Why a member could not hand a parent over.
 #[derive(Debug, thiserror::Error)]
-#[error("giving {kind} {namespace}/{name} up to the ring: {source}")]
+#[error("handing {kind} {namespace}/{name} over: {source}")]
 pub struct HandoverError {
     kind: String,
     namespace: String,
@@ -57,6 +64,14 @@ pub struct HandoverError {
     /// Retryable: a conflict means the parent changed (its next pass acks
     /// again), anything else is the API server's.
     source: kube::Error,
+}
+
+impl HandoverError {
+    /// The parent changed since it was cached (the next pass, on the new
+    /// version, hands it over): not worth a warning.
+    pub fn is_conflict(&self) -> bool {
+        matches!(&self.source, kube::Error::Api(s) if s.code == 409)
+    }
 }
 
 impl Member {
@@ -91,55 +106,84 @@ impl Member {
     pub fn claim(&self, parent: &Value) -> Claim {
         let labels = &parent["metadata"]["labels"];
         if labels[MEMBER].as_str() != Some(self.identity.as_str()) {
-            Claim::Other
-        } else if labels[DRAIN].as_str() == Some(self.identity.as_str()) {
-            Claim::Draining
-        } else {
-            Claim::Mine
+            return Claim::Other;
+        }
+        match labels[DRAIN].as_str() {
+            Some(to) if to != self.identity => Claim::Draining(to.to_owned()),
+            _ => Claim::Mine,
         }
     }
 
-    /// Gives `parent` up: removes its assignment and the request to drain
-    /// it, unless it changed since it was cached (the resourceVersion is
-    /// the precondition). Called from a pass of the parent, so no other
-    /// pass of it is in flight on this member.
-    pub async fn acknowledge(
+    /// Hands `parent` over to member `to`: labels each of its `children`
+    /// (as cached here) with `to`, then the parent, unless it changed
+    /// since it was cached (its resourceVersion is the precondition); the
+    /// new owner's watches then bring the children before the parent.
+    /// Called from a pass of the parent, so no other pass of it is in
+    /// flight on this member.
+    pub async fn hand_over(
         &self,
         resource: &ApiResource,
         parent: &Value,
+        to: &str,
+        children: &[(ApiResource, Arc<Value>)],
     ) -> Result<(), HandoverError> {
         let md = &parent["metadata"];
         let namespace = md["namespace"].as_str().unwrap_or_default();
         let name = md["name"].as_str().unwrap_or_default();
-        let api: Api<DynamicObject> = if namespace.is_empty() {
-            Api::all_with(self.client.clone(), resource)
-        } else {
-            Api::namespaced_with(self.client.clone(), namespace, resource)
-        };
-        let patch = json!({"metadata": {
-            "resourceVersion": md["resourceVersion"],
-            "labels": {MEMBER: null, DRAIN: null},
-        }});
-        api.patch(
-            name,
-            &PatchParams::apply(FIELD_MANAGER),
-            &Patch::Merge(&patch),
-        )
-        .await
-        .map_err(|source| HandoverError {
+        let failed = |source| HandoverError {
             kind: resource.kind.clone(),
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             source,
-        })?;
+        };
+        let relabel = json!({"metadata": {"labels": {MEMBER: to}}});
+        for (child_resource, child) in children {
+            let child_name = child["metadata"]["name"].as_str().unwrap_or_default();
+            self.api(child_resource, namespace)
+                .patch(
+                    child_name,
+                    &PatchParams::apply(FIELD_MANAGER),
+                    &Patch::Merge(&relabel),
+                )
+                .await
+                .or_else(|e| match e {
+                    // Gone meanwhile: nothing to hand over.
+                    kube::Error::Api(s) if s.code == 404 => {
+                        Ok(DynamicObject::new("", child_resource))
+                    }
+                    e => Err(e),
+                })
+                .map_err(failed)?;
+        }
+        let patch = json!({"metadata": {
+            "resourceVersion": md["resourceVersion"],
+            "labels": {MEMBER: to, DRAIN: null},
+        }});
+        self.api(resource, namespace)
+            .patch(
+                name,
+                &PatchParams::apply(FIELD_MANAGER),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map_err(failed)?;
         tracing::info!(
             parent.kind = %resource.kind,
             parent.namespace = namespace,
             parent.name = name,
-            member = %self.identity,
+            to,
+            children = children.len(),
             "ring: handed over after the last pass"
         );
         Ok(())
+    }
+
+    fn api(&self, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {
+        if namespace.is_empty() {
+            Api::all_with(self.client.clone(), resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, resource)
+        }
     }
 }
 
@@ -159,8 +203,12 @@ mod tests {
         let parent = |labels: Value| json!({"metadata": {"name": "p", "labels": labels}});
         assert_eq!(me.claim(&parent(json!({MEMBER: "a"}))), Claim::Mine);
         assert_eq!(
+            me.claim(&parent(json!({MEMBER: "a", DRAIN: "b"}))),
+            Claim::Draining("b".to_owned())
+        );
+        assert_eq!(
             me.claim(&parent(json!({MEMBER: "a", DRAIN: "a"}))),
-            Claim::Draining
+            Claim::Mine
         );
         assert_eq!(me.claim(&parent(json!({MEMBER: "b"}))), Claim::Other);
         assert_eq!(me.claim(&parent(json!({}))), Claim::Other);

@@ -162,6 +162,7 @@ pub fn check<'a>(
         name: md["name"].as_str().unwrap_or_default(),
         namespace: md["namespace"].as_str().unwrap_or_default(),
         uid: md["uid"].as_str().unwrap_or_default(),
+        member: md["labels"][crate::marks::RING_MEMBER].as_str(),
     };
     let planned = plan(source, past_cache, &owner, changes)?;
     Ok(Checked { owner, planned })
