@@ -341,3 +341,49 @@ async fn a_killed_members_parents_are_taken_over_and_no_change_is_lost() {
     );
     b.finish();
 }
+
+/// Two members serve the Widgets; one leaves (SIGTERM): it hands every
+/// parent over (children first) before it stops, so the other takes them
+/// with their children, and a change made after is made.
+#[tokio::test]
+async fn a_leaving_member_hands_every_parent_over_before_it_stops() {
+    let ns = namespace("ring-leave").await;
+    let (a, a_metrics) = member(&ns, "leave-a").await;
+    let (mut b, _) = member(&ns, "leave-b").await;
+    let names = make_widgets(&ns, 8).await;
+    let mut both = Vec::new();
+    eventually("two live members", async || {
+        both = live(&ns).await;
+        if both.len() == 2 {
+            Ok(())
+        } else {
+            Err(both.clone())
+        }
+    })
+    .await;
+    assigned(&ns, &names, &both).await;
+    children_hold(&ns, &names, "").await;
+    let b_id = named(&both, "leave-b").to_owned();
+    let b_owned = names
+        .iter()
+        .filter(|n| assignment::owner(&both, ns.name(), n) == Some(b_id.as_str()))
+        .count();
+    assert!(b_owned > 0, "b serves some of the 8 Widgets");
+
+    assert!(b.stop().success(), "{}", b.log_text());
+    let log = b.log_text();
+    // Handed over while it ran, every one of its own.
+    let handed = log
+        .lines()
+        .filter(|l| l.contains("ring: handed over after the last pass"))
+        .count();
+    assert_eq!(handed, b_owned, "{log}");
+    assert!(log.contains("ring: left"), "{log}");
+    let a_id = named(&both, "leave-a").to_owned();
+    assigned(&ns, &names, std::slice::from_ref(&a_id)).await;
+    children_labelled(&ns, &names, std::slice::from_ref(&a_id)).await;
+    caches_hold(&[a_metrics], &[names.len()]).await;
+    change_widgets(&ns, &names, "-2").await;
+    children_hold(&ns, &names, "-2").await;
+    a.finish();
+}

@@ -37,7 +37,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kube::Client;
 use reconciler_conventions::kind::KindRef;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::runtime::{GuestModule, Runtime};
 use cluster::cache::{CacheEvent, ClusterSource};
@@ -352,12 +352,15 @@ pub async fn run_with(
                     .map(|(_, k)| k.resource.clone())
                     .collect()
             });
-            Some(tokio::spawn(ring::coordinator::run(
+            let (stop, stopped) = oneshot::channel();
+            let task = tokio::spawn(ring::coordinator::run(
                 client.clone(),
                 served,
                 ring_scopes,
                 leader.clone(),
-            )))
+                stopped,
+            ));
+            Some((stop, task))
         }
         _ => None,
     };
@@ -408,13 +411,31 @@ pub async fn run_with(
             lost = lost(leadership.as_mut()) => return Err(lost.into()),
         },
     }
+    // A ring member hands its parents over while its passes still run.
+    if let (Some(member), Some(leader)) = (registry.ring(), &config.leader) {
+        let owned = || {
+            registry
+                .kinds()
+                .iter()
+                .flat_map(|(_, k)| k.cache.list("", &Default::default()))
+                .filter(|p| member.claim(p) != ring::Claim::Other)
+                .count()
+        };
+        member
+            .leave(&leader.namespace, owned, RING_LEAVE_WITHIN)
+            .await;
+    }
     tracing::info!("shutting down: finishing in-flight passes");
     registry.scheduler().shutdown();
     workers.join().await;
     watches.stop().await;
     dispatcher.abort();
-    for task in [guest_modules, coordinator].into_iter().flatten() {
+    if let Some(task) = guest_modules {
         task.abort();
+    }
+    if let Some((stop, task)) = coordinator {
+        let _ = stop.send(());
+        let _ = task.await;
     }
     for task in background {
         task.abort();
@@ -428,6 +449,10 @@ pub async fn run_with(
     tracing::info!("stopped");
     Ok(())
 }
+
+/// How long a ring member leaving waits for its parents to be taken over
+/// (within Kubernetes' default 30 s grace before SIGKILL).
+const RING_LEAVE_WITHIN: Duration = Duration::from_secs(20);
 
 /// What `module` needs that the cluster does not serve (its kind's CRD, or
 /// a kind it must read), `None` when everything resolves; what resolves is

@@ -128,6 +128,17 @@ impl Leadership {
         config: LeaderConfig,
         lease: String,
     ) -> Result<Leadership, LeadershipError> {
+        let mut leadership = Leadership::compete(config, lease).await?;
+        leadership.held().await?;
+        Ok(leadership)
+    }
+
+    /// Starts competing for the Lease `lease`, without waiting to hold it
+    /// ([`Leadership::held`]).
+    pub(crate) async fn compete(
+        config: LeaderConfig,
+        lease: String,
+    ) -> Result<Leadership, LeadershipError> {
         let failed = |source| LeadershipError::Lease {
             namespace: config.namespace.clone(),
             lease: lease.clone(),
@@ -147,20 +158,25 @@ impl Leadership {
             .await
             .map_err(failed)?;
         let (state, task) = manager.watch().await;
-        let mut leadership = Leadership {
+        Ok(Leadership {
             config,
             lease,
             state,
             task,
-        };
-        tracing::info!(lease = %leadership.lease, identity = %leadership.config.identity, "standby: waiting for the Lease");
-        while !*leadership.state.borrow_and_update() {
-            if leadership.state.changed().await.is_err() {
-                return Err(leadership.ended().await);
+        })
+    }
+
+    /// Waits until this replica holds the Lease; cancelled (dropped) at
+    /// shutdown, the Lease is still [`Leadership::release`]d.
+    pub async fn held(&mut self) -> Result<(), LeadershipError> {
+        tracing::info!(lease = %self.lease, identity = %self.config.identity, "standby: waiting for the Lease");
+        while !*self.state.borrow_and_update() {
+            if self.state.changed().await.is_err() {
+                return Err(self.ended().await);
             }
         }
-        tracing::info!(lease = %leadership.lease, identity = %leadership.config.identity, "leading: the Lease is held");
-        Ok(leadership)
+        tracing::info!(lease = %self.lease, identity = %self.config.identity, "leading: the Lease is held");
+        Ok(())
     }
 
     /// Resolves when the Lease is lost: the caller stops writing at once.

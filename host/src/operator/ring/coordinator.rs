@@ -25,7 +25,7 @@ use kube::discovery::Scope;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinSet;
 
 use super::{DRAIN, FIELD_MANAGER, MEMBER, assignment, members};
@@ -38,15 +38,22 @@ const TICK: Duration = Duration::from_secs(1);
 /// How long a lapsed member's Lease is kept before it is deleted.
 const FORGET_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
 
-/// What the coordinator writes on a parent's labels (a `null` removes one).
+/// What the coordinator writes on a parent's labels (a `null` removes
+/// one): it is assigned among the `live` members but those `leaving`.
 pub fn decide(
     member: Option<&str>,
     drain: Option<&str>,
     live: &[String],
+    leaving: &[String],
     namespace: &str,
     name: &str,
 ) -> Option<Value> {
-    let desired = assignment::owner(live, namespace, name)?;
+    let staying: Vec<String> = live
+        .iter()
+        .filter(|m| !leaving.contains(m))
+        .cloned()
+        .collect();
+    let desired = assignment::owner(&staying, namespace, name)?;
     match member {
         None => Some(json!({MEMBER: desired, DRAIN: null})),
         Some(m) if m == desired => drain.map(|_| json!({DRAIN: null})),
@@ -61,8 +68,16 @@ pub type ServedKinds = Arc<dyn Fn() -> Vec<ApiResource> + Send + Sync>;
 
 /// Competes for the coordinator Lease of the ring `leader.lease` and
 /// coordinates the parents of the kinds `served`, in the namespaces
-/// `scopes` (`""`: all), while holding it; runs until aborted.
-pub async fn run(client: Client, served: ServedKinds, scopes: Vec<String>, leader: LeaderConfig) {
+/// `scopes` (`""`: all), while holding it; until `stop` fires, when it
+/// releases the Lease (held or competed for), so another member takes it
+/// at once and no request of its is cut off by the exit.
+pub async fn run(
+    client: Client,
+    served: ServedKinds,
+    scopes: Vec<String>,
+    leader: LeaderConfig,
+    mut stop: oneshot::Receiver<()>,
+) {
     let lease = format!("{}-coordinator", leader.lease);
     let ring = leader.lease.clone();
     let namespace = leader.namespace.clone();
@@ -73,19 +88,43 @@ pub async fn run(client: Client, served: ServedKinds, scopes: Vec<String>, leade
         ..leader
     };
     loop {
-        let mut held = match Leadership::acquire(config.clone(), lease.clone()).await {
+        let competing = tokio::select! {
+            competing = Leadership::compete(config.clone(), lease.clone()) => competing,
+            _ = &mut stop => return,
+        };
+        let mut held = match competing {
             Ok(held) => held,
             Err(e) => {
                 tracing::warn!(error = %e, "ring: the coordinator Lease could not be competed for; trying again");
-                tokio::time::sleep(config.duration).await;
-                continue;
+                tokio::select! {
+                    () = tokio::time::sleep(config.duration) => continue,
+                    _ = &mut stop => return,
+                }
             }
         };
+        tokio::select! {
+            got = held.held() => {
+                if let Err(e) = got {
+                    tracing::warn!(error = %e, "ring: the coordinator Lease was not had; trying again");
+                    continue;
+                }
+            }
+            _ = &mut stop => {
+                held.release().await;
+                return;
+            }
+        }
         tracing::info!(ring = %ring, "ring: coordinating");
         tokio::select! {
             () = coordinate(&client, &*served, &scopes, &ring, &namespace) => {}
-            lost = held.lost() => tracing::warn!(error = %lost, "ring: no longer coordinating"),
+            lost = held.lost() => {
+                tracing::warn!(error = %lost, "ring: no longer coordinating");
+                continue;
+            }
+            _ = &mut stop => {}
         }
+        held.release().await;
+        return;
     }
 }
 
@@ -122,7 +161,7 @@ async fn coordinate(
     // The resourceVersion each parent was last written from: not written
     // again until the watch shows it changed.
     let mut written: HashMap<(String, String, String), String> = HashMap::new();
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: (Vec<String>, Vec<String>) = Default::default();
     loop {
         for resource in served() {
             let key = format!("{}/{}", resource.api_version, resource.plural);
@@ -162,9 +201,10 @@ async fn coordinate(
         let now = Timestamp::now();
         let leases_now: Vec<Lease> = lease_store.state().iter().map(|l| (**l).clone()).collect();
         let live = members::live(ring, &leases_now, now);
-        if live != seen {
-            tracing::info!(members = ?live, "ring: members");
-            seen = live.clone();
+        let leaving = members::leaving(ring, &leases_now, &live);
+        if (&live, &leaving) != (&seen.0, &seen.1) {
+            tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
+            seen = (live.clone(), leaving.clone());
         }
         let mut writes = Vec::new();
         for kind in parents.values() {
@@ -176,7 +216,8 @@ async fn coordinate(
                 let ns = md.namespace.clone().unwrap_or_default();
                 let labels = md.labels.as_ref();
                 let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
-                let Some(change) = decide(label(MEMBER), label(DRAIN), &live, &ns, &name) else {
+                let Some(change) = decide(label(MEMBER), label(DRAIN), &live, &leaving, &ns, &name)
+                else {
                     continue;
                 };
                 let key = (kind.resource.plural.clone(), ns.clone(), name.clone());
@@ -310,12 +351,12 @@ mod tests {
         let abc = live(&["a", "b", "c"]);
         let p = parent_of(&abc, "b");
         assert_eq!(
-            decide(None, None, &abc, "ns", &p),
+            decide(None, None, &abc, &[], "ns", &p),
             Some(json!({MEMBER: "b", DRAIN: null}))
         );
         // A drain left behind is cleared with it.
         assert_eq!(
-            decide(None, Some("a"), &abc, "ns", &p),
+            decide(None, Some("a"), &abc, &[], "ns", &p),
             Some(json!({MEMBER: "b", DRAIN: null}))
         );
     }
@@ -327,18 +368,18 @@ mod tests {
         // Assigned to a, which is live: asked to hand it over to b, then
         // left alone until a does; asked again if the target changed.
         assert_eq!(
-            decide(Some("a"), None, &abc, "ns", &p),
+            decide(Some("a"), None, &abc, &[], "ns", &p),
             Some(json!({DRAIN: "b"}))
         );
-        assert_eq!(decide(Some("a"), Some("b"), &abc, "ns", &p), None);
+        assert_eq!(decide(Some("a"), Some("b"), &abc, &[], "ns", &p), None);
         assert_eq!(
-            decide(Some("a"), Some("c"), &abc, "ns", &p),
+            decide(Some("a"), Some("c"), &abc, &[], "ns", &p),
             Some(json!({DRAIN: "b"}))
         );
         // Its owner already: nothing, or the drain withdrawn.
-        assert_eq!(decide(Some("b"), None, &abc, "ns", &p), None);
+        assert_eq!(decide(Some("b"), None, &abc, &[], "ns", &p), None);
         assert_eq!(
-            decide(Some("b"), Some("b"), &abc, "ns", &p),
+            decide(Some("b"), Some("b"), &abc, &[], "ns", &p),
             Some(json!({DRAIN: null}))
         );
     }
@@ -349,15 +390,33 @@ mod tests {
         let p = parent_of(&bc, "c");
         for drain in [None, Some("a")] {
             assert_eq!(
-                decide(Some("a"), drain, &bc, "ns", &p),
+                decide(Some("a"), drain, &bc, &[], "ns", &p),
                 Some(json!({MEMBER: "c", DRAIN: null}))
             );
         }
     }
 
     #[test]
+    fn a_leaving_member_is_assigned_nothing_and_hands_over_its_own() {
+        let abc = live(&["a", "b", "c"]);
+        let ab = live(&["a", "b"]);
+        // A parent of c's, c leaving: handed over to its owner among a and
+        // b; a new parent never goes to c.
+        let p = parent_of(&abc, "c");
+        let to = assignment::owner(&ab, "ns", &p).unwrap();
+        assert_eq!(
+            decide(Some("c"), None, &abc, &live(&["c"]), "ns", &p),
+            Some(json!({DRAIN: to}))
+        );
+        assert_eq!(
+            decide(None, None, &abc, &live(&["c"]), "ns", &p),
+            Some(json!({MEMBER: to, DRAIN: null}))
+        );
+    }
+
+    #[test]
     fn nothing_is_assigned_without_a_live_member() {
-        assert_eq!(decide(None, None, &[], "ns", "p"), None);
-        assert_eq!(decide(Some("a"), None, &[], "ns", "p"), None);
+        assert_eq!(decide(None, None, &[], &[], "ns", "p"), None);
+        assert_eq!(decide(Some("a"), None, &[], &[], "ns", "p"), None);
     }
 }

@@ -11,6 +11,26 @@ pub fn lease_name(ring: &str, identity: &str) -> String {
     format!("{ring}-member-{identity}")
 }
 
+/// The annotation a member puts on its Lease when it leaves (SIGTERM):
+/// still live, it is assigned nothing more and hands its parents over.
+pub const LEAVING: &str = "ring.reconciler.dev/leaving";
+
+/// The members among `live` whose Lease in `leases` says they are leaving.
+pub fn leaving(ring: &str, leases: &[Lease], live: &[String]) -> Vec<String> {
+    live.iter()
+        .filter(|m| {
+            leases.iter().any(|l| {
+                l.metadata.name.as_deref() == Some(lease_name(ring, m).as_str())
+                    && l.metadata
+                        .annotations
+                        .as_ref()
+                        .is_some_and(|a| a.get(LEAVING).is_some_and(|v| v == "true"))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 /// The live members among `leases` (any Leases of the namespace; those of
 /// other rings or none are ignored) at `now`, sorted by identity.
 pub fn live(ring: &str, leases: &[Lease], now: Timestamp) -> Vec<String> {
@@ -72,6 +92,11 @@ mod tests {
             lease("r", Some("a"), "2026-12-04T12:00:09Z", 15),
         ];
         assert_eq!(live("r", &leases, now), vec!["a", "b"]);
+        let mut going = leases.clone();
+        going[0].metadata.annotations = Some([(LEAVING.to_owned(), "true".to_owned())].into());
+        let members = live("r", &going, now);
+        assert_eq!(leaving("r", &going, &members), vec!["b"]);
+        assert!(leaving("r", &leases, &members).is_empty());
         assert_eq!(lease_name("r", "a"), "r-member-a");
     }
 }

@@ -14,7 +14,9 @@ pub mod coordinator;
 pub mod members;
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::ApiResource;
@@ -176,6 +178,46 @@ impl Member {
             "ring: handed over after the last pass"
         );
         Ok(())
+    }
+
+    /// Leaves the ring (at shutdown, before the passes stop): marks this
+    /// member's Lease in `namespace` [`members::LEAVING`], so the
+    /// coordinator has it hand every parent over, and waits (at most
+    /// `within`) until it holds none (`owned` counts them) or no other
+    /// member is there to take them. Its Lease is released afterwards.
+    pub async fn leave(&self, namespace: &str, owned: impl Fn() -> usize, within: Duration) {
+        let leases: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
+        let lease = members::lease_name(&self.ring, &self.identity);
+        let mark = json!({"metadata": {"annotations": {members::LEAVING: "true"}}});
+        if let Err(e) = leases
+            .patch(
+                &lease,
+                &PatchParams::apply(FIELD_MANAGER),
+                &Patch::Merge(&mark),
+            )
+            .await
+        {
+            tracing::warn!(error = %e, "ring: could not say this member leaves; its parents are taken over once its Lease is released");
+            return;
+        }
+        tracing::info!(member = %self.identity, parents = owned(), "ring: leaving; handing every parent over");
+        let deadline = tokio::time::Instant::now() + within;
+        while owned() > 0 && tokio::time::Instant::now() < deadline {
+            let others = match leases.list(&Default::default()).await {
+                Ok(list) => {
+                    let live = members::live(&self.ring, &list.items, jiff::Timestamp::now());
+                    let leaving = members::leaving(&self.ring, &list.items, &live);
+                    live.iter().filter(|m| !leaving.contains(m)).count()
+                }
+                Err(_) => 1,
+            };
+            if others == 0 {
+                tracing::info!("ring: no other member to take this one's parents");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        tracing::info!(member = %self.identity, parents = owned(), "ring: left");
     }
 
     fn api(&self, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {
