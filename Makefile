@@ -186,6 +186,16 @@ bench-hotswap: guests
 bench-modules: guests guests-js
 	$(CARGO) bench -p reconciler-host --bench modules
 
+## bench-shards: the ring (issue 34): BENCH_PARENTS Widgets (default
+## 3000), three replicas as processes to convergence, then under churn
+## (BENCH_RATE a second) a fourth joins, one leaves and one is killed;
+## prints `written by two replicas at once`, `lost updates`, the longest
+## time a parent had no owner, cached objects per replica over all, RSS,
+## convergence and requests per second at steady state.
+.PHONY: bench-shards
+bench-shards: guests
+	$(CARGO) bench -p reconciler-host --bench shards
+
 ## docs: docs/conditions.md, generated from every guest's describe (the
 ## test host/tests/docs.rs fails while it is out of date).
 docs: guests host

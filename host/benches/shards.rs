@@ -1,0 +1,526 @@
+//! The ring at scale (issue 34's figure): replicas of `reconciler-host run
+//! --ring` as separate processes against the real local kube-apiserver of
+//! `tests/support`, serving the writer test guest: N Widgets, each owning
+//! one ConfigMap (no controller needed to keep up on two cores).
+//!
+//! 1. The N Widgets created, then three replicas started: the time until
+//!    every Widget is labelled with the member rendezvous hashing names
+//!    among the three and its ConfigMap is made and labelled alike
+//!    (convergence). Each replica's cached objects (Widgets and ConfigMaps,
+//!    `reconciler_cached_objects`) over all of them, and its RSS.
+//! 2. While specs keep changing (`BENCH_RATE` a second, one at a time), a
+//!    fourth replica joins; once converged, one leaves (SIGTERM) and one is
+//!    SIGKILLed; converged again on the two left.
+//! 3. The churn stops: every ConfigMap must hold its Widget's last data
+//!    (lost updates); then 10 s of steady state, its requests counted.
+//!
+//! A bench's own Widget watch records when each Widget's label changed.
+//! `written by two replicas at once` counts the status and ConfigMap
+//! writes (from each replica's request log) made by a replica after the
+//! watch saw its Widget assigned elsewhere (a write by the new owner just
+//! before the watch saw the move is not one). `longest time a parent had
+//! no owner`: from a member's death, or a Widget's losing its label, until
+//! the watch saw it assigned to a live member.
+//!
+//! `make bench-shards`, or `cargo bench -p reconciler-host --bench shards`.
+//! Environment: `BENCH_PARENTS` (default 3000), `BENCH_RATE` (spec changes
+//! a second, default 20), `RECONCILER_TEST_KUBECONFIG` (reuse a running
+//! test apiserver).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt, stream};
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use kube::api::DynamicObject;
+use kube::runtime::{WatchStreamExt, watcher};
+use reconciler_host::operator::ring::{MEMBER, assignment, members};
+use reconciler_host_harness::bench::{Metrics, Table, env_num, free_port};
+use reconciler_host_harness::objects::{self, create};
+use reconciler_host_harness::operator::{Guests, Host, fixture_of, install_crds};
+use reconciler_host_harness::widgets::{widget, widgets};
+use reconciler_testsupport::TestNamespace;
+use serde_json::json;
+
+const WRITER: Guests = Guests {
+    dir: "bench-shards",
+    crates: &["writer-guest"],
+    settings: &[],
+    expected_warnings: &[],
+};
+
+const RING: &str = "bench";
+const LEASE: &str = "5s";
+/// The limit on each wait for convergence.
+const LIMIT: Duration = Duration::from_secs(600);
+const STEADY: Duration = Duration::from_secs(10);
+
+/// When each Widget's member label changed, as the bench's watch saw it.
+type Moves = Arc<Mutex<HashMap<String, Vec<(Timestamp, Option<String>)>>>>;
+
+struct Replica {
+    host: Host,
+    metrics: SocketAddr,
+    /// `--identity`; the member is `<prefix>-<random suffix>`.
+    prefix: String,
+    /// When it stopped (SIGTERM returned, or SIGKILL).
+    stopped: Option<Timestamp>,
+}
+
+impl Replica {
+    fn is(&self, member: &str) -> bool {
+        member.starts_with(&format!("{}-", self.prefix))
+    }
+}
+
+fn start(ns: &TestNamespace, index: usize) -> Replica {
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let metrics = free_port().expect("a port");
+    let prefix = format!("bench-{index}");
+    let metrics_arg = format!("--metrics-addr={metrics}");
+    let args = [
+        metrics_arg.as_str(),
+        "--namespaces",
+        ns.name(),
+        "--ring",
+        "--lease-name",
+        RING,
+        "--lease-namespace",
+        ns.name(),
+        "--lease-duration",
+        LEASE,
+        "--identity",
+        &prefix,
+        "--concurrency",
+        "8",
+    ];
+    let host = Host::start_spawned(&kubeconfig, &args, &prefix);
+    Replica {
+        host,
+        metrics,
+        prefix,
+        stopped: None,
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let parents: usize = env_num("BENCH_PARENTS").unwrap_or(3000);
+    let rate: f64 = env_num("BENCH_RATE").unwrap_or(20.0);
+    fixture_of(&WRITER);
+    let ns = TestNamespace::new("bench-shards")
+        .await
+        .expect("a test namespace");
+    let client = ns.client();
+    install_crds(&client).await;
+    let names: Vec<String> = (0..parents).map(|i| format!("w{i}")).collect();
+    let created = Instant::now();
+    stream::iter(names.iter())
+        .map(|n| {
+            let (client, ns_name) = (client.clone(), ns.name().to_owned());
+            async move { create(&client, &ns_name, widget(n, json!({"data": {"n": n}}))).await }
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+    eprintln!(
+        "bench: {parents} Widgets created in {:?}",
+        created.elapsed()
+    );
+
+    let moves: Moves = Arc::default();
+    let watch = tokio::spawn(record_moves(widgets(&ns), moves.clone()));
+    let mut table = Table::default();
+    table.title(format!(
+        "the ring: {parents} Widgets (each one ConfigMap), replicas as processes, {LEASE} Leases"
+    ));
+
+    // 1. Three replicas to convergence.
+    let started = Instant::now();
+    let mut replicas: Vec<Replica> = (0..3).map(|i| start(&ns, i)).collect();
+    let three = converge(&ns, &names, &replicas, 3).await;
+    let convergence = started.elapsed();
+    table.section("three replicas");
+    table.row("convergence", format!("{:.1} s", convergence.as_secs_f64()));
+    let mut worst_ratio: f64 = 0.0;
+    for r in &replicas {
+        let cached = cached(r.metrics).await;
+        let ratio = cached as f64 / (2 * parents) as f64;
+        worst_ratio = worst_ratio.max(ratio);
+        table.row(
+            &format!("{}: cached objects / all", r.prefix),
+            format!("{cached} / {} = {ratio:.3}", 2 * parents),
+        );
+        table.row(
+            &format!("{}: RSS", r.prefix),
+            format!("{:.1} MiB", rss_mib(r.host.pid())),
+        );
+    }
+    println!("cached objects per replica / all: {worst_ratio:.3}");
+    drop(three);
+
+    // 2. Churn; a fourth joins; one leaves, one is killed.
+    let last: Arc<Mutex<BTreeMap<String, String>>> = Arc::new(Mutex::new(
+        names.iter().map(|n| (n.clone(), n.clone())).collect(),
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = tokio::spawn(churn(
+        widgets(&ns),
+        names.clone(),
+        last.clone(),
+        rate,
+        stop.clone(),
+    ));
+    let joined = Instant::now();
+    replicas.push(start(&ns, 3));
+    converge(&ns, &names, &replicas, 4).await;
+    table.section("a fourth joins, under churn");
+    table.row(
+        "convergence",
+        format!("{:.1} s", joined.elapsed().as_secs_f64()),
+    );
+    for r in &replicas {
+        table.row(
+            &format!("{}: cached objects / all", r.prefix),
+            format!(
+                "{:.3}",
+                cached(r.metrics).await as f64 / (2 * parents) as f64
+            ),
+        );
+    }
+
+    let left = Instant::now();
+    let leaving = replicas[0].host.stop();
+    replicas[0].stopped = Some(Timestamp::now());
+    replicas[1].host.kill();
+    replicas[1].stopped = Some(Timestamp::now());
+    converge(&ns, &names, &replicas, 2).await;
+    table.section("one leaves (SIGTERM), one is killed (SIGKILL), under churn");
+    table.row("the leaving one exited", leaving.to_string());
+    table.row(
+        "convergence",
+        format!("{:.1} s", left.elapsed().as_secs_f64()),
+    );
+
+    // 3. The churn stops; every change made; steady state.
+    stop.store(true, Ordering::Relaxed);
+    let changes = churn.await.expect("the churn");
+    let wanted = last.lock().unwrap().clone();
+    let lost = lost_updates(&ns, &wanted).await;
+    let live: Vec<&Replica> = replicas.iter().filter(|r| r.stopped.is_none()).collect();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
+    tokio::time::sleep(STEADY).await;
+    let after: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
+    let steady: f64 = before
+        .iter()
+        .zip(&after)
+        .map(|(b, a)| (a - b) as f64)
+        .sum::<f64>()
+        / STEADY.as_secs_f64();
+    watch.abort();
+
+    let (two_writers, unowned) = {
+        let moves = moves.lock().unwrap();
+        (
+            written_after_moving(&replicas, &moves),
+            longest_unowned(&replicas, &moves),
+        )
+    };
+    table.section("correctness");
+    table.row("spec changes", changes);
+    print!("{}", table.finish());
+    println!("written by two replicas at once: {two_writers}");
+    println!("lost updates: {lost}");
+    println!("longest time a parent had no owner: {unowned:.1} s");
+    println!("cached objects per replica / all: {worst_ratio:.3}");
+    for r in &live {
+        println!("RSS of {}: {:.1} MiB", r.prefix, rss_mib(r.host.pid()));
+    }
+    println!(
+        "convergence time (three replicas): {:.1} s",
+        convergence.as_secs_f64()
+    );
+    println!("requests per second at steady state: {steady:.1}");
+    let held = two_writers == 0 && lost == 0 && steady == 0.0 && worst_ratio < 0.4;
+    println!(
+        "bench-shards: {}",
+        if held { "every line green" } else { "FAILED" }
+    );
+    for mut r in replicas {
+        r.host.stop();
+    }
+    if !held {
+        std::process::exit(1);
+    }
+}
+
+/// Records every change of a Widget's member label.
+async fn record_moves(api: Api<DynamicObject>, moves: Moves) {
+    let mut events = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .applied_objects()
+        .boxed();
+    while let Ok(Some(w)) = events.try_next().await {
+        let name = w.metadata.name.clone().unwrap_or_default();
+        let member = w
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(MEMBER))
+            .cloned();
+        let mut moves = moves.lock().unwrap();
+        let seen = moves.entry(name).or_default();
+        if seen.last().map(|(_, m)| m) != Some(&member) {
+            seen.push((Timestamp::now(), member));
+        }
+    }
+}
+
+/// Waits until the live members are `count` of `replicas` and every
+/// Widget, and its ConfigMap, is labelled with its owner among them;
+/// returns the members.
+async fn converge(
+    ns: &TestNamespace,
+    names: &[String],
+    replicas: &[Replica],
+    count: usize,
+) -> Vec<String> {
+    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
+    let config_maps = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "not converged on {count} replicas within {LIMIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let Ok(all) = leases.list(&Default::default()).await else {
+            continue;
+        };
+        let live = members::live(RING, &all.items, Timestamp::now());
+        let running = replicas.iter().filter(|r| r.stopped.is_none()).count();
+        if live.len() != count || running != count {
+            continue;
+        }
+        let labels = |list: Vec<DynamicObject>| -> HashMap<String, Option<String>> {
+            list.into_iter()
+                .map(|o| {
+                    let member = o
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(MEMBER))
+                        .cloned();
+                    (o.metadata.name.unwrap_or_default(), member)
+                })
+                .collect()
+        };
+        let (Ok(ws), Ok(cms)) = (
+            widgets(ns).list(&Default::default()).await,
+            config_maps.list(&Default::default()).await,
+        ) else {
+            continue;
+        };
+        let (ws, cms) = (labels(ws.items), labels(cms.items));
+        let done = names.iter().all(|n| {
+            let owner = assignment::owner(&live, ns.name(), n).map(str::to_owned);
+            ws.get(n) == Some(&owner) && cms.get(&format!("{n}-config")) == Some(&owner)
+        });
+        if done {
+            return live;
+        }
+    }
+}
+
+/// Changes one Widget's data at a time, `rate` a second, until `stop`;
+/// returns how many changes were made.
+async fn churn(
+    api: Api<DynamicObject>,
+    names: Vec<String>,
+    last: Arc<Mutex<BTreeMap<String, String>>>,
+    rate: f64,
+    stop: Arc<AtomicBool>,
+) -> u64 {
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut made = 0;
+    while !stop.load(Ordering::Relaxed) {
+        tick.tick().await;
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        let name = &names[(state >> 33) as usize % names.len()];
+        let data = format!("{name}-{made}");
+        let patch = json!({"spec": {"data": {"n": data}}});
+        if api
+            .patch(name, &Default::default(), &kube::api::Patch::Merge(&patch))
+            .await
+            .is_ok()
+        {
+            last.lock().unwrap().insert(name.clone(), data);
+            made += 1;
+        }
+    }
+    made
+}
+
+/// How many ConfigMaps do not hold their Widget's last data 120 s after the
+/// churn stopped.
+async fn lost_updates(ns: &TestNamespace, last: &BTreeMap<String, String>) -> usize {
+    let api = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let behind = match api.list(&Default::default()).await {
+            Ok(list) => {
+                let held: HashMap<String, String> = list
+                    .items
+                    .into_iter()
+                    .map(|o| {
+                        (
+                            o.metadata.name.clone().unwrap_or_default(),
+                            o.data["data"]["n"].as_str().unwrap_or_default().to_owned(),
+                        )
+                    })
+                    .collect();
+                last.iter()
+                    .filter(|(n, d)| held.get(&format!("{n}-config")) != Some(*d))
+                    .count()
+            }
+            Err(_) => last.len(),
+        };
+        if behind == 0 || Instant::now() > deadline {
+            return behind;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Requests a replica sent so far (its Leases' aside).
+fn requests(host: &Host) -> usize {
+    host.log_text()
+        .lines()
+        .filter(|l| l.trim_end().ends_with("requesting") && !l.contains("/leases/"))
+        .count()
+}
+
+/// Writes of a Widget (its status, its ConfigMap) by a replica after the
+/// watch saw the Widget assigned to another member, unless the watch saw
+/// it come to that replica within 2 s after (the new owner's first writes,
+/// sent before the watch saw the move).
+fn written_after_moving(
+    replicas: &[Replica],
+    moves: &HashMap<String, Vec<(Timestamp, Option<String>)>>,
+) -> usize {
+    let mut count = 0;
+    for r in replicas {
+        for (at, widget) in writes(&r.host) {
+            let Some(seen) = moves.get(&widget) else {
+                continue;
+            };
+            let before = seen.iter().rev().find(|(t, _)| *t <= at);
+            let owner_then = before.and_then(|(_, m)| m.as_deref());
+            if owner_then.is_some_and(|m| r.is(m)) {
+                continue;
+            }
+            let soon = seen.iter().find(|(t, m)| {
+                *t > at
+                    && t.duration_since(at) <= jiff::SignedDuration::from_secs(2)
+                    && m.as_deref().is_some_and(|m| r.is(m))
+            });
+            if soon.is_none() && owner_then.is_some() {
+                eprintln!(
+                    "bench: {} wrote {widget} at {at} while it was {owner_then:?}'s",
+                    r.prefix
+                );
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The writes (time, Widget) in a replica's request log: PATCHes of a
+/// Widget's status or of its ConfigMap.
+fn writes(host: &Host) -> Vec<(Timestamp, String)> {
+    host.log_text()
+        .lines()
+        .filter(|l| l.trim_end().ends_with("requesting") && l.contains("http.method=PATCH"))
+        .filter_map(|l| {
+            let at: Timestamp = l.split_whitespace().next()?.parse().ok()?;
+            let url = l.split("http.url=").nth(1)?.split_whitespace().next()?;
+            let path = url.split('?').next()?;
+            let widget = if let Some(rest) = path.split("/widgets/").nth(1) {
+                rest.strip_suffix("/status")?.to_owned()
+            } else {
+                path.split("/configmaps/")
+                    .nth(1)?
+                    .strip_suffix("-config")?
+                    .to_owned()
+            };
+            Some((at, widget))
+        })
+        .collect()
+}
+
+/// The longest a Widget stayed assigned to a stopped replica (from its
+/// stop) or to none (after it first had one), until the watch saw it
+/// assigned to a running one.
+fn longest_unowned(
+    replicas: &[Replica],
+    moves: &HashMap<String, Vec<(Timestamp, Option<String>)>>,
+) -> f64 {
+    let stopped_at = |member: &str| {
+        replicas
+            .iter()
+            .find(|r| r.is(member))
+            .and_then(|r| r.stopped)
+    };
+    let mut longest: f64 = 0.0;
+    for seen in moves.values() {
+        for (i, (at, member)) in seen.iter().enumerate() {
+            let from = match member {
+                Some(m) => match stopped_at(m) {
+                    Some(stop) if stop >= *at => stop,
+                    Some(_) => *at,
+                    None => continue,
+                },
+                None if i > 0 => *at,
+                None => continue,
+            };
+            let until = seen.get(i + 1).map_or_else(Timestamp::now, |(t, _)| *t);
+            if until > from {
+                longest = longest.max(until.duration_since(from).as_secs_f64());
+            }
+        }
+    }
+    longest
+}
+
+/// Widgets and ConfigMaps a replica caches, by its metrics.
+async fn cached(metrics: SocketAddr) -> usize {
+    let m = Metrics::scrape(metrics)
+        .await
+        .expect("the replica's metrics");
+    let by = m.by_labels("reconciler_cached_objects", &["kind"]);
+    ["Widget", "ConfigMap"]
+        .iter()
+        .map(|k| by.get(&vec![(*k).to_owned()]).copied().unwrap_or(0.0) as usize)
+        .sum()
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
