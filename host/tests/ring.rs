@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
@@ -15,6 +17,7 @@ use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
     Guests, Host, eventually, fixture_of, free_addr, http_get, install_crds,
 };
+use reconciler_host_harness::proxy::FaultProxy;
 use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -40,6 +43,17 @@ async fn namespace(prefix: &str) -> TestNamespace {
 /// holds its member Lease, with the address of its metrics.
 async fn member(ns: &TestNamespace, log: &str) -> (Host, SocketAddr) {
     let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    member_via(ns, log, &kubeconfig, "4s").await
+}
+
+/// [`member`], reaching the API server through `kubeconfig`, its Lease
+/// lasting `lease`.
+async fn member_via(
+    ns: &TestNamespace,
+    log: &str,
+    kubeconfig: &Path,
+    lease: &str,
+) -> (Host, SocketAddr) {
     let metrics = free_addr();
     let metrics_arg = format!("--metrics-addr={metrics}");
     let args = [
@@ -52,11 +66,11 @@ async fn member(ns: &TestNamespace, log: &str) -> (Host, SocketAddr) {
         "--lease-namespace",
         ns.name(),
         "--lease-duration",
-        "4s",
+        lease,
         "--identity",
         log,
     ];
-    let host = Host::start_spawned(&kubeconfig, &args, log);
+    let host = Host::start_spawned(kubeconfig, &args, log);
     eventually(&format!("{log}: holds its member Lease"), async || {
         if host.log_text().contains("caches synced; reconciling") {
             Ok(())
@@ -129,6 +143,21 @@ async fn live(ns: &TestNamespace) -> Vec<String> {
     let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
     let all = leases.list(&Default::default()).await.expect("Leases");
     members::live(RING, &all.items, jiff::Timestamp::now())
+}
+
+/// The live members, once there are `count`.
+async fn live_now(ns: &TestNamespace, count: usize) -> Vec<String> {
+    let mut members = Vec::new();
+    eventually(&format!("{count} live members"), async || {
+        members = live(ns).await;
+        if members.len() == count {
+            Ok(())
+        } else {
+            Err(members.clone())
+        }
+    })
+    .await;
+    members
 }
 
 /// The member whose identity starts with `log` (`--identity` and a
@@ -232,16 +261,7 @@ async fn a_joining_member_takes_its_share_once_the_owner_hands_it_over() {
     caches_hold(&[a_metrics], &[names.len()]).await;
 
     let (b, b_metrics) = member(&ns, "join-b").await;
-    let mut both = Vec::new();
-    eventually("two live members", async || {
-        both = live(&ns).await;
-        if both.len() == 2 {
-            Ok(())
-        } else {
-            Err(both.clone())
-        }
-    })
-    .await;
+    let both = live_now(&ns, 2).await;
     assigned(&ns, &names, &both).await;
     let a_id = named(&both, "join-a");
     let b_id = named(&both, "join-b");
@@ -309,16 +329,7 @@ async fn a_killed_members_parents_are_taken_over_and_no_change_is_lost() {
     let (mut a, _) = member(&ns, "kill-a").await;
     let (b, b_metrics) = member(&ns, "kill-b").await;
     let names = make_widgets(&ns, 8).await;
-    let mut both = Vec::new();
-    eventually("two live members", async || {
-        both = live(&ns).await;
-        if both.len() == 2 {
-            Ok(())
-        } else {
-            Err(both.clone())
-        }
-    })
-    .await;
+    let both = live_now(&ns, 2).await;
     assigned(&ns, &names, &both).await;
     children_hold(&ns, &names, "").await;
     assert!(
@@ -351,16 +362,7 @@ async fn a_leaving_member_hands_every_parent_over_before_it_stops() {
     let (a, a_metrics) = member(&ns, "leave-a").await;
     let (mut b, _) = member(&ns, "leave-b").await;
     let names = make_widgets(&ns, 8).await;
-    let mut both = Vec::new();
-    eventually("two live members", async || {
-        both = live(&ns).await;
-        if both.len() == 2 {
-            Ok(())
-        } else {
-            Err(both.clone())
-        }
-    })
-    .await;
+    let both = live_now(&ns, 2).await;
     assigned(&ns, &names, &both).await;
     children_hold(&ns, &names, "").await;
     let b_id = named(&both, "leave-b").to_owned();
@@ -386,4 +388,123 @@ async fn a_leaving_member_hands_every_parent_over_before_it_stops() {
     change_widgets(&ns, &names, "-2").await;
     children_hold(&ns, &names, "-2").await;
     a.finish();
+}
+
+/// A proxy adding latency in front of the test API server, and a
+/// kubeconfig through it.
+async fn slow_path(name: &str) -> (FaultProxy, PathBuf) {
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let text = std::fs::read_to_string(&kubeconfig).expect("the kubeconfig");
+    let server = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: https://"))
+        .expect("the server's address")
+        .trim()
+        .to_owned();
+    let proxy = FaultProxy::start(server.parse().expect("an address"))
+        .await
+        .expect("the proxy");
+    let path = kubeconfig.with_file_name(format!("{name}-{}.kubeconfig", std::process::id()));
+    std::fs::write(&path, text.replace(&server, &proxy.addr().to_string()))
+        .expect("the proxy's kubeconfig");
+    (proxy, path)
+}
+
+/// Requests in `log` with `method` whose path is `path` or `path?...`
+/// (no deeper), at the line ending `phase` (`requesting` when sent,
+/// `stream closed` when answered): their times.
+fn request_times(log: &str, method: &str, path: &str, phase: &str) -> Vec<jiff::Timestamp> {
+    log.lines()
+        .filter(|l| l.trim_end().ends_with(phase))
+        .filter(|l| l.contains(&format!("http.method={method} ")))
+        .filter(|l| {
+            l.split("http.url=")
+                .nth(1)
+                .and_then(|u| u.split_whitespace().next())
+                .and_then(|u| u.split('?').next())
+                .is_some_and(|u| u.ends_with(path))
+        })
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+/// A member whose passes are slow (every request through a proxy adding
+/// latency) is asked to hand Widgets over while their passes are in
+/// flight: each moved Widget's status and ConfigMap are written by the new
+/// owner only after the old owner's last write of them was answered. (The
+/// proxy runs on the test's runtime: two threads, so it still serves while
+/// `finish` blocks one.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handover_waits_for_the_pass_in_flight() {
+    let ns = namespace("ring-in-flight").await;
+    let (proxy, slow) = slow_path("ring-in-flight").await;
+    // A Lease long enough for renewals through the slow path: a's writes
+    // are not fenced off.
+    let (a, _) = member_via(&ns, "flight-a", &slow, "15s").await;
+    let names = make_widgets(&ns, 16).await;
+    let alone = live_now(&ns, 1).await;
+    assigned(&ns, &names, &alone).await;
+    children_hold(&ns, &names, "").await;
+
+    // Every Widget changed while a is slow: its passes are in flight when
+    // b joins and the coordinator (a) asks for the moves.
+    proxy.set_latency(Duration::from_millis(100));
+    change_widgets(&ns, &names, "-2").await;
+    let (b, _) = member(&ns, "flight-b").await;
+    let both = live_now(&ns, 2).await;
+    assigned(&ns, &names, &both).await;
+    children_hold(&ns, &names, "-2").await;
+    proxy.set_latency(Duration::ZERO);
+    let b_id = named(&both, "flight-b");
+    let moved: Vec<&String> = names
+        .iter()
+        .filter(|n| assignment::owner(&both, ns.name(), n) == Some(b_id))
+        .collect();
+    assert!(!moved.is_empty(), "b takes some of the 16 Widgets");
+    let (a_log, b_log) = (a.log_text(), b.log_text());
+    // The moves the test is about: a write of a's to a Widget in flight
+    // (sent, not yet answered) when the coordinator asked a to hand it
+    // over.
+    let in_flight = moved
+        .iter()
+        .filter(|name| {
+            let asked = request_times(&a_log, "PATCH", &format!("/widgets/{name}"), "requesting");
+            let paths = [
+                format!("/widgets/{name}/status"),
+                format!("/configmaps/{name}-config"),
+            ];
+            paths.iter().any(|path| {
+                let sent = request_times(&a_log, "PATCH", path, "requesting");
+                let answered = request_times(&a_log, "PATCH", path, "stream closed");
+                sent.iter()
+                    .zip(&answered)
+                    .any(|(s, done)| asked.iter().any(|at| s < at && at < done))
+            })
+        })
+        .count();
+    assert!(
+        in_flight > 0,
+        "no write of a's was in flight when it was asked to hand a Widget over"
+    );
+    for name in moved {
+        for path in [
+            format!("/widgets/{name}/status"),
+            format!("/configmaps/{name}-config"),
+        ] {
+            let a_last = request_times(&a_log, "PATCH", &path, "stream closed")
+                .into_iter()
+                .max();
+            let b_first = request_times(&b_log, "PATCH", &path, "requesting")
+                .into_iter()
+                .min();
+            if let (Some(a_last), Some(b_first)) = (a_last, b_first) {
+                assert!(
+                    a_last < b_first,
+                    "{path}: a's last write answered at {a_last}, b's first sent at {b_first}"
+                );
+            }
+        }
+    }
+    a.finish();
+    b.finish();
 }
