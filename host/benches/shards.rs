@@ -55,7 +55,7 @@ const WRITER: Guests = Guests {
 };
 
 const RING: &str = "bench";
-const LEASE: &str = "5s";
+const LEASE: &str = "15s";
 /// The limit on each wait for convergence.
 const LIMIT: Duration = Duration::from_secs(600);
 const STEADY: Duration = Duration::from_secs(10);

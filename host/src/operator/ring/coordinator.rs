@@ -224,14 +224,27 @@ async fn coordinate(
                 if written.get(&key) == Some(&rv) {
                     continue;
                 }
-                written.insert(key, rv.clone());
-                writes.push(relabel(client, &kind.resource, ns, name, rv, change));
+                written.insert(key.clone(), rv.clone());
+                let resource = &kind.resource;
+                writes.push(async move {
+                    relabel(client, resource, &ns, &name, &rv, &change)
+                        .await
+                        .map_err(|e| (key, e))
+                });
             }
         }
-        futures::stream::iter(writes)
+        let failed: Vec<_> = futures::stream::iter(writes)
             .buffer_unordered(16)
-            .for_each(|()| async {})
+            .filter_map(|w| async move { w.err() })
+            .collect()
             .await;
+        // Tried again on the next round, changed or not; said once a round.
+        if let Some((_, first)) = failed.first() {
+            tracing::warn!(parents = failed.len(), error = %first, "ring: parents could not be relabelled; tried again");
+        }
+        for (key, _) in failed {
+            written.remove(&key);
+        }
         forget_lapsed(&leases, ring, &leases_now, &live, now).await;
         tokio::select! {
             () = wake.notified() => {}
@@ -254,37 +267,37 @@ where
     }
 }
 
-/// Writes `change` on the labels of a parent, if it is still at `rv`.
+/// Writes `change` on the labels of a parent, if it is still at `rv`; a
+/// parent changed since or gone is not an error (the watch brings what
+/// became of it, decided again).
 async fn relabel(
     client: &Client,
     resource: &ApiResource,
-    namespace: String,
-    name: String,
-    rv: String,
-    change: Value,
-) {
+    namespace: &str,
+    name: &str,
+    rv: &str,
+    change: &Value,
+) -> Result<(), kube::Error> {
     let api: Api<DynamicObject> = if namespace.is_empty() {
         Api::all_with(client.clone(), resource)
     } else {
-        Api::namespaced_with(client.clone(), &namespace, resource)
+        Api::namespaced_with(client.clone(), namespace, resource)
     };
     let patch = json!({"metadata": {"resourceVersion": rv, "labels": change}});
     match api
         .patch(
-            &name,
+            name,
             &PatchParams::apply(FIELD_MANAGER),
             &Patch::Merge(&patch),
         )
         .await
     {
         Ok(_) => {
-            tracing::debug!(kind = %resource.kind, namespace, name, labels = %change, "ring: relabelled")
+            tracing::debug!(kind = %resource.kind, namespace, name, labels = %change, "ring: relabelled");
+            Ok(())
         }
-        // Changed since: the watch brings the new version, decided again.
-        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {}
-        Err(e) => {
-            tracing::warn!(kind = %resource.kind, namespace, name, error = %e, "ring: a parent could not be relabelled; it is tried again when it changes")
-        }
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
