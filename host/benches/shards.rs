@@ -201,13 +201,13 @@ async fn main() {
     }
 
     let left = Instant::now();
-    let leaving = replicas[0].host.stop();
+    let leaving = leave(&mut replicas[0].host).await;
     replicas[0].stopped = Some(Timestamp::now());
     replicas[1].host.kill();
     replicas[1].stopped = Some(Timestamp::now());
     converge(&ns, &names, &replicas, 2).await;
     table.section("one leaves (SIGTERM), one is killed (SIGKILL), under churn");
-    table.row("the leaving one exited", leaving.to_string());
+    table.row("the leaving one exited", leaving);
     table.row(
         "convergence",
         format!("{:.1} s", left.elapsed().as_secs_f64()),
@@ -264,6 +264,18 @@ async fn main() {
     if !held {
         std::process::exit(1);
     }
+}
+
+/// SIGTERM, then as Kubernetes does: SIGKILL after 30 s (its default
+/// grace). How the process ended, and after how long.
+async fn leave(host: &mut Host) -> String {
+    let started = Instant::now();
+    host.signal("TERM");
+    while host.is_alive() && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = host.stop();
+    format!("{status} after {:.1} s", started.elapsed().as_secs_f64())
 }
 
 /// Records every change of a Widget's member label.
