@@ -199,24 +199,40 @@ pub fn namespaced_roles(
 }
 
 /// What a ring member (`run --ring`) needs beside [`cluster_role`]: to
-/// patch the labels by which the ring assigns each parent of `specs` (a
-/// ClusterRole `<name>-ring`, cluster-wide as the ring's coordinator
-/// watches). The member Leases are in the host's namespace, under its
-/// Lease Role.
-pub fn ring_role(name: &str, specs: &[&KindSpec]) -> Value {
+/// patch the labels by which the ring assigns each parent of `specs`, and
+/// the verb `assign` on the parents and on the kinds they write (their
+/// children carry the same label), which deploy/ring-admission.yaml asks
+/// of whoever changes those labels (a ClusterRole `<name>-ring`,
+/// cluster-wide as the ring's coordinator watches). The member Leases are
+/// in the host's namespace, under its Lease Role.
+pub fn ring_role(
+    name: &str,
+    specs: &[&KindSpec],
+    resource_of: &dyn Fn(&KindRef) -> Resource,
+) -> Value {
     let mut parents: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut children: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for spec in specs {
         parents
             .entry(spec.group.clone())
             .or_default()
             .insert(spec.plural.clone());
+        for w in &spec.writes {
+            children
+                .entry(w.group.clone())
+                .or_default()
+                .insert(resource_of(w).plural);
+        }
     }
-    let rules: Vec<Value> = parents
+    let mut rules: Vec<Value> = parents
         .iter()
         .map(|(group, resources)| {
-            json!({"apiGroups": [group], "resources": resources, "verbs": ["patch"]})
+            json!({"apiGroups": [group], "resources": resources, "verbs": ["assign", "patch"]})
         })
         .collect();
+    rules.extend(children.iter().map(|(group, resources)| {
+        json!({"apiGroups": [group], "resources": resources, "verbs": ["assign"]})
+    }));
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",

@@ -165,7 +165,8 @@ fn each_shard_is_a_deployment_of_its_own() {
 
 /// The ring: one Deployment whose replicas join the ring (no leader
 /// election, no shards), the Leases Role able to delete a lapsed member's,
-/// and the ClusterRole patching parents' labels bound to the host.
+/// the ClusterRole patching parents' labels bound to the host, and the
+/// admission policy keeping those labels the host's.
 #[test]
 fn the_ring_is_one_deployment_scaled_like_any_other() {
     let rendered = render(&["--set", "ring.enabled=true,replicaCount=3"]);
@@ -200,7 +201,15 @@ fn the_ring_is_one_deployment_scaled_like_any_other() {
     );
     assert_eq!(
         named("ClusterRole", "reconciler-host-ring")["rules"][0]["verbs"],
-        serde_json::json!(["patch"])
+        serde_json::json!(["assign", "patch"])
+    );
+    // Only a holder of `assign` changes the ring's labels.
+    assert_eq!(
+        named(
+            "ValidatingAdmissionPolicyBinding",
+            "ring-assignments.reconciler.dev"
+        )["spec"]["validationActions"],
+        serde_json::json!(["Deny"])
     );
     assert_eq!(
         named("ClusterRoleBinding", "reconciler-host-ring")["roleRef"]["name"],

@@ -73,8 +73,12 @@ fn generated_manifests_are_what_the_guests_describe() {
         role == read("deploy/generated/rbac.yaml"),
         "deploy/generated/rbac.yaml is out of date: run `make deploy`"
     );
-    let ring = serde_yaml::to_string(&reconciler_host::rbac::ring_role("reconciler-host", &specs))
-        .expect("YAML");
+    let ring = serde_yaml::to_string(&reconciler_host::rbac::ring_role(
+        "reconciler-host",
+        &specs,
+        &reconciler_host::rbac::offline,
+    ))
+    .expect("YAML");
     assert!(
         ring == read("deploy/generated/rbac-ring.yaml"),
         "deploy/generated/rbac-ring.yaml is out of date: run `make deploy`"
@@ -199,6 +203,7 @@ async fn a_real_api_server_accepts_every_manifest() {
         manifests.extend(documents(&format!("deploy/generated/{g}-crd.yaml")));
     }
     manifests.extend(documents("deploy/generated/rbac.yaml"));
+    manifests.extend(documents("deploy/generated/rbac-ring.yaml"));
     manifests.extend(documents("deploy/operator.yaml"));
     manifests.extend(documents("deploy/generated/guestmodule-crd.yaml"));
     for file in [
@@ -208,6 +213,7 @@ async fn a_real_api_server_accepts_every_manifest() {
         "guestmodules-admission",
         "plans-admission",
         "gates-admission",
+        "ring-admission",
     ] {
         manifests.extend(documents(&format!("deploy/{file}.yaml")));
     }

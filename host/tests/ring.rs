@@ -3,7 +3,8 @@
 //! parents rendezvous hashing gives it, each only after its old owner gave
 //! it up; from then on each parent is written by its owner alone. A member
 //! SIGKILLed (the coordinator among them) has its parents taken over once
-//! its Lease lapses, and a change made meanwhile is not lost.
+//! its Lease lapses, and a change made meanwhile is not lost. A team that
+//! may edit its parents cannot move them (deploy/ring-admission.yaml).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -13,6 +14,8 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment, members};
+use reconciler_host_harness::access_requests::{apply, deploy_documents};
+use reconciler_host_harness::identity::{apply_rbac, kubeconfig_as, role_binding};
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
     Guests, Host, eventually, fixture_of, free_addr, http_get, install_crds,
@@ -507,4 +510,82 @@ async fn a_handover_waits_for_the_pass_in_flight() {
     }
     a.finish();
     b.finish();
+}
+
+/// The attack: a team that may edit its own Widgets (patch, update)
+/// relabels one to move it to another member, or out of the ring, with a
+/// pass possibly in flight on its owner. deploy/ring-admission.yaml, as
+/// shipped, refuses each such write, naming the verb it takes; the team's
+/// spec changes still go through and are made.
+#[tokio::test]
+async fn a_team_that_may_edit_its_parents_cannot_move_them() {
+    let ns = namespace("ring-attack").await;
+    let admin = ns.client();
+    for manifest in deploy_documents("ring-admission.yaml") {
+        apply(&admin, "", &manifest).await;
+    }
+    const EDITOR: &str = "team-editor@example.com";
+    apply_rbac(
+        &admin,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": {"name": "widget-editor", "namespace": ns.name()},
+               "rules": [{"apiGroups": ["testing.reconciler.dev"], "resources": ["widgets"],
+                          "verbs": ["get", "list", "watch", "patch", "update"]}]}),
+    )
+    .await;
+    apply_rbac(
+        &admin,
+        role_binding(ns.name(), "widget-editor", "Role", "widget-editor", EDITOR),
+    )
+    .await;
+    let (a, _) = member(&ns, "attack-a").await;
+    let names = make_widgets(&ns, 2).await;
+    let members = live_now(&ns, 1).await;
+    assigned(&ns, &names, &members).await;
+    children_hold(&ns, &names, "").await;
+
+    let dir = std::env::temp_dir().join(format!("ring-attack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let as_editor = kube::Client::try_from(
+        kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(kubeconfig_as(EDITOR, &dir)).expect("kubeconfig"),
+            &Default::default(),
+        )
+        .await
+        .expect("a config"),
+    )
+    .expect("a client");
+    let editors = objects::api(&as_editor, ns.name(), "testing.reconciler.dev/v1", "Widget");
+    for labels in [
+        json!({MEMBER: "another-member"}),
+        json!({MEMBER: null}),
+        json!({DRAIN: "another-member"}),
+    ] {
+        let patch = json!({"metadata": {"labels": labels}});
+        // The policy is in force once the API server loaded it.
+        eventually(
+            &format!("{EDITOR} refused {labels}"),
+            async || match editors
+                .patch("w0", &Default::default(), &kube::api::Patch::Merge(&patch))
+                .await
+            {
+                Err(kube::Error::Api(s)) if s.code == 403 => {
+                    if s.message.contains("may not change the ring labels")
+                        && s.message.contains("verb assign on widgets")
+                    {
+                        Ok(())
+                    } else {
+                        Err(s.message)
+                    }
+                }
+                other => Err(format!("{other:?}")),
+            },
+        )
+        .await;
+    }
+    // Still a's, untouched; the team's own change goes through and is made.
+    assigned(&ns, &names, &members).await;
+    merge(&editors, "w0", json!({"spec": {"data": {"n": "w0-2"}}})).await;
+    children_hold(&ns, &names[..1], "-2").await;
+    a.finish();
 }

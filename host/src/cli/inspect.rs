@@ -49,7 +49,8 @@ pub struct RbacArgs {
     #[arg(long)]
     discover: bool,
     /// Only the ClusterRole a ring member (`run --ring`) needs beside the
-    /// host's: `patch` on each parent kind, whose labels assign it.
+    /// host's: `patch` on each parent kind, whose labels assign it, and
+    /// `assign` on it and on the kinds it writes (deploy/ring-admission.yaml).
     #[arg(long, conflicts_with_all = ["namespaces", "discover"])]
     ring: bool,
 }
@@ -63,10 +64,8 @@ pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let specs: Vec<_> = modules.iter().map(|m| &**m.spec()).collect();
     if args.ring {
-        print!(
-            "{}",
-            serde_yaml::to_string(&reconciler_host::rbac::ring_role(&args.name, &specs))?
-        );
+        let role = reconciler_host::rbac::ring_role(&args.name, &specs, &offline);
+        print!("{}", serde_yaml::to_string(&role)?);
         return Ok(ExitCode::SUCCESS);
     }
     let discovered: std::collections::BTreeMap<_, Resource> = if args.discover {
