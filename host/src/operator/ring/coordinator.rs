@@ -39,21 +39,17 @@ const TICK: Duration = Duration::from_secs(1);
 const FORGET_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
 
 /// What the coordinator writes on a parent's labels (a `null` removes
-/// one): it is assigned among the `live` members but those `leaving`.
+/// one): it is assigned among the `staying` members (the `live` ones but
+/// those leaving).
 pub fn decide(
     member: Option<&str>,
     drain: Option<&str>,
     live: &[String],
-    leaving: &[String],
+    staying: &[String],
     namespace: &str,
     name: &str,
 ) -> Option<Value> {
-    let staying: Vec<String> = live
-        .iter()
-        .filter(|m| !leaving.contains(m))
-        .cloned()
-        .collect();
-    let desired = assignment::owner(&staying, namespace, name)?;
+    let desired = assignment::owner(staying, namespace, name)?;
     match member {
         None => Some(json!({MEMBER: desired, DRAIN: null})),
         Some(m) if m == desired => drain.map(|_| json!({DRAIN: null})),
@@ -205,6 +201,11 @@ async fn coordinate(
         let leases_now: Vec<Lease> = lease_store.state().iter().map(|l| (**l).clone()).collect();
         let live = members::live(ring, &leases_now, now);
         let leaving = members::leaving(ring, &leases_now, &live);
+        let staying: Vec<String> = live
+            .iter()
+            .filter(|m| !leaving.contains(m))
+            .cloned()
+            .collect();
         if (&live, &leaving) != (&seen.0, &seen.1) {
             tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
             seen = (live.clone(), leaving.clone());
@@ -219,7 +220,7 @@ async fn coordinate(
                 let ns = md.namespace.clone().unwrap_or_default();
                 let labels = md.labels.as_ref();
                 let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
-                let Some(change) = decide(label(MEMBER), label(DRAIN), &live, &leaving, &ns, &name)
+                let Some(change) = decide(label(MEMBER), label(DRAIN), &live, &staying, &ns, &name)
                 else {
                     continue;
                 };
@@ -367,12 +368,12 @@ mod tests {
         let abc = live(&["a", "b", "c"]);
         let p = parent_of(&abc, "b");
         assert_eq!(
-            decide(None, None, &abc, &[], "ns", &p),
+            decide(None, None, &abc, &abc, "ns", &p),
             Some(json!({MEMBER: "b", DRAIN: null}))
         );
         // A drain left behind is cleared with it.
         assert_eq!(
-            decide(None, Some("a"), &abc, &[], "ns", &p),
+            decide(None, Some("a"), &abc, &abc, "ns", &p),
             Some(json!({MEMBER: "b", DRAIN: null}))
         );
     }
@@ -384,18 +385,18 @@ mod tests {
         // Assigned to a, which is live: asked to hand it over to b, then
         // left alone until a does; asked again if the target changed.
         assert_eq!(
-            decide(Some("a"), None, &abc, &[], "ns", &p),
+            decide(Some("a"), None, &abc, &abc, "ns", &p),
             Some(json!({DRAIN: "b"}))
         );
-        assert_eq!(decide(Some("a"), Some("b"), &abc, &[], "ns", &p), None);
+        assert_eq!(decide(Some("a"), Some("b"), &abc, &abc, "ns", &p), None);
         assert_eq!(
-            decide(Some("a"), Some("c"), &abc, &[], "ns", &p),
+            decide(Some("a"), Some("c"), &abc, &abc, "ns", &p),
             Some(json!({DRAIN: "b"}))
         );
         // Its owner already: nothing, or the drain withdrawn.
-        assert_eq!(decide(Some("b"), None, &abc, &[], "ns", &p), None);
+        assert_eq!(decide(Some("b"), None, &abc, &abc, "ns", &p), None);
         assert_eq!(
-            decide(Some("b"), Some("b"), &abc, &[], "ns", &p),
+            decide(Some("b"), Some("b"), &abc, &abc, "ns", &p),
             Some(json!({DRAIN: null}))
         );
     }
@@ -406,7 +407,7 @@ mod tests {
         let p = parent_of(&bc, "c");
         for drain in [None, Some("a")] {
             assert_eq!(
-                decide(Some("a"), drain, &bc, &[], "ns", &p),
+                decide(Some("a"), drain, &bc, &bc, "ns", &p),
                 Some(json!({MEMBER: "c", DRAIN: null}))
             );
         }
@@ -421,11 +422,11 @@ mod tests {
         let p = parent_of(&abc, "c");
         let to = assignment::owner(&ab, "ns", &p).unwrap();
         assert_eq!(
-            decide(Some("c"), None, &abc, &live(&["c"]), "ns", &p),
+            decide(Some("c"), None, &abc, &ab, "ns", &p),
             Some(json!({DRAIN: to}))
         );
         assert_eq!(
-            decide(None, None, &abc, &live(&["c"]), "ns", &p),
+            decide(None, None, &abc, &ab, "ns", &p),
             Some(json!({MEMBER: to, DRAIN: null}))
         );
     }
