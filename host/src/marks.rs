@@ -20,6 +20,12 @@ pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", FIELD_MANA
 /// `operator::ring`): a member's watches select on it.
 pub const RING_MEMBER: &str = "ring.reconciler.dev/member";
 
+/// The label the host sets on every child a ring member applies where the
+/// API server selects (KEP-5866): the slot of its parent's uid, which
+/// never changes, so a child never needs relabelling when its parent
+/// moves (see `operator::ring::slots`).
+pub const RING_SLOT: &str = "ring.reconciler.dev/slot";
+
 /// The label by which the ring's coordinator asks the member a parent is
 /// assigned to to hand it over to the member it names.
 pub const RING_DRAIN: &str = "ring.reconciler.dev/drain";

@@ -5,6 +5,8 @@
 //! SIGKILLed (the coordinator among them) has its parents taken over once
 //! its Lease lapses, and a change made meanwhile is not lost. A team that
 //! may edit its parents cannot move them (deploy/ring-admission.yaml).
+//! The shared test API server has KEP-5866's gate off, so `auto` selects
+//! by labels here (where it is on: tests/ring_server.rs).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -255,6 +257,11 @@ async fn change_widgets(ns: &TestNamespace, names: &[String], suffix: &str) {
 async fn a_joining_member_takes_its_share_once_the_owner_hands_it_over() {
     let ns = namespace("ring-join").await;
     let (a, a_metrics) = member(&ns, "join-a").await;
+    assert!(
+        a.log_text().contains("selection=\"labels\""),
+        "auto selects by labels where the API server does not select: {}",
+        a.log_text()
+    );
     let names = make_widgets(&ns, 12).await;
     children_hold(&ns, &names, "").await;
     let alone = live(&ns).await;

@@ -86,6 +86,7 @@ pub fn main() -> Result<()> {
         leader: None,
         shard: Shard::default(),
         ring: false,
+        ring_selection: Default::default(),
         authority: AuthorityConfig {
             namespace: String::new(),
             name: String::new(),

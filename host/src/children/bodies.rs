@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::contract::model::secret_kind;
 use crate::facts::ObjectSource;
 use crate::facts::certificates;
-use crate::marks::{APPLIED, MANAGED_BY, RING_MEMBER};
+use crate::marks::{APPLIED, MANAGED_BY, RING_MEMBER, RING_SLOT};
 
 /// What marks a ConfigMap value the cache keeps as its digest.
 pub(crate) const DIGEST_PREFIX: &str = "\u{0}sha256:";
@@ -33,6 +33,9 @@ pub struct Owner<'a> {
     /// The ring member the parent is assigned to (its
     /// [`RING_MEMBER`] label), which its children are labelled with too.
     pub member: Option<&'a str>,
+    /// Where a ring's API server selects, the slot of the parent's uid
+    /// (its children's [`RING_SLOT`] label).
+    pub slot: Option<u8>,
 }
 
 /// Whether `actual` already has every field of `desired`: objects by key
@@ -154,7 +157,8 @@ pub(crate) fn generated_secret(
 }
 
 /// The body with the parent's namespace, the parent as controller owner,
-/// the host's managed-by label, and the ring member's label in a ring.
+/// the host's managed-by label, and the ring member's (or slot's) label in
+/// a ring.
 pub(crate) fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
     let mut desired = body.clone();
     let md = &mut desired["metadata"];
@@ -174,6 +178,9 @@ pub(crate) fn with_owner(body: &Value, owner: &Owner<'_>) -> Value {
     md["labels"][MANAGED_BY.0] = json!(MANAGED_BY.1);
     if let Some(member) = owner.member {
         md["labels"][RING_MEMBER] = json!(member);
+    }
+    if let Some(slot) = owner.slot {
+        md["labels"][RING_SLOT] = json!(slot.to_string());
     }
     desired
 }
@@ -252,6 +259,7 @@ mod tests {
             namespace: "ns",
             uid: "u-1",
             member: None,
+            slot: None,
         };
         let desired = with_owner(
             &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
@@ -279,5 +287,15 @@ mod tests {
             &in_ring,
         );
         assert_eq!(desired["metadata"]["labels"][RING_MEMBER], "replica-a");
+        // Where the ring's API server selects, with its parent's slot.
+        let slotted = Owner {
+            slot: Some(7),
+            ..owner
+        };
+        let desired = with_owner(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+            &slotted,
+        );
+        assert_eq!(desired["metadata"]["labels"][RING_SLOT], "7");
     }
 }

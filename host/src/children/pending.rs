@@ -64,6 +64,7 @@ pub fn offline(changes: &[Change], parent: &Value, source: &dyn ObjectSource) ->
         namespace: &namespace,
         uid: &uid,
         member: md["labels"][crate::marks::RING_MEMBER].as_str(),
+        slot: None,
     };
     changes
         .iter()
@@ -96,6 +97,7 @@ mod tests {
             namespace: "team-w",
             uid: "u-1",
             member: None,
+            slot: None,
         }
     }
 

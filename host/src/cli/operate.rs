@@ -120,6 +120,18 @@ pub struct RunArgs {
     /// of them, holding `<name>-coordinator`, assigns the parents.
     #[arg(long, env = "RING", conflicts_with_all = ["leader_elect", "shards", "guest_modules"])]
     ring: bool,
+    /// How a ring member's watches select its parents and their children:
+    /// `server`, by the API server's `shardSelector` (KEP-5866, its alpha
+    /// ShardedListAndWatch gate on: nothing is relabelled, children carry
+    /// their parent's slot); `labels`, by the labels the coordinator
+    /// writes; `auto`, `server` where the API server serves it.
+    #[arg(
+        long,
+        env = "RING_SELECTION",
+        default_value = "auto",
+        requires = "ring"
+    )]
+    ring_selection: operator::ring::Selection,
     /// The Secret holding the operator's CA, `<namespace>/<name>`, created
     /// on first use (default: `reconciler-host-ca` in the namespace of the
     /// client's configuration, the host's own in a cluster).
@@ -365,6 +377,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         leader: None,
         shard,
         ring: args.ring,
+        ring_selection: args.ring_selection,
         authority: AuthorityConfig {
             namespace: String::new(),
             name: String::new(),

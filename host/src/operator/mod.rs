@@ -99,6 +99,8 @@ pub struct OperatorConfig {
     /// Serve the parents the ring assigns this replica (`--ring`): its
     /// member Lease is `leader`'s name with `-member-<identity>`.
     pub ring: bool,
+    /// How a ring member's watches select its parents and their children.
+    pub ring_selection: ring::Selection,
     /// Where the operator's CA lives and how long what it signs is valid.
     pub authority: AuthorityConfig,
     /// The gates per kind, plan retention, the hold after a rejection.
@@ -242,10 +244,13 @@ pub async fn run_with(
     };
     // A ring member watches only the parents assigned to it.
     let member = match (&config.leader, config.ring) {
-        (Some(leader), true) => Some(Arc::new(
-            Member::new(&leader.lease, &leader.identity, client.clone())
-                .map_err(anyhow::Error::msg)?,
-        )),
+        (Some(leader), true) => {
+            let server = ring_selects(&client, config.ring_selection, &leader.namespace).await?;
+            Some(Arc::new(
+                Member::new(&leader.lease, &leader.identity, client.clone(), server)
+                    .map_err(anyhow::Error::msg)?,
+            ))
+        }
         (None, true) => anyhow::bail!("a ring member needs its Lease's configuration"),
         (_, false) => None,
     };
@@ -265,8 +270,8 @@ pub async fn run_with(
         .collect();
     let watches = Arc::new(
         Watches::new(client.clone(), tx, scopes, health)
-            .selecting_parents(member.as_ref().map(|m| m.selector()))
-            .selecting_children(written_only, member.as_ref().map(|m| m.selector())),
+            .selecting_parents(member.as_ref().map(|m| m.parents()).unwrap_or_default())
+            .selecting_children(written_only, member.as_ref().map(|m| m.children())),
     );
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
@@ -341,22 +346,40 @@ pub async fn run_with(
         }
         None => None,
     };
-    // Every ring member competes to coordinate the ring.
-    let coordinator = match (&config.leader, config.ring) {
-        (Some(leader), true) => {
-            let served = registry.clone();
-            let served: ring::coordinator::ServedKinds = Arc::new(move || {
-                served
-                    .kinds()
-                    .into_iter()
-                    .map(|(_, k)| k.resource.clone())
-                    .collect()
-            });
+    // Every ring member competes to coordinate the ring; where the API
+    // server selects, each follows the views the coordinator publishes.
+    let mut following = None;
+    let coordinator = match (&config.leader, registry.ring()) {
+        (Some(leader), Some(member)) => {
+            let assigning = match member.passing() {
+                Some(passing) => {
+                    following = Some(tokio::spawn(ring::passing::run(
+                        passing.clone(),
+                        client.clone(),
+                        leader.lease.clone(),
+                        leader.namespace.clone(),
+                    )));
+                    ring::coordinator::Assigning::Slots
+                }
+                None => {
+                    let served = registry.clone();
+                    let served: ring::coordinator::ServedKinds = Arc::new(move || {
+                        served
+                            .kinds()
+                            .into_iter()
+                            .map(|(_, k)| k.resource.clone())
+                            .collect()
+                    });
+                    ring::coordinator::Assigning::Labels {
+                        served,
+                        scopes: ring_scopes,
+                    }
+                }
+            };
             let (stop, stopped) = oneshot::channel();
             let task = tokio::spawn(ring::coordinator::run(
                 client.clone(),
-                served,
-                ring_scopes,
+                assigning,
                 leader.clone(),
                 stopped,
             ));
@@ -437,6 +460,9 @@ pub async fn run_with(
         let _ = stop.send(());
         let _ = task.await;
     }
+    if let Some(task) = following {
+        task.abort();
+    }
     for task in background {
         task.abort();
     }
@@ -448,6 +474,37 @@ pub async fn run_with(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Whether a ring member's watches select by the API server's
+/// `shardSelector`: as `selection` says, probed on the Leases of the
+/// ring's namespace `namespace` for [`ring::Selection::Auto`]; refused
+/// when asked for and not served.
+async fn ring_selects(
+    client: &Client,
+    selection: ring::Selection,
+    namespace: &str,
+) -> anyhow::Result<bool> {
+    if selection == ring::Selection::Labels {
+        return Ok(false);
+    }
+    let served = ring::server_selects(client, namespace)
+        .await
+        .context("probing whether the API server selects by shardSelector")?;
+    if selection == ring::Selection::Server && !served {
+        anyhow::bail!(
+            "--ring-selection server: the API server does not select by shardSelector (KEP-5866: its ShardedListAndWatch feature gate is off); use --ring-selection labels or auto"
+        );
+    }
+    tracing::info!(
+        selection = if served {
+            "server (shardSelector)"
+        } else {
+            "labels"
+        },
+        "ring: how this member's watches select"
+    );
+    Ok(served)
 }
 
 /// How long a ring member leaving waits for its parents to be taken over

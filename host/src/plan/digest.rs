@@ -58,7 +58,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
 use crate::contract::model::Change;
-use crate::marks::{APPLIED, MANAGED_BY, RING_MEMBER};
+use crate::marks::{APPLIED, MANAGED_BY, RING_MEMBER, RING_SLOT};
 
 /// The tag of the canonical form this module computes.
 pub(crate) const TAG: &str = "rhd1-sha256";
@@ -222,6 +222,7 @@ fn guest_fields(body: &Value) -> Value {
         for (field, host_key) in [
             ("labels", MANAGED_BY.0),
             ("labels", RING_MEMBER),
+            ("labels", RING_SLOT),
             ("annotations", APPLIED),
         ] {
             if let Some(Value::Object(m)) = md.get_mut(field) {

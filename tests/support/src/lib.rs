@@ -222,7 +222,12 @@ pub struct TestNamespace {
 impl TestNamespace {
     /// Creates `test-<prefix>-<random>` on this binary's server.
     pub async fn new(prefix: &str) -> Result<Self> {
-        let client = client().await?;
+        Self::on(client().await?, prefix).await
+    }
+
+    /// Creates `test-<prefix>-<random>` on the server `client` (an admin's)
+    /// talks to: one a test started with flags of its own.
+    pub async fn on(client: Client, prefix: &str) -> Result<Self> {
         let name = format!("test-{prefix}-{}", random_suffix());
         let ns = Namespace {
             metadata: ObjectMeta {

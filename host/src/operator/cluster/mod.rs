@@ -10,4 +10,5 @@ pub mod namespaces;
 pub mod objects;
 pub mod past_cache_reads;
 pub mod probe;
+pub mod selection;
 pub mod watch;

@@ -13,18 +13,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::Api;
+use kube::core::ApiResource;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::watcher::{self, Event, ExponentialBackoff};
+use kube::{Api, Client};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::operator::cluster::cache::{
     CacheEvent, ObjectCache, ObjectChange, RecoveredChange, ServedChange,
 };
-use crate::operator::cluster::decode::Decoded;
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::cluster::health::WatchProbe;
+use crate::operator::cluster::selection::{Selecting, Selector};
 
 /// How long a failed watch must go without an error to count as back.
 const RECOVERED_AFTER: Duration = Duration::from_secs(5);
@@ -41,20 +43,40 @@ fn backoff() -> ResetTimerBackoff<ExponentialBackoff> {
     ResetTimerBackoff::new(builder.into(), Duration::from_secs(30))
 }
 
+/// What one watch follows: `resource`'s objects in `namespace` ("" for
+/// all) that `selecting` selects, read with `client`.
+pub struct Watched {
+    pub client: Client,
+    pub resource: ApiResource,
+    pub namespace: String,
+    pub selecting: Selecting,
+}
+
 /// Runs until the stream ends (it retries with backoff on errors),
-/// watching the objects `config` selects.
+/// watching the objects `watched` selects, listing them again whenever
+/// its selection changes (what left it leaves the cache).
 /// `synced` fires after the first complete listing.
 pub async fn run(
-    api: Api<Decoded>,
-    config: watcher::Config,
+    watched: Watched,
     cache: Arc<ObjectCache>,
-    namespace: String,
     changes: mpsc::UnboundedSender<CacheEvent>,
     synced: oneshot::Sender<()>,
     probe: WatchProbe,
 ) {
+    let Watched {
+        client,
+        resource,
+        namespace,
+        mut selecting,
+    } = watched;
+    let open = |selector: Selector| {
+        let api: Api<Decoded> = decode::api(&selector.client(&client), &resource, &namespace);
+        watcher::watcher(api, selector.config())
+            .backoff(backoff())
+            .boxed()
+    };
     let mut synced = Some(synced);
-    let mut stream = watcher::watcher(api, config).backoff(backoff()).boxed();
+    let mut stream = open(selecting.now());
     // Failing since the last sign of health. A watch resumed after a
     // failure says nothing when nothing changed, so it counts as recovered
     // on its first event, or after [`RECOVERED_AFTER`] without an error
@@ -109,17 +131,24 @@ pub async fn run(
         }));
     };
     loop {
-        let next = if failed {
-            match tokio::time::timeout(RECOVERED_AFTER, stream.next()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    failed = false;
-                    recovered();
-                    continue;
-                }
+        let next = tokio::select! {
+            () = selecting.changed() => {
+                // A fresh listing of the new selection replaces the cache.
+                stream = open(selecting.now());
+                continue;
             }
-        } else {
-            stream.next().await
+            next = async {
+                if failed {
+                    tokio::time::timeout(RECOVERED_AFTER, stream.next()).await.ok()
+                } else {
+                    Some(stream.next().await)
+                }
+            } => next,
+        };
+        let Some(next) = next else {
+            failed = false;
+            recovered();
+            continue;
         };
         let Some(event) = next else { break };
         if failed && event.is_ok() {

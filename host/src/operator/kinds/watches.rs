@@ -9,17 +9,16 @@ use std::sync::{Arc, Mutex};
 
 use kube::Client;
 use kube::core::ApiResource;
-use kube::runtime::watcher;
 use reconciler_conventions::kind::KindRef;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::facts::Availability;
 use crate::operator::cluster::cache::{CacheEvent, ClusterSource, ObjectCache};
-use crate::operator::cluster::decode;
 use crate::operator::cluster::health::WatchHealth;
 use crate::operator::cluster::namespaces::resource_name;
 use crate::operator::cluster::probe::{self, ProbeError, Resolved};
+use crate::operator::cluster::selection::Selecting;
 use crate::operator::cluster::watch;
 use crate::operator::replica::metrics::Metrics;
 
@@ -89,11 +88,11 @@ pub struct Watches {
     /// The namespaces watched ("" for all): `--namespaces` without the
     /// ones left out at start.
     scopes: Vec<String>,
-    /// The label selector of the parent watches (a ring member's).
-    parents_selected: Option<String>,
+    /// What the parent watches select (a ring member's: its own).
+    parents_selected: Selecting,
     /// The kinds guests only write, and the selector their watches use (a
     /// ring member's: only the children of its parents).
-    children_selected: Option<(BTreeSet<KindRef>, String)>,
+    children_selected: Option<(BTreeSet<KindRef>, Selecting)>,
     /// The kinds read by some module, watched or probed (optional, not
     /// served); a kind with a cache is watched as well.
     readable: Mutex<BTreeSet<KindRef>>,
@@ -113,7 +112,7 @@ impl Watches {
             changes,
             scopes,
             health,
-            parents_selected: None,
+            parents_selected: Selecting::All,
             children_selected: None,
             readable: Mutex::new(BTreeSet::new()),
             handles: Mutex::new(Vec::new()),
@@ -122,7 +121,7 @@ impl Watches {
 
     /// The watches whose parent watches select `selector` (a ring
     /// member's: only the parents assigned to it).
-    pub fn selecting_parents(mut self, selector: Option<String>) -> Self {
+    pub fn selecting_parents(mut self, selector: Selecting) -> Self {
         self.parents_selected = selector;
         self
     }
@@ -132,18 +131,19 @@ impl Watches {
     pub fn selecting_children(
         mut self,
         kinds: BTreeSet<KindRef>,
-        selector: Option<String>,
+        selector: Option<Selecting>,
     ) -> Self {
         self.children_selected = selector.map(|s| (kinds, s));
         self
     }
 
     /// The selector of the watch of `kind`, if it is selected.
-    fn children_selector(&self, kind: &KindRef) -> Option<&str> {
+    fn children_selector(&self, kind: &KindRef) -> Selecting {
         self.children_selected
             .as_ref()
             .filter(|(kinds, _)| kinds.contains(kind))
-            .map(|(_, s)| s.as_str())
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default()
     }
 
     /// Starts a watch of `resource` in `namespace` ("" for all) feeding
@@ -157,7 +157,7 @@ impl Watches {
         namespace: &str,
         required: bool,
     ) -> oneshot::Receiver<()> {
-        self.start_selecting(resource, cache, namespace, required, None)
+        self.start_selecting(resource, cache, namespace, required, Selecting::All)
     }
 
     /// [`Watches::start`], of the objects `selector` selects only.
@@ -167,19 +167,18 @@ impl Watches {
         cache: &Arc<ObjectCache>,
         namespace: &str,
         required: bool,
-        selector: Option<&str>,
+        selecting: Selecting,
     ) -> oneshot::Receiver<()> {
-        let api = decode::api(&self.client, resource, namespace);
         let (done, wait) = oneshot::channel();
-        let mut config = watcher::Config::default();
-        if let Some(selector) = selector {
-            config = config.labels(selector);
-        }
+        let watched = watch::Watched {
+            client: self.client.clone(),
+            resource: resource.clone(),
+            namespace: namespace.to_owned(),
+            selecting,
+        };
         let handle = tokio::spawn(watch::run(
-            api,
-            config,
+            watched,
             cache.clone(),
-            namespace.to_owned(),
             self.changes.clone(),
             done,
             self.health.register(cache.kind(), namespace, required),
@@ -204,7 +203,7 @@ impl Watches {
                     cache,
                     ns,
                     true,
-                    self.parents_selected.as_deref(),
+                    self.parents_selected.clone(),
                 )
             })
             .collect()

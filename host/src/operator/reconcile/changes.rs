@@ -150,6 +150,7 @@ pub(crate) async fn carry_out(
                 spec,
                 resource: &evaluation.kind.resource,
                 parent,
+                slot: registry.ring().and_then(|m| m.slot_of(parent)),
             };
             through_plan(&at, evaluated, rounds, &mut carried).await
         }
@@ -177,6 +178,8 @@ struct At<'a, E> {
     spec: &'a KindSpec,
     resource: &'a ApiResource,
     parent: &'a Value,
+    /// Where a ring's API server selects: the slot its children carry.
+    slot: Option<u8>,
 }
 
 /// The changes other than withdrawals, checked, then through the plan:
@@ -193,6 +196,7 @@ async fn through_plan(
         at.resource,
         at.parent,
         &evaluated.changes,
+        at.slot,
     ) {
         Err(e) => return Some(Err(e)),
         Ok(checked) => checked,

@@ -1,33 +1,44 @@
 //! A ring member's pass of a parent that is not its to pass: assigned to
 //! another member or to none yet, or one it is asked to hand over, which
 //! it does from here (its children first), so no other pass of the parent
-//! is in flight on this member.
+//! is in flight on this member. Where the API server selects, a pass of a
+//! parent it may pass is counted in flight until it ends.
 
 use super::Ended;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::ring::Claim;
+use crate::operator::ring::passing::InFlight;
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::pass::Done;
 
 /// How the pass of `key` ends when the parent is not this member's to
-/// pass; `None` when it is (or the host is not in a ring).
-pub(super) async fn not_mine(
+/// pass (`Err`); otherwise the pass goes on, holding what counts it in
+/// flight where the API server selects.
+pub(super) async fn claimed(
     registry: &Registry,
     kind: &Kind,
     queue: &WorkQueue<ParentKey>,
     key: &ParentKey,
-) -> Option<Ended> {
-    let member = registry.ring()?;
-    let parent = kind.cache.get(&key.namespace, &key.name)?;
+) -> Result<Option<InFlight>, Ended> {
+    let Some(member) = registry.ring() else {
+        return Ok(None);
+    };
+    let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
+        return Ok(None);
+    };
+    let converged = || {
+        queue.forget(key);
+        Ended::without_guest(Done::Converged {
+            requeue_after: None,
+        })
+    };
+    if member.passing().is_some() {
+        return member.enter(&parent).map(Some).ok_or_else(converged);
+    }
     let done = match member.claim(&parent) {
-        Claim::Mine => return None,
-        Claim::Other => {
-            queue.forget(key);
-            Done::Converged {
-                requeue_after: None,
-            }
-        }
+        Claim::Mine => return Ok(None),
+        Claim::Other => return Err(converged()),
         Claim::Draining(to) => {
             let uid = parent["metadata"]["uid"].as_str().unwrap_or_default();
             let children = registry.source().controlled_everywhere(&key.namespace, uid);
@@ -35,12 +46,7 @@ pub(super) async fn not_mine(
                 .hand_over(&kind.resource, &parent, &to, &children)
                 .await
             {
-                Ok(()) => {
-                    queue.forget(key);
-                    Done::Converged {
-                        requeue_after: None,
-                    }
-                }
+                Ok(()) => return Err(converged()),
                 // Changed since cached: the watch brings the new version.
                 Err(e) if e.is_conflict() => Done::Retry,
                 Err(e) => {
@@ -50,5 +56,5 @@ pub(super) async fn not_mine(
             }
         }
     };
-    Some(Ended::without_guest(done))
+    Err(Ended::without_guest(done))
 }

@@ -80,9 +80,10 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
         });
     }
     // In the ring, a parent that is not this member's to pass.
-    if let Some(ended) = handover::not_mine(registry, kind, &queue, key).await {
-        return ended;
-    }
+    let _in_flight = match handover::claimed(registry, kind, &queue, key).await {
+        Ok(in_flight) => in_flight,
+        Err(ended) => return ended,
+    };
     // The module is taken once: a swap during the pass leaves it on this one.
     let Some(module) = kind.module() else {
         // The kind's module was removed: nothing runs, nothing is written.

@@ -7,7 +7,10 @@
 //! unlabelled parent, or one whose owner's Lease lapsed (its writes fenced
 //! off since), is assigned at once. Every label write has the
 //! parent's resourceVersion as precondition, so a coordinator acting on a
-//! stale view writes nothing.
+//! stale view writes nothing. Where the API server selects, it labels
+//! nothing: it publishes the members owning the slots, a view at a time
+//! ([`super::view`]), on its own Lease, with that Lease's resourceVersion
+//! as precondition.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -28,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinSet;
 
+use super::view::{self, View};
 use super::{DRAIN, FIELD_MANAGER, MEMBER, assignment, members};
 use crate::operator::replica::leadership::{LeaderConfig, Leadership};
 
@@ -62,15 +66,24 @@ pub fn decide(
 /// The parent kinds served now (a kind served later is assigned from then).
 pub type ServedKinds = Arc<dyn Fn() -> Vec<ApiResource> + Send + Sync>;
 
+/// What the coordinator keeps assigned: the parents of the kinds
+/// `served` in the namespaces `scopes` (`""`: all), by their labels; or,
+/// where the API server selects, the slots.
+pub enum Assigning {
+    Labels {
+        served: ServedKinds,
+        scopes: Vec<String>,
+    },
+    Slots,
+}
+
 /// Competes for the coordinator Lease of the ring `leader.lease` and
-/// coordinates the parents of the kinds `served`, in the namespaces
-/// `scopes` (`""`: all), while holding it; until `stop` fires, when it
-/// releases the Lease (held or competed for), so another member takes it
-/// at once and no request of its is cut off by the exit.
+/// keeps `assigning` assigned while holding it; until `stop` fires, when
+/// it releases the Lease (held or competed for), so another member takes
+/// it at once and no request of its is cut off by the exit.
 pub async fn run(
     client: Client,
-    served: ServedKinds,
-    scopes: Vec<String>,
+    assigning: Assigning,
     leader: LeaderConfig,
     mut stop: oneshot::Receiver<()>,
 ) {
@@ -112,7 +125,7 @@ pub async fn run(
         }
         tracing::info!(ring = %ring, "ring: coordinating");
         tokio::select! {
-            () = coordinate(&client, &*served, &scopes, &ring, &namespace) => {}
+            () = coordinate(&client, &assigning, &ring, &namespace) => {}
             lost = held.lost() => {
                 tracing::warn!(error = %lost, "ring: no longer coordinating");
                 continue;
@@ -131,15 +144,9 @@ struct Parents {
     stores: Vec<Store<PartialObjectMeta<DynamicObject>>>,
 }
 
-/// Keeps every parent assigned; returns only if the member Leases cannot
-/// be listed.
-async fn coordinate(
-    client: &Client,
-    served: &(dyn Fn() -> Vec<ApiResource> + Send + Sync),
-    scopes: &[String],
-    ring: &str,
-    namespace: &str,
-) {
+/// Keeps every parent (or slot) assigned; returns only if the member
+/// Leases cannot be listed.
+async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespace: &str) {
     let wake = Arc::new(Notify::new());
     let mut watches = JoinSet::new();
     let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
@@ -153,6 +160,10 @@ async fn coordinate(
     if lease_store.wait_until_ready().await.is_err() {
         return;
     }
+    let (served, scopes) = match assigning {
+        Assigning::Labels { served, scopes } => (served, scopes),
+        Assigning::Slots => return publish_views(&leases, &lease_store, &wake, ring).await,
+    };
     let mut parents: BTreeMap<String, Parents> = BTreeMap::new();
     // The resourceVersion each parent was last written from: not written
     // again until the watch shows it changed.
@@ -253,6 +264,73 @@ async fn coordinate(
         tokio::select! {
             () = wake.notified() => {}
             () = tokio::time::sleep(TICK) => {}
+        }
+    }
+}
+
+/// Publishes the next view of the slots whenever every live member
+/// acknowledged the last and the members staying changed (or a move
+/// settles).
+async fn publish_views(leases: &Api<Lease>, store: &Store<Lease>, wake: &Notify, ring: &str) {
+    let name = format!("{ring}-coordinator");
+    let mut seen: (Vec<String>, Vec<String>) = Default::default();
+    loop {
+        let now = Timestamp::now();
+        let all: Vec<Lease> = store.state().iter().map(|l| (**l).clone()).collect();
+        let live = members::live(ring, &all, now);
+        let leaving = members::leaving(ring, &all, &live);
+        if (&live, &leaving) != (&seen.0, &seen.1) {
+            tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
+            seen = (live.clone(), leaving.clone());
+        }
+        let staying: Vec<String> = live
+            .iter()
+            .filter(|m| !leaving.contains(m))
+            .cloned()
+            .collect();
+        let lease = |n: &str| all.iter().find(|l| l.metadata.name.as_deref() == Some(n));
+        if let Some(own) = lease(&name) {
+            let acked: BTreeMap<String, u64> = live
+                .iter()
+                .filter_map(|m| {
+                    let epoch = view::acked(lease(&members::lease_name(ring, m))?)?;
+                    Some((m.clone(), epoch))
+                })
+                .collect();
+            if let Some(next) = View::read(own).next(&live, &staying, &acked) {
+                publish(leases, own, &next).await;
+            }
+        }
+        forget_lapsed(leases, ring, &all, &live, now).await;
+        tokio::select! {
+            () = wake.notified() => {}
+            () = tokio::time::sleep(TICK) => {}
+        }
+    }
+}
+
+/// Publishes `next` on the coordinator Lease `own`, unless it changed
+/// since it was read (the next round reads it again).
+async fn publish(leases: &Api<Lease>, own: &Lease, next: &View) {
+    let patch = json!({"metadata": {
+        "resourceVersion": own.metadata.resource_version,
+        "annotations": next.annotations(),
+    }});
+    let name = own.metadata.name.as_deref().unwrap_or_default();
+    match leases
+        .patch(
+            name,
+            &PatchParams::apply(FIELD_MANAGER),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => {
+            tracing::info!(epoch = next.epoch, members = ?next.members, next = ?next.next, "ring: view published")
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => {
+            tracing::warn!(error = %e, "ring: the next view could not be published; tried again")
         }
     }
 }

@@ -7,11 +7,16 @@
 //! only write select their children, labelled alike; a parent moves only
 //! after its old owner, asked with [`DRAIN`], finished its pass in flight
 //! and relabelled its children and it ([`coordinator`]; docs/design.md,
-//! "The ring").
+//! "The ring"). Where the API server selects (KEP-5866), nothing is
+//! relabelled: members own slots of the uid hash space ([`slots`]), moved
+//! between them one published view at a time ([`view`], [`passing`]).
 
 pub mod assignment;
 pub mod coordinator;
 pub mod members;
+pub mod passing;
+pub mod slots;
+pub mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +27,9 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::ApiResource;
 use serde_json::{Value, json};
 
+use crate::operator::cluster::selection::Selecting;
+use passing::{InFlight, Passing};
+
 /// The label naming the member a parent (and each of its children) is
 /// assigned to.
 pub use crate::marks::RING_MEMBER as MEMBER;
@@ -31,6 +39,54 @@ pub use crate::marks::RING_MEMBER as MEMBER;
 /// its pass in flight, relabels the parent's children, then the parent
 /// (its acknowledgement).
 pub use crate::marks::RING_DRAIN as DRAIN;
+
+/// How a member's watches select its parents and their children.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Selection {
+    /// By the API server's `shardSelector` where it serves it, else by
+    /// labels.
+    #[default]
+    Auto,
+    /// By the labels the coordinator writes.
+    Labels,
+    /// By the API server's `shardSelector` (KEP-5866, alpha
+    /// `ShardedListAndWatch`): refused at start where it is not served.
+    Server,
+}
+
+impl std::str::FromStr for Selection {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Selection::Auto),
+            "labels" => Ok(Selection::Labels),
+            "server" => Ok(Selection::Server),
+            other => Err(format!(
+                "{other:?} is not a ring selection: auto, labels or server"
+            )),
+        }
+    }
+}
+
+/// Whether the API server selects by `shardSelector` (KEP-5866): a
+/// listing of the Leases in `namespace` (the ring's own, which a member
+/// may list) asking for the whole hash space says which selector it
+/// applied (`metadata.shardInfo`) only where the server reads the
+/// parameter; elsewhere it is ignored. (Custom resources' listings do not
+/// say it: the server filters them all the same.)
+pub async fn server_selects(client: &Client, namespace: &str) -> Result<bool, kube::Error> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    let everything = crate::operator::cluster::selection::Selector {
+        labels: None,
+        shards: slots::shard_selector(&(0..=u8::MAX).collect()),
+    };
+    let request = kube::core::Request::new(leases.resource_url())
+        .list(&kube::api::ListParams::default().limit(1))
+        .map_err(kube::Error::BuildRequest)?;
+    let listed: Value = everything.client(client).request(request).await?;
+    Ok(listed["metadata"]["shardInfo"]["selector"].is_string())
+}
 
 /// The field manager of the ring's label writes.
 pub const FIELD_MANAGER: &str = "reconciler-host-ring";
@@ -54,6 +110,8 @@ pub struct Member {
     /// This member's identity: its Lease's holder and its label value.
     pub identity: String,
     client: Client,
+    /// Where the API server selects: the slots this member passes.
+    passing: Option<Arc<Passing>>,
 }
 
 /// Why a member could not hand a parent over.
@@ -77,9 +135,16 @@ impl HandoverError {
 }
 
 impl Member {
-    /// Member `identity` of the ring `ring`, writing with `client`.
+    /// Member `identity` of the ring `ring`, writing with `client`, its
+    /// watches selecting by the API server's `shardSelector` if
+    /// `server_selects`, else by the labels the coordinator writes.
     /// Refused when `identity` cannot be a label value.
-    pub fn new(ring: &str, identity: &str, client: Client) -> Result<Member, String> {
+    pub fn new(
+        ring: &str,
+        identity: &str,
+        client: Client,
+        server_selects: bool,
+    ) -> Result<Member, String> {
         let valid = !identity.is_empty()
             && identity.len() <= 63
             && identity
@@ -96,16 +161,51 @@ impl Member {
             ring: ring.to_owned(),
             identity: identity.to_owned(),
             client,
+            passing: server_selects.then(|| Passing::new(identity)),
         })
     }
 
-    /// The label selector of this member's parent watch.
-    pub fn selector(&self) -> String {
-        format!("{MEMBER}={}", self.identity)
+    /// Where the API server selects: the slots this member passes.
+    pub fn passing(&self) -> Option<&Arc<Passing>> {
+        self.passing.as_ref()
+    }
+
+    /// What this member's parent watches select.
+    pub fn parents(&self) -> Selecting {
+        match &self.passing {
+            Some(passing) => Selecting::Following(passing.parents()),
+            None => Selecting::Labels(format!("{MEMBER}={}", self.identity)),
+        }
+    }
+
+    /// What this member's watches of the kinds guests only write select.
+    pub fn children(&self) -> Selecting {
+        match &self.passing {
+            Some(passing) => Selecting::Following(passing.children()),
+            None => self.parents(),
+        }
+    }
+
+    /// The slot label of `parent`'s children, where the API server selects.
+    pub fn slot_of(&self, parent: &Value) -> Option<u8> {
+        self.passing.as_ref()?;
+        Some(slots::of_uid(parent["metadata"]["uid"].as_str()?))
+    }
+
+    /// A pass of `parent`, counted until it ends, where the API server
+    /// selects and the parent is this member's to pass now.
+    pub fn enter(&self, parent: &Value) -> Option<InFlight> {
+        self.passing.as_ref()?.enter(self.slot_of(parent)?)
     }
 
     /// Whether `parent` (as cached) is this member's to pass.
     pub fn claim(&self, parent: &Value) -> Claim {
+        if let Some(passing) = &self.passing {
+            return match self.slot_of(parent) {
+                Some(slot) if passing.passable(slot) => Claim::Mine,
+                _ => Claim::Other,
+            };
+        }
         let labels = &parent["metadata"]["labels"];
         if labels[MEMBER].as_str() != Some(self.identity.as_str()) {
             return Claim::Other;
@@ -236,7 +336,7 @@ mod tests {
     fn member(identity: &str) -> Result<Member, String> {
         let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
         let client = Client::try_from(config).unwrap();
-        Member::new("r", identity, client)
+        Member::new("r", identity, client, false)
     }
 
     #[tokio::test]
@@ -255,7 +355,10 @@ mod tests {
         assert_eq!(me.claim(&parent(json!({MEMBER: "b"}))), Claim::Other);
         assert_eq!(me.claim(&parent(json!({}))), Claim::Other);
         assert_eq!(me.claim(&json!({"metadata": {"name": "p"}})), Claim::Other);
-        assert_eq!(me.selector(), "ring.reconciler.dev/member=a");
+        assert_eq!(
+            me.parents().now().labels.as_deref(),
+            Some("ring.reconciler.dev/member=a")
+        );
     }
 
     #[tokio::test]

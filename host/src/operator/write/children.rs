@@ -147,13 +147,15 @@ impl Checked<'_> {
 }
 
 /// Checks `changes` for `parent` (of `parent_resource`) against the
-/// cache: nothing is to be written if one is refused.
+/// cache: nothing is to be written if one is refused. `slot`: the ring
+/// slot the children are labelled with, where a ring's API server selects.
 pub fn check<'a>(
     source: &ClusterSource,
     past_cache: &PastCache,
     parent_resource: &'a ApiResource,
     parent: &'a Value,
     changes: &'a [Change],
+    slot: Option<u8>,
 ) -> Result<Checked<'a>, ChildrenError> {
     let md = &parent["metadata"];
     let owner = Owner {
@@ -163,6 +165,7 @@ pub fn check<'a>(
         namespace: md["namespace"].as_str().unwrap_or_default(),
         uid: md["uid"].as_str().unwrap_or_default(),
         member: md["labels"][crate::marks::RING_MEMBER].as_str(),
+        slot,
     };
     let planned = plan(source, past_cache, &owner, changes)?;
     Ok(Checked { owner, planned })

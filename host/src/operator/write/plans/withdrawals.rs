@@ -66,8 +66,15 @@ pub async fn make(
     let deletions: Vec<Change> = withdrawals.iter().map(Withdrawal::deletion).collect();
     // All checked first: a withdrawal the guest may not ask for refuses
     // them all, as any change would.
-    let checked = children::check(at.source, past_cache, at.resource, at.parent, &deletions)
-        .map_err(WithdrawalError::Refused)?;
+    let checked = children::check(
+        at.source,
+        past_cache,
+        at.resource,
+        at.parent,
+        &deletions,
+        None,
+    )
+    .map_err(WithdrawalError::Refused)?;
     let to_make = checked.pending(at.authority, jiff::Timestamp::now());
     let namespace = at.parent["metadata"]["namespace"]
         .as_str()
@@ -85,7 +92,7 @@ pub async fn make(
     let mut out = Withdrawn::default();
     for (withdrawal, deletion) in withdrawals.iter().zip(&deletions) {
         let one = std::slice::from_ref(deletion);
-        let checked = children::check(at.source, past_cache, at.resource, at.parent, one)
+        let checked = children::check(at.source, past_cache, at.resource, at.parent, one, None)
             .map_err(WithdrawalError::Refused)?;
         let made = planner.execute(at, checked).await;
         if made.is_ok() {

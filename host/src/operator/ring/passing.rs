@@ -1,0 +1,312 @@
+//! What a member passes where the API server selects: the view it
+//! follows, the slots that view lets it pass, its passes in flight per
+//! slot, and what its watches select; it acknowledges a view on its Lease
+//! only once no pass of a slot it gave up is in flight.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::json;
+use tokio::sync::{Notify, watch};
+
+use super::slots::{self, Slots};
+use super::view::{self, View};
+use super::{FIELD_MANAGER, members};
+use crate::operator::cluster::selection::Selector;
+
+/// How often a member looks again without a change (its acknowledgement
+/// may have failed, or its Lease been made anew).
+const TICK: Duration = Duration::from_secs(1);
+
+/// A member's passes, where the API server selects.
+pub struct Passing {
+    identity: String,
+    state: Mutex<State>,
+    ended: Notify,
+    parents: watch::Sender<Selector>,
+    children: watch::Sender<Selector>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The epoch of the view followed (none yet: nothing is passed).
+    epoch: Option<u64>,
+    passable: Slots,
+    in_flight: BTreeMap<u8, usize>,
+}
+
+/// A pass in flight of a parent in `slot`: counted until dropped.
+pub struct InFlight {
+    passing: Arc<Passing>,
+    slot: u8,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.passing.state.lock().expect("passing lock");
+        if let Some(n) = state.in_flight.get_mut(&self.slot) {
+            *n -= 1;
+            if *n == 0 {
+                state.in_flight.remove(&self.slot);
+            }
+        }
+        drop(state);
+        self.passing.ended.notify_waiters();
+    }
+}
+
+/// The selection of the parents in `slots`: the API server's shard
+/// selector of their uid ranges (for no slot, a label no parent has).
+fn parents_of(slots: &Slots) -> Selector {
+    match slots::shard_selector(slots) {
+        Some(shards) => Selector {
+            labels: None,
+            shards: Some(shards),
+        },
+        None => Selector {
+            labels: Some(slots::label_selector(slots)),
+            shards: None,
+        },
+    }
+}
+
+/// The selection of the children of parents in `slots`, by their label.
+fn children_of(slots: &Slots) -> Selector {
+    Selector {
+        labels: Some(slots::label_selector(slots)),
+        shards: None,
+    }
+}
+
+impl Passing {
+    /// Member `identity`'s, passing nothing until it follows a view.
+    pub fn new(identity: &str) -> Arc<Passing> {
+        let none = Slots::new();
+        Arc::new(Passing {
+            identity: identity.to_owned(),
+            state: Mutex::new(State::default()),
+            ended: Notify::new(),
+            parents: watch::Sender::new(parents_of(&none)),
+            children: watch::Sender::new(children_of(&none)),
+        })
+    }
+
+    /// What the member's parent watches select, as it changes.
+    pub fn parents(&self) -> watch::Receiver<Selector> {
+        self.parents.subscribe()
+    }
+
+    /// What the member's watches of the kinds guests only write select.
+    pub fn children(&self) -> watch::Receiver<Selector> {
+        self.children.subscribe()
+    }
+
+    /// Whether the member may pass a parent in `slot` now.
+    pub fn passable(&self, slot: u8) -> bool {
+        self.state
+            .lock()
+            .expect("passing lock")
+            .passable
+            .contains(&slot)
+    }
+
+    /// A pass of a parent in `slot`, if the member may pass it now.
+    pub fn enter(self: &Arc<Self>, slot: u8) -> Option<InFlight> {
+        let mut state = self.state.lock().expect("passing lock");
+        if !state.passable.contains(&slot) {
+            return None;
+        }
+        *state.in_flight.entry(slot).or_default() += 1;
+        Some(InFlight {
+            passing: self.clone(),
+            slot,
+        })
+    }
+
+    /// Follows `view` unless it follows a later one already: from now on
+    /// passes only the slots it lets it pass and watches those it
+    /// watches; returns (whether it follows it) once no pass of a slot it
+    /// gave up is in flight.
+    pub async fn follow(&self, view: &View) -> bool {
+        let gone: Slots = {
+            let mut state = self.state.lock().expect("passing lock");
+            if state.epoch.is_some_and(|e| e >= view.epoch) {
+                return false;
+            }
+            state.epoch = Some(view.epoch);
+            let passable = view.passable(&self.identity);
+            let gone = state.passable.difference(&passable).copied().collect();
+            state.passable = passable;
+            gone
+        };
+        let watched = view.watched(&self.identity);
+        self.parents
+            .send_if_modified(|s| replace(s, parents_of(&watched)));
+        self.children
+            .send_if_modified(|s| replace(s, children_of(&watched)));
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            let busy = {
+                let state = self.state.lock().expect("passing lock");
+                state.in_flight.keys().any(|s| gone.contains(s))
+            };
+            if !busy {
+                return true;
+            }
+            ended.await;
+        }
+    }
+
+    /// The epoch of the view followed.
+    fn epoch(&self) -> Option<u64> {
+        self.state.lock().expect("passing lock").epoch
+    }
+}
+
+fn replace(current: &mut Selector, new: Selector) -> bool {
+    if *current == new {
+        return false;
+    }
+    *current = new;
+    true
+}
+
+/// Follows the views the coordinator of the ring `ring` publishes on its
+/// Lease in `namespace`, and acknowledges each on the member's own Lease
+/// (again whenever that Lease lacks it: made anew after it lapsed), with
+/// `client` (the member's, fenced by its Lease).
+pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace: String) {
+    let leases: Api<Lease> = Api::namespaced(client, &namespace);
+    let (store, writer) = reflector::store();
+    let wake = Arc::new(Notify::new());
+    let watching = {
+        let wake = wake.clone();
+        let stream =
+            reflector::reflector(writer, watcher(leases.clone(), watcher::Config::default()))
+                .default_backoff();
+        tokio::spawn(async move {
+            let mut stream = stream.boxed();
+            while stream.next().await.is_some() {
+                wake.notify_one();
+            }
+        })
+    };
+    let coordinator = format!("{ring}-coordinator");
+    let own = members::lease_name(&ring, &passing.identity);
+    let mut warned = false;
+    loop {
+        let lease = |name: &str| lookup(&store, name);
+        if let Some(published) = lease(&coordinator).map(|l| View::read(&l))
+            && passing.follow(&published).await
+        {
+            tracing::info!(epoch = published.epoch, members = ?published.members, next = ?published.next, "ring: following the view");
+        }
+        let acked = lease(&own).as_ref().and_then(view::acked);
+        if let Some(epoch) = passing.epoch().filter(|e| acked != Some(*e))
+            && lease(&own).is_some()
+        {
+            let ack = json!({"metadata": {"annotations": {view::ACKED: epoch.to_string()}}});
+            match leases
+                .patch(
+                    &own,
+                    &PatchParams::apply(FIELD_MANAGER),
+                    &Patch::Merge(&ack),
+                )
+                .await
+            {
+                Ok(_) => warned = false,
+                Err(e) if !warned => {
+                    warned = true;
+                    tracing::warn!(epoch, error = %e, "ring: the view followed could not be acknowledged; tried again");
+                }
+                Err(_) => {}
+            }
+        }
+        tokio::select! {
+            () = wake.notified() => {}
+            () = tokio::time::sleep(TICK) => {}
+        }
+        if watching.is_finished() {
+            return;
+        }
+    }
+}
+
+fn lookup(store: &Store<Lease>, name: &str) -> Option<Lease> {
+    store
+        .state()
+        .iter()
+        .find(|l| l.metadata.name.as_deref() == Some(name))
+        .map(|l| (**l).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(epoch: u64, members: &[&str], next: Option<&[&str]>) -> View {
+        let list = |m: &[&str]| m.iter().map(|s| (*s).to_owned()).collect();
+        View {
+            epoch,
+            members: list(members),
+            next: next.map(list),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_slot_given_up_is_acknowledged_only_after_its_pass_ended() {
+        let passing = Passing::new("a");
+        assert!(passing.follow(&view(2, &["a"], None)).await);
+        let ab = ["a".to_owned(), "b".to_owned()];
+        let kept = *slots::owned(&ab, "a").iter().next().unwrap();
+        let in_flight = passing.enter(kept).expect("a's slot");
+        // b joins: while moving, a keeps only what it keeps.
+        let moving = view(3, &["a"], Some(&["a", "b"]));
+        let given: Slots = slots::owned(&ab, "b");
+        let slot = *given.iter().next().unwrap();
+        let held = passing.enter(slot).expect("still a's");
+        let follow = {
+            let passing = passing.clone();
+            tokio::spawn(async move { passing.follow(&moving).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Not passable any more, and not acknowledged while a pass of it
+        // is in flight.
+        assert!(!passing.passable(slot));
+        assert!(passing.enter(slot).is_none());
+        assert!(!follow.is_finished());
+        drop(held);
+        // A pass of a slot it keeps does not hold the acknowledgement up.
+        assert!(follow.await.unwrap());
+        assert!(passing.passable(kept));
+        drop(in_flight);
+        // An earlier view is not followed again.
+        assert!(!passing.follow(&view(2, &["a"], None)).await);
+        // The watches select the slots of a and the ones it takes.
+        assert_eq!(
+            *passing.children().borrow(),
+            children_of(&slots::owned(&["a".into()], "a"))
+        );
+    }
+
+    #[test]
+    fn no_slot_selects_no_parent() {
+        let none = parents_of(&Slots::new());
+        assert_eq!(none.shards, None);
+        assert_eq!(
+            none.labels.as_deref(),
+            Some("ring.reconciler.dev/slot in (none)")
+        );
+        let all: Slots = (0..=u8::MAX).collect();
+        assert!(parents_of(&all).shards.is_some());
+    }
+}

@@ -1,0 +1,358 @@
+//! The ring where the API server selects (issue 34, KEP-5866): replicas
+//! of the host with `--ring` (the selection left to `auto`) on an API
+//! server of their own with the alpha `ShardedListAndWatch` gate on. The
+//! members' watches select their slots of the uid hash space by
+//! `shardSelector`; nothing is relabelled: no Widget carries a ring label,
+//! each ConfigMap carries its Widget's slot from its first apply. A member
+//! joining takes its share in two published views; one leaving (SIGTERM)
+//! gives its share up before it stops; one SIGKILLed has its share taken
+//! once its Lease lapses; every change made meanwhile is made, each
+//! Widget's status written by its owner alone. (The ring on a server
+//! without the gate, where `auto` selects by labels: tests/ring.rs.)
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::{Api, Client};
+use reconciler_host::operator::ring::view::View;
+use reconciler_host::operator::ring::{MEMBER, members, slots};
+use reconciler_host_harness::objects::{self, create, merge};
+use reconciler_host_harness::operator::{
+    Guests, Host, eventually, fixture, fixture_of, free_addr, http_get,
+};
+use reconciler_host_harness::paths;
+use reconciler_host_harness::proxy::RestartableServer;
+use reconciler_host_harness::widgets::{widget, widgets};
+use reconciler_testsupport::TestNamespace;
+use serde_json::json;
+
+const WRITER: Guests = Guests {
+    dir: "ring-tests",
+    crates: &["writer-guest"],
+    settings: &[],
+    expected_warnings: &[],
+};
+
+/// The ring's name (`--lease-name`).
+const RING: &str = "ring";
+
+/// A member of the ring in `ns` on the server of `kubeconfig`, logging to
+/// `<log>.log`, returned once it reconciles, with its metrics' address.
+async fn member(ns: &TestNamespace, kubeconfig: &Path, log: &str) -> (Host, SocketAddr) {
+    let metrics = free_addr();
+    let metrics_arg = format!("--metrics-addr={metrics}");
+    let args = [
+        &metrics_arg,
+        "--namespaces",
+        ns.name(),
+        "--ring",
+        "--lease-name",
+        RING,
+        "--lease-namespace",
+        ns.name(),
+        "--lease-duration",
+        "4s",
+        "--identity",
+        log,
+    ];
+    let host = Host::start_spawned(kubeconfig, &args, log);
+    eventually(&format!("{log}: reconciles"), async || {
+        if host.log_text().contains("caches synced; reconciling") {
+            Ok(())
+        } else {
+            Err(host.log_text())
+        }
+    })
+    .await;
+    (host, metrics)
+}
+
+/// The objects of `kind` a member caches, by its metrics.
+fn cached(metrics: SocketAddr, kind: &str) -> usize {
+    let (_, body) = http_get(metrics, "/metrics");
+    let line = format!("reconciler_cached_objects{{kind=\"{kind}\"}} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(&line))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{line} in {body}"))
+}
+
+/// The live members, once they are `count`.
+async fn live_now(ns: &TestNamespace, count: usize) -> Vec<String> {
+    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
+    let mut live = Vec::new();
+    eventually(&format!("{count} live members"), async || {
+        let all = leases.list(&Default::default()).await.expect("Leases");
+        live = members::live(RING, &all.items, jiff::Timestamp::now());
+        if live.len() == count {
+            Ok(())
+        } else {
+            Err(live.clone())
+        }
+    })
+    .await;
+    live
+}
+
+/// The member whose identity starts with `log`.
+fn named<'m>(members: &'m [String], log: &str) -> &'m str {
+    members
+        .iter()
+        .find(|m| m.starts_with(&format!("{log}-")))
+        .unwrap_or_else(|| panic!("{log} among {members:?}"))
+}
+
+/// Each Widget's uid, by name.
+async fn uids(ns: &TestNamespace) -> BTreeMap<String, String> {
+    let list = widgets(ns)
+        .list(&Default::default())
+        .await
+        .expect("Widgets");
+    list.items
+        .into_iter()
+        .map(|w| (w.metadata.name.unwrap(), w.metadata.uid.unwrap()))
+        .collect()
+}
+
+/// The member of `members` whose slots hold the uid `uid`.
+fn owner<'m>(members: &'m [String], uid: &str) -> &'m str {
+    let slot = slots::of_uid(uid);
+    members
+        .iter()
+        .find(|m| slots::owned(members, m).contains(&slot))
+        .expect("every slot has an owner")
+}
+
+/// Waits until each of `hosts` (metrics, identity) caches exactly the
+/// Widgets whose slots `members` gives it, and their ConfigMaps.
+async fn caches_hold(
+    hosts: &[(SocketAddr, &str)],
+    members: &[String],
+    uids: &BTreeMap<String, String>,
+) {
+    eventually(
+        "each member caches its own slots' parents and children",
+        async || {
+            let now: Vec<(usize, usize)> = hosts
+                .iter()
+                .map(|(m, _)| (cached(*m, "Widget"), cached(*m, "ConfigMap")))
+                .collect();
+            let want: Vec<(usize, usize)> = hosts
+                .iter()
+                .map(|(_, id)| {
+                    let n = uids.values().filter(|u| owner(members, u) == *id).count();
+                    (n, n)
+                })
+                .collect();
+            if now == want {
+                Ok(())
+            } else {
+                Err((now, want))
+            }
+        },
+    )
+    .await;
+}
+
+/// The ConfigMap of each of `names` holds `{"n": <name><suffix>}` and its
+/// Widget's slot label.
+async fn children_hold(ns: &TestNamespace, uids: &BTreeMap<String, String>, suffix: &str) {
+    let api = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    for (name, uid) in uids {
+        let want = json!({ "n": format!("{name}{suffix}") });
+        let slot = slots::of_uid(uid).to_string();
+        eventually(
+            &format!("{name}-config holds {want}, slot {slot}"),
+            async || match api.get_opt(&format!("{name}-config")).await {
+                Ok(Some(o))
+                    if o.data["data"] == want
+                        && o.metadata.labels.as_ref().and_then(|l| l.get(slots::SLOT))
+                            == Some(&slot) =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("{other:?}")),
+            },
+        )
+        .await;
+    }
+}
+
+async fn change_widgets(ns: &TestNamespace, uids: &BTreeMap<String, String>, suffix: &str) {
+    let api = widgets(ns);
+    for name in uids.keys() {
+        merge(
+            &api,
+            name,
+            json!({"spec": {"data": {"n": format!("{name}{suffix}")}}}),
+        )
+        .await;
+    }
+}
+
+/// Waits until the view published on the coordinator Lease gives the
+/// slots to `members`, not moving.
+async fn settled(ns: &TestNamespace, members: &[String]) {
+    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
+    eventually(&format!("the ring settled on {members:?}"), async || {
+        let lease = leases
+            .get_opt(&format!("{RING}-coordinator"))
+            .await
+            .ok()
+            .flatten();
+        let now = lease.as_ref().map(View::read).unwrap_or_default();
+        if now.members == members && now.next.is_none() {
+            Ok(())
+        } else {
+            Err(now)
+        }
+    })
+    .await;
+}
+
+/// How many views `host` published as the coordinator.
+fn published(host: &Host) -> usize {
+    host.log_text()
+        .lines()
+        .filter(|l| l.contains("ring: view published"))
+        .count()
+}
+
+/// The API server of this binary, with the alpha gate on: its kubeconfig.
+fn gated_server() -> (RestartableServer, std::path::PathBuf) {
+    let dir = paths::target_tmpdir().join(format!("ring-server-{}", std::process::id()));
+    let server = RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
+        .expect("an API server with ShardedListAndWatch on");
+    let kubeconfig = server.kubeconfig();
+    (server, kubeconfig)
+}
+
+async fn admin(server: &RestartableServer) -> Client {
+    let client = server.client().await.expect("an admin client");
+    for crd in fixture().crds.clone() {
+        reconciler_testsupport::install_crd(&client, crd)
+            .await
+            .expect("installing a CRD");
+    }
+    client
+}
+
+/// One member serves every Widget; a second joins and takes its slots; a
+/// third joins and leaves; the second is SIGKILLed: each time every
+/// change is made, and each Widget's status written by its owner alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_join_leave_and_die_while_the_api_server_selects() {
+    fixture_of(&WRITER);
+    let (server, kubeconfig) = tokio::task::block_in_place(gated_server);
+    let ns = TestNamespace::on(admin(&server).await, "ring-server")
+        .await
+        .expect("a test namespace");
+    let (a, a_metrics) = member(&ns, &kubeconfig, "server-a").await;
+    assert!(
+        a.log_text()
+            .contains("selection=\"server (shardSelector)\""),
+        "auto selects by the API server where it serves it: {}",
+        a.log_text()
+    );
+    for i in 0..16 {
+        let name = format!("w{i}");
+        create(
+            &ns.client(),
+            ns.name(),
+            widget(&name, json!({"data": {"n": name}})),
+        )
+        .await;
+    }
+    let uids = uids(&ns).await;
+    let alone = live_now(&ns, 1).await;
+    children_hold(&ns, &uids, "").await;
+    let a_id = alone[0].clone();
+    caches_hold(&[(a_metrics, &a_id)], &alone, &uids).await;
+    // The first member's view: the ring starts (moving), then settles.
+    eventually("a published the ring's first views", async || {
+        if published(&a) == 2 {
+            Ok(())
+        } else {
+            Err(published(&a))
+        }
+    })
+    .await;
+
+    // b joins: two more views, each Widget's cache moving with its slot.
+    let (b, b_metrics) = member(&ns, &kubeconfig, "server-b").await;
+    let ab = live_now(&ns, 2).await;
+    let b_id = named(&ab, "server-b").to_owned();
+    settled(&ns, &ab).await;
+    caches_hold(&[(a_metrics, &a_id), (b_metrics, &b_id)], &ab, &uids).await;
+    assert_eq!(published(&a), 4, "{}", a.log_text());
+    let to_b = uids.values().filter(|u| owner(&ab, u) == b_id).count();
+    assert!(to_b > 0 && to_b < uids.len(), "b takes some of 16: {to_b}");
+    let before: BTreeMap<&String, [usize; 2]> = uids
+        .keys()
+        .map(|n| {
+            (
+                n,
+                [a.status_writes(ns.name(), n), b.status_writes(ns.name(), n)],
+            )
+        })
+        .collect();
+    change_widgets(&ns, &uids, "-2").await;
+    children_hold(&ns, &uids, "-2").await;
+    for (name, uid) in &uids {
+        let after = [
+            a.status_writes(ns.name(), name),
+            b.status_writes(ns.name(), name),
+        ];
+        let grown = [after[0] - before[name][0], after[1] - before[name][1]];
+        let by_b = usize::from(owner(&ab, uid) == b_id);
+        assert!(
+            grown[by_b] >= 1,
+            "{name}: its owner wrote its status: {grown:?}"
+        );
+        assert_eq!(grown[1 - by_b], 0, "{name}: the other did not: {grown:?}");
+    }
+
+    // c joins and leaves (SIGTERM): it gives its slots up before it stops.
+    let (mut c, c_metrics) = member(&ns, &kubeconfig, "server-c").await;
+    let abc = live_now(&ns, 3).await;
+    let c_id = named(&abc, "server-c").to_owned();
+    settled(&ns, &abc).await;
+    caches_hold(
+        &[(a_metrics, &a_id), (b_metrics, &b_id), (c_metrics, &c_id)],
+        &abc,
+        &uids,
+    )
+    .await;
+    assert!(c.stop().success(), "{}", c.log_text());
+    assert!(c.log_text().contains("ring: left"), "{}", c.log_text());
+    settled(&ns, &ab).await;
+    caches_hold(&[(a_metrics, &a_id), (b_metrics, &b_id)], &ab, &uids).await;
+    change_widgets(&ns, &uids, "-3").await;
+    children_hold(&ns, &uids, "-3").await;
+
+    // b dies: a takes every slot once b's Lease lapses.
+    let mut b = b;
+    b.kill();
+    change_widgets(&ns, &uids, "-4").await;
+    let a_only = vec![a_id.clone()];
+    settled(&ns, &a_only).await;
+    caches_hold(&[(a_metrics, &a_id)], &a_only, &uids).await;
+    children_hold(&ns, &uids, "-4").await;
+    // Nothing was relabelled: no Widget carries a ring label.
+    for w in widgets(&ns)
+        .list(&Default::default())
+        .await
+        .expect("Widgets")
+        .items
+    {
+        let labels = w.metadata.labels.unwrap_or_default();
+        assert!(
+            !labels.contains_key(MEMBER) && !labels.contains_key(slots::SLOT),
+            "{labels:?}"
+        );
+    }
+    a.finish();
+    drop(server);
+}
