@@ -192,6 +192,8 @@ bench-modules: guests guests-js
 ## prints `written by two replicas at once`, `lost updates`, the longest
 ## time a parent had no owner, cached objects per replica over all, RSS,
 ## convergence and requests per second at steady state.
+## BENCH_RING_SELECTION=server: the same on an API server of its own with
+## KEP-5866's gate on, the replicas selecting by shardSelector.
 .PHONY: bench-shards
 bench-shards: guests
 	$(CARGO) bench -p reconciler-host --bench shards

@@ -22,10 +22,19 @@
 //! no owner`: from a member's death, or a Widget's losing its label, until
 //! the watch saw it assigned to a live member.
 //!
+//! With `BENCH_RING_SELECTION=server` the replicas run on an API server of
+//! the bench's own with KEP-5866's gate on, and select by `shardSelector`:
+//! nothing is labelled but each ConfigMap's slot, so a Widget's owner is
+//! the one the coordinator's published view lets pass its slot (none while
+//! the slot moves), as the bench's watch of that Lease saw it, and the
+//! convergence is the view settled on the live members with each
+//! replica's cache holding exactly its slots' Widgets.
+//!
 //! `make bench-shards`, or `cargo bench -p reconciler-host --bench shards`.
 //! Environment: `BENCH_PARENTS` (default 3000), `BENCH_RATE` (spec changes
-//! a second, default 20), `RECONCILER_TEST_KUBECONFIG` (reuse a running
-//! test apiserver).
+//! a second, default 20), `BENCH_RING_SELECTION` (`labels`, the default,
+//! or `server`), `RECONCILER_TEST_KUBECONFIG` (reuse a running test
+//! apiserver; labels only).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -33,16 +42,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::{StreamExt, TryStreamExt, stream};
+use futures::{StreamExt, stream};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube::api::DynamicObject;
 use kube::runtime::{WatchStreamExt, watcher};
-use reconciler_host::operator::ring::{MEMBER, assignment, members};
+use reconciler_host::operator::ring::view::View;
+use reconciler_host::operator::ring::{MEMBER, assignment, members, slots};
 use reconciler_host_harness::bench::{Metrics, Table, env_num, free_port};
 use reconciler_host_harness::objects::{self, create};
-use reconciler_host_harness::operator::{Guests, Host, fixture_of, install_crds};
+use reconciler_host_harness::operator::{Guests, Host, fixture, fixture_of, install_crds};
+use reconciler_host_harness::paths;
+use reconciler_host_harness::proxy::RestartableServer;
 use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::json;
@@ -80,8 +92,16 @@ impl Replica {
     }
 }
 
-fn start(ns: &TestNamespace, index: usize) -> Replica {
-    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+/// Where the replicas run and how they select.
+struct Ring {
+    kubeconfig: std::path::PathBuf,
+    /// The API server selects (`BENCH_RING_SELECTION=server`).
+    server: bool,
+}
+
+fn start(ring: &Ring, ns: &TestNamespace, index: usize) -> Replica {
+    let kubeconfig = &ring.kubeconfig;
+    let selection = if ring.server { "server" } else { "labels" };
     let metrics = free_port().expect("a port");
     let prefix = format!("bench-{index}");
     let metrics_arg = format!("--metrics-addr={metrics}");
@@ -100,8 +120,10 @@ fn start(ns: &TestNamespace, index: usize) -> Replica {
         &prefix,
         "--concurrency",
         "8",
+        "--ring-selection",
+        selection,
     ];
-    let host = Host::start_spawned(&kubeconfig, &args, &prefix);
+    let host = Host::start_spawned(kubeconfig, &args, &prefix);
     Replica {
         host,
         metrics,
@@ -114,12 +136,42 @@ fn start(ns: &TestNamespace, index: usize) -> Replica {
 async fn main() {
     let parents: usize = env_num("BENCH_PARENTS").unwrap_or(3000);
     let rate: f64 = env_num("BENCH_RATE").unwrap_or(20.0);
+    let server = std::env::var("BENCH_RING_SELECTION").is_ok_and(|s| s == "server");
     fixture_of(&WRITER);
-    let ns = TestNamespace::new("bench-shards")
-        .await
-        .expect("a test namespace");
+    // The API server of the bench's own, with the gate on, kept until the
+    // end.
+    let (_gated, ring, ns) = if server {
+        let dir = paths::target_tmpdir().join(format!("bench-shards-{}", std::process::id()));
+        let gated = tokio::task::block_in_place(|| {
+            RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
+        })
+        .expect("an API server with ShardedListAndWatch on");
+        let admin = gated.client().await.expect("an admin client");
+        for crd in fixture().crds.clone() {
+            reconciler_testsupport::install_crd(&admin, crd)
+                .await
+                .expect("installing a CRD");
+        }
+        let ns = TestNamespace::on(admin, "bench-shards")
+            .await
+            .expect("a test namespace");
+        let ring = Ring {
+            kubeconfig: gated.kubeconfig(),
+            server: true,
+        };
+        (Some(gated), ring, ns)
+    } else {
+        let ns = TestNamespace::new("bench-shards")
+            .await
+            .expect("a test namespace");
+        install_crds(&ns.client()).await;
+        let ring = Ring {
+            kubeconfig: reconciler_testsupport::kubeconfig_path().expect("the test apiserver"),
+            server: false,
+        };
+        (None, ring, ns)
+    };
     let client = ns.client();
-    install_crds(&client).await;
     let names: Vec<String> = (0..parents).map(|i| format!("w{i}")).collect();
     let created = Instant::now();
     stream::iter(names.iter())
@@ -136,16 +188,23 @@ async fn main() {
     );
 
     let moves: Moves = Arc::default();
-    let watch = tokio::spawn(record_moves(widgets(&ns), moves.clone()));
+    let watch = if ring.server {
+        let uids = uids(&ns).await;
+        let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
+        tokio::spawn(record_views(leases, uids, moves.clone()))
+    } else {
+        tokio::spawn(record_moves(widgets(&ns), moves.clone()))
+    };
     let mut table = Table::default();
     table.title(format!(
-        "the ring: {parents} Widgets (each one ConfigMap), replicas as processes, {LEASE} Leases"
+        "the ring: {parents} Widgets (each one ConfigMap), replicas as processes, {LEASE} Leases, selected by {}",
+        if ring.server { "the API server (shardSelector)" } else { "labels" }
     ));
 
     // 1. Three replicas to convergence.
     let started = Instant::now();
-    let mut replicas: Vec<Replica> = (0..3).map(|i| start(&ns, i)).collect();
-    let three = converge(&ns, &names, &replicas, 3).await;
+    let mut replicas: Vec<Replica> = (0..3).map(|i| start(&ring, &ns, i)).collect();
+    let three = converge(&ring, &ns, &names, &replicas, 3).await;
     let convergence = started.elapsed();
     // The cache gauges are sampled every second.
     tokio::time::sleep(CACHE_GAUGES).await;
@@ -181,8 +240,8 @@ async fn main() {
         stop.clone(),
     ));
     let joined = Instant::now();
-    replicas.push(start(&ns, 3));
-    converge(&ns, &names, &replicas, 4).await;
+    replicas.push(start(&ring, &ns, 3));
+    converge(&ring, &ns, &names, &replicas, 4).await;
     let join_convergence = joined.elapsed();
     tokio::time::sleep(CACHE_GAUGES).await;
     table.section("a fourth joins, under churn");
@@ -205,7 +264,7 @@ async fn main() {
     replicas[0].stopped = Some(Timestamp::now());
     replicas[1].host.kill();
     replicas[1].stopped = Some(Timestamp::now());
-    converge(&ns, &names, &replicas, 2).await;
+    converge(&ring, &ns, &names, &replicas, 2).await;
     table.section("one leaves (SIGTERM), one is killed (SIGKILL), under churn");
     table.row("the leaving one exited", leaving);
     table.row(
@@ -284,7 +343,9 @@ async fn record_moves(api: Api<DynamicObject>, moves: Moves) {
         .default_backoff()
         .applied_objects()
         .boxed();
-    while let Ok(Some(w)) = events.try_next().await {
+    // A failed watch is retried (with backoff), not the end of the record.
+    while let Some(event) = events.next().await {
+        let Ok(w) = event else { continue };
         let name = w.metadata.name.clone().unwrap_or_default();
         let member = w
             .metadata
@@ -300,10 +361,72 @@ async fn record_moves(api: Api<DynamicObject>, moves: Moves) {
     }
 }
 
+/// Each Widget's uid, by name.
+async fn uids(ns: &TestNamespace) -> HashMap<String, String> {
+    let list = widgets(ns)
+        .list(&Default::default())
+        .await
+        .expect("Widgets");
+    list.items
+        .into_iter()
+        .map(|w| {
+            (
+                w.metadata.name.unwrap_or_default(),
+                w.metadata.uid.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// The member the view `view` lets pass the Widget of uid `uid`, if any.
+fn passer<'v>(view: &'v View, uid: &str) -> Option<&'v String> {
+    let slot = slots::of_uid(uid);
+    view.members
+        .iter()
+        .chain(view.next.iter().flatten())
+        .find(|m| view.passable(m).contains(&slot))
+}
+
+/// Records, for every Widget of `uids`, each change of the member the
+/// coordinator's published view lets pass its slot.
+async fn record_views(leases: Api<Lease>, uids: HashMap<String, String>, moves: Moves) {
+    let config = watcher::Config::default().fields(&format!("metadata.name={RING}-coordinator"));
+    let mut events = watcher(leases, config)
+        .default_backoff()
+        .applied_objects()
+        .boxed();
+    let mut last = View::default();
+    // A failed watch is retried (with backoff), not the end of the record.
+    while let Some(event) = events.next().await {
+        let Ok(lease) = event else { continue };
+        let view = View::read(&lease);
+        if view.epoch <= last.epoch {
+            continue;
+        }
+        let now = Timestamp::now();
+        eprintln!(
+            "bench: view {} seen at {now}: members {:?}, next {:?}",
+            view.epoch, view.members, view.next
+        );
+        let mut moves = moves.lock().unwrap();
+        for (name, uid) in &uids {
+            let member = passer(&view, uid).cloned();
+            let seen = moves.entry(name.clone()).or_default();
+            if seen.last().map(|(_, m)| m) != Some(&member) {
+                seen.push((now, member));
+            }
+        }
+        last = view;
+    }
+}
+
 /// Waits until the live members are `count` of `replicas` and every
-/// Widget, and its ConfigMap, is labelled with its owner among them;
-/// returns the members.
+/// Widget, and its ConfigMap, is labelled with its owner among them (where
+/// the API server selects: the view settled on them, each ConfigMap
+/// labelled with its Widget's slot, each replica caching exactly its
+/// slots' Widgets); returns the members.
 async fn converge(
+    ring: &Ring,
     ns: &TestNamespace,
     names: &[String],
     replicas: &[Replica],
@@ -324,6 +447,12 @@ async fn converge(
         let live = members::live(RING, &all.items, Timestamp::now());
         let running = replicas.iter().filter(|r| r.stopped.is_none()).count();
         if live.len() != count || running != count {
+            continue;
+        }
+        if ring.server {
+            if converged_on_slots(ns, names.len(), replicas, &live, &all.items).await {
+                return live;
+            }
             continue;
         }
         let labels = |list: Vec<DynamicObject>| -> HashMap<String, Option<String>> {
@@ -354,6 +483,68 @@ async fn converge(
             return live;
         }
     }
+}
+
+/// Where the API server selects: whether the view published in `leases`
+/// settled on `live`, every one of `parents` ConfigMaps carries its
+/// Widget's slot, and each running replica caches exactly its slots'
+/// Widgets.
+async fn converged_on_slots(
+    ns: &TestNamespace,
+    parents: usize,
+    replicas: &[Replica],
+    live: &[String],
+    leases: &[Lease],
+) -> bool {
+    let coordinator = format!("{RING}-coordinator");
+    let Some(view) = leases
+        .iter()
+        .find(|l| l.metadata.name.as_deref() == Some(coordinator.as_str()))
+        .map(View::read)
+    else {
+        return false;
+    };
+    if view.members != live || view.next.is_some() {
+        return false;
+    }
+    let uids = uids(ns).await;
+    let config_maps = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    let Ok(cms) = config_maps.list(&Default::default()).await else {
+        return false;
+    };
+    let slotted = cms
+        .items
+        .iter()
+        .filter(|cm| {
+            let name = cm.metadata.name.as_deref().unwrap_or_default();
+            let slot = cm.metadata.labels.as_ref().and_then(|l| l.get(slots::SLOT));
+            name.strip_suffix("-config")
+                .and_then(|w| uids.get(w))
+                .is_some_and(|uid| slot == Some(&slots::of_uid(uid).to_string()))
+        })
+        .count();
+    if slotted != parents {
+        return false;
+    }
+    for r in replicas.iter().filter(|r| r.stopped.is_none()) {
+        let Some(member) = live.iter().find(|m| r.is(m)) else {
+            return false;
+        };
+        let share = slots::owned(live, member);
+        let own = uids
+            .values()
+            .filter(|u| share.contains(&slots::of_uid(u)))
+            .count();
+        let Ok(m) = Metrics::scrape(r.metrics).await else {
+            return false;
+        };
+        let by = m.by_labels("reconciler_cached_objects", &["kind"]);
+        let widgets = by.get(&vec!["Widget".to_owned()]).copied().unwrap_or(0.0) as usize;
+        if widgets != own {
+            return false;
+        }
+    }
+    true
 }
 
 /// Changes one Widget's data at a time, `rate` a second, until `stop`;

@@ -181,6 +181,12 @@ fn the_ring_is_one_deployment_scaled_like_any_other() {
         .collect();
     assert!(args.contains(&"--ring"), "{args:?}");
     assert!(args.contains(&"--lease-duration=15s"), "{args:?}");
+    assert!(args.contains(&"--ring-selection=auto"), "{args:?}");
+    assert!(
+        !rendered
+            .iter()
+            .any(|d| d["kind"] == "HorizontalPodAutoscaler")
+    );
     assert!(
         !args
             .iter()
@@ -221,6 +227,28 @@ fn the_ring_is_one_deployment_scaled_like_any_other() {
         !plain
             .iter()
             .any(|d| d["metadata"]["name"] == "reconciler-host-ring")
+    );
+    // Scaled by an HPA: the Deployment leaves its replicas to it.
+    let scaled = render(&[
+        "--set",
+        "ring.enabled=true,ring.autoscaling.enabled=true,ring.selection=server",
+    ]);
+    let hpa = scaled
+        .iter()
+        .find(|d| d["kind"] == "HorizontalPodAutoscaler")
+        .expect("an HPA");
+    assert_eq!(hpa["spec"]["scaleTargetRef"]["name"], "reconciler-host");
+    assert_eq!(
+        (&hpa["spec"]["minReplicas"], &hpa["spec"]["maxReplicas"]),
+        (&Value::from(2), &Value::from(6))
+    );
+    let scaled_ring = deployments(&scaled);
+    assert!(scaled_ring[0]["spec"].get("replicas").is_none());
+    assert!(
+        scaled_ring[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("--ring-selection=server"))
     );
     let both = helm_fails(&["--set", "ring.enabled=true,shards=2"]);
     assert!(both.contains("exclude each other"), "{both}");

@@ -353,12 +353,18 @@ pub async fn run_with(
         (Some(leader), Some(member)) => {
             let assigning = match member.passing() {
                 Some(passing) => {
-                    following = Some(tokio::spawn(ring::passing::run(
-                        passing.clone(),
-                        client.clone(),
-                        leader.lease.clone(),
-                        leader.namespace.clone(),
-                    )));
+                    following = Some([
+                        tokio::spawn(ring::passing::run(
+                            passing.clone(),
+                            client.clone(),
+                            leader.lease.clone(),
+                            leader.namespace.clone(),
+                        )),
+                        tokio::spawn(reconcile::handover::pass_gained(
+                            registry.clone(),
+                            passing.gained(),
+                        )),
+                    ]);
                     ring::coordinator::Assigning::Slots
                 }
                 None => {
@@ -460,7 +466,7 @@ pub async fn run_with(
         let _ = stop.send(());
         let _ = task.await;
     }
-    if let Some(task) = following {
+    for task in following.into_iter().flatten() {
         task.abort();
     }
     for task in background {

@@ -4,10 +4,15 @@
 //! is in flight on this member. Where the API server selects, a pass of a
 //! parent it may pass is counted in flight until it ends.
 
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
 use super::Ended;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::ring::Claim;
 use crate::operator::ring::passing::InFlight;
+use crate::operator::ring::slots::{self, Slots};
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::pass::Done;
@@ -57,4 +62,32 @@ pub(super) async fn claimed(
         }
     };
     Err(Ended::without_guest(done))
+}
+
+/// Where the API server selects: passes now the cached parents of every
+/// slot the member is let pass anew (`gained`), as it is; until the member
+/// stops.
+pub(crate) async fn pass_gained(registry: Arc<Registry>, mut gained: watch::Receiver<Slots>) {
+    while gained.changed().await.is_ok() {
+        let slots_now = gained.borrow_and_update().clone();
+        for (_, kind) in registry.kinds() {
+            let parents: Vec<(String, String)> = kind
+                .cache
+                .list("", &Default::default())
+                .iter()
+                .filter(|p| {
+                    p["metadata"]["uid"]
+                        .as_str()
+                        .is_some_and(|uid| slots_now.contains(&slots::of_uid(uid)))
+                })
+                .map(|p| {
+                    let md = &p["metadata"];
+                    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+                    (text(&md["namespace"]), text(&md["name"]))
+                })
+                .collect();
+            let kind_ref = kind.cache.kind().clone();
+            registry.scheduler().pass_now(&kind_ref, &parents);
+        }
+    }
 }

@@ -13,7 +13,7 @@
 mod changes;
 mod effects;
 pub(crate) mod evaluation;
-mod handover;
+pub(crate) mod handover;
 mod report;
 #[cfg(test)]
 mod tests;

@@ -32,6 +32,8 @@ pub struct Passing {
     ended: Notify,
     parents: watch::Sender<Selector>,
     children: watch::Sender<Selector>,
+    /// The slots the last view followed let the member pass anew.
+    gained: watch::Sender<Slots>,
 }
 
 #[derive(Default)]
@@ -95,6 +97,7 @@ impl Passing {
             ended: Notify::new(),
             parents: watch::Sender::new(parents_of(&none)),
             children: watch::Sender::new(children_of(&none)),
+            gained: watch::Sender::new(none),
         })
     }
 
@@ -106,6 +109,13 @@ impl Passing {
     /// What the member's watches of the kinds guests only write select.
     pub fn children(&self) -> watch::Receiver<Selector> {
         self.children.subscribe()
+    }
+
+    /// The slots a view followed let the member pass anew, as they come:
+    /// their cached parents are to be passed now (a slot taken when a move
+    /// settles was watched already, so no listing brings them).
+    pub fn gained(&self) -> watch::Receiver<Slots> {
+        self.gained.subscribe()
     }
 
     /// Whether the member may pass a parent in `slot` now.
@@ -135,7 +145,7 @@ impl Passing {
     /// watches; returns (whether it follows it) once no pass of a slot it
     /// gave up is in flight.
     pub async fn follow(&self, view: &View) -> bool {
-        let gone: Slots = {
+        let (gone, gained): (Slots, Slots) = {
             let mut state = self.state.lock().expect("passing lock");
             if state.epoch.is_some_and(|e| e >= view.epoch) {
                 return false;
@@ -143,9 +153,13 @@ impl Passing {
             state.epoch = Some(view.epoch);
             let passable = view.passable(&self.identity);
             let gone = state.passable.difference(&passable).copied().collect();
+            let gained = passable.difference(&state.passable).copied().collect();
             state.passable = passable;
-            gone
+            (gone, gained)
         };
+        if !gained.is_empty() {
+            self.gained.send_replace(gained);
+        }
         let watched = view.watched(&self.identity);
         self.parents
             .send_if_modified(|s| replace(s, parents_of(&watched)));
@@ -296,6 +310,22 @@ mod tests {
             *passing.children().borrow(),
             children_of(&slots::owned(&["a".into()], "a"))
         );
+    }
+
+    #[tokio::test]
+    async fn slots_taken_when_a_move_settles_are_said_to_be_passed_now() {
+        let ab = ["a".to_owned(), "b".to_owned()];
+        let b = Passing::new("b");
+        let mut gained = b.gained();
+        // Moving towards b: it watches its slots already, passes none.
+        assert!(b.follow(&view(3, &["a"], Some(&["a", "b"]))).await);
+        assert!(!gained.has_changed().unwrap());
+        assert_eq!(*b.parents().borrow(), parents_of(&slots::owned(&ab, "b")));
+        // Settled: the watch selects the same, so no listing brings its
+        // parents; they are to be passed now.
+        assert!(b.follow(&view(4, &["a", "b"], None)).await);
+        assert!(gained.has_changed().unwrap());
+        assert_eq!(*gained.borrow_and_update(), slots::owned(&ab, "b"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! concerns: the parent itself when its own object changed (not only its
 //! status), and every parent whose last pass read what changed.
 
+use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
 use crate::facts::meta::controller_uid;
@@ -21,12 +22,17 @@ impl Scheduler {
     /// A watch of a parent kind is back after it failed: every parent it
     /// holds is passed now, not after its failure backoff.
     fn recovered(&self, change: &RecoveredChange) {
+        self.pass_now(&change.kind, &change.objects);
+    }
+
+    /// Queues each of `parents` (namespace, name) of `kind` now.
+    pub(crate) fn pass_now(&self, kind: &KindRef, parents: &[(String, String)]) {
         let queues = self.queues.read().expect("queues lock");
         for (index, q) in queues.iter().enumerate() {
-            if q.kind != change.kind {
+            if q.kind != *kind {
                 continue;
             }
-            for (namespace, name) in &change.objects {
+            for (namespace, name) in parents {
                 q.queue.add(ParentKey {
                     kind: KindId(index),
                     namespace: namespace.clone(),
