@@ -378,13 +378,16 @@ async fn uids(ns: &TestNamespace) -> HashMap<String, String> {
         .collect()
 }
 
-/// The member the view `view` lets pass the Widget of uid `uid`, if any.
-fn passer<'v>(view: &'v View, uid: &str) -> Option<&'v String> {
-    let slot = slots::of_uid(uid);
-    view.members
-        .iter()
-        .chain(view.next.iter().flatten())
-        .find(|m| view.passable(m).contains(&slot))
+/// The member the view `view` lets pass each slot (none while it moves):
+/// computed once a view (each member's slots hash every slot).
+fn passers(view: &View) -> HashMap<u8, String> {
+    let mut by_slot = HashMap::new();
+    for m in view.members.iter().chain(view.next.iter().flatten()) {
+        for slot in view.passable(m) {
+            by_slot.insert(slot, m.clone());
+        }
+    }
+    by_slot
 }
 
 /// Records, for every Widget of `uids`, each change of the member the
@@ -408,9 +411,10 @@ async fn record_views(leases: Api<Lease>, uids: HashMap<String, String>, moves: 
             "bench: view {} seen at {now}: members {:?}, next {:?}",
             view.epoch, view.members, view.next
         );
+        let passers = passers(&view);
         let mut moves = moves.lock().unwrap();
         for (name, uid) in &uids {
-            let member = passer(&view, uid).cloned();
+            let member = passers.get(&slots::of_uid(uid)).cloned();
             let seen = moves.entry(name.clone()).or_default();
             if seen.last().map(|(_, m)| m) != Some(&member) {
                 seen.push((now, member));

@@ -7,7 +7,8 @@
 //! joining takes its share in two published views; one leaving (SIGTERM)
 //! gives its share up before it stops; one SIGKILLed has its share taken
 //! once its Lease lapses; every change made meanwhile is made, each
-//! Widget's status written by its owner alone. (The ring on a server
+//! Widget's status written by its owner alone. One paused past its Lease
+//! (SIGSTOP) and resumed writes nothing and exits: its fence sealed. (The ring on a server
 //! without the gate, where `auto` selects by labels: tests/ring.rs.)
 
 use std::collections::BTreeMap;
@@ -220,9 +221,10 @@ fn published(host: &Host) -> usize {
         .count()
 }
 
-/// The API server of this binary, with the alpha gate on: its kubeconfig.
-fn gated_server() -> (RestartableServer, std::path::PathBuf) {
-    let dir = paths::target_tmpdir().join(format!("ring-server-{}", std::process::id()));
+/// An API server of the test `name`'s own, with the alpha gate on, and
+/// its kubeconfig.
+fn gated_server(name: &str) -> (RestartableServer, std::path::PathBuf) {
+    let dir = paths::target_tmpdir().join(format!("ring-server-{name}-{}", std::process::id()));
     let server = RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
         .expect("an API server with ShardedListAndWatch on");
     let kubeconfig = server.kubeconfig();
@@ -245,7 +247,7 @@ async fn admin(server: &RestartableServer) -> Client {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_join_leave_and_die_while_the_api_server_selects() {
     fixture_of(&WRITER);
-    let (server, kubeconfig) = tokio::task::block_in_place(gated_server);
+    let (server, kubeconfig) = tokio::task::block_in_place(|| gated_server("members"));
     let ns = TestNamespace::on(admin(&server).await, "ring-server")
         .await
         .expect("a test namespace");
@@ -353,6 +355,78 @@ async fn members_join_leave_and_die_while_the_api_server_selects() {
             "{labels:?}"
         );
     }
+    a.finish();
+    drop(server);
+}
+
+/// The writes (not of Leases) a member's log shows it sent.
+fn writes(log: &str) -> usize {
+    log.lines()
+        .filter(|l| l.trim_end().ends_with("requesting"))
+        .filter(|l| {
+            ["PATCH", "POST", "PUT", "DELETE"]
+                .iter()
+                .any(|m| l.contains(&format!("http.method={m}")))
+        })
+        .filter(|l| !l.contains("/leases"))
+        .count()
+}
+
+/// A member frozen (SIGSTOP) past its Lease: the other takes its slots and
+/// makes every change; resumed, the frozen one renews its own Lease (no
+/// one else holds it) but sends no write, and exits saying its Lease
+/// lapsed: its parents were taken over, so it rejoins only as a new
+/// member (as a Deployment restarts it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_paused_past_its_lease_writes_nothing_when_resumed() {
+    fixture_of(&WRITER);
+    let (server, kubeconfig) = tokio::task::block_in_place(|| gated_server("paused"));
+    let ns = TestNamespace::on(admin(&server).await, "ring-paused")
+        .await
+        .expect("a test namespace");
+    let (a, a_metrics) = member(&ns, &kubeconfig, "paused-a").await;
+    let (mut b, _) = member(&ns, &kubeconfig, "paused-b").await;
+    let ab = live_now(&ns, 2).await;
+    settled(&ns, &ab).await;
+    for i in 0..12 {
+        let name = format!("w{i}");
+        create(
+            &ns.client(),
+            ns.name(),
+            widget(&name, json!({"data": {"n": name}})),
+        )
+        .await;
+    }
+    let uids = uids(&ns).await;
+    children_hold(&ns, &uids, "").await;
+    let b_id = named(&ab, "paused-b").to_owned();
+    assert!(
+        uids.values().any(|u| owner(&ab, u) == b_id),
+        "b owns some of the 12 Widgets"
+    );
+
+    b.signal("STOP");
+    let sent_before = writes(&b.log_text());
+    let a_id = named(&ab, "paused-a").to_owned();
+    let a_only = vec![a_id.clone()];
+    settled(&ns, &a_only).await;
+    change_widgets(&ns, &uids, "-2").await;
+    children_hold(&ns, &uids, "-2").await;
+    caches_hold(&[(a_metrics, &a_id)], &a_only, &uids).await;
+
+    b.signal("CONT");
+    eventually("b exits, its Lease lapsed", async || {
+        if b.is_alive() { Err(()) } else { Ok(()) }
+    })
+    .await;
+    let log = b.log_text();
+    assert!(log.contains("lapsed before"), "{log}");
+    assert_eq!(
+        writes(&log),
+        sent_before,
+        "the resumed member sent no write: {log}"
+    );
+    children_hold(&ns, &uids, "-2").await;
     a.finish();
     drop(server);
 }

@@ -391,7 +391,9 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     tokio.block_on(async {
         // A replica elected by Lease writes only while its Lease is
         // confirmed valid; a single replica is never fenced.
-        let fence = if args.leader_elect || args.ring {
+        let fence = if args.ring {
+            LeaderConfig::member_fence(args.lease_duration)
+        } else if args.leader_elect {
             LeaderConfig::fence(args.lease_duration)
         } else {
             Fence::open()

@@ -10,7 +10,12 @@
 //! client moves the fence forward on each write it sees confirmed;
 //! [`FenceLayer`] on the client every other write goes through refuses a
 //! write while the fence is shut. A replica without leader election is
-//! never fenced.
+//! never fenced. A ring member's fence seals for good once its Lease may
+//! have lapsed in others' eyes: a renewal answered more than the Lease's
+//! duration after the last confirmed one was sent (a renewal sent before a
+//! pause lands after it, its renewTime in the past, once the others took
+//! the member's parents over). Even its own Lease renewed again then lets
+//! nothing of its out, and the member exits to rejoin as a new one.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
 use tower::{BoxError, Layer, Service};
 
 /// Until when this replica may write.
@@ -26,6 +32,15 @@ pub struct Fence {
     /// `None`: never fenced (no leader election).
     lease: Option<LeaseTerms>,
     valid_until: Mutex<Option<Instant>>,
+    /// A ring member's: when its last confirmed Lease write was sent, and
+    /// whether the fence sealed.
+    seals: Option<Seals>,
+}
+
+#[derive(Debug)]
+struct Seals {
+    last_sent: Mutex<Option<Instant>>,
+    sealed: watch::Sender<bool>,
 }
 
 /// The Lease's duration and the margin kept before its end.
@@ -50,6 +65,7 @@ impl Fence {
         Arc::new(Fence {
             lease: None,
             valid_until: Mutex::new(None),
+            seals: None,
         })
     }
 
@@ -64,12 +80,39 @@ impl Fence {
                 margin: grace / 2,
             }),
             valid_until: Mutex::new(None),
+            seals: None,
         })
+    }
+
+    /// [`Fence::for_lease`], sealed for good once the Lease lapsed (a ring
+    /// member's).
+    pub(crate) fn for_member_lease(duration: Duration, grace: Duration) -> Arc<Fence> {
+        let mut fence = Arc::into_inner(Fence::for_lease(duration, grace)).expect("just made");
+        fence.seals = Some(Seals {
+            last_sent: Mutex::new(None),
+            sealed: watch::Sender::new(false),
+        });
+        Arc::new(fence)
+    }
+
+    /// Resolves once the fence sealed (never, for another than a ring
+    /// member's).
+    pub async fn sealed(&self) {
+        match &self.seals {
+            Some(seals) => {
+                let mut sealed = seals.sealed.subscribe();
+                let _ = sealed.wait_for(|s| *s).await;
+            }
+            None => std::future::pending().await,
+        }
     }
 
     /// Whether a write may be sent now.
     pub(crate) fn is_open(&self) -> bool {
         let Some(_) = self.lease else { return true };
+        if self.seals.as_ref().is_some_and(|s| *s.sealed.borrow()) {
+            return false;
+        }
         self.valid_until
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -79,6 +122,19 @@ impl Fence {
     /// A write to the Lease sent at `sent` was confirmed.
     fn renewed(&self, sent: Instant) {
         let Some(terms) = self.lease else { return };
+        if let Some(seals) = &self.seals {
+            let mut last = seals.last_sent.lock().unwrap_or_else(|e| e.into_inner());
+            if *seals.sealed.borrow() {
+                return;
+            }
+            if last.is_some_and(|l| Instant::now() > l + terms.duration) {
+                seals.sealed.send_replace(true);
+                return;
+            }
+            if last.is_none_or(|l| l < sent) {
+                *last = Some(sent);
+            }
+        }
         let until = sent + terms.duration.saturating_sub(terms.margin);
         let mut valid = self.valid_until.lock().unwrap_or_else(|e| e.into_inner());
         if valid.is_none_or(|v| v < until) {
@@ -226,6 +282,39 @@ mod tests {
         fence.renewed(Instant::now());
         fence.renewed(Instant::now() - Duration::from_secs(14));
         assert!(fence.is_open());
+    }
+
+    #[tokio::test]
+    async fn a_ring_members_fence_seals_once_its_lease_may_have_lapsed() {
+        let fence = Fence::for_member_lease(Duration::from_secs(15), Duration::from_secs(5));
+        // Renewals answered (now) within the Lease of the last one sent.
+        fence.renewed(Instant::now() - Duration::from_secs(10));
+        fence.renewed(Instant::now() - Duration::from_secs(5));
+        fence.renewed(Instant::now());
+        assert!(fence.is_open());
+        let sealed = {
+            let fence = fence.clone();
+            tokio::spawn(async move { fence.sealed().await })
+        };
+        // One answered (now) 16 s after the last was sent (a pause, or a
+        // renewal held up past the Lease): sealed, for good.
+        let late = Fence::for_member_lease(Duration::from_secs(15), Duration::from_secs(5));
+        late.renewed(Instant::now() - Duration::from_secs(16));
+        late.renewed(Instant::now() - Duration::from_secs(1));
+        assert!(!late.is_open());
+        late.renewed(Instant::now());
+        assert!(!late.is_open(), "sealed for good");
+        tokio::time::timeout(Duration::from_secs(1), late.sealed())
+            .await
+            .expect("said sealed");
+        // The first fence did not seal.
+        assert!(!sealed.is_finished());
+        sealed.abort();
+        // A leader's fence never seals.
+        let leader = Fence::for_lease(Duration::from_secs(15), Duration::from_secs(5));
+        leader.renewed(Instant::now() - Duration::from_secs(16));
+        leader.renewed(Instant::now());
+        assert!(leader.is_open());
     }
 
     #[tokio::test]

@@ -91,6 +91,13 @@ impl LeaderConfig {
         let (seconds, grace) = LeaderConfig::terms(duration);
         Fence::for_lease(Duration::from_secs(seconds), Duration::from_secs(grace))
     }
+
+    /// The fence of a ring member holding a Lease of `duration`: as
+    /// [`LeaderConfig::fence`], sealed for good once the Lease lapsed.
+    pub fn member_fence(duration: Duration) -> Arc<Fence> {
+        let (seconds, grace) = LeaderConfig::terms(duration);
+        Fence::for_member_lease(Duration::from_secs(seconds), Duration::from_secs(grace))
+    }
 }
 
 /// Why leadership could not be had or kept.
@@ -108,6 +115,18 @@ pub enum LeadershipError {
     /// or a renewal failed).
     #[error("the Lease {namespace}/{lease} is no longer held by {identity}")]
     Lost {
+        namespace: String,
+        lease: String,
+        identity: String,
+    },
+    /// This ring member's Lease lapsed (the process paused, or cut off,
+    /// past it) and was renewed after: its parents were taken over
+    /// meanwhile, its fence sealed. Not retried here: the process exits
+    /// and its restart joins as a new member.
+    #[error(
+        "the Lease {namespace}/{lease} lapsed before {identity} renewed it: its parents were taken over, nothing more of it is written; it rejoins as a new member"
+    )]
+    Lapsed {
         namespace: String,
         lease: String,
         identity: String,
@@ -179,10 +198,22 @@ impl Leadership {
         Ok(())
     }
 
-    /// Resolves when the Lease is lost: the caller stops writing at once.
+    /// Resolves when the Lease is lost, or (a ring member's) lapsed: the
+    /// caller stops writing at once.
     pub async fn lost(&mut self) -> LeadershipError {
+        let fence = self.config.fence.clone();
         loop {
-            if self.state.changed().await.is_err() {
+            let changed = tokio::select! {
+                changed = self.state.changed() => changed,
+                () = fence.sealed() => {
+                    return LeadershipError::Lapsed {
+                        namespace: self.config.namespace.clone(),
+                        lease: self.lease.clone(),
+                        identity: self.config.identity.clone(),
+                    };
+                }
+            };
+            if changed.is_err() {
                 return self.ended().await;
             }
             if !*self.state.borrow_and_update() {
