@@ -380,7 +380,7 @@ async fn uids(ns: &TestNamespace) -> HashMap<String, String> {
 
 /// The member the view `view` lets pass each slot (none while it moves):
 /// computed once a view (each member's slots hash every slot).
-fn passers(view: &View) -> HashMap<u8, String> {
+fn passers(view: &View) -> HashMap<slots::Slot, String> {
     let mut by_slot = HashMap::new();
     for m in view.members.iter().chain(view.next.iter().flatten()) {
         for slot in view.passable(m) {

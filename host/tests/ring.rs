@@ -48,7 +48,7 @@ async fn namespace(prefix: &str) -> TestNamespace {
 /// holds its member Lease, with the address of its metrics.
 async fn member(ns: &TestNamespace, log: &str) -> (Host, SocketAddr) {
     let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    member_via(ns, log, &kubeconfig, "4s").await
+    member_via(ns, log, &kubeconfig, "6s").await
 }
 
 /// [`member`], reaching the API server through `kubeconfig`, its Lease

@@ -54,7 +54,7 @@ async fn member(ns: &TestNamespace, kubeconfig: &Path, log: &str) -> (Host, Sock
         "--lease-namespace",
         ns.name(),
         "--lease-duration",
-        "4s",
+        "6s",
         "--identity",
         log,
     ];

@@ -35,7 +35,7 @@ pub struct Owner<'a> {
     pub member: Option<&'a str>,
     /// Where a ring's API server selects, the slot of the parent's uid
     /// (its children's [`RING_SLOT`] label).
-    pub slot: Option<u8>,
+    pub slot: Option<u16>,
 }
 
 /// Whether `actual` already has every field of `desired`: objects by key

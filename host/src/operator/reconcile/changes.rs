@@ -179,7 +179,7 @@ struct At<'a, E> {
     resource: &'a ApiResource,
     parent: &'a Value,
     /// Where a ring's API server selects: the slot its children carry.
-    slot: Option<u8>,
+    slot: Option<crate::operator::ring::slots::Slot>,
 }
 
 /// The changes other than withdrawals, checked, then through the plan:

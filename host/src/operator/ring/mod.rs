@@ -79,7 +79,7 @@ pub async fn server_selects(client: &Client, namespace: &str) -> Result<bool, ku
     let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
     let everything = crate::operator::cluster::selection::Selector {
         labels: None,
-        shards: slots::shard_selector(&(0..=u8::MAX).collect()),
+        shards: slots::shard_selector(&slots::all()),
     };
     let request = kube::core::Request::new(leases.resource_url())
         .list(&kube::api::ListParams::default().limit(1))
@@ -187,7 +187,7 @@ impl Member {
     }
 
     /// The slot label of `parent`'s children, where the API server selects.
-    pub fn slot_of(&self, parent: &Value) -> Option<u8> {
+    pub fn slot_of(&self, parent: &Value) -> Option<slots::Slot> {
         self.passing.as_ref()?;
         Some(slots::of_uid(parent["metadata"]["uid"].as_str()?))
     }

@@ -16,7 +16,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 use tokio::sync::{Notify, watch};
 
-use super::slots::{self, Slots};
+use super::slots::{self, Slot, Slots};
 use super::view::{self, View};
 use super::{FIELD_MANAGER, members};
 use crate::operator::cluster::selection::Selector;
@@ -41,13 +41,13 @@ struct State {
     /// The epoch of the view followed (none yet: nothing is passed).
     epoch: Option<u64>,
     passable: Slots,
-    in_flight: BTreeMap<u8, usize>,
+    in_flight: BTreeMap<Slot, usize>,
 }
 
 /// A pass in flight of a parent in `slot`: counted until dropped.
 pub struct InFlight {
     passing: Arc<Passing>,
-    slot: u8,
+    slot: Slot,
 }
 
 impl Drop for InFlight {
@@ -119,7 +119,7 @@ impl Passing {
     }
 
     /// Whether the member may pass a parent in `slot` now.
-    pub fn passable(&self, slot: u8) -> bool {
+    pub fn passable(&self, slot: Slot) -> bool {
         self.state
             .lock()
             .expect("passing lock")
@@ -128,7 +128,7 @@ impl Passing {
     }
 
     /// A pass of a parent in `slot`, if the member may pass it now.
-    pub fn enter(self: &Arc<Self>, slot: u8) -> Option<InFlight> {
+    pub fn enter(self: &Arc<Self>, slot: Slot) -> Option<InFlight> {
         let mut state = self.state.lock().expect("passing lock");
         if !state.passable.contains(&slot) {
             return None;
@@ -336,7 +336,6 @@ mod tests {
             none.labels.as_deref(),
             Some("ring.reconciler.dev/slot in (none)")
         );
-        let all: Slots = (0..=u8::MAX).collect();
-        assert!(parents_of(&all).shards.is_some());
+        assert!(parents_of(&slots::all()).shards.is_some());
     }
 }

@@ -1,7 +1,7 @@
 //! The ring's slots where the API server selects (KEP-5866's
-//! `shardSelector`): a parent's slot is the first byte of the FNV-1a hash
-//! of its uid, exactly as the API server hashes it, so the 256 slots are
-//! 256 equal ranges of the server's hash space; members own whole slots
+//! `shardSelector`): a parent's slot is the first ten bits of the FNV-1a
+//! hash of its uid, exactly as the API server hashes it, so the 1,024
+//! slots are equal ranges of the server's hash space; members own whole slots
 //! (rendezvous hashing of the slot), their parent watches select their
 //! slots' ranges, and their watches of children the slot label
 //! ([`SLOT`]) every child carries from its first apply.
@@ -13,8 +13,22 @@ use super::assignment;
 /// The label naming a child's parent's slot.
 pub use crate::marks::RING_SLOT as SLOT;
 
+/// A slot: 0 to [`COUNT`] - 1.
+pub type Slot = u16;
+
+/// How many slots the hash space is cut in: enough that three members'
+/// shares stay within a few percent of a third (256 left one with 0.384 of
+/// the objects in bench-shards), few enough that a member's selector of
+/// its ranges stays a few kilobytes.
+pub const COUNT: Slot = 1024;
+
 /// A set of slots.
-pub type Slots = BTreeSet<u8>;
+pub type Slots = BTreeSet<Slot>;
+
+/// Every slot.
+pub fn all() -> Slots {
+    (0..COUNT).collect()
+}
 
 /// The FNV-1a (64-bit) hash of `value`, as the API server computes it
 /// for a shard range (`k8s.io/apimachinery/pkg/sharding.HashField`).
@@ -25,13 +39,16 @@ fn fnv1a(value: &str) -> u64 {
 }
 
 /// The slot of the object whose uid is `uid`.
-pub fn of_uid(uid: &str) -> u8 {
-    fnv1a(uid).to_be_bytes()[0]
+pub fn of_uid(uid: &str) -> Slot {
+    Slot::try_from(fnv1a(uid) >> (64 - BITS)).expect("ten bits")
 }
+
+/// The bits of the hash a slot takes.
+const BITS: u32 = COUNT.trailing_zeros();
 
 /// The slots `members` gives `member` (none when it is not among them).
 pub fn owned(members: &[String], member: &str) -> Slots {
-    (0..=u8::MAX)
+    (0..COUNT)
         .filter(|slot| assignment::owner(members, "slot", &slot.to_string()) == Some(member))
         .collect()
 }
@@ -42,12 +59,13 @@ pub fn owned(members: &[String], member: &str) -> Slots {
 pub fn shard_selector(slots: &Slots) -> Option<String> {
     // Over u128: the last slot ends at 2^64, which the API server wants
     // written with 17 digits.
+    let width: u128 = 1 << (64 - BITS);
     let mut ranges: Vec<(u128, u128)> = Vec::new();
     for &slot in slots {
-        let start = u128::from(slot) << 56;
+        let start = u128::from(slot) * width;
         match ranges.last_mut() {
-            Some((_, end)) if *end == start => *end = start + (1 << 56),
-            _ => ranges.push((start, start + (1 << 56))),
+            Some((_, end)) if *end == start => *end = start + width,
+            _ => ranges.push((start, start + width)),
         }
     }
     (!ranges.is_empty()).then(|| {
@@ -64,7 +82,7 @@ pub fn shard_selector(slots: &Slots) -> Option<String> {
 /// The label selector of the children of parents in `slots` (for no slot,
 /// one that selects none: slots are numbers).
 pub fn label_selector(slots: &Slots) -> String {
-    let values: Vec<String> = slots.iter().map(u8::to_string).collect();
+    let values: Vec<String> = slots.iter().map(Slot::to_string).collect();
     if values.is_empty() {
         format!("{SLOT} in (none)")
     } else {
@@ -87,17 +105,19 @@ mod tests {
         );
         assert_eq!(fnv1a(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(of_uid("3686624d-a9db-4966-846c-05acaa4f4028"), 0x43);
+        // 0x43a3...: its first ten bits.
+        assert_eq!(of_uid("3686624d-a9db-4966-846c-05acaa4f4028"), 0x10e);
+        assert_eq!(BITS, 10);
     }
 
     #[test]
     fn every_slot_has_one_owner_and_three_members_share_them_evenly() {
         let abc: Vec<String> = ["a", "b", "c"].map(str::to_owned).to_vec();
         let shares: Vec<Slots> = abc.iter().map(|m| owned(&abc, m)).collect();
-        assert_eq!(shares.iter().map(BTreeSet::len).sum::<usize>(), 256);
+        assert_eq!(shares.iter().map(BTreeSet::len).sum::<usize>(), 1024);
         for (i, share) in shares.iter().enumerate() {
-            // 85.3 each on average; within 20 %.
-            assert!((68..=103).contains(&share.len()), "{}", share.len());
+            // 341.3 each on average; within 10 %.
+            assert!((307..=376).contains(&share.len()), "{}", share.len());
             for other in &shares[i + 1..] {
                 assert!(share.is_disjoint(other));
             }
@@ -107,22 +127,21 @@ mod tests {
 
     #[test]
     fn selectors_cover_exactly_the_slots() {
-        let slots: Slots = [0, 1, 2, 7, 255].into();
+        let slots: Slots = [0, 1, 2, 7, 1023].into();
         assert_eq!(
             shard_selector(&slots).unwrap(),
-            "shardRange(object.metadata.uid, '0x0000000000000000', '0x0300000000000000') || \
-             shardRange(object.metadata.uid, '0x0700000000000000', '0x0800000000000000') || \
-             shardRange(object.metadata.uid, '0xff00000000000000', '0x10000000000000000')"
+            "shardRange(object.metadata.uid, '0x0000000000000000', '0x00c0000000000000') || \
+             shardRange(object.metadata.uid, '0x01c0000000000000', '0x0200000000000000') || \
+             shardRange(object.metadata.uid, '0xffc0000000000000', '0x10000000000000000')"
         );
         assert_eq!(shard_selector(&Slots::new()), None);
-        let all: Slots = (0..=u8::MAX).collect();
         assert_eq!(
-            shard_selector(&all).unwrap(),
+            shard_selector(&all()).unwrap(),
             "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"
         );
         assert_eq!(
             label_selector(&slots),
-            "ring.reconciler.dev/slot in (0,1,2,7,255)"
+            "ring.reconciler.dev/slot in (0,1,2,7,1023)"
         );
         assert_eq!(
             label_selector(&Slots::new()),

@@ -244,7 +244,7 @@ mod tests {
             .iter()
             .flat_map(|m| settled.passable(m))
             .collect();
-        assert_eq!(taken.len(), 256);
+        assert_eq!(taken.len(), usize::from(slots::COUNT));
     }
 
     #[test]
@@ -255,6 +255,6 @@ mod tests {
         let moving = none.next(&a, &a, &acks(&[("a", 0)])).unwrap();
         assert!(moving.passable("a").is_empty());
         let settled = moving.next(&a, &a, &acks(&[("a", 1)])).unwrap();
-        assert_eq!(settled.passable("a").len(), 256);
+        assert_eq!(settled.passable("a").len(), usize::from(slots::COUNT));
     }
 }

@@ -155,7 +155,7 @@ pub fn check<'a>(
     parent_resource: &'a ApiResource,
     parent: &'a Value,
     changes: &'a [Change],
-    slot: Option<u8>,
+    slot: Option<u16>,
 ) -> Result<Checked<'a>, ChildrenError> {
     let md = &parent["metadata"];
     let owner = Owner {
