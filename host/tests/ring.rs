@@ -10,19 +10,16 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use k8s_openapi::api::coordination::v1::Lease;
-use kube::Api;
-use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment, members};
+use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment};
 use reconciler_host_harness::access_requests::{apply, deploy_documents};
 use reconciler_host_harness::identity::{apply_rbac, kubeconfig_as, role_binding};
 use reconciler_host_harness::objects::{self, create, merge};
-use reconciler_host_harness::operator::{
-    Guests, Host, eventually, fixture_of, free_addr, http_get, install_crds,
-};
+use reconciler_host_harness::operator::{Guests, Host, eventually, fixture_of, install_crds};
 use reconciler_host_harness::proxy::FaultProxy;
+use reconciler_host_harness::ring::{self, cached, live, live_now, named};
 use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -34,9 +31,6 @@ const WRITER: Guests = Guests {
     expected_warnings: &[],
 };
 
-/// The ring's name (`--lease-name`).
-const RING: &str = "ring";
-
 async fn namespace(prefix: &str) -> TestNamespace {
     fixture_of(&WRITER);
     let ns = TestNamespace::new(prefix).await.expect("a test namespace");
@@ -45,56 +39,10 @@ async fn namespace(prefix: &str) -> TestNamespace {
 }
 
 /// A member of the ring in `ns`, logging to `<log>.log`, returned once it
-/// holds its member Lease, with the address of its metrics.
+/// reconciles, with the address of its metrics.
 async fn member(ns: &TestNamespace, log: &str) -> (Host, SocketAddr) {
     let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    member_via(ns, log, &kubeconfig, "6s").await
-}
-
-/// [`member`], reaching the API server through `kubeconfig`, its Lease
-/// lasting `lease`.
-async fn member_via(
-    ns: &TestNamespace,
-    log: &str,
-    kubeconfig: &Path,
-    lease: &str,
-) -> (Host, SocketAddr) {
-    let metrics = free_addr();
-    let metrics_arg = format!("--metrics-addr={metrics}");
-    let args = [
-        &metrics_arg,
-        "--namespaces",
-        ns.name(),
-        "--ring",
-        "--lease-name",
-        RING,
-        "--lease-namespace",
-        ns.name(),
-        "--lease-duration",
-        lease,
-        "--identity",
-        log,
-    ];
-    let host = Host::start_spawned(kubeconfig, &args, log);
-    eventually(&format!("{log}: holds its member Lease"), async || {
-        if host.log_text().contains("caches synced; reconciling") {
-            Ok(())
-        } else {
-            Err(host.log_text())
-        }
-    })
-    .await;
-    (host, metrics)
-}
-
-/// The objects of `kind` a member caches, by its metrics.
-fn cached(metrics: SocketAddr, kind: &str) -> usize {
-    let (_, body) = http_get(metrics, "/metrics");
-    let line = format!("reconciler_cached_objects{{kind=\"{kind}\"}} ");
-    body.lines()
-        .find_map(|l| l.strip_prefix(&line))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{line} in {body}"))
+    ring::member(ns, &kubeconfig, log, "6s").await
 }
 
 /// Waits until each member caches exactly the Widgets assigned to it and
@@ -141,37 +89,6 @@ async fn children_labelled(ns: &TestNamespace, names: &[String], members: &[Stri
         )
         .await;
     }
-}
-
-/// The live members of the ring, by the Leases in `ns`.
-async fn live(ns: &TestNamespace) -> Vec<String> {
-    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
-    let all = leases.list(&Default::default()).await.expect("Leases");
-    members::live(RING, &all.items, jiff::Timestamp::now())
-}
-
-/// The live members, once there are `count`.
-async fn live_now(ns: &TestNamespace, count: usize) -> Vec<String> {
-    let mut members = Vec::new();
-    eventually(&format!("{count} live members"), async || {
-        members = live(ns).await;
-        if members.len() == count {
-            Ok(())
-        } else {
-            Err(members.clone())
-        }
-    })
-    .await;
-    members
-}
-
-/// The member whose identity starts with `log` (`--identity` and a
-/// random suffix).
-fn named<'m>(members: &'m [String], log: &str) -> &'m str {
-    members
-        .iter()
-        .find(|m| m.starts_with(&format!("{log}-")))
-        .unwrap_or_else(|| panic!("{log} among {members:?}"))
 }
 
 /// Each Widget's ring labels: (member, drain).
@@ -448,7 +365,7 @@ async fn a_handover_waits_for_the_pass_in_flight() {
     let (proxy, slow) = slow_path("ring-in-flight").await;
     // A Lease long enough for renewals through the slow path: a's writes
     // are not fenced off.
-    let (a, _) = member_via(&ns, "flight-a", &slow, "15s").await;
+    let (a, _) = ring::member(&ns, &slow, "flight-a", "15s").await;
     let names = make_widgets(&ns, 16).await;
     let alone = live_now(&ns, 1).await;
     assigned(&ns, &names, &alone).await;

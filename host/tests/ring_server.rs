@@ -13,21 +13,23 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::Path;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::{Api, Client};
 use reconciler_host::operator::ring::view::View;
-use reconciler_host::operator::ring::{MEMBER, members, slots};
+use reconciler_host::operator::ring::{MEMBER, slots};
 use reconciler_host_harness::objects::{self, create, merge};
-use reconciler_host_harness::operator::{
-    Guests, Host, eventually, fixture, fixture_of, free_addr, http_get,
-};
+use reconciler_host_harness::operator::{Guests, Host, eventually, fixture, fixture_of};
 use reconciler_host_harness::paths;
 use reconciler_host_harness::proxy::RestartableServer;
+use reconciler_host_harness::ring::member;
+use reconciler_host_harness::ring::{RING, cached, live_now, named};
 use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::json;
+
+/// The members' Lease.
+const LEASE: &str = "6s";
 
 const WRITER: Guests = Guests {
     dir: "ring-tests",
@@ -35,75 +37,6 @@ const WRITER: Guests = Guests {
     settings: &[],
     expected_warnings: &[],
 };
-
-/// The ring's name (`--lease-name`).
-const RING: &str = "ring";
-
-/// A member of the ring in `ns` on the server of `kubeconfig`, logging to
-/// `<log>.log`, returned once it reconciles, with its metrics' address.
-async fn member(ns: &TestNamespace, kubeconfig: &Path, log: &str) -> (Host, SocketAddr) {
-    let metrics = free_addr();
-    let metrics_arg = format!("--metrics-addr={metrics}");
-    let args = [
-        &metrics_arg,
-        "--namespaces",
-        ns.name(),
-        "--ring",
-        "--lease-name",
-        RING,
-        "--lease-namespace",
-        ns.name(),
-        "--lease-duration",
-        "6s",
-        "--identity",
-        log,
-    ];
-    let host = Host::start_spawned(kubeconfig, &args, log);
-    eventually(&format!("{log}: reconciles"), async || {
-        if host.log_text().contains("caches synced; reconciling") {
-            Ok(())
-        } else {
-            Err(host.log_text())
-        }
-    })
-    .await;
-    (host, metrics)
-}
-
-/// The objects of `kind` a member caches, by its metrics.
-fn cached(metrics: SocketAddr, kind: &str) -> usize {
-    let (_, body) = http_get(metrics, "/metrics");
-    let line = format!("reconciler_cached_objects{{kind=\"{kind}\"}} ");
-    body.lines()
-        .find_map(|l| l.strip_prefix(&line))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{line} in {body}"))
-}
-
-/// The live members, once they are `count`.
-async fn live_now(ns: &TestNamespace, count: usize) -> Vec<String> {
-    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
-    let mut live = Vec::new();
-    eventually(&format!("{count} live members"), async || {
-        let all = leases.list(&Default::default()).await.expect("Leases");
-        live = members::live(RING, &all.items, jiff::Timestamp::now());
-        if live.len() == count {
-            Ok(())
-        } else {
-            Err(live.clone())
-        }
-    })
-    .await;
-    live
-}
-
-/// The member whose identity starts with `log`.
-fn named<'m>(members: &'m [String], log: &str) -> &'m str {
-    members
-        .iter()
-        .find(|m| m.starts_with(&format!("{log}-")))
-        .unwrap_or_else(|| panic!("{log} among {members:?}"))
-}
 
 /// Each Widget's uid, by name.
 async fn uids(ns: &TestNamespace) -> BTreeMap<String, String> {
@@ -251,7 +184,7 @@ async fn members_join_leave_and_die_while_the_api_server_selects() {
     let ns = TestNamespace::on(admin(&server).await, "ring-server")
         .await
         .expect("a test namespace");
-    let (a, a_metrics) = member(&ns, &kubeconfig, "server-a").await;
+    let (a, a_metrics) = member(&ns, &kubeconfig, "server-a", LEASE).await;
     assert!(
         a.log_text()
             .contains("selection=\"server (shardSelector)\""),
@@ -283,7 +216,7 @@ async fn members_join_leave_and_die_while_the_api_server_selects() {
     .await;
 
     // b joins: two more views, each Widget's cache moving with its slot.
-    let (b, b_metrics) = member(&ns, &kubeconfig, "server-b").await;
+    let (b, b_metrics) = member(&ns, &kubeconfig, "server-b", LEASE).await;
     let ab = live_now(&ns, 2).await;
     let b_id = named(&ab, "server-b").to_owned();
     settled(&ns, &ab).await;
@@ -317,7 +250,7 @@ async fn members_join_leave_and_die_while_the_api_server_selects() {
     }
 
     // c joins and leaves (SIGTERM): it gives its slots up before it stops.
-    let (mut c, c_metrics) = member(&ns, &kubeconfig, "server-c").await;
+    let (mut c, c_metrics) = member(&ns, &kubeconfig, "server-c", LEASE).await;
     let abc = live_now(&ns, 3).await;
     let c_id = named(&abc, "server-c").to_owned();
     settled(&ns, &abc).await;
@@ -384,8 +317,8 @@ async fn a_member_paused_past_its_lease_writes_nothing_when_resumed() {
     let ns = TestNamespace::on(admin(&server).await, "ring-paused")
         .await
         .expect("a test namespace");
-    let (a, a_metrics) = member(&ns, &kubeconfig, "paused-a").await;
-    let (mut b, _) = member(&ns, &kubeconfig, "paused-b").await;
+    let (a, a_metrics) = member(&ns, &kubeconfig, "paused-a", LEASE).await;
+    let (mut b, _) = member(&ns, &kubeconfig, "paused-b", LEASE).await;
     let ab = live_now(&ns, 2).await;
     settled(&ns, &ab).await;
     for i in 0..12 {

@@ -42,4 +42,5 @@ pub mod pgadmin_objects;
 pub mod plans;
 pub mod proxy;
 pub mod registry;
+pub mod ring;
 pub mod widgets;

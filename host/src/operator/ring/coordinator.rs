@@ -210,17 +210,7 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
         }
         let now = Timestamp::now();
         let leases_now: Vec<Lease> = lease_store.state().iter().map(|l| (**l).clone()).collect();
-        let live = members::live(ring, &leases_now, now);
-        let leaving = members::leaving(ring, &leases_now, &live);
-        let staying: Vec<String> = live
-            .iter()
-            .filter(|m| !leaving.contains(m))
-            .cloned()
-            .collect();
-        if (&live, &leaving) != (&seen.0, &seen.1) {
-            tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
-            seen = (live.clone(), leaving.clone());
-        }
+        let Membership { live, staying } = membership(ring, &leases_now, now, &mut seen);
         let mut writes = Vec::new();
         for kind in parents.values() {
             for object in kind.stores.iter().flat_map(Store::state) {
@@ -277,17 +267,7 @@ async fn publish_views(leases: &Api<Lease>, store: &Store<Lease>, wake: &Notify,
     loop {
         let now = Timestamp::now();
         let all: Vec<Lease> = store.state().iter().map(|l| (**l).clone()).collect();
-        let live = members::live(ring, &all, now);
-        let leaving = members::leaving(ring, &all, &live);
-        if (&live, &leaving) != (&seen.0, &seen.1) {
-            tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
-            seen = (live.clone(), leaving.clone());
-        }
-        let staying: Vec<String> = live
-            .iter()
-            .filter(|m| !leaving.contains(m))
-            .cloned()
-            .collect();
+        let Membership { live, staying } = membership(ring, &all, now, &mut seen);
         let lease = |n: &str| all.iter().find(|l| l.metadata.name.as_deref() == Some(n));
         if let Some(own) = lease(&name) {
             let acked: BTreeMap<String, u64> = live
@@ -309,15 +289,49 @@ async fn publish_views(leases: &Api<Lease>, store: &Store<Lease>, wake: &Notify,
     }
 }
 
-/// Publishes `next` on the coordinator Lease `own`, unless it changed
-/// since it was read (the next round reads it again).
-async fn publish(leases: &Api<Lease>, own: &Lease, next: &View) {
-    let patch = json!({"metadata": {
-        "resourceVersion": own.metadata.resource_version,
-        "annotations": next.annotations(),
-    }});
-    let name = own.metadata.name.as_deref().unwrap_or_default();
-    match leases
+/// The live members, and those staying (live, not leaving).
+struct Membership {
+    live: Vec<String>,
+    staying: Vec<String>,
+}
+
+/// The members of the ring `ring` by `leases` at `now`; said when they
+/// differ from `seen` (live, leaving), which they become.
+fn membership(
+    ring: &str,
+    leases: &[Lease],
+    now: Timestamp,
+    seen: &mut (Vec<String>, Vec<String>),
+) -> Membership {
+    let live = members::live(ring, leases, now);
+    let leaving = members::leaving(ring, leases, &live);
+    if (&live, &leaving) != (&seen.0, &seen.1) {
+        tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
+        *seen = (live.clone(), leaving.clone());
+    }
+    let staying = live
+        .iter()
+        .filter(|m| !leaving.contains(m))
+        .cloned()
+        .collect();
+    Membership { live, staying }
+}
+
+/// Merges `metadata` into the object `name` of `api` if it is still at
+/// resourceVersion `rv`: `Ok(false)` when it changed or went since (the
+/// watch brings what became of it, decided again).
+async fn patch_if_unchanged<K>(
+    api: &Api<K>,
+    name: &str,
+    rv: &str,
+    mut metadata: Value,
+) -> Result<bool, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    metadata["resourceVersion"] = json!(rv);
+    let patch = json!({ "metadata": metadata });
+    match api
         .patch(
             name,
             &PatchParams::apply(FIELD_MANAGER),
@@ -325,10 +339,23 @@ async fn publish(leases: &Api<Lease>, own: &Lease, next: &View) {
         )
         .await
     {
-        Ok(_) => {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Publishes `next` on the coordinator Lease `own`, unless it changed
+/// since it was read (the next round reads it again).
+async fn publish(leases: &Api<Lease>, own: &Lease, next: &View) {
+    let name = own.metadata.name.as_deref().unwrap_or_default();
+    let rv = own.metadata.resource_version.as_deref().unwrap_or_default();
+    let annotations = json!({ "annotations": next.annotations() });
+    match patch_if_unchanged(leases, name, rv, annotations).await {
+        Ok(true) => {
             tracing::info!(epoch = next.epoch, members = ?next.members, next = ?next.next, "ring: view published")
         }
-        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Ok(false) => {}
         Err(e) => {
             tracing::warn!(error = %e, "ring: the next view could not be published; tried again")
         }
@@ -365,22 +392,10 @@ async fn relabel(
     } else {
         Api::namespaced_with(client.clone(), namespace, resource)
     };
-    let patch = json!({"metadata": {"resourceVersion": rv, "labels": change}});
-    match api
-        .patch(
-            name,
-            &PatchParams::apply(FIELD_MANAGER),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
-        Ok(_) => {
-            tracing::debug!(kind = %resource.kind, namespace, name, labels = %change, "ring: relabelled");
-            Ok(())
-        }
-        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
-        Err(e) => Err(e),
+    if patch_if_unchanged(&api, name, rv, json!({ "labels": change })).await? {
+        tracing::debug!(kind = %resource.kind, namespace, name, labels = %change, "ring: relabelled");
     }
+    Ok(())
 }
 
 /// Deletes the Leases of members lapsed for over [`FORGET_AFTER`].
