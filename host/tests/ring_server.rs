@@ -38,6 +38,16 @@ const WRITER: Guests = Guests {
     expected_warnings: &[],
 };
 
+/// `count` Widgets `w<i>`, each holding its name as data: their uids.
+async fn make_widgets(ns: &TestNamespace, count: usize) -> BTreeMap<String, String> {
+    for i in 0..count {
+        let name = format!("w{i}");
+        let body = widget(&name, json!({"data": {"n": name}}));
+        create(&ns.client(), ns.name(), body).await;
+    }
+    uids(ns).await
+}
+
 /// Each Widget's uid, by name.
 async fn uids(ns: &TestNamespace) -> BTreeMap<String, String> {
     let list = widgets(ns)
@@ -191,16 +201,7 @@ async fn members_join_leave_and_die_while_the_api_server_selects() {
         "auto selects by the API server where it serves it: {}",
         a.log_text()
     );
-    for i in 0..16 {
-        let name = format!("w{i}");
-        create(
-            &ns.client(),
-            ns.name(),
-            widget(&name, json!({"data": {"n": name}})),
-        )
-        .await;
-    }
-    let uids = uids(&ns).await;
+    let uids = make_widgets(&ns, 16).await;
     let alone = live_now(&ns, 1).await;
     children_hold(&ns, &uids, "").await;
     let a_id = alone[0].clone();
@@ -321,16 +322,7 @@ async fn a_member_paused_past_its_lease_writes_nothing_when_resumed() {
     let (mut b, _) = member(&ns, &kubeconfig, "paused-b", LEASE).await;
     let ab = live_now(&ns, 2).await;
     settled(&ns, &ab).await;
-    for i in 0..12 {
-        let name = format!("w{i}");
-        create(
-            &ns.client(),
-            ns.name(),
-            widget(&name, json!({"data": {"n": name}})),
-        )
-        .await;
-    }
-    let uids = uids(&ns).await;
+    let uids = make_widgets(&ns, 12).await;
     children_hold(&ns, &uids, "").await;
     let b_id = named(&ab, "paused-b").to_owned();
     assert!(
