@@ -862,3 +862,85 @@ async fn a_capture_by_a_user_who_may_not_list_plans_names_them_and_writes_nothin
     assert!(output.exists());
     ns.cleanup().await.unwrap();
 }
+
+/// The plans' CRD installed while the host runs: it notices within its
+/// probe (10 s) and says so once; a change made before had no plan record
+/// (none could be written), a change made after has one. On an API server
+/// of the test's own, so the other tests' plans are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_installed_while_the_host_runs_are_used_from_then_on() {
+    use reconciler_host_harness::paths;
+    use reconciler_host_harness::proxy::RestartableServer;
+    fixture_of(&WRITER);
+    let dir = paths::target_tmpdir().join(format!("plans-later-{}", std::process::id()));
+    let server = tokio::task::block_in_place(|| RestartableServer::start(&dir))
+        .expect("an API server of the test's own");
+    let admin = server.client().await.expect("an admin client");
+    for crd in reconciler_host_harness::operator::fixture().crds.clone() {
+        reconciler_testsupport::install_crd(&admin, crd)
+            .await
+            .expect("installing a CRD");
+    }
+    let ns = TestNamespace::on(admin.clone(), "plans-later")
+        .await
+        .expect("a test namespace");
+    let host = Host::start_with(
+        &server.kubeconfig(),
+        &["--namespaces", ns.name()],
+        "plans-later",
+    )
+    .await;
+    assert!(
+        host.log_text().contains("ReconcilePlans are not served"),
+        "{}",
+        host.log_text()
+    );
+    create(
+        &admin,
+        ns.name(),
+        widget("before", json!({"data": {"n": "1"}}), json!({})),
+    )
+    .await;
+    eventually("before's ConfigMap made", async || {
+        if exists(&ns, "ConfigMap", "before-config").await {
+            Ok(())
+        } else {
+            Err(())
+        }
+    })
+    .await;
+
+    install(&admin).await;
+    let served = "served now (its CRD was installed)";
+    eventually("the host noticed the plans", async || {
+        if host.log_text().contains(served) {
+            Ok(())
+        } else {
+            Err(())
+        }
+    })
+    .await;
+    create(
+        &admin,
+        ns.name(),
+        widget("after", json!({"data": {"n": "1"}}), json!({})),
+    )
+    .await;
+    let plans = eventually("after's change planned", async || {
+        let plans = all_plans(&ns).await;
+        if plans.is_empty() {
+            Err(plans)
+        } else {
+            Ok(plans)
+        }
+    })
+    .await;
+    let planned: Vec<&str> = plans
+        .iter()
+        .map(|p| p["spec"]["parent"]["name"].as_str().unwrap_or_default())
+        .collect();
+    assert!(planned.iter().all(|p| *p == "after"), "{planned:?}");
+    assert_eq!(host.log_text().matches(served).count(), 1);
+    host.finish();
+    drop(server);
+}

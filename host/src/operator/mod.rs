@@ -400,6 +400,20 @@ pub async fn run_with(
         "caches synced; reconciling"
     );
     serving.start(&registry, &ids).await;
+    let plans_kind = crate::plan::record::kind_ref();
+    let plans_later = registry.source().resource(&plans_kind).is_none().then(|| {
+        let (watches, registry) = (watches.clone(), registry.clone());
+        tokio::spawn(async move {
+            watches
+                .watch_once_served(
+                    registry.source(),
+                    registry.metrics(),
+                    &plans_kind,
+                    PLANS_PROBED_EVERY,
+                )
+                .await;
+        })
+    });
     let background = [
         tokio::spawn(queue_depths(registry.clone(), liveness.clone())),
         tokio::spawn(resync(registry.clone(), config.resync)),
@@ -469,7 +483,7 @@ pub async fn run_with(
     for task in following.into_iter().flatten() {
         task.abort();
     }
-    for task in background {
+    for task in background.into_iter().chain(plans_later) {
         task.abort();
     }
     if let Some(server) = http_server {
@@ -512,6 +526,10 @@ async fn ring_selects(
     );
     Ok(served)
 }
+
+/// How often the host looks whether the ReconcilePlan kind, not served at
+/// start, is served now.
+const PLANS_PROBED_EVERY: Duration = Duration::from_secs(10);
 
 /// How long a ring member leaving waits for its parents to be taken over
 /// (within Kubernetes' default 30 s grace before SIGKILL).

@@ -261,7 +261,7 @@ impl Watches {
                 if p.kind == crate::plan::record::kind_ref() {
                     // The host's own kind: no guest's feature is off.
                     tracing::info!(
-                        "ReconcilePlans are not served (deploy/plans-crd.yaml installs them): until the next start, \
+                        "ReconcilePlans are not served (deploy/plans-crd.yaml installs them): until they are, \
                          changes are made without a plan record, and mode observe or approval manual fail the pass"
                     );
                 } else {
@@ -297,6 +297,47 @@ impl Watches {
             }
         }
         Ok(synced)
+    }
+
+    /// Probes every `every` whether the cluster serves the optional kind
+    /// `kind` it did not serve when the host started (the ReconcilePlan
+    /// kind, its CRD installed later), and once it does, watches it as if
+    /// it had been served from the start; says so once. Returns then.
+    pub(crate) async fn watch_once_served(
+        &self,
+        source: &ClusterSource,
+        metrics: &Metrics,
+        kind: &KindRef,
+        every: std::time::Duration,
+    ) {
+        loop {
+            tokio::time::sleep(every).await;
+            match probe::resolve(&self.client, kind).await {
+                Ok(Some(_)) => {}
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::debug!(kind = %kind, error = %e, "probing a kind not served at start failed; tried again");
+                    continue;
+                }
+            }
+            self.readable.lock().expect("readable lock").remove(kind);
+            match self
+                .watch_reads(source, metrics, &[(kind.clone(), true)], &BTreeMap::new())
+                .await
+            {
+                Ok(synced) => {
+                    for listed in synced {
+                        let _ = listed.await;
+                    }
+                    source.set_availability(kind.clone(), "", Availability::Available);
+                    tracing::info!(kind = %kind, "served now (its CRD was installed): watched from now on");
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(kind = %kind, error = %e, "served now, but not watchable; tried again");
+                }
+            }
+        }
     }
 
     /// Resolves and probes one read.
