@@ -300,17 +300,20 @@ fn the_javascript_evidenceagent_is_accepted_by_the_gate_in_place_of_the_rust_one
     gate::compatible(js.spec(), rust.spec()).expect("and back");
     // Every fixture of the kind, as a hot swap runs those shipped beside it.
     let dir = workspace().join("guests/evidenceagent/fixtures");
-    let mut fixtures: Vec<(String, String)> = std::fs::read_dir(&dir)
+    // Their golden files too: the gate compares them as `test` does.
+    let mut fixtures: Vec<gate::ShippedFixture> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&p).unwrap())
+        .map(|p| gate::ShippedFixture {
+            name: p.file_name().unwrap().to_string_lossy().into_owned(),
+            text: std::fs::read_to_string(&p).unwrap(),
+            golden: std::fs::read_to_string(p.with_extension("golden")).ok(),
         })
         .collect();
-    fixtures.sort();
+    fixtures.sort_by(|a, b| a.name.cmp(&b.name));
     assert!(fixtures.len() >= 20, "{} fixtures", fixtures.len());
+    assert!(fixtures.iter().all(|f| f.golden.is_some()));
     gate::fixtures(&js, &fixtures).expect("the JavaScript module passes every fixture");
 }
 
@@ -492,7 +495,10 @@ async fn a_running_host_swaps_the_javascript_evidenceagent_in_for_the_rust_one_a
     std::fs::create_dir_all(&fixtures).unwrap();
     for entry in std::fs::read_dir(workspace().join("guests/evidenceagent/fixtures")).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|x| x == "yaml") {
+        if path
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "golden")
+        {
             std::fs::copy(&path, fixtures.join(path.file_name().unwrap())).unwrap();
         }
     }

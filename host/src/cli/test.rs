@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use reconciler_host::fixture::golden::{self, Comparison};
+use reconciler_host::fixture::golden;
 use reconciler_host::fixture::{Fixture, run_fixture};
 use reconciler_host::runtime::Runtime;
 
@@ -26,33 +26,16 @@ pub fn run(
             }
         };
         let report = run_fixture(&module, &fixture);
-        let mut problems: Vec<String> = Vec::new();
-        for (step, mismatches) in &report.steps {
-            for m in mismatches {
-                problems.push(if report.steps.len() > 1 {
-                    format!("[{step}] {m}")
-                } else {
-                    m.clone()
-                });
-            }
-        }
         let golden_path = golden::path_for(path);
-        let produced = golden::render(&report.outcomes);
         if bless {
-            std::fs::write(&golden_path, &produced)?;
-        } else {
-            match golden::compare(&golden_path, &produced) {
-                Comparison::Same => {}
-                Comparison::Missing => problems.push(format!(
-                    "no golden file {}: run with --bless to record it",
-                    golden_path.display()
-                )),
-                Comparison::Differs(diff) => problems.push(format!(
-                    "differs from {} (run with --bless if the change is intended):\n{diff}",
-                    golden_path.display()
-                )),
-            }
+            std::fs::write(&golden_path, golden::render(&report.outcomes))?;
         }
+        let golden_text = std::fs::read_to_string(&golden_path).ok();
+        let problems = golden::problems(
+            &report,
+            golden_text.as_deref(),
+            &golden_path.display().to_string(),
+        );
         if problems.is_empty() {
             println!("ok   {}: {}", path.display(), report.name);
             passed += 1;

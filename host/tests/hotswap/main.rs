@@ -1106,9 +1106,42 @@ expect:
     )
 }
 
-/// 7. Fixtures shipped beside a module (`<stem>.fixtures/`) gate it: a
-/// module failing them is refused; with fixtures it meets, put in place
-/// again, it is swapped in.
+/// The golden file of the fixture `fixtures/<name>.yaml` as `module`
+/// produces it, recorded beside it (`reconciler-host test --bless`, the
+/// module's bytes in a file of their own).
+fn bless(fixtures: &Path, name: &str, module: &[u8]) {
+    // Outside the guests directory, which the host watches.
+    let scratch = std::env::temp_dir().join(format!("swap-bless-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let file = scratch.join("module.wasm");
+    std::fs::write(&file, module).unwrap();
+    let golden = fixtures.join(format!("{name}.golden"));
+    let tmp = scratch.join(format!("{name}.yaml"));
+    std::fs::copy(fixtures.join(format!("{name}.yaml")), &tmp).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+        .args(["test", "--bless"])
+        .arg(&file)
+        .arg(&tmp)
+        .output()
+        .expect("reconciler-host test");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = std::fs::read(tmp.with_extension("golden")).unwrap();
+    place(
+        fixtures,
+        golden.file_name().unwrap().to_str().unwrap(),
+        &text,
+    );
+}
+
+/// 7. Fixtures shipped beside a module (`<stem>.fixtures/`) gate it,
+/// exactly as `reconciler-host test` runs them: a module failing them is
+/// refused; one meeting their expectations whose outcomes are not their
+/// golden files' is refused too; with fixtures and goldens it meets, put
+/// in place again, it is swapped in.
 #[tokio::test]
 async fn fixtures_beside_a_module_gate_it() {
     let v = variants();
@@ -1121,6 +1154,7 @@ async fn fixtures_beside_a_module_gate_it() {
         "healthy.yaml",
         hostile_fixture("hello").as_bytes(),
     );
+    bless(&fixtures, "healthy", &v.base);
     place(&dir, FILE, &v.base);
     let host = SwapHost::start(ns.name(), &dir, &[]).await;
     let api = hostiles(&ns);
@@ -1146,13 +1180,33 @@ async fn fixtures_beside_a_module_gate_it() {
     set_message(&api, "h0", "b").await;
     wait_messages(&api, &[("h0".into(), "b".into())]).await;
 
-    // The fixtures updated for the new module, and the module put in place
-    // again (a ConfigMap update does both at once).
+    // The fixture's expectation updated for the new module, its golden
+    // file not: refused again, the golden named.
     place(
         &fixtures,
         "healthy.yaml",
         hostile_fixture("v2: hello").as_bytes(),
     );
+    place(&dir, FILE, &v.message);
+    let line = eventually("the second refusal in the log", async || {
+        match host.lines_with(&["refused guest hostile_guest"]).as_slice() {
+            [_, line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(
+        line.contains("differs from hostile_guest.fixtures/healthy.golden"),
+        "{line}"
+    );
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"fixtures\"}"),
+        Some(2.0)
+    );
+
+    // The golden recorded for the new module, and the module put in place
+    // again (a ConfigMap update does both at once).
+    bless(&fixtures, "healthy", &v.message);
     place(&dir, FILE, &v.message);
     wait_messages(&api, &[("h0".into(), "v2: b".into())]).await;
     assert_eq!(

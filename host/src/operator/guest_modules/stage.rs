@@ -12,6 +12,7 @@ use super::kind::{GuestModuleSpec, ModuleSource};
 use crate::oci::policy::Rule;
 use crate::oci::signatures::Unverified;
 use crate::oci::{ModuleCache, OciError, Policy, Remote};
+use crate::operator::modules::gate::ShippedFixture;
 use crate::operator::modules::guests_dir::GuestFile;
 use crate::operator::modules::offers::offer_file;
 use crate::runtime::artifacts::digest;
@@ -84,14 +85,22 @@ impl Puller {
             )));
         }
         let manifest = pulled.pinned.digest().unwrap_or_default().to_owned();
-        let fixtures = pulled
-            .module
-            .files
+        let files = &pulled.module.files;
+        let fixtures = files
             .iter()
             .filter_map(|(file, bytes)| {
                 let name = file.strip_prefix("fixtures/")?;
+                let shipped = ShippedFixture {
+                    name: name.to_owned(),
+                    text: String::from_utf8_lossy(bytes).into_owned(),
+                    golden: None,
+                };
+                let golden = files
+                    .iter()
+                    .find(|(f, _)| *f == format!("fixtures/{}", shipped.golden_name()))
+                    .map(|(_, b)| String::from_utf8_lossy(b).into_owned());
                 name.ends_with(".yaml")
-                    .then(|| (name.to_owned(), String::from_utf8_lossy(bytes).into_owned()))
+                    .then_some(ShippedFixture { golden, ..shipped })
             })
             .collect();
         let wasm = pulled.module.wasm;
@@ -113,7 +122,8 @@ impl Puller {
 impl Puller {
     /// Reads the module and its fixtures from the ConfigMap `config_map`
     /// of the host's namespace: one binaryData key `<guest>.wasm`, the
-    /// data keys `*.yaml` its fixtures. A ConfigMap carries no signature:
+    /// data keys `*.yaml` its fixtures, `*.golden` their golden files. A
+    /// ConfigMap carries no signature:
     /// served only for a kind the policy serves unsigned.
     async fn read_config_map(
         &self,
@@ -159,11 +169,19 @@ impl Puller {
                 "{where_} must hold exactly one binaryData key <guest>.wasm"
             )));
         };
-        let fixtures = read
-            .data
-            .unwrap_or_default()
-            .into_iter()
+        let data = read.data.unwrap_or_default();
+        let fixtures = data
+            .iter()
             .filter(|(key, _)| key.ends_with(".yaml"))
+            .map(|(key, text)| {
+                let shipped = ShippedFixture {
+                    name: key.clone(),
+                    text: text.clone(),
+                    golden: None,
+                };
+                let golden = data.get(&shipped.golden_name()).cloned();
+                ShippedFixture { golden, ..shipped }
+            })
             .collect();
         let wasm = wasm.0;
         let digest = digest(&wasm);

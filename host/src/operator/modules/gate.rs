@@ -6,6 +6,7 @@
 use reconciler_conventions::kind::KindSpec;
 
 use crate::fixture::format::Fixture;
+use crate::fixture::golden;
 use crate::fixture::runner::run_fixture;
 use crate::runtime::{GuestModule, LoadError};
 
@@ -242,15 +243,36 @@ pub(crate) fn aspects_kept(
     Ok(())
 }
 
-/// Runs the fixtures shipped beside a module (`(name, YAML text)`); the
-/// first that does not load or does not pass refuses the module. A
-/// fixture's `.golden` output file is not compared: the gate asks whether
-/// the module still meets the fixture's expectations, not whether its
-/// output is byte-identical (the golden *lists* of reasons and aspects
-/// beside the module are held, at start and at hot swap alike).
-pub fn fixtures(module: &GuestModule, fixtures: &[(String, String)]) -> Result<(), Refusal> {
-    for (name, text) in fixtures {
-        let fixture: Fixture = serde_yaml::from_str(text)
+/// A fixture shipped beside a module: its name (as a refusal names it),
+/// its YAML, and the text of its golden file (`<name>.golden`) if one is
+/// shipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShippedFixture {
+    pub name: String,
+    pub text: String,
+    pub golden: Option<String>,
+}
+
+impl ShippedFixture {
+    /// The name of its golden file.
+    pub fn golden_name(&self) -> String {
+        let stem = self
+            .name
+            .strip_suffix(".yaml")
+            .or_else(|| self.name.strip_suffix(".yml"))
+            .unwrap_or(&self.name);
+        format!("{stem}.golden")
+    }
+}
+
+/// Runs the fixtures shipped beside a module exactly as `reconciler-host
+/// test` does ([`golden::problems`]): the first that does not load, does
+/// not meet its expectations, or whose outcomes are not its golden file's
+/// (or has none) refuses the module.
+pub fn fixtures(module: &GuestModule, fixtures: &[ShippedFixture]) -> Result<(), Refusal> {
+    for shipped in fixtures {
+        let name = &shipped.name;
+        let fixture: Fixture = serde_yaml::from_str(&shipped.text)
             .map_err(|e| Refusal::new(Check::Fixtures, format!("fixture {name}: {e}")))?;
         if fixture.expect.is_none() && fixture.steps.is_empty() {
             return Err(Refusal::new(
@@ -259,13 +281,11 @@ pub fn fixtures(module: &GuestModule, fixtures: &[(String, String)]) -> Result<(
             ));
         }
         let report = run_fixture(module, &fixture);
-        if let Some((step, mismatches)) = report.steps.iter().find(|(_, m)| !m.is_empty()) {
+        let problems = golden::problems(&report, shipped.golden.as_deref(), &shipped.golden_name());
+        if let Some(first) = problems.first() {
             return Err(Refusal::new(
                 Check::Fixtures,
-                format!(
-                    "fixture {name}, {step}: {}",
-                    mismatches.first().map(String::as_str).unwrap_or_default()
-                ),
+                format!("fixture {name}: {first}"),
             ));
         }
     }

@@ -21,6 +21,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt};
 
+use crate::operator::modules::gate::ShippedFixture;
 use crate::runtime::MAX_MODULE_BYTES;
 use crate::runtime::artifacts::digest;
 
@@ -34,8 +35,8 @@ pub struct GuestFile {
     pub bytes: Vec<u8>,
     /// The hex SHA-256 of `bytes`.
     pub digest: String,
-    /// `<stem>.fixtures/*.yaml`, by file name: (name, text).
-    pub fixtures: Vec<(String, String)>,
+    /// `<stem>.fixtures/*.yaml`, by file name, with their golden files.
+    pub fixtures: Vec<ShippedFixture>,
 }
 
 /// What a scan found.
@@ -67,7 +68,7 @@ enum Seen {
     Read {
         stamp: Stamp,
         digest: String,
-        fixtures: Vec<(String, String)>,
+        fixtures: Vec<ShippedFixture>,
     },
     Unreadable {
         error: String,
@@ -269,8 +270,9 @@ impl GuestsDir {
         }
     }
 
-    /// The fixture files of `<stem>.fixtures/`, if the directory exists.
-    fn fixtures(&self, stem: &str) -> io::Result<Vec<(String, String)>> {
+    /// The fixture files of `<stem>.fixtures/` and their golden files, if
+    /// the directory exists.
+    fn fixtures(&self, stem: &str) -> io::Result<Vec<ShippedFixture>> {
         let name = format!("{stem}.fixtures");
         let sub = match self.dir.open_dir(&name) {
             Ok(d) => d,
@@ -287,9 +289,24 @@ impl GuestsDir {
                 continue;
             }
             let text = sub.read_to_string(&file)?;
-            out.push((format!("{name}/{file}"), text));
+            let shipped = ShippedFixture {
+                name: format!("{name}/{file}"),
+                text,
+                golden: None,
+            };
+            let golden_file = shipped
+                .golden_name()
+                .strip_prefix(&format!("{name}/"))
+                .map(str::to_owned)
+                .unwrap_or_default();
+            let golden = match sub.read_to_string(&golden_file) {
+                Ok(text) => Some(text),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            };
+            out.push(ShippedFixture { golden, ..shipped });
         }
-        out.sort();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
     }
 }
@@ -377,7 +394,11 @@ mod tests {
         };
         assert_eq!(
             f.fixtures,
-            vec![("x.fixtures/f.yaml".to_owned(), "name: f".to_owned())]
+            vec![ShippedFixture {
+                name: "x.fixtures/f.yaml".to_owned(),
+                text: "name: f".to_owned(),
+                golden: None,
+            }]
         );
 
         // The kubelet's update: a new timestamped directory, a new `..data`
