@@ -863,10 +863,13 @@ async fn a_capture_by_a_user_who_may_not_list_plans_names_them_and_writes_nothin
     ns.cleanup().await.unwrap();
 }
 
-/// The plans' CRD installed while the host runs: it notices within its
-/// probe (10 s) and says so once; a change made before had no plan record
-/// (none could be written), a change made after has one. On an API server
-/// of the test's own, so the other tests' plans are untouched.
+/// The plans' CRD installed while the host runs: the host looks for the
+/// kind when a pass has changes a plan would record (at most every 10 s;
+/// nothing at steady state), says once that it is served, and plans from
+/// then on: a change made before had no plan record (none could be
+/// written), the change that made it look may not either, a change made
+/// after has one. On an API server of the test's own, so the other tests'
+/// plans are untouched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plans_installed_while_the_host_runs_are_used_from_then_on() {
     use reconciler_host_harness::paths;
@@ -911,6 +914,12 @@ async fn plans_installed_while_the_host_runs_are_used_from_then_on() {
     .await;
 
     install(&admin).await;
+    create(
+        &admin,
+        ns.name(),
+        widget("after", json!({"data": {"n": "1"}}), json!({})),
+    )
+    .await;
     let served = "served now (its CRD was installed)";
     eventually("the host noticed the plans", async || {
         if host.log_text().contains(served) {
@@ -920,10 +929,10 @@ async fn plans_installed_while_the_host_runs_are_used_from_then_on() {
         }
     })
     .await;
-    create(
-        &admin,
-        ns.name(),
-        widget("after", json!({"data": {"n": "1"}}), json!({})),
+    merge(
+        &widgets(&ns),
+        "after",
+        json!({"spec": {"data": {"n": "2"}}}),
     )
     .await;
     let plans = eventually("after's change planned", async || {

@@ -409,6 +409,7 @@ pub async fn run_with(
                     registry.source(),
                     registry.metrics(),
                     &plans_kind,
+                    registry.planner().wanted(),
                     PLANS_PROBED_EVERY,
                 )
                 .await;
@@ -527,8 +528,8 @@ async fn ring_selects(
     Ok(served)
 }
 
-/// How often the host looks whether the ReconcilePlan kind, not served at
-/// start, is served now.
+/// How often at most the host looks whether the ReconcilePlan kind, not
+/// served at start, is served now (when a pass had changes to record).
 const PLANS_PROBED_EVERY: Duration = Duration::from_secs(10);
 
 /// How long a ring member leaving waits for its parents to be taken over

@@ -299,24 +299,36 @@ impl Watches {
         Ok(synced)
     }
 
-    /// Probes every `every` whether the cluster serves the optional kind
-    /// `kind` it did not serve when the host started (the ReconcilePlan
-    /// kind, its CRD installed later), and once it does, watches it as if
-    /// it had been served from the start; says so once. Returns then.
+    /// Probes, each time `wanted` is notified (at most once every
+    /// `every`), whether the cluster serves the optional kind `kind` it did
+    /// not serve when the host started (the ReconcilePlan kind, its CRD
+    /// installed later), and once it does, watches it as if it had been
+    /// served from the start; says so once. Returns then. Nothing is sent
+    /// while nothing wants the kind (steady state costs no request).
     pub(crate) async fn watch_once_served(
         &self,
         source: &ClusterSource,
         metrics: &Metrics,
         kind: &KindRef,
+        wanted: &tokio::sync::Notify,
         every: std::time::Duration,
     ) {
         loop {
-            tokio::time::sleep(every).await;
-            match probe::resolve(&self.client, kind).await {
+            wanted.notified().await;
+            let probed = tokio::time::Instant::now();
+            let next = async {
+                tokio::time::sleep_until(probed + every).await;
+            };
+            let served = probe::resolve(&self.client, kind).await;
+            match served {
                 Ok(Some(_)) => {}
-                Ok(None) => continue,
+                Ok(None) => {
+                    next.await;
+                    continue;
+                }
                 Err(e) => {
                     tracing::debug!(kind = %kind, error = %e, "probing a kind not served at start failed; tried again");
+                    next.await;
                     continue;
                 }
             }
@@ -335,6 +347,7 @@ impl Watches {
                 }
                 Err(e) => {
                     tracing::warn!(kind = %kind, error = %e, "served now, but not watchable; tried again");
+                    next.await;
                 }
             }
         }

@@ -177,6 +177,9 @@ pub struct Planner {
     client: Client,
     config: PlanConfig,
     identity: OnceCell<Identity>,
+    /// Notified when a pass had changes to record and ReconcilePlans were
+    /// not served: the host looks again whether they are ([`Planner::wanted`]).
+    wanted: tokio::sync::Notify,
 }
 
 /// What a pass's plan is about.
@@ -196,7 +199,15 @@ impl Planner {
             client,
             config,
             identity: OnceCell::new(),
+            wanted: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Notified when a pass had changes a plan would have recorded and
+    /// ReconcilePlans were not served (none at steady state: no pass, or
+    /// nothing to change).
+    pub(crate) fn wanted(&self) -> &tokio::sync::Notify {
+        &self.wanted
     }
 
     /// The gates of `parent`, of kind `spec`.
@@ -233,6 +244,12 @@ impl Planner {
             .as_str()
             .unwrap_or_default();
         if !plans_served(at.source, namespace) {
+            if !checked
+                .pending(at.authority, jiff::Timestamp::now())
+                .is_empty()
+            {
+                self.wanted.notify_one();
+            }
             if gates.is_direct() {
                 return Ok(Planned {
                     made: Some(self.execute(at, checked).await),
