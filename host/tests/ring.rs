@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment};
@@ -371,13 +373,33 @@ async fn a_handover_waits_for_the_pass_in_flight() {
     assigned(&ns, &names, &alone).await;
     children_hold(&ns, &names, "").await;
 
-    // Every Widget changed while a is slow: its passes are in flight when
-    // b joins and the coordinator (a) asks for the moves.
-    proxy.set_latency(Duration::from_millis(100));
-    change_widgets(&ns, &names, "-2").await;
+    // The Widgets changed round after round while a is slow and b joins,
+    // until b is live: a's passes are in flight when the coordinator (a)
+    // asks for the moves (changed once only, they could all be done by
+    // then on a loaded machine; changed on and on, every handover's
+    // resourceVersion precondition would keep failing).
+    proxy.set_latency(Duration::from_millis(200));
+    let churning = Arc::new(AtomicBool::new(true));
+    let churn = {
+        let (api, names, churning) = (widgets(&ns), names.clone(), churning.clone());
+        tokio::spawn(async move {
+            let mut round = 0;
+            while churning.load(Ordering::Relaxed) {
+                for name in &names {
+                    let data = json!({"spec": {"data": {"n": format!("{name}-c{round}")}}});
+                    merge(&api, name, data).await;
+                }
+                round += 1;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        })
+    };
     let (b, _) = member(&ns, "flight-b").await;
     let both = live_now(&ns, 2).await;
+    churning.store(false, Ordering::Relaxed);
+    churn.await.expect("the churn");
     assigned(&ns, &names, &both).await;
+    change_widgets(&ns, &names, "-2").await;
     children_hold(&ns, &names, "-2").await;
     proxy.set_latency(Duration::ZERO);
     let b_id = named(&both, "flight-b");
