@@ -198,6 +198,67 @@ pub fn namespaced_roles(
     roles
 }
 
+/// The label joining a role to the aggregated `reconciler-plan-approver`
+/// (deploy/plans-rbac.yaml).
+pub const AGGREGATE_TO_PLAN_APPROVER: &str = "reconciler.dev/aggregate-to-plan-approver";
+
+/// Each kind's plan approver role: a ClusterRole
+/// `reconciler-plan-approver-<plural>` granting the verb `approve` on the
+/// kind, which deploy/plans-admission.yaml asks of whoever decides one of
+/// its parents' plans; labelled to join the aggregated
+/// `reconciler-plan-approver`. Bound per namespace (a RoleBinding) or
+/// cluster-wide; a kind whose plural another kind of `specs` shares is
+/// told apart by its group (`<plural>.<group>`).
+pub fn approver_roles(specs: &[&KindSpec]) -> Vec<Value> {
+    let mut kinds: BTreeMap<(&str, &str), ()> = BTreeMap::new();
+    for spec in specs {
+        kinds.insert((&spec.plural, &spec.group), ());
+    }
+    kinds
+        .keys()
+        .map(|(plural, group)| {
+            let shared = kinds.keys().filter(|(p, _)| p == plural).count() > 1;
+            let name = if shared {
+                format!("reconciler-plan-approver-{plural}.{group}")
+            } else {
+                format!("reconciler-plan-approver-{plural}")
+            };
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": name, "labels": {AGGREGATE_TO_PLAN_APPROVER: "true"}},
+                "rules": [{"apiGroups": [group], "resources": [plural], "verbs": ["approve"]}],
+            })
+        })
+        .collect()
+}
+
+/// What `reconciler-host rbac` prints: the host's roles (one ClusterRole,
+/// or with `namespaces` a Role in each) and each kind's plan approver role.
+pub fn documents(
+    name: &str,
+    specs: &[&KindSpec],
+    namespaces: &[String],
+    resource_of: &dyn Fn(&KindRef) -> Resource,
+) -> Vec<Value> {
+    let mut documents = if namespaces.is_empty() {
+        vec![cluster_role(name, specs, resource_of)]
+    } else {
+        namespaced_roles(name, specs, namespaces, resource_of)
+    };
+    documents.extend(approver_roles(specs));
+    documents
+}
+
+/// `documents` as one YAML stream.
+pub fn yaml(documents: &[Value]) -> Result<String, serde_yaml::Error> {
+    let texts: Vec<String> = documents
+        .iter()
+        .map(serde_yaml::to_string)
+        .collect::<Result<_, _>>()?;
+    Ok(texts.join("---\n"))
+}
+
 /// What a ring member (`run --ring`) needs beside [`cluster_role`]: to
 /// patch the labels by which the ring assigns each parent of `specs`, and
 /// the verb `assign` on the parents and on the kinds they write (their
@@ -385,6 +446,49 @@ mod tests {
         };
         let role = cluster_role("host", &[&without], &offline);
         assert!(!role.to_string().contains("update"), "{role}");
+    }
+
+    #[test]
+    fn each_kind_has_an_approver_role_told_apart_by_group_when_plurals_meet() {
+        let spec = |group: &str, plural: &str| KindSpec {
+            group: group.into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: plural.into(),
+            namespaced: true,
+            aspects: vec!["Ready".into()],
+            ..KindSpec::default()
+        };
+        let (a, b, c) = (
+            spec("a.example.dev", "widgets"),
+            spec("b.example.dev", "widgets"),
+            spec("a.example.dev", "gadgets"),
+        );
+        let roles = approver_roles(&[&a, &b, &c]);
+        let names: Vec<&str> = roles
+            .iter()
+            .map(|r| r["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "reconciler-plan-approver-gadgets",
+                "reconciler-plan-approver-widgets.a.example.dev",
+                "reconciler-plan-approver-widgets.b.example.dev",
+            ]
+        );
+        assert_eq!(
+            roles[1]["rules"],
+            json!([{"apiGroups": ["a.example.dev"], "resources": ["widgets"], "verbs": ["approve"]}])
+        );
+        assert!(
+            roles
+                .iter()
+                .all(|r| r["metadata"]["labels"][AGGREGATE_TO_PLAN_APPROVER] == "true")
+        );
+        let all = documents("host", &[&a, &c], &["ns".into()], &offline);
+        let kinds: Vec<&str> = all.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["Role", "ClusterRole", "ClusterRole"]);
     }
 
     #[test]

@@ -63,9 +63,10 @@ fn generated_manifests_are_what_the_guests_describe() {
         );
     }
     let specs: Vec<_> = modules.iter().map(|(_, m)| &**m.spec()).collect();
-    let role = serde_yaml::to_string(&reconciler_host::rbac::cluster_role(
+    let role = reconciler_host::rbac::yaml(&reconciler_host::rbac::documents(
         "reconciler-host",
         &specs,
+        &[],
         &reconciler_host::rbac::offline,
     ))
     .expect("YAML");
@@ -147,12 +148,14 @@ fn the_deployment_elects_a_leader_and_probes_the_host() {
 }
 
 /// Deciding a plan needs `approve` on its parent's kind: every bundled
-/// kind has its approver role, joining the aggregated one; and `manage`
-/// (the approve check's exemption) is the host's role's alone.
+/// kind has its approver role (`reconciler-host rbac` prints it beside the
+/// host's), joining the aggregated one; and `manage` (the approve check's
+/// exemption) is the host's role's alone.
 #[test]
 fn every_bundled_kind_has_a_plan_approver_role() {
     let roles: Vec<Value> = documents("deploy/plans-rbac.yaml")
         .into_iter()
+        .chain(documents("deploy/generated/rbac.yaml"))
         .filter(|d| d["kind"] == "ClusterRole")
         .collect();
     for g in guests() {
@@ -167,7 +170,7 @@ fn every_bundled_kind_has_a_plan_approver_role() {
         let role = roles
             .iter()
             .find(|r| r["metadata"]["name"] == name.as_str())
-            .unwrap_or_else(|| panic!("deploy/plans-rbac.yaml has no ClusterRole {name}"));
+            .unwrap_or_else(|| panic!("deploy/generated/rbac.yaml has no ClusterRole {name}"));
         assert_eq!(
             role["metadata"]["labels"]["reconciler.dev/aggregate-to-plan-approver"], "true",
             "{name} joins reconciler-plan-approver"

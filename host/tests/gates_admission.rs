@@ -5,7 +5,7 @@
 //! user holding the verb `approve` on the parent's kind set, change or
 //! remove either. Nothing of the host runs here: the users attack the real
 //! API server, impersonated, with the shipped roles
-//! (`deploy/accessrequest-rbac.yaml`, `deploy/plans-rbac.yaml`) on
+//! (`deploy/accessrequest-rbac.yaml`, `deploy/generated/rbac.yaml`) on
 //! PgAccessRequests, the CRD as `deploy/generated/` ships it.
 //!
 //! Every refusal is the API server's, and says why: the tests assert on
@@ -86,7 +86,7 @@ impl Fixture {
         }
         let mut manifests = deploy_documents("accessrequest-rbac.yaml");
         manifests.extend(
-            deploy_documents("plans-rbac.yaml")
+            reconciler_host_harness::plans::approver_roles()
                 .into_iter()
                 .filter(|d| d["metadata"]["name"] == "reconciler-plan-approver-pgaccessrequests"),
         );

@@ -23,8 +23,18 @@ pub fn documents(file: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Each bundled kind's plan approver role, as `reconciler-host rbac`
+/// prints it into `deploy/generated/rbac.yaml`.
+pub fn approver_roles() -> Vec<Value> {
+    documents("generated/rbac.yaml")
+        .into_iter()
+        .filter(|d| d["metadata"]["labels"]["reconciler.dev/aggregate-to-plan-approver"] == "true")
+        .collect()
+}
+
 /// Applies the plans' manifests of `deploy/` as they are: the CRD (waiting
-/// until it is Established), the roles, the admission policy.
+/// until it is Established), the roles (the bundled kinds' approver roles
+/// too), the admission policy.
 pub async fn install(client: &Client) {
     for crd in documents("plans-crd.yaml") {
         reconciler_testsupport::install_crd(client, serde_json::from_value(crd).expect("a CRD"))
@@ -32,6 +42,7 @@ pub async fn install(client: &Client) {
             .expect("installing the plans CRD");
     }
     let mut manifests = documents("plans-rbac.yaml");
+    manifests.extend(approver_roles());
     manifests.extend(documents("plans-admission.yaml"));
     for manifest in manifests {
         let (group, version) = manifest["apiVersion"]

@@ -56,7 +56,7 @@ pub struct RbacArgs {
 }
 
 pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
-    use reconciler_host::rbac::{Resource, cluster_role, namespaced_roles, offline};
+    use reconciler_host::rbac::{Resource, offline};
     let modules = args
         .guests
         .iter()
@@ -84,16 +84,8 @@ pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .filter(|n| !n.is_empty())
         .collect();
-    let documents = if namespaces.is_empty() {
-        vec![cluster_role(&args.name, &specs, &resource_of)]
-    } else {
-        namespaced_roles(&args.name, &specs, &namespaces, &resource_of)
-    };
-    let yaml: Vec<String> = documents
-        .iter()
-        .map(serde_yaml::to_string)
-        .collect::<Result<_, _>>()?;
-    print!("{}", yaml.join("---\n"));
+    let documents = reconciler_host::rbac::documents(&args.name, &specs, &namespaces, &resource_of);
+    print!("{}", reconciler_host::rbac::yaml(&documents)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -76,7 +76,8 @@ enum Command {
     },
     /// Print the RBAC the host needs to serve these guests (YAML): a
     /// ClusterRole, or with --namespaces a Role in each namespace (and a
-    /// ClusterRole for the cluster-scoped kinds guests read).
+    /// ClusterRole for the cluster-scoped kinds guests read); and each
+    /// kind's plan approver role (`approve` on it), for its reviewers.
     Rbac(inspect::RbacArgs),
     /// Run the operator: serve every guest in a directory.
     Run(Box<operate::RunArgs>),
