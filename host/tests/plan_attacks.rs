@@ -65,6 +65,9 @@ const REVIEWER: &str = "rita@example.com";
 const APPROVER: &str = "alma@example.com";
 /// May edit the namespace's ConfigMaps (as the default `edit` role does).
 const EDITOR: &str = "ed@example.com";
+/// A reviewer who may also edit the namespace's ConfigMaps: `plan show`
+/// asks the API server for a dry run as them.
+const OPERATOR: &str = "otto@example.com";
 /// May create Widgets, nothing else: not a ConfigMap's writer.
 const REQUESTER: &str = "rex@example.com";
 /// Holds nothing.
@@ -124,6 +127,8 @@ impl Scene {
             (APPROVER, "ClusterRole", "plan-attacks-widget-approver"),
             (APPROVER, "Role", "configmap-reader"),
             (EDITOR, "Role", "configmap-editor"),
+            (OPERATOR, "ClusterRole", "reconciler-plan-reviewer"),
+            (OPERATOR, "Role", "configmap-editor"),
             (REQUESTER, "Role", "widget-requester"),
         ] {
             let name = format!("{}-{role}", user.split('@').next().unwrap());
@@ -157,6 +162,7 @@ impl Scene {
             (REVIEWER, vec![status]),
             (APPROVER, vec![status, approve]),
             (EDITOR, vec![edit]),
+            (OPERATOR, vec![status, edit]),
             (REQUESTER, vec![request]),
         ] {
             await_access(&client, user, &[], &wanted)
@@ -569,6 +575,81 @@ async fn a_forged_effects_configmap_is_never_what_is_approved() {
 /// approved: the host stops before the first change, makes nothing, and
 /// says so in one Warning PlanDeleted; once the plan is gone the changes
 /// are planned anew.
+/// Issue 35: `plan show` prints what each change would do to its live
+/// object. A reviewer who may patch ConfigMaps reads the API server's
+/// answer to a server-side apply dry run (a key changed, one added, one
+/// the host stops setting removed); one who may only read them reads an
+/// estimate that says what it leaves out. Neither writes anything.
+#[tokio::test]
+async fn a_reviewer_reads_what_a_plan_would_change_in_the_live_object() {
+    let scene = Scene::new("review-diff").await;
+    let host = scene.host().await;
+    scene
+        .widget("w", json!({"a": "1", "gone": "x"}), json!({}))
+        .await;
+    let first = name_of(&scene.plans_in("w", &["Pending"]).await[0]);
+    let (ok, shown, _) = scene.plan_cli(OPERATOR, &["show", &first, "-n", scene.name()]);
+    assert!(ok, "{shown}");
+    assert!(
+        shown.contains("  ConfigMap w-config: created, as a server-side apply dry run answers\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("    +  a: '1'\n"), "{shown}");
+    assert!(
+        scene.config_map("w-config").await.is_none(),
+        "a dry run creates nothing"
+    );
+    let (ok, out, _) = scene.plan_cli(APPROVER, &["approve", &first, "-n", scene.name()]);
+    assert!(ok, "{out}");
+    scene.plans_in("w", &["Applied"]).await;
+    let made = scene.config_map("w-config").await.expect("made");
+    assert_eq!(made["data"], json!({"a": "1", "gone": "x"}));
+
+    merge(
+        &scene.widgets(),
+        "w",
+        json!({"spec": {"data": {"a": "2", "b": "3", "gone": null}}}),
+    )
+    .await;
+    let second = name_of(&scene.plans_in("w", &["Applied", "Pending"]).await[1]);
+    let (ok, shown, _) = scene.plan_cli(OPERATOR, &["show", &second, "-n", scene.name()]);
+    assert!(ok, "{shown}");
+    assert!(
+        shown.contains("  ConfigMap w-config: changed, as a server-side apply dry run answers\n"),
+        "{shown}"
+    );
+    for line in [
+        "    -  a: '1'\n",
+        "    +  a: '2'\n",
+        "    +  b: '3'\n",
+        "    -  gone: x\n",
+    ] {
+        assert!(shown.contains(line), "{line:?} in {shown}");
+    }
+    assert!(!shown.contains("resourceVersion"), "{shown}");
+
+    let (ok, shown, _) = scene.plan_cli(APPROVER, &["show", &second, "-n", scene.name()]);
+    assert!(ok, "{shown}");
+    assert!(
+        shown.contains(
+            "  ConfigMap w-config: changed, estimated here: you may not ask the API server for a dry \
+             run (patch on configmaps), so fields the host would stop setting are not shown\n"
+        ),
+        "{shown}"
+    );
+    for line in ["    -  a: '1'\n", "    +  a: '2'\n", "    +  b: '3'\n"] {
+        assert!(shown.contains(line), "{line:?} in {shown}");
+    }
+    assert!(!shown.contains("-  gone"), "{shown}");
+
+    let after = scene.config_map("w-config").await.expect("still there");
+    assert_eq!(
+        after["metadata"]["resourceVersion"], made["metadata"]["resourceVersion"],
+        "plan show wrote nothing"
+    );
+    scene.finish(host).await;
+}
+
 #[tokio::test]
 async fn a_plan_deleted_while_applying_stops_before_its_next_change() {
     let scene = Scene::new("attack-deleted").await;

@@ -9,6 +9,7 @@ mod new;
 mod operate;
 mod plan;
 mod registry;
+mod review;
 mod shadow;
 mod test;
 

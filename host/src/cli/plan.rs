@@ -20,7 +20,8 @@ pub struct PlanArgs {
 #[derive(clap::Subcommand)]
 enum PlanCommand {
     /// Print a plan: its parent, mode, phase, digest, counts, effects and
-    /// decision.
+    /// decision; then what each change would do to its live object (a
+    /// server-side apply dry run, or estimated where you may not ask one).
     Show(PlanName),
     /// Approve a plan, as the user the cluster authenticates you as
     /// (SelfSubjectReview): Approved=True and decidedBy, in one status write.
@@ -58,6 +59,17 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
                 let plan = plans.get().await?;
                 let effects = plans.effects(&client, &plan).await;
                 print!("{}", render(&plan, effects.as_ref()));
+                let spec_effects = &plan.data["spec"]["effects"];
+                let text = match (spec_effects["inline"].as_str(), &effects) {
+                    (Some(inline), _) => Ok(inline),
+                    (None, Some(Ok(text))) => Ok(text.as_str()),
+                    (None, Some(Err(_))) => Err("the effects are not provably the plan's"),
+                    (None, None) if spec_effects.get("preview").is_some() => Err(
+                        "the plan holds a truncated preview of its effects (the whole did not fit a ConfigMap)",
+                    ),
+                    (None, None) => Err("the plan records no effects"),
+                };
+                print!("{}", super::review::section(&client, &plan, text).await);
             }
             PlanCommand::Approve(target) => {
                 Plans::new(&client, target)

@@ -6,3 +6,4 @@ pub mod events;
 pub mod gates;
 pub mod lifecycle;
 pub mod record;
+pub mod review;

@@ -1,0 +1,207 @@
+//! The diff `plan show` prints: each effect of a plan against its live object, as the API server would apply it.
+
+use std::fmt::Write as _;
+
+use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::Scope;
+use kube::{Api, Client};
+use reconciler_host::children::bodies::Owner;
+use reconciler_host::marks::FIELD_MANAGER;
+use reconciler_host::plan::review::{self, api_version, body, diff, overlay, title};
+use serde_json::Value;
+
+/// The `Diff:` section of `plan show`: for each effect of `plan` (its review text, or why it cannot be read), what
+/// it would change in the live object. An apply is asked of the API server as a server-side apply dry run by the
+/// host's field manager, so the diff is what the server would make; where the reviewer may not ask, it is
+/// estimated here and says so.
+pub async fn section(client: &Client, plan: &DynamicObject, text: Result<&str, &str>) -> String {
+    let mut out = String::from("Diff:        each change against the live object\n");
+    let effects = match text.map(review::effects) {
+        Ok(Ok(effects)) => effects,
+        Ok(Err(e)) => {
+            let _ = writeln!(out, "  not computed: the effects do not parse: {e}");
+            return out;
+        }
+        Err(why) => {
+            let _ = writeln!(out, "  not computed: {why}");
+            return out;
+        }
+    };
+    let parent = &plan.data["spec"]["parent"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let group = text(&parent["group"]);
+    let version = text(&parent["version"]);
+    let parent_api_version = if group.is_empty() {
+        version
+    } else {
+        format!("{group}/{version}")
+    };
+    let (kind, name, uid) = (
+        text(&parent["kind"]),
+        text(&parent["name"]),
+        text(&parent["uid"]),
+    );
+    let namespace = plan.metadata.namespace.clone().unwrap_or_default();
+    let owner = Owner {
+        api_version: &parent_api_version,
+        kind: &kind,
+        name: &name,
+        namespace: &namespace,
+        uid: &uid,
+        member: None,
+        slot: None,
+    };
+    for effect in &effects {
+        let (what, shown) = compared(client, effect, &owner).await;
+        let _ = writeln!(out, "  {}: {what}", title(effect));
+        for line in shown.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
+
+/// What `effect` would do to its live object: a summary, and the diff (empty where there is none to show).
+async fn compared(client: &Client, effect: &Value, owner: &Owner<'_>) -> (String, String) {
+    let name = effect["name"].as_str().unwrap_or_default();
+    match effect["op"].as_str() {
+        Some("generate") => {
+            let keys: Vec<String> = effect["keys"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, n)| format!("{k} ({n} bytes)"))
+                .collect();
+            return (
+                format!(
+                    "a Secret the host generates when applying the plan, keys {}; its values are never shown",
+                    keys.join(", ")
+                ),
+                String::new(),
+            );
+        }
+        Some("certificate") => {
+            return (
+                format!(
+                    "a serving certificate the host's CA issues when applying the plan, for {}",
+                    effect["dnsNames"]
+                ),
+                String::new(),
+            );
+        }
+        Some("bundle") => {
+            return (
+                format!(
+                    "a ConfigMap of the certificates in {}, assembled by the host when applying the plan",
+                    effect["sources"]
+                ),
+                String::new(),
+            );
+        }
+        _ => {}
+    }
+    let (group, version) = (
+        effect["kind"]["group"].as_str().unwrap_or_default(),
+        effect["kind"]["version"].as_str().unwrap_or_default(),
+    );
+    let kind = effect["kind"]["kind"].as_str().unwrap_or_default();
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let api: Api<DynamicObject> = match kube::discovery::pinned_kind(client, &gvk).await {
+        Ok((resource, caps)) if caps.scope == Scope::Namespaced => {
+            Api::namespaced_with(client.clone(), owner.namespace, &resource)
+        }
+        Ok((resource, _)) => Api::all_with(client.clone(), &resource),
+        Err(e) => {
+            return (
+                format!(
+                    "not compared: {} is not served here: {e}",
+                    api_version(effect)
+                ),
+                String::new(),
+            );
+        }
+    };
+    let live = match api.get_opt(name).await {
+        Ok(live) => live.map(|l| serde_json::to_value(l).unwrap_or_default()),
+        Err(kube::Error::Api(e)) if e.code == 403 => {
+            return (
+                format!(
+                    "not compared: you may not read it (get on {}): {}",
+                    plural(&api),
+                    e.message
+                ),
+                String::new(),
+            );
+        }
+        Err(e) => return (format!("not compared: reading it: {e}"), String::new()),
+    };
+    if effect["op"] == "delete" {
+        return match live {
+            None => ("deleted, but it is already gone".to_owned(), String::new()),
+            Some(live) if live["metadata"]["uid"] != effect["uid"] => (
+                format!(
+                    "not deleted: the live object is another one now (uid {}), which the host would refuse to delete",
+                    live["metadata"]["uid"]
+                ),
+                String::new(),
+            ),
+            Some(live) => (
+                format!("deleted (uid {})", live["metadata"]["uid"]),
+                diff(Some(&live), None).unwrap_or_default(),
+            ),
+        };
+    }
+    let Some(body) = body(effect, owner, live.as_ref()) else {
+        return (
+            format!("not compared: an unknown operation {}", effect["op"]),
+            String::new(),
+        );
+    };
+    let what = if live.is_some() { "changed" } else { "created" };
+    let params = PatchParams::apply(FIELD_MANAGER).force().dry_run();
+    match api.patch(name, &params, &Patch::Apply(&body)).await {
+        Ok(after) => {
+            let after = serde_json::to_value(after).unwrap_or_default();
+            match diff(live.as_ref(), Some(&after)) {
+                Some(shown) => (format!("{what}, as a server-side apply dry run answers"), shown),
+                None => (
+                    "unchanged: the API server would change nothing (the object already holds the change)"
+                        .to_owned(),
+                    String::new(),
+                ),
+            }
+        }
+        Err(kube::Error::Api(e)) if e.code == 403 => {
+            let after = match &live {
+                Some(live) => overlay(live, &body),
+                None => body.clone(),
+            };
+            (
+                format!(
+                    "{what}, estimated here: you may not ask the API server for a dry run (patch on {}), so \
+                     fields the host would stop setting are not shown",
+                    plural(&api)
+                ),
+                diff(live.as_ref(), Some(&after)).unwrap_or_default(),
+            )
+        }
+        Err(kube::Error::Api(e)) => (
+            format!(
+                "refused: the API server would not apply it ({}): {}",
+                e.reason, e.message
+            ),
+            String::new(),
+        ),
+        Err(e) => (
+            format!("not compared: the dry run failed: {e}"),
+            String::new(),
+        ),
+    }
+}
+
+/// The resource an `Api` is about, as RBAC names it.
+fn plural(api: &Api<DynamicObject>) -> String {
+    let url = api.resource_url();
+    url.rsplit('/').next().unwrap_or_default().to_owned()
+}
