@@ -4,7 +4,6 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use reconciler_host::telemetry;
 
@@ -13,7 +12,7 @@ fn main() -> ExitCode {
     // exporter's and the registry client's reqwest are built without one
     // of their own): ring's, the one kube's rustls already uses.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let args = cli::Cli::parse();
+    let args = cli::Cli::parse_shown();
     let traces = match args.otlp_endpoint.as_deref().map(telemetry::provider) {
         Some(Err(e)) => {
             eprintln!("error: {e}");

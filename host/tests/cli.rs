@@ -116,3 +116,60 @@ fn runtime_limits_out_of_range_are_refused_naming_the_flag() {
         assert!(!out.contains("not a WebAssembly component"), "{out}");
     }
 }
+
+/// Each command's `--help` lists the shared options only where they do
+/// something (issue 35): `new` and `plan` run no guest, so neither the
+/// runtime's limits and cache nor logging and traces; the inspecting
+/// commands trace nothing; `run` has them all. Given before the command's
+/// name or after it, they are still accepted.
+#[test]
+fn each_commands_help_lists_only_the_options_that_apply_to_it() {
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_reconciler-host"))
+            .args(args)
+            .arg("--help")
+            .output()
+            .expect("the CLI runs");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let runtime = ["--deadline-ms", "--memory-mib", "--cache-dir", "--no-cache"];
+    let logging = ["--log-format", "--otlp-endpoint"];
+    for command in [
+        &["new"][..],
+        &["plan"],
+        &["plan", "show"],
+        &["plan", "approve"],
+    ] {
+        let shown = help(command);
+        for option in runtime.iter().chain(&logging) {
+            assert!(
+                !shown.contains(option),
+                "{command:?} lists {option}:\n{shown}"
+            );
+        }
+    }
+    for command in ["describe", "reasons", "crd", "rbac", "docs", "push", "pull"] {
+        let shown = help(&[command]);
+        for option in runtime.iter().chain(&["--log-format"]) {
+            assert!(shown.contains(option), "{command} lacks {option}:\n{shown}");
+        }
+        assert!(!shown.contains("--otlp-endpoint"), "{command}:\n{shown}");
+    }
+    for command in ["run", "test", "capture", "shadow"] {
+        let shown = help(&[command]);
+        for option in runtime.iter().chain(&logging) {
+            assert!(shown.contains(option), "{command} lacks {option}:\n{shown}");
+        }
+    }
+    let before = cli(&["--memory-mib", "0", "describe", "x.wasm"]);
+    let after = cli(&["describe", "--memory-mib", "0", "x.wasm"]);
+    assert!(
+        before.contains("invalid value '0' for '--memory-mib <"),
+        "{before}"
+    );
+    assert!(
+        after.contains("invalid value '0' for '--memory-mib <"),
+        "{after}"
+    );
+}

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
@@ -128,6 +128,51 @@ struct RuntimeArgs {
     /// Compile every guest afresh; keep no compiled artifacts.
     #[arg(long, global = true)]
     no_cache: bool,
+}
+
+/// The options every command accepts (before or after its name), and the
+/// commands where they do nothing: their `--help` leaves them out.
+const NOT_APPLYING: &[(&str, &[&str])] = &[
+    ("new", &GUEST_OPTIONS),
+    ("plan", &GUEST_OPTIONS),
+    ("describe", &["otlp_endpoint"]),
+    ("reasons", &["otlp_endpoint"]),
+    ("crd", &["otlp_endpoint"]),
+    ("rbac", &["otlp_endpoint"]),
+    ("docs", &["otlp_endpoint"]),
+    ("push", &["otlp_endpoint"]),
+    ("pull", &["otlp_endpoint"]),
+];
+
+/// The shared options: logging, traces and the guest runtime's, which
+/// `new` and `plan` (no guest runs) have no use for.
+const GUEST_OPTIONS: [&str; 6] = [
+    "log_format",
+    "otlp_endpoint",
+    "deadline_ms",
+    "memory_mib",
+    "cache_dir",
+    "no_cache",
+];
+
+impl Cli {
+    /// The command line, parsed; each command's `--help` showing only the
+    /// shared options that apply to it ([`NOT_APPLYING`]).
+    pub fn parse_shown() -> Cli {
+        let mut command = Cli::command();
+        for (name, hidden) in NOT_APPLYING {
+            let copies: Vec<clap::Arg> = command
+                .get_arguments()
+                .filter(|a| hidden.contains(&a.get_id().as_str()))
+                .map(|a| a.clone().hide(true))
+                .collect();
+            assert_eq!(copies.len(), hidden.len(), "{name}: {hidden:?}");
+            // A subcommand holding an argument of a shared option's id is
+            // not given it again: the hidden copy stands in for it.
+            command = command.mut_subcommand(name, |sub| sub.args(copies));
+        }
+        Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+    }
 }
 
 impl RuntimeArgs {
