@@ -146,3 +146,141 @@ async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
     let _ = host.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `new --child` (issue 35): a scaffold for each kind of child (Deployment,
+/// ConfigMap, CronJob) builds outside the workspace, passes its native
+/// tests and its fixtures, and, served by the unchanged host, makes its
+/// parent's child, controlled by the parent and labelled as the host's:
+/// exactly one of each, ChildReady and Ready True on every parent.
+#[tokio::test]
+async fn a_new_guest_with_a_child_owns_it_on_the_cluster() {
+    let dir = target_tmpdir().join(format!("new-child-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    let ns = TestNamespace::new("new-child").await.expect("a namespace");
+    let children = [
+        ("Deployment", "apps/v1", ""),
+        ("ConfigMap", "v1", "-greeting"),
+        ("CronJob", "batch/v1", ""),
+    ];
+    for (child, _, _) in children {
+        let kind = format!("{child}Greeting");
+        let lower = kind.to_lowercase();
+        let crate_dir = dir.join(&lower);
+        let mut new = Command::new(host_binary());
+        new.args([
+            "new",
+            &kind,
+            "--child",
+            child,
+            "--group",
+            "greetings.example.com",
+        ])
+        .arg("--sdk-path")
+        .arg(workspace().join("guests/sdk"))
+        .arg(&crate_dir);
+        let said = ok(new, "reconciler-host new --child");
+        assert!(said.contains(&format!("owning a {child}")), "{said}");
+        ok(
+            cargo(
+                &crate_dir,
+                &["build", "--target", "wasm32-wasip2", "--profile", "guest"],
+            ),
+            "building the component",
+        );
+        ok(cargo(&crate_dir, &["test"]), "the crate's native tests");
+        let wasm = target_tmpdir()
+            .parent()
+            .unwrap()
+            .join(format!("wasm32-wasip2/guest/{lower}_guest.wasm"));
+        let fixtures = crate_dir.join("fixtures");
+        let fixtures = [
+            fixtures.join("valid.yaml"),
+            fixtures.join("missing-greeting.yaml"),
+        ];
+        let mut bless = Command::new(host_binary());
+        bless.arg("test").arg("--bless").arg(&wasm).args(&fixtures);
+        ok(bless, "blessing its fixtures");
+        let mut test = Command::new(host_binary());
+        test.arg("test").arg(&wasm).args(&fixtures);
+        assert!(ok(test, "its fixtures").contains("2 passed, 0 failed"));
+        let mut crd = Command::new(host_binary());
+        crd.arg("crd").arg(&wasm);
+        let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
+        reconciler_testsupport::install_crd(&ns.client(), serde_json::from_value(crd).unwrap())
+            .await
+            .expect("installing the CRD");
+        std::fs::copy(&wasm, guests.join(format!("{lower}_guest.wasm"))).unwrap();
+    }
+
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let mut host = Command::new(host_binary())
+        .env("KUBECONFIG", kubeconfig)
+        .args([
+            "run",
+            "--guests-poll",
+            "0",
+            "--namespaces",
+            ns.name(),
+            "--guests",
+        ])
+        .arg(&guests)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the host starts");
+    for (child, api_version, suffix) in children {
+        let kind = format!("{child}Greeting");
+        let parents = objects::api(
+            &ns.client(),
+            ns.name(),
+            "greetings.example.com/v1alpha1",
+            &kind,
+        );
+        let name = child.to_lowercase();
+        create(
+            &ns.client(),
+            ns.name(),
+            json!({"apiVersion": "greetings.example.com/v1alpha1", "kind": kind,
+                   "metadata": {"name": name}, "spec": {"greeting": "hi"}}),
+        )
+        .await;
+        let ready = eventually(&format!("the {kind} Ready"), async || {
+            let p = get(&parents, &name).await;
+            condition(&p, "Ready")
+                .filter(|c| c.status == "True")
+                .ok_or(p)
+        })
+        .await;
+        assert_eq!(ready.reason, "AsExpected", "{kind}");
+        let parent = get(&parents, &name).await;
+        assert_eq!(
+            condition(&parent, "ChildReady").map(|c| c.status),
+            Some("True".into())
+        );
+        let made: Vec<Value> = objects::api(&ns.client(), ns.name(), api_version, child)
+            .list(&Default::default())
+            .await
+            .expect("listing the children")
+            .items
+            .into_iter()
+            .map(|o| serde_json::to_value(o).unwrap())
+            .filter(|o| o["metadata"]["ownerReferences"][0]["kind"] == kind.as_str())
+            .collect();
+        assert_eq!(made.len(), 1, "{kind}: {made:?}");
+        let md = &made[0]["metadata"];
+        assert_eq!(md["name"], format!("{name}{suffix}"));
+        assert_eq!(md["ownerReferences"][0]["uid"], parent["metadata"]["uid"]);
+        assert_eq!(md["ownerReferences"][0]["controller"], true);
+        assert_eq!(
+            md["labels"]["app.kubernetes.io/managed-by"],
+            "reconciler-host"
+        );
+        assert!(made[0].to_string().contains("\"hi\""), "{kind}: {made:?}");
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+    ns.cleanup().await.expect("cleanup");
+    let _ = std::fs::remove_dir_all(&dir);
+}
