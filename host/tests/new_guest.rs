@@ -284,3 +284,65 @@ async fn a_new_guest_with_a_child_owns_it_on_the_cluster() {
     ns.cleanup().await.expect("cleanup");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// docs/guests.md's Rust snippets build as a reader would use them (issue
+/// 35): each is a crate's `src/lib.rs` (its dependencies those of the
+/// guide's section 1), except one starting `// tests/native.rs`, which is
+/// a test of the crate starting `// src/lib.rs` (section 1's `MyKind`)
+/// and runs.
+#[test]
+fn the_guides_rust_snippets_build() {
+    let guide = std::fs::read_to_string(workspace().join("docs/guests.md")).expect("the guide");
+    let mut blocks: Vec<String> = Vec::new();
+    let mut open: Option<String> = None;
+    for line in guide.lines() {
+        match (&mut open, line) {
+            (None, "```rust") => open = Some(String::new()),
+            (Some(_), "```") => blocks.push(open.take().expect("open")),
+            (Some(block), line) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    assert!(blocks.len() >= 4, "{} snippets", blocks.len());
+    let dir = target_tmpdir().join(format!("guide-snippets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (tests, libs): (Vec<&String>, Vec<&String>) = blocks
+        .iter()
+        .partition(|b| b.starts_with("// tests/native.rs"));
+    assert_eq!(tests.len(), 1, "one test snippet");
+    for (i, lib) in libs.iter().enumerate() {
+        let name = if lib.starts_with("// src/lib.rs") {
+            "mykind-guest".to_owned()
+        } else {
+            format!("guide-snippet-{i}")
+        };
+        let crate_dir = dir.join(&name);
+        std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+        std::fs::write(
+            crate_dir.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nedition = \"2024\"\npublish = false\n\n\
+                 [dependencies]\nreconciler-guest-sdk = {{ path = {:?} }}\n\
+                 serde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n\
+                 schemars = {{ version = \"1.2\", default-features = false, features = [\"derive\", \"std\"] }}\n\n\
+                 [workspace]\n",
+                workspace().join("guests/sdk").display().to_string()
+            ),
+        )
+        .unwrap();
+        std::fs::write(crate_dir.join("src/lib.rs"), lib).unwrap();
+        if name == "mykind-guest" {
+            std::fs::create_dir_all(crate_dir.join("tests")).unwrap();
+            std::fs::write(crate_dir.join("tests/native.rs"), tests[0]).unwrap();
+        }
+        let ran = ok(cargo(&crate_dir, &["test"]), &format!("the snippet {name}"));
+        eprintln!("{name}: {ran}");
+        if name == "mykind-guest" {
+            assert!(ran.contains("test ready_workload_is_ready ... ok"), "{ran}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
