@@ -71,6 +71,46 @@ fn deployments(documents: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
+/// With `monitoring.*.enabled`, the chart ships deploy/monitoring/ as it
+/// is: the alerts (promtool-tested, host/tests/monitoring.rs) as a
+/// PrometheusRule's spec, the dashboard in a ConfigMap Grafana's sidecar
+/// picks up; neither by default.
+#[test]
+fn the_chart_ships_the_dashboard_and_the_alerts_when_asked() {
+    let read = |file: &str| std::fs::read_to_string(workspace().join(file)).expect(file);
+    let off = render(&[]);
+    assert!(
+        !off.iter().any(|d| d["kind"] == "PrometheusRule"
+            || d["metadata"]["name"] == "reconciler-host-dashboard")
+    );
+    let on = render(&[
+        "--set",
+        "monitoring.dashboard.enabled=true,monitoring.prometheusRule.enabled=true",
+        "--set",
+        "monitoring.prometheusRule.labels.release=prometheus",
+    ]);
+    let rule = on
+        .iter()
+        .find(|d| d["kind"] == "PrometheusRule")
+        .expect("a PrometheusRule");
+    let alerts: Value = serde_yaml::from_str(&read("deploy/monitoring/alerts.yaml")).unwrap();
+    assert_eq!(rule["spec"], alerts, "the PrometheusRule holds alerts.yaml");
+    assert_eq!(rule["metadata"]["labels"]["release"], "prometheus");
+    let dashboard = on
+        .iter()
+        .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "reconciler-host-dashboard")
+        .expect("the dashboard's ConfigMap");
+    assert_eq!(dashboard["metadata"]["labels"]["grafana_dashboard"], "1");
+    let shipped: Value = serde_json::from_str(
+        dashboard["data"]["reconciler-host.json"]
+            .as_str()
+            .expect("the dashboard's JSON"),
+    )
+    .expect("JSON");
+    let file: Value = serde_json::from_str(&read("deploy/monitoring/dashboard.json")).unwrap();
+    assert_eq!(shipped, file);
+}
+
 #[test]
 fn the_chart_lints_with_its_defaults_and_every_option_on() {
     helm(&["lint", "deploy/chart", "--strict"]);
@@ -80,6 +120,8 @@ fn the_chart_lints_with_its_defaults_and_every_option_on() {
         "--strict",
         "--set",
         "serviceMonitor.enabled=true,shards=3,otlpEndpoint=http://collector:4318",
+        "--set",
+        "monitoring.dashboard.enabled=true,monitoring.prometheusRule.enabled=true",
         "--set",
         "plans.approvals.PgAdmin=manual,plans.modes.EvidenceAgent=observe",
         "--set",

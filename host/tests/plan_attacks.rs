@@ -40,8 +40,8 @@ use proptest::test_runner::TestRunner;
 use reconciler_host_harness::identity::{self, apply_rbac, role_binding};
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{
-    Guests, Host, Published, condition, events_about, eventually, fixture_of, get, install_crds,
-    published, settle,
+    Guests, Host, Published, condition, events_about, eventually, fixture_of, free_addr, get,
+    http_get, install_crds, published, settle,
 };
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::plans::{self, install};
@@ -583,11 +583,28 @@ async fn a_forged_effects_configmap_is_never_what_is_approved() {
 #[tokio::test]
 async fn a_reviewer_reads_what_a_plan_would_change_in_the_live_object() {
     let scene = Scene::new("review-diff").await;
-    let host = scene.host().await;
+    let metrics = free_addr();
+    let host = Host::start_in(
+        scene.name(),
+        &[
+            "--approval",
+            "Widget=manual",
+            "--metrics-addr",
+            &metrics.to_string(),
+        ],
+    )
+    .await;
+    let pending = |n: usize| plans_pending(metrics, n);
+    pending(0).await;
     scene
         .widget("w", json!({"a": "1", "gone": "x"}), json!({}))
         .await;
     let first = name_of(&scene.plans_in("w", &["Pending"]).await[0]);
+    let text = pending(1).await;
+    assert!(
+        text.contains("reconciler_plan_oldest_pending_seconds{kind=\"Widget\"}"),
+        "{text}"
+    );
     let (ok, shown, _) = scene.plan_cli(OPERATOR, &["show", &first, "-n", scene.name()]);
     assert!(ok, "{shown}");
     assert!(
@@ -602,6 +619,7 @@ async fn a_reviewer_reads_what_a_plan_would_change_in_the_live_object() {
     let (ok, out, _) = scene.plan_cli(APPROVER, &["approve", &first, "-n", scene.name()]);
     assert!(ok, "{out}");
     scene.plans_in("w", &["Applied"]).await;
+    pending(0).await;
     let made = scene.config_map("w-config").await.expect("made");
     assert_eq!(made["data"], json!({"a": "1", "gone": "x"}));
 
@@ -612,6 +630,7 @@ async fn a_reviewer_reads_what_a_plan_would_change_in_the_live_object() {
     )
     .await;
     let second = name_of(&scene.plans_in("w", &["Applied", "Pending"]).await[1]);
+    pending(1).await;
     let (ok, shown, _) = scene.plan_cli(OPERATOR, &["show", &second, "-n", scene.name()]);
     assert!(ok, "{shown}");
     assert!(
@@ -648,6 +667,21 @@ async fn a_reviewer_reads_what_a_plan_would_change_in_the_live_object() {
         "plan show wrote nothing"
     );
     scene.finish(host).await;
+}
+
+/// Waits until the host whose `/metrics` is at `addr` counts `n` Widget
+/// plans awaiting a decision; returns the exposition.
+async fn plans_pending(addr: std::net::SocketAddr, n: usize) -> String {
+    let line = format!("reconciler_plans_pending{{kind=\"Widget\"}} {n}\n");
+    eventually(&format!("{n} Widget plans pending"), async || {
+        let (_, text) = http_get(addr, "/metrics");
+        if text.contains(&line) {
+            Ok(text)
+        } else {
+            Err(text)
+        }
+    })
+    .await
 }
 
 #[tokio::test]

@@ -25,6 +25,7 @@ pub mod modules;
 pub mod reconcile;
 pub mod replica;
 pub mod ring;
+mod sampled;
 pub mod schedule;
 pub mod write;
 
@@ -416,7 +417,7 @@ pub async fn run_with(
         })
     });
     let background = [
-        tokio::spawn(queue_depths(registry.clone(), liveness.clone())),
+        tokio::spawn(sampled::every_second(registry.clone(), liveness.clone())),
         tokio::spawn(resync(registry.clone(), config.resync)),
     ];
 
@@ -578,40 +579,6 @@ async fn lost(leadership: Option<&mut Leadership>) -> LeadershipError {
     match leadership {
         Some(l) => l.lost().await,
         None => std::future::pending().await,
-    }
-}
-
-/// Keeps the scheduler's and the caches' gauges (`reconciler_queue_depth`,
-/// `reconciler_cached_objects`, `reconciler_dependency_entries`) and the
-/// liveness's waiting work current, every second: sampled here, not
-/// written by every pass.
-async fn queue_depths(registry: Arc<Registry>, liveness: Arc<Liveness>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    loop {
-        tick.tick().await;
-        let mut pending = 0;
-        for (id, kind) in registry.kinds() {
-            let depth = registry.scheduler().queue(id).pending();
-            pending += depth;
-            registry
-                .metrics()
-                .queue_depth
-                .get_or_create(&replica::metrics::Metrics::kind(&kind.resource.kind))
-                .set(i64::try_from(depth).unwrap_or(i64::MAX));
-        }
-        liveness.set_pending(pending);
-        for (kind, size) in registry.source().cache_sizes() {
-            registry
-                .metrics()
-                .cached_objects
-                .get_or_create(&replica::metrics::Metrics::kind(&kind.kind))
-                .set(i64::try_from(size).unwrap_or(i64::MAX));
-        }
-        let entries = registry.scheduler().dependency_entries();
-        registry
-            .metrics()
-            .dependency_entries
-            .set(i64::try_from(entries).unwrap_or(i64::MAX));
     }
 }
 

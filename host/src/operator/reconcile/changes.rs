@@ -16,6 +16,7 @@ use crate::contract::model::Change;
 use crate::facts::{ChangeState, Hold};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::cluster::past_cache_reads::Rounds;
+use crate::operator::replica::metrics::Metrics;
 use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::plans::withdrawals::{WithdrawalError, Withdrawn};
 use crate::operator::write::plans::{PlanError, Planned};
@@ -140,6 +141,13 @@ pub(crate) async fn carry_out(
                 carried.plan_error = Some(*e);
             }
         }
+    }
+    if refused.is_some() || carried.withdrawn.failed.is_some() {
+        registry
+            .metrics()
+            .withdrawals_refused
+            .get_or_create(&Metrics::kind(&evaluation.kind.resource.kind))
+            .inc();
     }
     let made = match refused {
         Some(e) => Some(Err(e)),

@@ -43,14 +43,23 @@ impl Liveness {
         }
     }
 
+    /// How long work has waited with no pass ending (zero while nothing
+    /// waits): `reconciler_stuck_seconds`, and what `/healthz` bounds.
+    pub fn stuck_for(&self) -> Duration {
+        if self.pending.load(Ordering::Relaxed) == 0 {
+            return Duration::ZERO;
+        }
+        Duration::from_millis(
+            self.now_ms()
+                .saturating_sub(self.progressed_ms.load(Ordering::Relaxed)),
+        )
+    }
+
     /// `Err` naming how long work has waited with no pass ending, when
     /// longer than `bound`.
     pub fn check(&self, bound: Duration) -> Result<(), String> {
         let pending = self.pending.load(Ordering::Relaxed);
-        let since = Duration::from_millis(
-            self.now_ms()
-                .saturating_sub(self.progressed_ms.load(Ordering::Relaxed)),
-        );
+        let since = self.stuck_for();
         if pending > 0 && since > bound {
             Err(format!(
                 "wedged: {pending} parents wait and no pass has ended for {}s (bound {}s)",
@@ -75,6 +84,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         let e = l.check(Duration::from_millis(5)).unwrap_err();
         assert!(e.starts_with("wedged: 3 parents wait"), "{e}");
+        assert!(l.stuck_for() >= Duration::from_millis(20));
         l.progressed();
         assert!(
             l.check(Duration::from_millis(5)).is_ok(),

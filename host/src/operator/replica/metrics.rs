@@ -3,7 +3,8 @@
 //! status writes, Events, guest errors by class, evaluation time, hot
 //! swaps (swaps, refusals, rollbacks), refused and unwatched namespaces,
 //! the size of the dependency index, queue depths, watch health, children
-//! applied and deleted, and every request sent to the API server.
+//! applied and deleted, every request sent to the API server, how long
+//! work has waited, plans awaiting a decision, refused withdrawals.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -126,6 +127,15 @@ pub struct Metrics {
     pub child_applies_unchanged: Family<ChildLabels, Counter>,
     pub child_deletes: Family<ChildLabels, Counter>,
     pub child_refusals: Family<ChildRefusalLabels, Counter>,
+    /// How long work has waited with no pass ending (0 while idle).
+    pub stuck_seconds: Gauge,
+    /// ReconcilePlans awaiting a decision, per parent kind, and the age of
+    /// the oldest.
+    pub plans_pending: Family<KindLabel, Gauge>,
+    pub plan_oldest_pending_seconds: Family<KindLabel, Gauge>,
+    /// Passes whose withdrawals (access or exposure taken away) the API
+    /// server refused.
+    pub withdrawals_refused: Family<KindLabel, Counter>,
 }
 
 fn pass_histogram() -> Histogram {
@@ -172,6 +182,10 @@ impl Metrics {
             child_applies_unchanged: Family::default(),
             child_deletes: Family::default(),
             child_refusals: Family::default(),
+            stuck_seconds: Gauge::default(),
+            plans_pending: Family::default(),
+            plan_oldest_pending_seconds: Family::default(),
+            withdrawals_refused: Family::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -285,6 +299,26 @@ impl Metrics {
             "child_refusals",
             "Child applies the API server refused, by class",
             m.child_refusals.clone(),
+        );
+        r.register(
+            "stuck_seconds",
+            "How long parents have waited with no pass ending (0 while none waits); /healthz fails past --wedged-after",
+            m.stuck_seconds.clone(),
+        );
+        r.register(
+            "plans_pending",
+            "ReconcilePlans awaiting a reviewer's decision, per parent kind",
+            m.plans_pending.clone(),
+        );
+        r.register(
+            "plan_oldest_pending_seconds",
+            "Age of the oldest ReconcilePlan awaiting a decision, per parent kind (0: none)",
+            m.plan_oldest_pending_seconds.clone(),
+        );
+        r.register(
+            "withdrawals_refused",
+            "Passes whose withdrawals (access or exposure taken away, such as a RoleBinding at its expiry) the API server refused",
+            m.withdrawals_refused.clone(),
         );
         m
     }
