@@ -346,7 +346,19 @@ async fn rbac_grants_what_the_host_writes_as_discovery_names_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let role: Value = serde_yaml::from_slice(&out.stdout).expect("a ClusterRole");
+    let documents: Vec<Value> = serde_yaml::Deserializer::from_slice(&out.stdout)
+        .map(|d| serde::Deserialize::deserialize(d).expect("YAML"))
+        .collect();
+    let names: Vec<&str> = documents
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        names,
+        ["reconciler-host", "reconciler-plan-approver-widgets"],
+        "the host's ClusterRole, then the Widget's approver role"
+    );
+    let role = &documents[0];
     let rules = role["rules"].as_array().expect("rules");
     let verbs_on = |resource: &str| -> Vec<String> {
         let mut verbs: Vec<String> = rules
