@@ -1,0 +1,222 @@
+//! `new`: a guest crate for a new kind, from an empty directory, building
+//! anywhere (its own workspace and guest profile): the SDK dependency, a
+//! typed spec, a registry, one aspect, a native test, a fixture and a
+//! README.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+
+/// `new`'s arguments.
+#[derive(clap::Args)]
+pub struct NewArgs {
+    /// The kind, in UpperCamelCase (`Greeting`).
+    kind: String,
+    /// The directory to create (it must not exist, or be empty).
+    dir: PathBuf,
+    /// The kind's API group.
+    #[arg(long, default_value = "example.com")]
+    group: String,
+    /// The kind's API version.
+    #[arg(long, default_value = "v1alpha1")]
+    version: String,
+    /// The guest SDK's directory (`guests/sdk` of this repository): the SDK
+    /// is not on a registry, so the crate depends on it by path.
+    #[arg(long, value_name = "PATH")]
+    sdk_path: PathBuf,
+    /// A child the kind owns: each parent wants one, made from its spec,
+    /// which the host applies, owns and keeps as asked; an aspect says
+    /// whether it is made (what holds it, or why it was refused).
+    #[arg(long, value_enum, value_name = "KIND")]
+    child: Option<Child>,
+}
+
+/// The kinds of child `new --child` writes an example of.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Child {
+    #[value(name = "Deployment")]
+    Deployment,
+    #[value(name = "ConfigMap")]
+    ConfigMap,
+    #[value(name = "CronJob")]
+    CronJob,
+}
+
+impl Child {
+    /// (group, version, kind, the child's name after its parent's, the
+    /// spec's fields beyond the greeting, the child's body).
+    fn parts(self) -> [&'static str; 6] {
+        match self {
+            Child::ConfigMap => ["", "v1", "ConfigMap", "-greeting", "", CONFIG_MAP_BODY],
+            Child::Deployment => ["apps", "v1", "Deployment", "", IMAGE_FIELD, DEPLOYMENT_BODY],
+            Child::CronJob => ["batch", "v1", "CronJob", "", CRON_JOB_FIELDS, CRON_JOB_BODY],
+        }
+    }
+}
+
+pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
+    let kind = &args.kind;
+    if kind.is_empty()
+        || !kind.starts_with(|c: char| c.is_ascii_uppercase())
+        || !kind.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        bail!("kind {kind:?}: expected UpperCamelCase ASCII letters and digits, such as Greeting");
+    }
+    if args.group.is_empty() || !args.group.contains('.') {
+        bail!(
+            "--group {:?}: expected a DNS name such as example.com",
+            args.group
+        );
+    }
+    let sdk = std::fs::canonicalize(&args.sdk_path)
+        .with_context(|| format!("--sdk-path {}", args.sdk_path.display()))?;
+    if !sdk.join("Cargo.toml").is_file() {
+        bail!(
+            "--sdk-path {}: no Cargo.toml there (expected the repository's guests/sdk)",
+            sdk.display()
+        );
+    }
+    if args.dir.exists()
+        && std::fs::read_dir(&args.dir)
+            .with_context(|| format!("reading {}", args.dir.display()))?
+            .next()
+            .is_some()
+    {
+        bail!(
+            "{} exists and is not empty: give a new directory",
+            args.dir.display()
+        );
+    }
+    let lower = kind.to_ascii_lowercase();
+    let files = templates(kind, &lower, &args.group, &args.version, &sdk, args.child);
+    for (path, text) in &files {
+        let path = args.dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!(
+        "created {} ({} files): a guest for {kind} ({}/{}){}; see its README.md",
+        args.dir.display(),
+        files.len(),
+        args.group,
+        args.version,
+        args.child
+            .map(|c| format!(" owning a {}", c.parts()[2]))
+            .unwrap_or_default()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The crate's files, by path relative to its directory.
+fn templates(
+    kind: &str,
+    lower: &str,
+    group: &str,
+    version: &str,
+    sdk: &Path,
+    child: Option<Child>,
+) -> Vec<(String, String)> {
+    let [child_group, child_version, child_kind, suffix, fields, body] =
+        child.map(Child::parts).unwrap_or_default();
+    let child_api_version = if child_group.is_empty() {
+        child_version.to_owned()
+    } else {
+        format!("{child_group}/{child_version}")
+    };
+    // Fragments first: they hold placeholders of their own.
+    let fill = |t: &str| {
+        t.replace("{{child_fields}}", fields)
+            .replace("{{child_body}}", body)
+            .replace("{{Kind}}", kind)
+            .replace("{{kind}}", lower)
+            .replace("{{group}}", group)
+            .replace("{{version}}", version)
+            .replace("{{sdk}}", &sdk.display().to_string())
+            .replace("{{child_group}}", child_group)
+            .replace("{{child_version}}", child_version)
+            .replace("{{child_api_version}}", &child_api_version)
+            .replace("{{Child}}", child_kind)
+            .replace("{{child_suffix}}", suffix)
+    };
+    let (lib, native, valid) = match child {
+        None => (LIB_RS, NATIVE_RS, FIXTURE_VALID),
+        Some(_) => (LIB_CHILD_RS, NATIVE_CHILD_RS, FIXTURE_CHILD_VALID),
+    };
+    [
+        ("Cargo.toml", CARGO_TOML),
+        ("src/lib.rs", lib),
+        ("tests/native.rs", native),
+        ("fixtures/valid.yaml", valid),
+        ("fixtures/missing-greeting.yaml", FIXTURE_MISSING),
+        ("README.md", README),
+    ]
+    .into_iter()
+    .map(|(path, text)| (path.to_owned(), fill(text)))
+    .collect()
+}
+
+const CARGO_TOML: &str = include_str!("templates/rust/Cargo.toml");
+
+const LIB_RS: &str = include_str!("templates/rust/lib.rs.tmpl");
+
+const NATIVE_RS: &str = include_str!("templates/rust/native.rs.tmpl");
+
+const FIXTURE_VALID: &str = include_str!("templates/rust/valid.yaml");
+
+const FIXTURE_MISSING: &str = include_str!("templates/rust/missing-greeting.yaml");
+
+const README: &str = include_str!("templates/rust/README.md");
+
+const LIB_CHILD_RS: &str = include_str!("templates/rust/child/lib.rs.tmpl");
+
+/// `new --child ConfigMap`'s child.
+const CONFIG_MAP_BODY: &str = include_str!("templates/rust/child/config-map-body.rs.tmpl");
+
+/// `new --child Deployment`'s spec field beyond the greeting.
+const IMAGE_FIELD: &str = include_str!("templates/rust/child/image-field.rs.tmpl");
+
+/// `new --child CronJob`'s spec fields beyond the greeting.
+const CRON_JOB_FIELDS: &str = include_str!("templates/rust/child/cron-job-fields.rs.tmpl");
+
+/// `new --child Deployment`'s child.
+const DEPLOYMENT_BODY: &str = include_str!("templates/rust/child/deployment-body.rs.tmpl");
+
+/// `new --child CronJob`'s child.
+const CRON_JOB_BODY: &str = include_str!("templates/rust/child/cron-job-body.rs.tmpl");
+
+const NATIVE_CHILD_RS: &str = include_str!("templates/rust/child/native.rs.tmpl");
+
+const FIXTURE_CHILD_VALID: &str = include_str!("templates/rust/child/valid.yaml");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_placeholder_is_filled() {
+        for child in [
+            None,
+            Some(Child::ConfigMap),
+            Some(Child::Deployment),
+            Some(Child::CronJob),
+        ] {
+            for (path, text) in templates(
+                "Greeting",
+                "greeting",
+                "example.com",
+                "v1",
+                Path::new("/sdk"),
+                child,
+            ) {
+                assert!(
+                    !text.contains("{{"),
+                    "{child:?}: {path} keeps a placeholder"
+                );
+            }
+        }
+    }
+}
