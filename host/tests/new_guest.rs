@@ -38,6 +38,62 @@ fn cargo(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// The SDK as `cargo package` makes it (what a registry would serve),
+/// unpacked: made once per test binary.
+fn packaged_sdk() -> &'static Path {
+    static SDK: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    SDK.get_or_init(|| {
+        let target = target_tmpdir().parent().expect("<target>").to_path_buf();
+        ok(
+            cargo(
+                &workspace(),
+                &[
+                    "package",
+                    "-p",
+                    "reconciler-guest-sdk",
+                    "--allow-dirty",
+                    "--no-verify",
+                ],
+            ),
+            "cargo package of the SDK",
+        );
+        let version = env!("CARGO_PKG_VERSION");
+        let dir = target_tmpdir().join(format!("packaged-sdk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut untar = Command::new("tar");
+        untar
+            .arg("xzf")
+            .arg(target.join(format!("package/reconciler-guest-sdk-{version}.crate")))
+            .arg("-C")
+            .arg(&dir);
+        ok(untar, "unpacking the SDK's .crate");
+        dir.join(format!("reconciler-guest-sdk-{version}"))
+    })
+}
+
+/// A scaffold depends on the SDK by version, overridden by `--sdk-path`
+/// only in a `[patch.crates-io]` section saying so.
+fn assert_depends_by_version(crate_dir: &Path, sdk: &Path) {
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "reconciler-guest-sdk = \"{}\"",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains(&format!(
+            "[patch.crates-io]\nreconciler-guest-sdk = {{ path = {:?} }}",
+            sdk.canonicalize().unwrap().display().to_string()
+        )),
+        "{manifest}"
+    );
+}
+
+/// From the SDK as packaged (`cargo package`), not the repository's
+/// sources: the crate a guest repository's CI builds.
 #[tokio::test]
 async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
     let dir = target_tmpdir().join(format!("new-guest-{}", std::process::id()));
@@ -51,10 +107,11 @@ async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
         "greetings.example.com",
         "--sdk-path",
     ])
-    .arg(workspace().join("guests/sdk"))
+    .arg(packaged_sdk())
     .arg(&crate_dir);
     let said = ok(new, "reconciler-host new");
     assert!(said.contains("a guest for Greeting"), "{said}");
+    assert_depends_by_version(&crate_dir, packaged_sdk());
     // Refused: the directory is not empty now.
     let mut again = Command::new(host_binary());
     again

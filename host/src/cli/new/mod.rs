@@ -21,10 +21,12 @@ pub struct NewArgs {
     /// The kind's API version.
     #[arg(long, default_value = "v1alpha1")]
     version: String,
-    /// The guest SDK's directory (`guests/sdk` of this repository): the SDK
-    /// is not on a registry, so the crate depends on it by path.
+    /// A local guest SDK instead of the registry's (`guests/sdk` of the
+    /// host's repository, or the crate `cargo package` made of it): an
+    /// unreleased SDK, or working offline. The crate depends on the SDK by
+    /// version and overrides it with this path (`[patch.crates-io]`).
     #[arg(long, value_name = "PATH")]
-    sdk_path: PathBuf,
+    sdk_path: Option<PathBuf>,
     /// A child the kind owns: each parent wants one, made from its spec,
     /// which the host applies, owns and keeps as asked; an aspect says
     /// whether it is made (what holds it, or why it was refused).
@@ -69,14 +71,26 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             args.group
         );
     }
-    let sdk = std::fs::canonicalize(&args.sdk_path)
-        .with_context(|| format!("--sdk-path {}", args.sdk_path.display()))?;
-    if !sdk.join("Cargo.toml").is_file() {
-        bail!(
-            "--sdk-path {}: no Cargo.toml there (expected the repository's guests/sdk)",
-            sdk.display()
-        );
-    }
+    let sdk = match &args.sdk_path {
+        None => None,
+        Some(path) => {
+            let sdk = std::fs::canonicalize(path)
+                .with_context(|| format!("--sdk-path {}", path.display()))?;
+            let manifest = std::fs::read_to_string(sdk.join("Cargo.toml")).with_context(|| {
+                format!(
+                    "--sdk-path {}: no Cargo.toml there (expected the host repository's guests/sdk)",
+                    sdk.display()
+                )
+            })?;
+            if !manifest.contains("name = \"reconciler-guest-sdk\"") {
+                bail!(
+                    "--sdk-path {}: its Cargo.toml is not the package reconciler-guest-sdk",
+                    sdk.display()
+                );
+            }
+            Some(sdk)
+        }
+    };
     if args.dir.exists()
         && std::fs::read_dir(&args.dir)
             .with_context(|| format!("reading {}", args.dir.display()))?
@@ -89,7 +103,14 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let lower = kind.to_ascii_lowercase();
-    let files = templates(kind, &lower, &args.group, &args.version, &sdk, args.child);
+    let files = templates(
+        kind,
+        &lower,
+        &args.group,
+        &args.version,
+        sdk.as_deref(),
+        args.child,
+    );
     for (path, text) in &files {
         let path = args.dir.join(path);
         if let Some(parent) = path.parent() {
@@ -117,9 +138,23 @@ fn templates(
     lower: &str,
     group: &str,
     version: &str,
-    sdk: &Path,
+    sdk: Option<&Path>,
     child: Option<Child>,
 ) -> Vec<(String, String)> {
+    let sdk_override = match sdk {
+        Some(path) => format!(
+            "# A local SDK instead of the registry's (`reconciler-host new --sdk-path`):\n\
+             # an unreleased SDK, or working offline. Remove this section to build\n\
+             # with the released one.\n\
+             [patch.crates-io]\n\
+             reconciler-guest-sdk = {{ path = {:?} }}\n",
+            path.display().to_string()
+        ),
+        None => "# To build with a local SDK (unreleased, or offline), override it:\n\
+                 # [patch.crates-io]\n\
+                 # reconciler-guest-sdk = { path = \"<the host's repository>/guests/sdk\" }\n"
+            .to_owned(),
+    };
     let [child_group, child_version, child_kind, suffix, fields, body] =
         child.map(Child::parts).unwrap_or_default();
     let child_api_version = if child_group.is_empty() {
@@ -135,7 +170,8 @@ fn templates(
             .replace("{{kind}}", lower)
             .replace("{{group}}", group)
             .replace("{{version}}", version)
-            .replace("{{sdk}}", &sdk.display().to_string())
+            .replace("{{sdk_version}}", env!("CARGO_PKG_VERSION"))
+            .replace("{{sdk_override}}", &sdk_override)
             .replace("{{child_group}}", child_group)
             .replace("{{child_version}}", child_version)
             .replace("{{child_api_version}}", &child_api_version)
@@ -209,7 +245,7 @@ mod tests {
                 "greeting",
                 "example.com",
                 "v1",
-                Path::new("/sdk"),
+                Some(Path::new("/sdk")),
                 child,
             ) {
                 assert!(
