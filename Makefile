@@ -68,8 +68,9 @@ $(POLYGLOT_DIR)/%_py.wasm: $(COMPONENTIZE_PY) $(PY_SOURCES)
 	@mkdir -p $(POLYGLOT_DIR)
 	@# From a copy: componentize-py runs the guest to snapshot it, and
 	@# Python would leave __pycache__ directories in the source tree.
-	rm -rf $(POLYGLOT_DIR)/py-src/$* && mkdir -p $(POLYGLOT_DIR)/py-src/$*
-	cp -r guests/py/sdk guests/py/$* $(POLYGLOT_DIR)/py-src/$*/
+	rm -rf $(POLYGLOT_DIR)/py-src/$* && mkdir -p $(POLYGLOT_DIR)/py-src/$*/sdk/reconciler_sdk
+	cp guests/py/sdk/reconciler_sdk/__init__.py $(POLYGLOT_DIR)/py-src/$*/sdk/reconciler_sdk/
+	cp -r guests/py/$* $(POLYGLOT_DIR)/py-src/$*/
 	$(COMPONENTIZE_PY) -q -d wit -w guest componentize -p $(POLYGLOT_DIR)/py-src/$*/sdk -p $(POLYGLOT_DIR)/py-src/$*/$* app -o $@.tmp
 	mv $@.tmp $@
 

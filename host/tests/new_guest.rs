@@ -403,3 +403,135 @@ fn the_guides_rust_snippets_build() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `new --lang js` and `new --lang python` (issue 35): each guest builds
+/// outside the repository from its SDK as packaged (the tarball `npm pack`
+/// makes, the wheel `pip wheel` makes), as its README says, and passes its
+/// fixtures; the JavaScript one its tests under node too.
+#[test]
+fn js_and_python_guests_build_from_the_packaged_sdks() {
+    let host = host_binary();
+    let dir = target_tmpdir().join(format!("new-langs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixtures_pass = |wasm: &Path, crate_dir: &Path| {
+        let fixtures = [
+            crate_dir.join("fixtures/valid.yaml"),
+            crate_dir.join("fixtures/missing-greeting.yaml"),
+        ];
+        let mut bless = Command::new(&host);
+        bless.arg("test").arg("--bless").arg(wasm).args(&fixtures);
+        ok(bless, "blessing its fixtures");
+        let mut test = Command::new(&host);
+        test.arg("test").arg(wasm).args(&fixtures);
+        let passed = ok(test, "its fixtures");
+        assert!(passed.contains("2 passed, 0 failed"), "{passed}");
+    };
+
+    // JavaScript: the SDK's tarball, then npm as the README says.
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--pack-destination"])
+        .arg(&dir)
+        .current_dir(workspace().join("guests/js/sdk"));
+    ok(pack, "npm pack of the JavaScript SDK");
+    let tarball = dir.join(format!(
+        "reconciler-host-guest-sdk-{}.tgz",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let js = dir.join("hello-js");
+    let mut new = Command::new(&host);
+    new.args(["new", "HelloJs", "--lang", "js", "--sdk-path"])
+        .arg(&tarball)
+        .arg(&js);
+    ok(new, "reconciler-host new --lang js");
+    let package = std::fs::read_to_string(js.join("package.json")).unwrap();
+    assert!(
+        package.contains(&format!(
+            "\"@reconciler-host/guest-sdk\": \"file:{}\"",
+            tarball.canonicalize().unwrap().display()
+        )),
+        "{package}"
+    );
+    for args in [
+        &["install", "--no-audit", "--no-fund"][..],
+        &["test"],
+        &["run", "build"],
+    ] {
+        let mut npm = Command::new("npm");
+        npm.args(args).current_dir(&js);
+        let out = ok(npm, &format!("npm {args:?}"));
+        if args == ["test"] {
+            assert!(out.contains("# pass 3"), "{out}");
+        }
+    }
+    fixtures_pass(&js.join("hellojs_guest.wasm"), &js);
+
+    // Python: the SDK's wheel (built from a copy: setuptools writes beside
+    // its sources), installed beside app.py, built with componentize-py.
+    let sources = dir.join("py-sdk");
+    let mut copy = Command::new("cp");
+    copy.arg("-rL")
+        .arg(workspace().join("guests/py/sdk"))
+        .arg(&sources);
+    ok(copy, "copying the Python SDK");
+    let wheels = dir.join("wheels");
+    let mut wheel = Command::new("python3");
+    wheel
+        .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "-w"])
+        .arg(&wheels)
+        .arg(&sources);
+    ok(wheel, "pip wheel of the Python SDK");
+    let wheel = wheels.join(format!(
+        "reconciler_host_guest_sdk-{}-py3-none-any.whl",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let py = dir.join("hello-py");
+    let mut new = Command::new(&host);
+    new.args(["new", "HelloPy", "--lang", "python", "--sdk-path"])
+        .arg(&wheel)
+        .arg(&py);
+    ok(new, "reconciler-host new --lang python");
+    // The componentize-py `make setup` installs, the version the README pins.
+    let makefile = std::fs::read_to_string(workspace().join("Makefile")).unwrap();
+    let pinned = makefile
+        .lines()
+        .find_map(|l| l.strip_prefix("COMPONENTIZE_PY_VERSION := "))
+        .expect("the Makefile pins componentize-py");
+    let readme = std::fs::read_to_string(py.join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("componentize-py=={pinned}")),
+        "{readme}"
+    );
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
+        });
+    let venv = cache.join(format!("reconciler-host/componentize-py-{pinned}/bin"));
+    let mut install = Command::new(venv.join("pip"));
+    install
+        .args(["install", "--quiet", "--target", "deps"])
+        .arg(&wheel)
+        .current_dir(&py);
+    ok(install, "installing the SDK's wheel beside app.py");
+    let mut build = Command::new(venv.join("componentize-py"));
+    build
+        .args([
+            "-d",
+            "deps/reconciler_sdk/wit",
+            "-w",
+            "guest",
+            "componentize",
+            "-p",
+            "deps",
+            "-p",
+            ".",
+            "app",
+            "-o",
+            "hellopy_guest.wasm",
+        ])
+        .current_dir(&py);
+    ok(build, "componentize-py");
+    fixtures_pass(&py.join("hellopy_guest.wasm"), &py);
+    let _ = std::fs::remove_dir_all(&dir);
+}

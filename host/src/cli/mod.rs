@@ -96,9 +96,9 @@ enum Command {
     /// would differ (YAML). Exits 1 when a parent would turn from Ready True
     /// to False or the candidate fails where the serving module does not.
     Shadow(Box<shadow::ShadowArgs>),
-    /// Create a guest crate for a new kind in an empty directory: a typed
-    /// spec, one aspect, a native test, fixtures and a README; it builds
-    /// outside this repository.
+    /// Create a guest for a new kind in an empty directory, in Rust,
+    /// JavaScript or Python: the SDK by version, a spec, one aspect, a
+    /// test, fixtures and a README; it builds outside this repository.
     New(new::NewArgs),
     /// Publish a guest module to an OCI registry (the CNCF TAG Runtime
     /// layout of a wasm artifact, its golden lists and fixtures beside it);

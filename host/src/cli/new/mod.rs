@@ -1,7 +1,6 @@
-//! `new`: a guest crate for a new kind, from an empty directory, building
-//! anywhere (its own workspace and guest profile): the SDK dependency, a
-//! typed spec, a registry, one aspect, a native test, a fixture and a
-//! README.
+//! `new`: a guest for a new kind, from an empty directory, building anywhere, in Rust (its own workspace and
+//! guest profile), JavaScript or Python: the SDK dependency by version, a spec, a registry, one aspect, a test,
+//! fixtures and a README.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,18 +20,51 @@ pub struct NewArgs {
     /// The kind's API version.
     #[arg(long, default_value = "v1alpha1")]
     version: String,
-    /// A local guest SDK instead of the registry's (`guests/sdk` of the
-    /// host's repository, or the crate `cargo package` made of it): an
-    /// unreleased SDK, or working offline. The crate depends on the SDK by
-    /// version and overrides it with this path (`[patch.crates-io]`).
+    /// The guest's language.
+    #[arg(long, value_enum, default_value_t = Lang::Rust)]
+    lang: Lang,
+    /// A local guest SDK instead of the registry's, for an unreleased SDK
+    /// or working offline: Rust, the crate's directory (`guests/sdk`, or
+    /// the `.crate` `cargo package` makes, unpacked), as a
+    /// `[patch.crates-io]` override; JavaScript, its directory or the
+    /// tarball `npm pack` makes (a `file:` dependency); Python, its
+    /// directory or the wheel `pip wheel` makes (what the README installs).
     #[arg(long, value_name = "PATH")]
     sdk_path: Option<PathBuf>,
-    /// A child the kind owns: each parent wants one, made from its spec,
-    /// which the host applies, owns and keeps as asked; an aspect says
-    /// whether it is made (what holds it, or why it was refused).
+    /// A child the kind owns (Rust): each parent wants one, made from its
+    /// spec, which the host applies, owns and keeps as asked; an aspect
+    /// says whether it is made (what holds it, or why it was refused).
     #[arg(long, value_enum, value_name = "KIND")]
     child: Option<Child>,
 }
+
+/// The languages `new` writes a guest in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Lang {
+    Rust,
+    Js,
+    Python,
+}
+
+impl Lang {
+    /// What a local SDK of this language is: a directory holding this
+    /// manifest (naming the package), or a file with this extension.
+    fn sdk(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Lang::Rust => ("Cargo.toml", "name = \"reconciler-guest-sdk\"", ".crate"),
+            Lang::Js => ("package.json", "\"@reconciler-host/guest-sdk\"", ".tgz"),
+            Lang::Python => (
+                "pyproject.toml",
+                "name = \"reconciler-host-guest-sdk\"",
+                ".whl",
+            ),
+        }
+    }
+}
+
+/// The componentize-py a Python guest is built with: the Makefile's
+/// `COMPONENTIZE_PY_VERSION` (host/tests/new_guest.rs holds them equal).
+pub const COMPONENTIZE_PY: &str = "0.25.1";
 
 /// The kinds of child `new --child` writes an example of.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -71,25 +103,12 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             args.group
         );
     }
+    if args.child.is_some() && args.lang != Lang::Rust {
+        bail!("--child: a guest owning a child is written in Rust only so far (--lang rust)");
+    }
     let sdk = match &args.sdk_path {
         None => None,
-        Some(path) => {
-            let sdk = std::fs::canonicalize(path)
-                .with_context(|| format!("--sdk-path {}", path.display()))?;
-            let manifest = std::fs::read_to_string(sdk.join("Cargo.toml")).with_context(|| {
-                format!(
-                    "--sdk-path {}: no Cargo.toml there (expected the host repository's guests/sdk)",
-                    sdk.display()
-                )
-            })?;
-            if !manifest.contains("name = \"reconciler-guest-sdk\"") {
-                bail!(
-                    "--sdk-path {}: its Cargo.toml is not the package reconciler-guest-sdk",
-                    sdk.display()
-                );
-            }
-            Some(sdk)
-        }
+        Some(path) => Some(local_sdk(args.lang, path)?),
     };
     if args.dir.exists()
         && std::fs::read_dir(&args.dir)
@@ -103,14 +122,24 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let lower = kind.to_ascii_lowercase();
-    let files = templates(
-        kind,
-        &lower,
-        &args.group,
-        &args.version,
-        sdk.as_deref(),
-        args.child,
-    );
+    let files = match args.lang {
+        Lang::Rust => templates(
+            kind,
+            &lower,
+            &args.group,
+            &args.version,
+            sdk.as_deref(),
+            args.child,
+        ),
+        Lang::Js | Lang::Python => other_language(
+            args.lang,
+            kind,
+            &lower,
+            &args.group,
+            &args.version,
+            sdk.as_deref(),
+        ),
+    };
     for (path, text) in &files {
         let path = args.dir.join(path);
         if let Some(parent) = path.parent() {
@@ -130,6 +159,92 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_default()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `path` as a local SDK of `lang`, made absolute; or why it is not one.
+fn local_sdk(lang: Lang, path: &Path) -> anyhow::Result<PathBuf> {
+    let sdk =
+        std::fs::canonicalize(path).with_context(|| format!("--sdk-path {}", path.display()))?;
+    let (manifest, name, packaged) = lang.sdk();
+    if sdk.is_file() {
+        if !sdk.to_string_lossy().ends_with(packaged) {
+            bail!(
+                "--sdk-path {}: a file, but not a packaged SDK ({packaged}) of --lang {lang:?}",
+                sdk.display()
+            );
+        }
+        return Ok(sdk);
+    }
+    let text = std::fs::read_to_string(sdk.join(manifest)).with_context(|| {
+        format!(
+            "--sdk-path {}: no {manifest} there (expected the SDK of --lang {lang:?}, or its {packaged})",
+            sdk.display()
+        )
+    })?;
+    if !text.contains(name) {
+        bail!(
+            "--sdk-path {}: its {manifest} does not name the package {name}",
+            sdk.display()
+        );
+    }
+    Ok(sdk)
+}
+
+/// A JavaScript or Python guest's files, by path relative to its directory.
+fn other_language(
+    lang: Lang,
+    kind: &str,
+    lower: &str,
+    group: &str,
+    version: &str,
+    sdk: Option<&Path>,
+) -> Vec<(String, String)> {
+    let release = env!("CARGO_PKG_VERSION");
+    let (sdk_dependency, sdk_requirement) = match sdk {
+        Some(path) => (
+            format!("file:{}", path.display()),
+            path.display().to_string(),
+        ),
+        None => (
+            release.to_owned(),
+            format!("reconciler-host-guest-sdk=={release}"),
+        ),
+    };
+    let fill = |t: &str| {
+        t.replace("{{Kind}}", kind)
+            .replace("{{kind}}", lower)
+            .replace("{{group}}", group)
+            .replace("{{version}}", version)
+            .replace("{{sdk_dependency}}", &sdk_dependency)
+            .replace("{{sdk_requirement}}", &sdk_requirement)
+            .replace("{{componentize_py}}", COMPONENTIZE_PY)
+    };
+    let files: &[(&str, &str)] = match lang {
+        Lang::Js => &[
+            ("package.json", include_str!("templates/js/package.json")),
+            ("src/main.js", include_str!("templates/js/src/main.js")),
+            ("src/guest.js", include_str!("templates/js/src/guest.js")),
+            (
+                "test/guest.test.js",
+                include_str!("templates/js/test/guest.test.js"),
+            ),
+            ("README.md", include_str!("templates/js/README.md")),
+            (".gitignore", "node_modules/\ndist/\n*.wasm\n"),
+        ],
+        _ => &[
+            ("app.py", include_str!("templates/python/app.py")),
+            ("README.md", include_str!("templates/python/README.md")),
+            (".gitignore", ".venv/\ndeps/\n__pycache__/\n*.wasm\n"),
+        ],
+    };
+    files
+        .iter()
+        .chain(&[
+            ("fixtures/valid.yaml", FIXTURE_VALID),
+            ("fixtures/missing-greeting.yaml", FIXTURE_MISSING),
+        ])
+        .map(|(path, text)| ((*path).to_owned(), fill(text)))
+        .collect()
 }
 
 /// The crate's files, by path relative to its directory.
@@ -231,6 +346,19 @@ const FIXTURE_CHILD_VALID: &str = include_str!("templates/rust/child/valid.yaml"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_placeholder_of_another_language_is_filled() {
+        for lang in [Lang::Js, Lang::Python] {
+            for sdk in [None, Some(Path::new("/sdk"))] {
+                for (path, text) in
+                    other_language(lang, "Greeting", "greeting", "example.com", "v1", sdk)
+                {
+                    assert!(!text.contains("{{"), "{lang:?}: {path} keeps a placeholder");
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_placeholder_is_filled() {
