@@ -38,6 +38,68 @@ fn cargo(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// A scaffold's component built outside the workspace (the guest profile),
+/// its native tests passed; the component's path.
+fn built(crate_dir: &Path, lower: &str) -> std::path::PathBuf {
+    ok(
+        cargo(
+            crate_dir,
+            &["build", "--target", "wasm32-wasip2", "--profile", "guest"],
+        ),
+        "building the component outside the workspace",
+    );
+    ok(cargo(crate_dir, &["test"]), "the crate's native tests");
+    target_tmpdir()
+        .parent()
+        .expect("<target>")
+        .join(format!("wasm32-wasip2/guest/{lower}_guest.wasm"))
+}
+
+/// The scaffold's two fixtures through `wasm`: blessed, then passing.
+fn fixtures_pass(wasm: &Path, crate_dir: &Path) {
+    let fixtures = [
+        crate_dir.join("fixtures/valid.yaml"),
+        crate_dir.join("fixtures/missing-greeting.yaml"),
+    ];
+    let mut bless = Command::new(host_binary());
+    bless.arg("test").arg("--bless").arg(wasm).args(&fixtures);
+    ok(bless, "blessing its fixtures");
+    let mut test = Command::new(host_binary());
+    test.arg("test").arg(wasm).args(&fixtures);
+    let passed = ok(test, "its fixtures");
+    assert!(passed.contains("2 passed, 0 failed"), "{passed}");
+}
+
+/// Installs the CRD `reconciler-host crd` prints for `wasm`.
+async fn install_crd_of(wasm: &Path, client: &kube::Client) {
+    let mut crd = Command::new(host_binary());
+    crd.arg("crd").arg(wasm);
+    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
+    reconciler_testsupport::install_crd(client, serde_json::from_value(crd).unwrap())
+        .await
+        .expect("installing the CRD");
+}
+
+/// The unchanged host serving the modules of `guests` in `namespace`.
+fn serve(guests: &Path, namespace: &str) -> std::process::Child {
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    Command::new(host_binary())
+        .env("KUBECONFIG", kubeconfig)
+        .args([
+            "run",
+            "--guests-poll",
+            "0",
+            "--namespaces",
+            namespace,
+            "--guests",
+        ])
+        .arg(guests)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the host starts")
+}
+
 /// The SDK as `cargo package` makes it (what a registry would serve),
 /// unpacked: made once per test binary.
 fn packaged_sdk() -> &'static Path {
@@ -122,62 +184,16 @@ async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is not empty"));
 
-    ok(
-        cargo(
-            &crate_dir,
-            &["build", "--target", "wasm32-wasip2", "--profile", "guest"],
-        ),
-        "building the component outside the workspace",
-    );
-    ok(cargo(&crate_dir, &["test"]), "the crate's native tests");
-    let wasm = target_tmpdir()
-        .parent()
-        .unwrap()
-        .join("wasm32-wasip2/guest/greeting_guest.wasm");
-    let fixtures: Vec<String> = ["valid", "missing-greeting"]
-        .iter()
-        .map(|f| {
-            crate_dir
-                .join(format!("fixtures/{f}.yaml"))
-                .display()
-                .to_string()
-        })
-        .collect();
-    let mut bless = Command::new(host_binary());
-    bless.arg("test").arg("--bless").arg(&wasm).args(&fixtures);
-    ok(bless, "blessing its fixtures");
-    let mut test = Command::new(host_binary());
-    test.arg("test").arg(&wasm).args(&fixtures);
-    let passed = ok(test, "its fixtures");
-    assert!(passed.contains("2 passed, 0 failed"), "{passed}");
+    let wasm = built(&crate_dir, "greeting");
+    fixtures_pass(&wasm, &crate_dir);
 
     // Served by the unchanged host.
     let ns = TestNamespace::new("new-guest").await.expect("a namespace");
-    let mut crd = Command::new(host_binary());
-    crd.arg("crd").arg(&wasm);
-    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
-    reconciler_testsupport::install_crd(&ns.client(), serde_json::from_value(crd).unwrap())
-        .await
-        .expect("installing the CRD");
+    install_crd_of(&wasm, &ns.client()).await;
     let guests = dir.join("guests");
     std::fs::create_dir_all(&guests).unwrap();
     std::fs::copy(&wasm, guests.join("greeting_guest.wasm")).unwrap();
-    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    let mut host = Command::new(host_binary())
-        .env("KUBECONFIG", kubeconfig)
-        .args([
-            "run",
-            "--guests-poll",
-            "0",
-            "--namespaces",
-            ns.name(),
-            "--guests",
-        ])
-        .arg(&guests)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the host starts");
+    let mut host = serve(&guests, ns.name());
     let api = objects::api(
         &ns.client(),
         ns.name(),
@@ -239,54 +255,13 @@ async fn a_new_guest_with_a_child_owns_it_on_the_cluster() {
         .arg(&crate_dir);
         let said = ok(new, "reconciler-host new --child");
         assert!(said.contains(&format!("owning a {child}")), "{said}");
-        ok(
-            cargo(
-                &crate_dir,
-                &["build", "--target", "wasm32-wasip2", "--profile", "guest"],
-            ),
-            "building the component",
-        );
-        ok(cargo(&crate_dir, &["test"]), "the crate's native tests");
-        let wasm = target_tmpdir()
-            .parent()
-            .unwrap()
-            .join(format!("wasm32-wasip2/guest/{lower}_guest.wasm"));
-        let fixtures = crate_dir.join("fixtures");
-        let fixtures = [
-            fixtures.join("valid.yaml"),
-            fixtures.join("missing-greeting.yaml"),
-        ];
-        let mut bless = Command::new(host_binary());
-        bless.arg("test").arg("--bless").arg(&wasm).args(&fixtures);
-        ok(bless, "blessing its fixtures");
-        let mut test = Command::new(host_binary());
-        test.arg("test").arg(&wasm).args(&fixtures);
-        assert!(ok(test, "its fixtures").contains("2 passed, 0 failed"));
-        let mut crd = Command::new(host_binary());
-        crd.arg("crd").arg(&wasm);
-        let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
-        reconciler_testsupport::install_crd(&ns.client(), serde_json::from_value(crd).unwrap())
-            .await
-            .expect("installing the CRD");
+        let wasm = built(&crate_dir, &lower);
+        fixtures_pass(&wasm, &crate_dir);
+        install_crd_of(&wasm, &ns.client()).await;
         std::fs::copy(&wasm, guests.join(format!("{lower}_guest.wasm"))).unwrap();
     }
 
-    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-    let mut host = Command::new(host_binary())
-        .env("KUBECONFIG", kubeconfig)
-        .args([
-            "run",
-            "--guests-poll",
-            "0",
-            "--namespaces",
-            ns.name(),
-            "--guests",
-        ])
-        .arg(&guests)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the host starts");
+    let mut host = serve(&guests, ns.name());
     for (child, api_version, suffix) in children {
         let kind = format!("{child}Greeting");
         let parents = objects::api(
@@ -414,19 +389,6 @@ fn js_and_python_guests_build_from_the_packaged_sdks() {
     let dir = target_tmpdir().join(format!("new-langs-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let fixtures_pass = |wasm: &Path, crate_dir: &Path| {
-        let fixtures = [
-            crate_dir.join("fixtures/valid.yaml"),
-            crate_dir.join("fixtures/missing-greeting.yaml"),
-        ];
-        let mut bless = Command::new(&host);
-        bless.arg("test").arg("--bless").arg(wasm).args(&fixtures);
-        ok(bless, "blessing its fixtures");
-        let mut test = Command::new(&host);
-        test.arg("test").arg(wasm).args(&fixtures);
-        let passed = ok(test, "its fixtures");
-        assert!(passed.contains("2 passed, 0 failed"), "{passed}");
-    };
 
     // JavaScript: the SDK's tarball, then npm as the README says.
     let mut pack = Command::new("npm");
