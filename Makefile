@@ -246,4 +246,37 @@ sdks:
 	python3 -m pip wheel --quiet --no-deps -w $(TARGET_DIR)/sdks $(TARGET_DIR)/sdks/py-src
 	rm -rf $(TARGET_DIR)/sdks/py-src
 
+## image: the host's container image without a container daemon (issue
+## 36; Containerfile builds the same with one): the static binary (the
+## musl target, profile `image`) and CA certificates on an empty base, user
+## 65532, no shell, assembled by tools/image (go-containerregistry) as an
+## OCI image layout tarball, $(IMAGE); prints its digest and size.
+## image-push: pushes it to $(REGISTRY)/reconciler-host:$(VERSION)
+## (INSECURE=1 for plain HTTP), prints the reference pinned to its digest
+## (deploy/README.md says how to pin it), and with COSIGN_KEY signs it
+## with that key (cosign, its Go module: tests/cosign).
+MUSL       := x86_64-unknown-linux-musl
+IMAGE_DIR  := $(TARGET_DIR)/image
+IMAGE      := $(IMAGE_DIR)/reconciler-host.oci.tar
+IMAGE_TOOL := $(IMAGE_DIR)/image-tool
+VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+.PHONY: image image-push
+image:
+	rustup target add $(MUSL)
+	$(CARGO) build --profile image --target $(MUSL) -p reconciler-host --bin reconciler-host
+	@mkdir -p $(IMAGE_DIR)
+	cd tools/image && go build -trimpath -buildvcs=false -o $(IMAGE_TOOL) .
+	$(IMAGE_TOOL) build --binary $(TARGET_DIR)/$(MUSL)/image/reconciler-host \
+	  --version $(VERSION) --revision "$$(git rev-parse HEAD 2>/dev/null)" \
+	  --created "$$(git log -1 --format=%cI 2>/dev/null)" --out $(IMAGE)
+
+image-push: image
+	@test -n "$(REGISTRY)" || { echo "image-push: give REGISTRY=<registry>/<path>" >&2; exit 1; }
+	@set -e; ref=$$($(IMAGE_TOOL) push --layout $(IMAGE) --ref $(REGISTRY)/reconciler-host:$(VERSION) $(if $(INSECURE),--insecure)); \
+	echo "$$ref"; \
+	if [ -n "$(COSIGN_KEY)" ]; then \
+	  (cd tests/cosign && go build -trimpath -buildvcs=false -o $(IMAGE_DIR)/cosign .); \
+	  $(IMAGE_DIR)/cosign sign --yes --key $(COSIGN_KEY) --tlog-upload=false $(if $(INSECURE),--allow-insecure-registry) "$$ref"; \
+	fi
+
 ci: setup lint test

@@ -111,6 +111,24 @@ fn the_chart_ships_the_dashboard_and_the_alerts_when_asked() {
     assert_eq!(shipped, file);
 }
 
+/// `image.digest` pins the image by digest (issue 36); without it the tag,
+/// by default the chart's appVersion.
+#[test]
+fn the_image_is_pinned_by_digest_when_one_is_given() {
+    let image = |extra: &[&str]| -> String {
+        deployments(&render(extra))[0]["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .expect("an image")
+            .to_owned()
+    };
+    assert_eq!(image(&[]), "ghcr.io/fyannk/reconciler-host:0.1.0");
+    let digest = "sha256:0f3c5a1f2e6d4b7a8c9e0d1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d";
+    assert_eq!(
+        image(&["--set", &format!("image.digest={digest},image.tag=ignored")]),
+        format!("ghcr.io/fyannk/reconciler-host@{digest}")
+    );
+}
+
 #[test]
 fn the_chart_lints_with_its_defaults_and_every_option_on() {
     helm(&["lint", "deploy/chart", "--strict"]);
