@@ -183,6 +183,21 @@ async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
     let refused = again.output().unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is not empty"));
+    // Without --sdk-path the registry's SDK it names is not this project's
+    // yet: said, so nobody builds with a package someone else published.
+    let unpinned = Command::new(host_binary())
+        .args(["new", "Greeting"])
+        .arg(dir.join("unpinned"))
+        .output()
+        .unwrap();
+    assert!(unpinned.status.success());
+    assert!(
+        String::from_utf8_lossy(&unpinned.stderr).contains(
+            "depends on reconciler-guest-sdk 0.1.0 from crates.io, where this project has not published it yet"
+        ),
+        "{}",
+        String::from_utf8_lossy(&unpinned.stderr)
+    );
 
     let wasm = built(&crate_dir, "greeting");
     fixtures_pass(&wasm, &crate_dir);

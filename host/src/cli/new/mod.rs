@@ -158,6 +158,22 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             .map(|c| format!(" owning a {}", c.parts()[2]))
             .unwrap_or_default()
     );
+    if sdk.is_none() {
+        // Until the SDKs are published under these names by this project,
+        // whoever publishes a package of that name first would be what the
+        // guest builds with.
+        let (registry, package) = match args.lang {
+            Lang::Rust => ("crates.io", "reconciler-guest-sdk"),
+            Lang::Js => ("npm", "@reconciler-host/guest-sdk"),
+            Lang::Python => ("PyPI", "reconciler-host-guest-sdk"),
+        };
+        eprintln!(
+            "note: it depends on {package} {} from {registry}, where this project has not \
+             published it yet: build with the SDK `make sdks` packages in the host's repository \
+             (`reconciler-host new --sdk-path <it>`), not with a package of that name from elsewhere",
+            env!("CARGO_PKG_VERSION")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
