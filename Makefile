@@ -250,21 +250,36 @@ sdks:
 ## 36; Containerfile builds the same with one): the static binary (the
 ## musl target, profile `image`) and CA certificates on an empty base, user
 ## 65532, no shell, assembled by tools/image (go-containerregistry) as an
-## OCI image layout tarball, $(IMAGE); prints its digest and size.
+## OCI image layout tarball, $(IMAGE); prints its digest and size; the
+## SBOM of the binary's dependencies beside it (cargo-cyclonedx, CycloneDX).
 ## image-push: pushes it to $(REGISTRY)/reconciler-host:$(VERSION)
 ## (INSECURE=1 for plain HTTP), prints the reference pinned to its digest
 ## (deploy/README.md says how to pin it), and with COSIGN_KEY signs it
-## with that key (cosign, its Go module: tests/cosign).
+## with that key and attests the SBOM to it (cosign, its Go module:
+## tests/cosign).
 MUSL       := x86_64-unknown-linux-musl
-IMAGE_DIR  := $(TARGET_DIR)/image
+IMAGE_DIR  := $(TARGET_DIR)/container
 IMAGE      := $(IMAGE_DIR)/reconciler-host.oci.tar
 IMAGE_TOOL := $(IMAGE_DIR)/image-tool
+SBOM       := $(IMAGE_DIR)/reconciler-host.cdx.json
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+CYCLONEDX_VERSION := 0.5.9
+CYCLONEDX  := $(CACHE_DIR)/tools/bin/cargo-cyclonedx
 .PHONY: image image-push
-image:
+$(CYCLONEDX):
+	$(CARGO) install cargo-cyclonedx --version $(CYCLONEDX_VERSION) --locked --root $(CACHE_DIR)/tools
+
+image: $(CYCLONEDX)
 	rustup target add $(MUSL)
 	$(CARGO) build --profile image --target $(MUSL) -p reconciler-host --bin reconciler-host
 	@mkdir -p $(IMAGE_DIR)
+	@# The SBOM of the binary's dependencies (CycloneDX 1.5, the musl target's,
+	@# build-time dependencies left out): cargo-cyclonedx writes one beside every
+	@# workspace member's manifest; the host's is kept, the others removed.
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(CYCLONEDX) cyclonedx -q \
+	  --format json --spec-version 1.5 --target $(MUSL) --no-build-deps --override-filename reconciler-host.cdx
+	mv host/reconciler-host.cdx.json $(SBOM)
+	find . -name reconciler-host.cdx.json -not -path './target/*' -delete
 	cd tools/image && go build -trimpath -buildvcs=false -o $(IMAGE_TOOL) .
 	$(IMAGE_TOOL) build --binary $(TARGET_DIR)/$(MUSL)/image/reconciler-host \
 	  --version $(VERSION) --revision "$$(git rev-parse HEAD 2>/dev/null)" \
@@ -277,6 +292,8 @@ image-push: image
 	if [ -n "$(COSIGN_KEY)" ]; then \
 	  (cd tests/cosign && go build -trimpath -buildvcs=false -o $(IMAGE_DIR)/cosign .); \
 	  $(IMAGE_DIR)/cosign sign --yes --key $(COSIGN_KEY) --tlog-upload=false $(if $(INSECURE),--allow-insecure-registry) "$$ref"; \
+	  $(IMAGE_DIR)/cosign attest --yes --key $(COSIGN_KEY) --tlog-upload=false $(if $(INSECURE),--allow-insecure-registry) \
+	    --type cyclonedx --predicate $(SBOM) "$$ref"; \
 	fi
 
 ci: setup lint test
