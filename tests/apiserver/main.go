@@ -56,17 +56,42 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	_ "k8s.io/component-base/metrics/prometheus/version"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+
+	// kubectl's client auth plugins, as its own binary imports them.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
 )
 
 func main() {
+	// One binary for the test cluster, one link: the apiserver (by
+	// default), and by their names as the first argument the
+	// kube-controller-manager it runs beside it and kubectl (the
+	// examples'), each as its own binary's main runs it.
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "kube-controller-manager":
+			os.Args = append(os.Args[:1], os.Args[2:]...)
+			os.Exit(cli.Run(controllermanager.NewControllerManagerCommand()))
+		case "kubectl":
+			os.Args = append(os.Args[:1], os.Args[2:]...)
+			logs.GlogSetter(kubectl.GetLogVerbosity(os.Args)) // nolint:errcheck
+			if err := cli.RunNoErrOutput(kubectl.NewDefaultKubectlCommand()); err != nil {
+				kubectlutil.CheckErr(err)
+			}
+			os.Exit(0)
+		}
+	}
 	dataDir := flag.String("data-dir", "", "directory for all state (required)")
 	watchPid := flag.Int("watch-pid", 0, "exit cleanly when this process is gone (0: don't watch)")
 	removeOnExit := flag.Bool("remove-data-dir", false, "delete --data-dir on clean exit (kept after a failure, for its log)")
-	controllerManager := flag.String("controller-manager", "", "kube-controller-manager binary to run beside the apiserver (empty: none)")
+	controllerManager := flag.Bool("controller-manager", false, "run the kube-controller-manager (this binary's) beside the apiserver")
 	controllers := flag.String("controllers", "garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller", "the controllers it runs")
 	flag.Parse()
 	if *dataDir == "" {
@@ -91,7 +116,7 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func run(dir string, watchPid int, controllerManager, controllers string, extraArgs []string) (int, error) {
+func run(dir string, watchPid int, controllerManager bool, controllers string, extraArgs []string) (int, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return 1, err
@@ -161,8 +186,12 @@ func run(dir string, watchPid int, controllerManager, controllers string, extraA
 		go watchParent(watchPid)
 	}
 	var kcm *exec.Cmd
-	if controllerManager != "" {
-		kcm = exec.Command(controllerManager,
+	if controllerManager {
+		self, err := os.Executable()
+		if err != nil {
+			return 1, err
+		}
+		kcm = exec.Command(self, "kube-controller-manager",
 			"--kubeconfig="+filepath.Join(dir, "kubeconfig"),
 			"--controllers="+controllers,
 			"--leader-elect=false",
