@@ -210,14 +210,14 @@ pub const AGGREGATE_TO_PLAN_APPROVER: &str = "reconciler.dev/aggregate-to-plan-a
 /// cluster-wide; a kind whose plural another kind of `specs` shares is
 /// told apart by its group (`<plural>.<group>`).
 pub fn approver_roles(specs: &[&KindSpec]) -> Vec<Value> {
-    let mut kinds: BTreeMap<(&str, &str), ()> = BTreeMap::new();
-    for spec in specs {
-        kinds.insert((&spec.plural, &spec.group), ());
-    }
+    let kinds: BTreeSet<(&str, &str)> = specs
+        .iter()
+        .map(|spec| (spec.plural.as_str(), spec.group.as_str()))
+        .collect();
     kinds
-        .keys()
+        .iter()
         .map(|(plural, group)| {
-            let shared = kinds.keys().filter(|(p, _)| p == plural).count() > 1;
+            let shared = kinds.iter().filter(|(p, _)| p == plural).count() > 1;
             let name = if shared {
                 format!("reconciler-plan-approver-{plural}.{group}")
             } else {

@@ -1,14 +1,15 @@
 //! The diff `plan show` prints: each effect of a plan against its live object, as the API server would apply it.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
 use kube::{Api, Client};
 use reconciler_host::children::bodies::Owner;
 use reconciler_host::marks::FIELD_MANAGER;
-use reconciler_host::plan::review::{self, api_version, body, diff, overlay, title};
+use reconciler_host::plan::review::{self, body, diff, gvk, overlay, title};
 use serde_json::Value;
 
 /// The `Diff:` section of `plan show`: for each effect of `plan` (its review text, or why it cannot be read), what
@@ -30,13 +31,12 @@ pub async fn section(client: &Client, plan: &DynamicObject, text: Result<&str, &
     };
     let parent = &plan.data["spec"]["parent"];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    let group = text(&parent["group"]);
-    let version = text(&parent["version"]);
-    let parent_api_version = if group.is_empty() {
-        version
-    } else {
-        format!("{group}/{version}")
-    };
+    let parent_api_version = GroupVersionKind::gvk(
+        &text(&parent["group"]),
+        &text(&parent["version"]),
+        &text(&parent["kind"]),
+    )
+    .api_version();
     let (kind, name, uid) = (
         text(&parent["kind"]),
         text(&parent["name"]),
@@ -52,8 +52,10 @@ pub async fn section(client: &Client, plan: &DynamicObject, text: Result<&str, &
         member: None,
         slot: None,
     };
+    // Each kind's resource asked of discovery once, whatever the changes of it.
+    let mut resources = HashMap::new();
     for effect in &effects {
-        let (what, shown) = compared(client, effect, &owner).await;
+        let (what, shown) = compared(client, &mut resources, effect, &owner).await;
         let _ = writeln!(out, "  {}: {what}", title(effect));
         for line in shown.lines() {
             let _ = writeln!(out, "    {line}");
@@ -62,8 +64,16 @@ pub async fn section(client: &Client, plan: &DynamicObject, text: Result<&str, &
     out
 }
 
+/// Each kind's resource and whether it is namespaced, or why discovery found none.
+type Resources = HashMap<GroupVersionKind, Result<(ApiResource, bool), String>>;
+
 /// What `effect` would do to its live object: a summary, and the diff (empty where there is none to show).
-async fn compared(client: &Client, effect: &Value, owner: &Owner<'_>) -> (String, String) {
+async fn compared(
+    client: &Client,
+    resources: &mut Resources,
+    effect: &Value,
+    owner: &Owner<'_>,
+) -> (String, String) {
     let name = effect["name"].as_str().unwrap_or_default();
     match effect["op"].as_str() {
         Some("generate") => {
@@ -101,22 +111,22 @@ async fn compared(client: &Client, effect: &Value, owner: &Owner<'_>) -> (String
         }
         _ => {}
     }
-    let (group, version) = (
-        effect["kind"]["group"].as_str().unwrap_or_default(),
-        effect["kind"]["version"].as_str().unwrap_or_default(),
-    );
-    let kind = effect["kind"]["kind"].as_str().unwrap_or_default();
-    let gvk = GroupVersionKind::gvk(group, version, kind);
-    let api: Api<DynamicObject> = match kube::discovery::pinned_kind(client, &gvk).await {
-        Ok((resource, caps)) if caps.scope == Scope::Namespaced => {
-            Api::namespaced_with(client.clone(), owner.namespace, &resource)
-        }
-        Ok((resource, _)) => Api::all_with(client.clone(), &resource),
+    let gvk = gvk(effect);
+    if !resources.contains_key(&gvk) {
+        let resolved = kube::discovery::pinned_kind(client, &gvk)
+            .await
+            .map(|(resource, caps)| (resource, caps.scope == Scope::Namespaced))
+            .map_err(|e| e.to_string());
+        resources.insert(gvk.clone(), resolved);
+    }
+    let api: Api<DynamicObject> = match &resources[&gvk] {
+        Ok((resource, true)) => Api::namespaced_with(client.clone(), owner.namespace, resource),
+        Ok((resource, false)) => Api::all_with(client.clone(), resource),
         Err(e) => {
             return (
                 format!(
                     "not compared: {} is not served here: {e}",
-                    api_version(effect)
+                    gvk.api_version()
                 ),
                 String::new(),
             );

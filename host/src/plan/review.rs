@@ -5,6 +5,7 @@
 //! where the reviewer may not ask, [`overlay`] estimates it, saying so: fields the host would stop setting are not
 //! shown then.
 
+use kube::core::GroupVersionKind;
 use serde_json::Value;
 
 use crate::children::bodies::{Owner, stamped, with_owner};
@@ -25,18 +26,11 @@ pub fn title(effect: &Value) -> String {
     )
 }
 
-/// The `apiVersion` of an effect's kind.
-pub fn api_version(effect: &Value) -> String {
+/// An effect's kind.
+pub fn gvk(effect: &Value) -> GroupVersionKind {
     let kind = &effect["kind"];
-    let (group, version) = (
-        kind["group"].as_str().unwrap_or_default(),
-        kind["version"].as_str().unwrap_or_default(),
-    );
-    if group.is_empty() {
-        version.to_owned()
-    } else {
-        format!("{group}/{version}")
-    }
+    let text = |field: &str| kind[field].as_str().unwrap_or_default();
+    GroupVersionKind::gvk(text("group"), text("version"), text("kind"))
 }
 
 /// The object an `apply` effect asks for, as the host sends it for the parent `owner`: its namespace, the parent
@@ -50,7 +44,7 @@ pub fn body(effect: &Value, owner: &Owner<'_>, live: Option<&Value>) -> Option<V
     if !body.is_object() {
         return None;
     }
-    body["apiVersion"] = Value::String(api_version(effect));
+    body["apiVersion"] = Value::String(gvk(effect).api_version());
     body["kind"] = effect["kind"]["kind"].clone();
     if !body["metadata"].is_object() {
         body["metadata"] = Value::Object(Default::default());
