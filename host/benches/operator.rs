@@ -4,19 +4,17 @@
 //! objects, included by path), N healthy EvidenceAgents in one namespace.
 //!
 //! 1. Convergence: the shared Cluster, ObjectStore and credentials Secret
-//!    are created first (setup, not measured), and the kubelet stand-in
-//!    (`reconciler_host_harness::kubelet`) starts, reporting every Pod of
-//!    the namespace running; the host starts and syncs its caches; then
+//!    are created first (setup, not measured); the host starts and syncs
+//!    its caches; then
 //!    the N agents are created (32 at once) and the clock runs from the
 //!    first agent's creation until a list (every 250 ms per 1,000 agents)
 //!    shows every agent Ready True/AsExpected at its generation. That is
 //!    the whole path of a
 //!    new agent: the host applies its Deployment and Service and issues its
 //!    serving certificate (its CA's first signature included), the test
-//!    API server's controllers make a ReplicaSet and a Pod, the stand-in
-//!    (watching the namespace's Pods, a cost the bench's own CPU row
-//!    includes) reports the Pod running, and the Deployment's
-//!    status follows. The controllers' client may send 500 requests/s
+//!    API server's controllers make a ReplicaSet and a Pod, the
+//!    kube-scheduler binds it to one of kwok's simulated Nodes, kwok
+//!    reports it running, and the Deployment's status follows. The controllers' client may send 500 requests/s
 //!    (bursts of 1,000; `tests/apiserver/main.go`), and each agent costs
 //!    them a few (a ReplicaSet, a Pod, status updates). The time until
 //!    every agent's serving certificate is ready (children applied,
@@ -74,7 +72,6 @@ mod native;
 mod native_host;
 
 use reconciler_host_harness::bench as common;
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
@@ -91,7 +88,7 @@ use kube::api::ListParams;
 use reconciler_testsupport::TestNamespace;
 use serde_json::json;
 
-use objects::{CLUSTER, IMAGE, PodState};
+use objects::{CLUSTER, IMAGE};
 
 /// Requests in flight while creating objects.
 const IN_FLIGHT: usize = 32;
@@ -420,9 +417,6 @@ async fn run(
     .await
     .map_err(|_| anyhow!("the setup ({count} objects) did not finish within {SETUP_LIMIT:?}"))?;
     let setup_time = setup_started.elapsed();
-    // Reports the Pods the controllers make from the agents' Deployments,
-    // until the report is done.
-    let _kubelet = KubeletStandIn::start(&client, &name, PodState::Running);
 
     // --- the host ---
     let metrics_addr = free_port()?;
@@ -705,7 +699,7 @@ async fn run(
             .map_or("-".to_owned(), |(a, b)| format!("{:.2} s", b - a))
     };
     out.row(
-        "CPU during convergence: host / apiserver / bench (lists, kubelet stand-in)",
+        "CPU during convergence: host / apiserver / bench (lists)",
         format!(
             "{:.2} s / {} / {}",
             cpu_converged - cpu_synced,

@@ -11,9 +11,8 @@
 
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{
-    CLUSTER, PodState, agent, agents, api, backup_setup, create, create_all, merge,
+    CLUSTER, agent, agents, api, backup_setup, create, create_all, merge,
 };
 use reconciler_host_harness::operator::{
     Host, condition, events_about, eventually, install_crds, published, settle, wait_healthy,
@@ -45,14 +44,12 @@ struct Setup {
     api: Api<DynamicObject>,
     /// The attacker's client.
     attacker: Client,
-    _kubelet: KubeletStandIn,
 }
 
 async fn setup(prefix: &str) -> Setup {
     let ns = TestNamespace::new(prefix).await.expect("a test namespace");
     let client = ns.client();
     install_crds(&client).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     create(&client, ns.name(), agent("billing", CLUSTER)).await;
@@ -99,7 +96,6 @@ async fn setup(prefix: &str) -> Setup {
         host,
         api,
         attacker,
-        _kubelet: kubelet,
     }
 }
 
@@ -232,7 +228,6 @@ async fn a_parent_nested_too_deep_is_one_bad_parent() {
         mut host,
         api,
         attacker,
-        _kubelet,
     } = setup("bounded-parent").await;
     let client = ns.client();
     let attacks = agents(&attacker, ns.name());
@@ -287,7 +282,6 @@ async fn an_object_read_nested_too_deep_fails_its_readers_only() {
         host,
         api,
         attacker,
-        _kubelet,
     } = setup("bounded-read").await;
     let client = ns.client();
     // `billing` reads a Cluster of its own.

@@ -17,8 +17,7 @@ use reconciler_host_harness::console_objects::{
     pg_cluster,
 };
 use reconciler_host_harness::identity;
-use reconciler_host_harness::kubelet::KubeletStandIn;
-use reconciler_host_harness::objects::{PodState, create, create_all};
+use reconciler_host_harness::objects::{create, create_all};
 use reconciler_host_harness::operator::{
     Host, cli_command, condition, events_about, fixture_of, get, install_crds, resource_version,
     settle, summary, wait_for,
@@ -137,7 +136,6 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
         ),
     )
     .await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let consoles = consoles(&client, ns.name());
     wait_for(
@@ -156,7 +154,6 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
     // is the only one passing the console.
     settle().await;
     host.finish();
-    drop(kubelet);
 
     let live = get(&consoles, NAME).await;
     let events = events_about(&client, ns.name(), NAME).await;

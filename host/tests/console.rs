@@ -9,11 +9,12 @@
 //! the controllers make the ReplicaSets and Pods. The test makes only what
 //! a user or another controller would: the console, Nodes with their
 //! podCIDRs, the installation's ClusterRoles, CloudNativePG Clusters with
-//! their CA Secrets, NetworkPolicies of the namespace's own; and it stands
-//! in for the kubelet ([`KubeletStandIn`]: the Pods' status, no nodeName,
-//! podIP 10.128.2.17) and for the ingress controller
-//! (`console_objects::admit_as_router`: the Ingress's load-balancer
-//! address).
+//! their CA Secrets, NetworkPolicies of the namespace's own; the Pods are
+//! scheduled onto kwok's simulated Nodes (`kwok-node-<i>`, podCIDR
+//! `10.<128+i>.0.0/16`), which report them running (or crash-looping,
+//! chosen through [`PodStates`]); the test stands in for the ingress
+//! controller only (`console_objects::admit_as_router`: the Ingress's
+//! load-balancer address).
 //!
 //! Nodes and ClusterRoles are cluster-scoped, shared by every test of the
 //! binary: each test names its Nodes after its namespace and gives their
@@ -46,7 +47,7 @@ use harness::{
     install_crds, published, resource_version, settle, summary, wait_for, wait_healthy,
 };
 use objects::{PodState, api, create, create_all, merge};
-use reconciler_host_harness::kubelet::KubeletStandIn;
+use reconciler_host_harness::pod_states::PodStates;
 
 /// The console of every test.
 const NAME: &str = "orders";
@@ -66,9 +67,9 @@ async fn namespace(prefix: &str) -> TestNamespace {
 
 /// The Nodes of a test: two named after the namespace with podCIDRs
 /// `10.<net>.2.0/23` and `10.<net>.4.0/23` (`net` is the test's own). The
-/// console's Pods are on none of them: with no scheduler and no kubelet,
-/// a Pod gets no nodeName, and the kubelet stand-in gives it the address
-/// 10.128.2.17, outside every test's ranges. The Nodes are still what the
+/// console's Pods are on none of them: the scheduler places them on kwok's
+/// Nodes (a new Node is tainted not-ready, and nothing lifts a test
+/// Node's taint), whose ranges are outside every test's. The Nodes are still what the
 /// console reads of the cluster's podCIDRs (ExposurePeersBroad, and the
 /// note when a Node has none).
 struct Placement {
@@ -112,15 +113,15 @@ async fn uid_of(api: &Api<DynamicObject>, name: &str) -> String {
         .to_owned()
 }
 
-/// What a running exposed console needs beside the host: the kubelet
-/// stand-in (kept for the test).
+/// What a running exposed console needs beside the host: the chooser of
+/// its Pods' state (kept for the test).
 struct Running {
-    _kubelet: KubeletStandIn,
+    _pod_states: PodStates,
     host: Host,
 }
 
 /// The Nodes, the console `NAME` exposed through an Ingress for
-/// `HOSTNAME` confined to `from`, the kubelet stand-in and the host; then
+/// `HOSTNAME` confined to `from`, its Pods' chooser and the host; then
 /// the ingress controller's part: the Ingress the host made admitted.
 /// (Before, the test made the Deployment, its Pods, the policy and the
 /// Ingress before the host started; now the host makes them from the
@@ -140,11 +141,11 @@ async fn exposed_console(
         console(NAME, ingress_spec(HOSTNAME, from, pod_logs)),
     )
     .await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let pod_states = PodStates::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     admit_as_router(&client, ns.name(), NAME, HOSTNAME).await;
     Running {
-        _kubelet: kubelet,
+        _pod_states: pod_states,
         host,
     }
 }
@@ -259,7 +260,7 @@ async fn an_exposed_confined_console_is_ready_with_its_url() {
     let ns = namespace("console-ready").await;
     let client = ns.client();
     let placement = Placement::new(&ns, 201);
-    let Running { _kubelet, host } = exposed_console(
+    let Running { _pod_states, host } = exposed_console(
         &ns,
         &placement,
         &nginx_and_block("203.0.113.0/24", &["203.0.113.8/29"]),
@@ -356,7 +357,7 @@ async fn another_policy_admitting_everyone_bypasses_the_confinement_until_delete
     let ns = namespace("console-bypass").await;
     let client = ns.client();
     let placement = Placement::new(&ns, 202);
-    let Running { _kubelet, host } =
+    let Running { _pod_states, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], false).await;
     let consoles = consoles(&client, ns.name());
     wait_ready_with_url(&consoles).await;
@@ -426,7 +427,7 @@ async fn a_node_pod_cidr_overlapping_an_ip_block_makes_the_peers_broad() {
     let edge = format!("{}-edge-1", ns.name());
     let own_range = format!("10.{}.6.0/23", placement.net);
     create_cluster_scoped(&client, node(&edge, &[&own_range])).await;
-    let Running { _kubelet, host } = exposed_console(
+    let Running { _pod_states, host } = exposed_console(
         &ns,
         &placement,
         &nginx_and_block("198.51.100.0/24", &[]),
@@ -530,7 +531,7 @@ async fn deleting_the_pod_logs_role_stalls_and_recreating_it_recovers() {
     let client = ns.client();
     ensure_cluster_role(&client, POD_LOGS_ROLE).await;
     let placement = Placement::new(&ns, 204);
-    let Running { _kubelet, host } =
+    let Running { _pod_states, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], true).await;
     let consoles = consoles(&client, ns.name());
     let before = wait_ready_with_url(&consoles).await;
@@ -586,7 +587,7 @@ async fn a_hostname_outside_the_allowed_suffixes_stalls_with_one_warning() {
     let ns = namespace("console-hostname").await;
     let client = ns.client();
     let placement = Placement::new(&ns, 205);
-    let Running { _kubelet, host } =
+    let Running { _pod_states, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], false).await;
     let consoles = consoles(&client, ns.name());
     wait_ready_with_url(&consoles).await;
@@ -735,8 +736,7 @@ async fn instance_ca_bundle_follows_the_cluster_secrets() {
     )
     .await;
     // The host makes the Deployment and the bundle; the controllers the
-    // Pod, the kubelet stand-in starts it.
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    // Pod, kwok starts it.
     let host = Host::start(ns.name()).await;
 
     let o = wait_for(
@@ -861,7 +861,7 @@ async fn children_are_made_adopted_by_a_new_host_and_collected_with_the_console(
     garbage_collector_follows(&client, "pgtoolboxconsoles.pgtoolbox.fyannk.dev").await;
     let placement = Placement::new(&ns, 206);
     let Running {
-        _kubelet: kubelet,
+        _pod_states: pod_states,
         host,
     } = exposed_console(&ns, &placement, &[ingress_nginx_peer()], true).await;
     let consoles = consoles(&client, ns.name());
@@ -903,7 +903,7 @@ async fn children_are_made_adopted_by_a_new_host_and_collected_with_the_console(
     assert_eq!(resource_version(&get(&consoles, NAME).await), version);
     // And it follows the console: its Pod crash-looping is written, with
     // still no child applied.
-    kubelet.set(NAME, objects::crash_loop());
+    pod_states.set(NAME, objects::crash_loop());
     wait_for(
         &consoles,
         NAME,
@@ -984,7 +984,7 @@ async fn refused_hostname_withdraws(prefix: &str, net: u8, gates: &[&str]) {
     let ns = namespace(prefix).await;
     let client = ns.client();
     let placement = Placement::new(&ns, net);
-    let Running { _kubelet, host } =
+    let Running { _pod_states, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], false).await;
     let consoles = consoles(&client, ns.name());
     wait_ready_with_url(&consoles).await;
@@ -1055,7 +1055,7 @@ async fn a_child_edited_by_hand_is_put_back() {
     let ns = namespace("console-edited").await;
     let client = ns.client();
     let placement = Placement::new(&ns, 208);
-    let Running { _kubelet, host } =
+    let Running { _pod_states, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], false).await;
     let consoles = consoles(&client, ns.name());
     wait_ready_with_url(&consoles).await;
@@ -1112,7 +1112,7 @@ async fn a_service_port_edited_by_hand_is_put_back() {
     let ns = namespace("console-port").await;
     let client = ns.client();
     let placement = Placement::new(&ns, 209);
-    let Running { _kubelet, host } =
+    let Running { _pod_states, host } =
         exposed_console(&ns, &placement, &[ingress_nginx_peer()], false).await;
     let consoles = consoles(&client, ns.name());
     wait_ready_with_url(&consoles).await;
@@ -1187,7 +1187,6 @@ async fn a_child_controlled_by_another_owner_is_not_owned_and_not_touched() {
     let services = api(&client, ns.name(), "v1", "Service");
     let theirs = resource_version(&get(&services, &workload_name(NAME)).await);
     create(&client, ns.name(), console(NAME, json!({"podLogs": false}))).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let consoles = consoles(&client, ns.name());
 
@@ -1316,7 +1315,6 @@ async fn a_network_policy_refused_by_admission_is_exposure_policy_invalid() {
         console(NAME, ingress_spec(HOSTNAME, &[ingress_nginx_peer()], false)),
     )
     .await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let consoles = consoles(&client, ns.name());
     let policy_path = format!(

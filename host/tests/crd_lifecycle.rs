@@ -19,12 +19,11 @@
 //! found no object of the kind.
 //!
 //! The agent's children are the host's, its Pod the controllers' the test
-//! API server runs, reported running by a [`KubeletStandIn`]. A stall
+//! API server runs, reported running by kwok's simulated Nodes. A stall
 //! asks for nothing, so they stay as they are while the API is gone.
 //!
 //! Nothing here asserts timing: every expectation is polled with a timeout.
 
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
@@ -38,7 +37,7 @@ use harness::{
     wait_healthy,
 };
 use objects::{
-    CLUSTER, CREDENTIALS, OBJECT_STORE, PodState, agent, agents, backup_setup, create, create_all,
+    CLUSTER, CREDENTIALS, OBJECT_STORE, agent, agents, backup_setup, create, create_all,
     object_store,
 };
 
@@ -69,7 +68,6 @@ async fn a_crd_deleted_while_running_fails_its_readers_passes_and_its_return_res
         .expect("a test namespace");
     let client = ns.client();
     install_crds(&client).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());

@@ -11,9 +11,9 @@
 //! `--nocapture`; docs/design.md records it).
 //!
 //! The agents' children are the host's (the guest renders them), their
-//! ReplicaSets and Pods the controllers' the API servers run; a
-//! [`KubeletStandIn`] reports the Pods running, or crash-looping where a
-//! test says so.
+//! ReplicaSets and Pods the controllers' the API servers run, the Pods'
+//! status kwok's (the test cluster's simulated Nodes): running, or
+//! crash-looping where a test says so through [`PodStates`].
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,6 @@ use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use reconciler_host::pass::Done;
 use reconciler_host_harness::http_proxy::HttpFaultProxy;
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{
     self, CLUSTER, PodState, agent, agents, backup_setup, crash_loop, create, create_all, merge,
     merge_status,
@@ -31,6 +30,7 @@ use reconciler_host_harness::operator::{
     install_crds, published, settle, wait_healthy,
 };
 use reconciler_host_harness::paths;
+use reconciler_host_harness::pod_states::PodStates;
 use reconciler_host_harness::proxy::{FaultProxy, RestartableServer};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -42,15 +42,13 @@ fn names() -> Vec<String> {
     (0..PARENTS).map(|i| format!("agent-{i:02}")).collect()
 }
 
-/// Creates the agents of [`names`] with what they read, and the kubelet
-/// stand-in reporting their Pods running (keep it for the whole test).
-async fn healthy_agents(client: &Client, ns: &str) -> KubeletStandIn {
-    let kubelet = KubeletStandIn::start(client, ns, PodState::Running);
+/// Creates the agents of [`names`] with what they read (kwok reports
+/// their Pods running).
+async fn healthy_agents(client: &Client, ns: &str) {
     create_all(client, ns, backup_setup()).await;
     for name in names() {
         create(client, ns, agent(&name, CLUSTER)).await;
     }
-    kubelet
 }
 
 /// Points every agent at a Cluster that does not exist: a spec change
@@ -99,8 +97,6 @@ struct Restartable {
     proxy: FaultProxy,
     dir: std::path::PathBuf,
     namespace: String,
-    /// Reports the agents' Pods, talking to the server directly.
-    kubelet: KubeletStandIn,
 }
 
 impl Restartable {
@@ -131,21 +127,13 @@ impl Restartable {
             )
             .await
             .expect("the namespace");
-        let kubelet = healthy_agents(&admin, &namespace).await;
+        healthy_agents(&admin, &namespace).await;
         Restartable {
             server,
             proxy,
             dir,
             namespace,
-            kubelet,
         }
-    }
-
-    /// The kubelet stand-in connected again, to the server as it runs
-    /// now (a new port after a restart), as a kubelet would reconnect.
-    async fn reconnect_kubelet(&mut self) {
-        let admin = self.server.client().await.expect("an admin client");
-        self.kubelet = KubeletStandIn::start(&admin, &self.namespace, PodState::Running);
     }
 
     /// The host, connecting through the proxy.
@@ -170,7 +158,7 @@ impl Restartable {
 /// back are all reconciled, within seconds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_server_restart_loses_no_spec_change() {
-    let mut env = Restartable::start("restart").await;
+    let env = Restartable::start("restart").await;
     let mut host = env.host("faults-restart").await;
     let api = env.agents().await;
     for name in names() {
@@ -187,7 +175,6 @@ async fn an_api_server_restart_loses_no_spec_change() {
         .set_backend(env.server.addr().expect("its new address"));
     env.proxy.up();
     let back = Instant::now();
-    env.reconnect_kubelet().await;
     let api = env.agents().await;
     retarget_all(&api).await;
     eventually(
@@ -290,7 +277,7 @@ async fn injected_5xx_lose_no_update() {
     let ns = namespace("faults-5xx").await;
     let client = ns.client();
     let names = names();
-    let _kubelet = healthy_agents(&client, ns.name()).await;
+    healthy_agents(&client, ns.name()).await;
     let proxy = HttpFaultProxy::start(reconciler_testsupport::client().await.expect("a client"))
         .await
         .expect("the HTTP proxy");
@@ -391,7 +378,6 @@ async fn readiness_follows_the_watches() {
 async fn a_resync_passes_every_parent_and_writes_nothing() {
     let ns = namespace("faults-resync").await;
     let client = ns.client();
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
     for name in ["r1", "r2"] {
         create(&client, ns.name(), agent(name, CLUSTER)).await;
@@ -464,14 +450,14 @@ struct Orders {
     api: Api<DynamicObject>,
     /// The agent as it settled, healthy.
     healthy: Value,
-    /// Reports its Pods running until told otherwise.
-    kubelet: KubeletStandIn,
+    /// Chooses its Pods' state (running until told otherwise).
+    pod_states: PodStates,
 }
 
 async fn healthy_orders(prefix: &str) -> Orders {
     let ns = namespace(prefix).await;
     let client = ns.client();
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let pod_states = PodStates::start(&client, ns.name(), PodState::Running);
     create_all(&client, ns.name(), backup_setup()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let host = Host::start(ns.name()).await;
@@ -482,7 +468,7 @@ async fn healthy_orders(prefix: &str) -> Orders {
         host,
         api,
         healthy,
-        kubelet,
+        pod_states,
     }
 }
 
@@ -492,12 +478,12 @@ async fn healthy_orders(prefix: &str) -> Orders {
 /// a conflict, and the host writes nothing once converged.
 #[tokio::test]
 async fn another_writers_status_fields_are_left_alone() {
-    // The stand-in bound, not `..`: a field left out would be dropped here.
+    // The chooser bound, not `..`: a field left out would be dropped here.
     let Orders {
         ns,
         host,
         api,
-        kubelet: _kubelet,
+        pod_states: _pod_states,
         ..
     } = healthy_orders("faults-writer").await;
 
@@ -574,7 +560,7 @@ async fn status_drift_is_put_back() {
         host,
         api,
         healthy,
-        kubelet: _kubelet,
+        pod_states: _pod_states,
     } = healthy_orders("faults-drift").await;
     let writes = host.status_writes(ns.name(), "orders");
 
@@ -612,7 +598,7 @@ async fn a_repeated_reason_keeps_each_note() {
         ns,
         host,
         api,
-        kubelet,
+        pod_states,
         ..
     } = healthy_orders("faults-notes").await;
     let client = ns.client();
@@ -626,7 +612,7 @@ async fn a_repeated_reason_keeps_each_note() {
         (PodState::Running, "AsExpected"),
         (crash("10s"), "CrashLoopBackOff"),
     ] {
-        kubelet.set("orders", state);
+        pod_states.set("orders", state);
         eventually("the status to follow the Pod", async || {
             let o = get(&api, "orders").await;
             match condition(&o, "WorkloadReady") {
@@ -657,7 +643,7 @@ async fn a_repeated_reason_keeps_each_note() {
         warnings.iter().any(|e| e.note.contains("back-off 10s")),
         "{warnings:?}"
     );
-    // What the kubelet said of the Pod the controllers made, no other.
+    // What kwok said of the Pod the controllers made, no other.
     let pods = objects::agent_pods(&client, ns.name(), "orders").await;
     let [pod] = pods.as_slice() else {
         panic!("one Pod of orders: {pods:#?}")
@@ -709,12 +695,12 @@ async fn a_host_killed_after_a_write_duplicates_no_event() {
         ns,
         mut host,
         api,
-        kubelet,
+        pod_states,
         ..
     } = healthy_orders("faults-kill").await;
     let client = ns.client();
 
-    kubelet.set("orders", crash_loop());
+    pod_states.set("orders", crash_loop());
     // Killed as soon as the status says so, polled as fast as the API
     // server answers.
     let deadline = Instant::now() + TIMEOUT;

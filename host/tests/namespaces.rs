@@ -3,12 +3,11 @@
 //! impersonation, `as:` under its user), allowed everything it needs in one
 //! namespace and only its own kind (and Events) in another. The agents'
 //! children are the host's, their Pods the controllers' the test API
-//! server runs, reported running by a [`KubeletStandIn`]; the operator's
+//! server runs, reported running by kwok's simulated Nodes; the operator's
 //! CA is a Secret of the namespace it may write in
 //! (`--certificate-authority`), as the host's own namespace in a cluster.
 
 use reconciler_host_harness::identity::{self, role_binding};
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
@@ -24,9 +23,7 @@ use harness::{
     Host, condition, events_about, fixture, get, host_command, install_crds, published,
     resource_version, settle, summary, wait_for, wait_healthy,
 };
-use objects::{
-    CLUSTER, PodState, agent, agents, backup_setup, create, create_all, deployment_name, merge,
-};
+use objects::{CLUSTER, agent, agents, backup_setup, create, create_all, deployment_name, merge};
 
 /// What the limited user lacks in the namespace that grants only its kind:
 /// every kind the EvidenceAgent guest needs to list (not ObjectStores,
@@ -130,7 +127,6 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
     let client = a.client();
     let user = format!("host-{}", a.name());
     grant(&client, &user, a.name(), Some(b.name())).await;
-    let _kubelet = KubeletStandIn::start(&client, a.name(), PodState::Running);
     for ns in [a.name(), b.name()] {
         create_all(&client, ns, backup_setup()).await;
         create(&client, ns, agent("orders", CLUSTER)).await;

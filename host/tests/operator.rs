@@ -3,8 +3,9 @@
 //! (`tests/apiserver`, one per test binary). Each test has its own
 //! namespace and its own host watching only that namespace. The host makes
 //! each agent's children (Deployment, Service, serving certificate), the
-//! test API server's controller-manager their ReplicaSets and Pods, and
-//! the test stands in for the kubelet only ([`KubeletStandIn`]).
+//! test API server's controller-manager their ReplicaSets and Pods, kwok's
+//! simulated Nodes run the Pods, and the test chooses which crash-loop
+//! ([`PodStates`]).
 //!
 //! Nothing here asserts timing: every expectation is polled with a timeout
 //! (`harness::TIMEOUT`), and what must not happen is watched for a settle
@@ -29,7 +30,7 @@ use objects::{
     CLUSTER, CREDENTIALS, OBJECT_STORE, PAUSE_KEY, PodState, agent, agents, backup_setup, cluster,
     crash_loop, create, create_all, credentials, merge, object_store, pods,
 };
-use reconciler_host_harness::kubelet::KubeletStandIn;
+use reconciler_host_harness::pod_states::PodStates;
 
 /// A namespace with the CRDs installed.
 async fn namespace(prefix: &str) -> TestNamespace {
@@ -93,7 +94,6 @@ async fn first_pass_writes_once_what_it_evaluated() {
     let ns = namespace("op-first").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
 
@@ -258,13 +258,13 @@ async fn crashloop_turns_workload_and_ready_false_with_one_warning() {
     let ns = namespace("op-crash").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let pod_states = PodStates::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     wait_healthy(&agents, "orders").await;
 
-    kubelet.set("orders", crash_loop());
+    pod_states.set("orders", crash_loop());
     let o = wait_for(
         &agents,
         "orders",
@@ -329,7 +329,7 @@ async fn message_only_change_rewrites_status_without_an_event() {
     let ns = namespace("op-message").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), crash_loop());
+    let pod_states = PodStates::start(&client, ns.name(), crash_loop());
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("billing", CLUSTER)).await;
@@ -358,7 +358,7 @@ async fn message_only_change_rewrites_status_without_an_event() {
     let workload_before = condition(&before, "WorkloadReady").unwrap();
     let writes_before = host.status_writes(ns.name(), "billing");
 
-    kubelet.set(
+    pod_states.set(
         "billing",
         PodState::CrashLoop {
             restarts: 6,
@@ -432,7 +432,6 @@ async fn missing_cluster_stalls_and_creating_it_resolves_without_a_timer() {
         ],
     )
     .await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -485,7 +484,6 @@ async fn missing_secret_is_not_a_stall_and_creating_it_resolves_it() {
         ],
     )
     .await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -519,7 +517,7 @@ async fn pause_and_unpause() {
     let ns = namespace("op-pause").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let pod_states = PodStates::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
@@ -551,7 +549,7 @@ async fn pause_and_unpause() {
     }
 
     // While paused, the Pod crashlooping changes nothing.
-    kubelet.set("orders", crash_loop());
+    pod_states.set("orders", crash_loop());
     settle().await;
     let still = get(&agents, "orders").await;
     assert_eq!(
@@ -591,7 +589,7 @@ async fn converged_objects_cause_no_writes() {
     let ns = namespace("op-quiet").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let pod_states = PodStates::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
     for n in names {
@@ -656,7 +654,7 @@ async fn converged_objects_cause_no_writes() {
 
     // The host was listening all along: a real change is written, once,
     // and only for the agent it concerns.
-    kubelet.set("alpha", crash_loop());
+    pod_states.set("alpha", crash_loop());
     wait_for(
         &agents,
         "alpha",
@@ -688,7 +686,7 @@ async fn deleting_a_parent_drops_its_dependencies() {
     let ns = namespace("op-delete").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
+    let pod_states = PodStates::start(&client, ns.name(), PodState::Running);
     garbage_collector_follows(&client, "evidenceagents.pgtoolbox.fyannk.dev").await;
     let mut host = Host::start(ns.name()).await;
     let agents = agents(&client, ns.name());
@@ -727,7 +725,7 @@ async fn deleting_a_parent_drops_its_dependencies() {
         }
     })
     .await;
-    kubelet.set("gone", crash_loop());
+    pod_states.set("gone", crash_loop());
     let clusters = objects::api(&client, ns.name(), "postgresql.cnpg.io/v1", "Cluster");
     touch(&clusters, CLUSTER, "1").await;
     settle().await;
@@ -756,7 +754,7 @@ async fn deleting_a_parent_drops_its_dependencies() {
     )
     .await;
     // And the other agent still follows its own children.
-    kubelet.set("kept", crash_loop());
+    pod_states.set("kept", crash_loop());
     wait_for(
         &agents,
         "kept",
@@ -880,7 +878,6 @@ async fn refused_status_write_is_reported_once() {
     let agents = agents(&client, ns.name());
 
     create_all(&client, ns.name(), backup_setup()).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let o = wait_for(&agents, "orders", &[("Ready", "False", "ReconcileError")]).await;
@@ -906,7 +903,6 @@ async fn refused_error_status_write_is_still_reported_once() {
     let agents = agents(&client, ns.name());
 
     create_all(&client, ns.name(), backup_setup()).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let events = admission_denied_reported_once(&client, ns.name()).await;
@@ -936,7 +932,6 @@ async fn serving_certificate_is_issued_then_renewed() {
     let ns = namespace("op-cert").await;
     let client = ns.client();
     create_all(&client, ns.name(), backup_setup()).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start_in(ns.name(), &["--certificate-validity", "60s"]).await;
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;

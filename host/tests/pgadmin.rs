@@ -5,16 +5,15 @@
 //! Service, the servers ConfigMap, the registration and backup Jobs); the
 //! controllers make the ReplicaSets and Pods. The test makes what a user or
 //! another operator would: PgAdmins, CloudNativePG Clusters and Poolers;
-//! it stands in for the kubelet ([`KubeletStandIn`]) and, since no Job
-//! controller runs, for the Job controller's verdict on a Job
+//! kwok's simulated Nodes run the Pods and, since no Job controller runs,
+//! the test stands in for the Job controller's verdict on a Job
 //! (`pgadmin_objects::end_as_job_controller`).
 //!
 //! Nothing here asserts timing: every expectation is polled with a timeout
 //! (`harness::TIMEOUT`), and what must not happen is watched for a settle
 //! interval (`harness::SETTLE`).
 
-use reconciler_host_harness::kubelet::KubeletStandIn;
-use reconciler_host_harness::objects::{PodState, api, create, create_all, merge};
+use reconciler_host_harness::objects::{api, create, create_all, merge};
 use reconciler_host_harness::operator::{
     Host, condition, events_about, eventually, fixture_of, get, install_crds, published, settle,
     wait_for,
@@ -73,7 +72,6 @@ async fn the_offered_set_is_registered_by_one_job_per_set_with_its_events_once()
         ],
     )
     .await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(
         &client,
@@ -175,7 +173,6 @@ async fn bad_input_names_the_field_and_leaves_pgadmin_running_with_what_resolves
     objects.push(pg_cluster("billing-db", json!({})));
     objects.push(pooler("billing-db-pooler", "billing-db"));
     create_all(&client, ns.name(), objects).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(
         &client,
@@ -282,7 +279,6 @@ async fn a_cluster_of_another_namespace_is_offered_once_granted_there_and_an_unw
         pgadmin_access("to-orders", &[(ns.name(), NAME)], &["secret-db"]),
     )
     .await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(&format!("{},{}", ns.name(), theirs.name())).await;
     create(
         &client,
@@ -441,7 +437,6 @@ async fn deployment_image(ns: &TestNamespace) -> String {
 async fn a_changed_image_is_backed_up_first_and_the_skip_annotation_releases_only_its_image() {
     let ns = namespace("pgadmin-upgrade").await;
     let client = ns.client();
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(
         &client,
@@ -527,7 +522,6 @@ async fn a_config_database_gets_its_role_and_database_and_pgadmin_starts_once_cl
     let ns = namespace("pgadmin-configdb").await;
     let client = ns.client();
     create(&client, ns.name(), pg_cluster("orders-db", json!({}))).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let host = Host::start(ns.name()).await;
     create(
         &client,

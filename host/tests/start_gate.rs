@@ -11,13 +11,12 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 use reconciler_testsupport::TestNamespace;
 
 use harness::{Guests, Host, fixture_of, install_crds, wait_healthy};
-use objects::{CLUSTER, PodState, agent, agents, backup_setup, create, create_all};
+use objects::{CLUSTER, agent, agents, backup_setup, create, create_all};
 
 const GUESTS: Guests = Guests {
     dir: "start-gate-tests",
@@ -77,7 +76,6 @@ async fn a_module_lacking_a_golden_reason_is_refused_at_start_unless_in_developm
     // In development, the operator says otherwise: the module serves, and
     // the refusal is one WARN line.
     create_all(&client, ns.name(), backup_setup()).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     let agents = agents(&client, ns.name());
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let host = Host::start_in(ns.name(), &["--allow-golden-drift"]).await;

@@ -10,7 +10,6 @@
 
 use std::process::Stdio;
 
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 use reconciler_testsupport::TestNamespace;
@@ -18,7 +17,7 @@ use reconciler_testsupport::TestNamespace;
 use harness::{
     Guests, Host, eventually, fixture_of, free_addr, http_get, install_crds, wait_healthy,
 };
-use objects::{CLUSTER, PodState, agent, agents, backup_setup, create, create_all};
+use objects::{CLUSTER, agent, agents, backup_setup, create, create_all};
 
 const GUESTS: Guests = Guests {
     dir: "start-refusals-tests",
@@ -69,7 +68,6 @@ async fn bad_files_are_refused_at_start_and_the_good_module_is_served() {
 
     // By default: the agent is served, each bad file said once.
     create_all(&client, ns.name(), backup_setup()).await;
-    let _kubelet = KubeletStandIn::start(&client, ns.name(), PodState::Running);
     create(&client, ns.name(), agent("orders", CLUSTER)).await;
     let metrics = free_addr();
     let metrics_arg = metrics.to_string();

@@ -15,19 +15,27 @@
 // Arguments after "--" are passed on to kube-apiserver (and win over the
 // defaults, e.g. "-- --token-auth-file=/path").
 //
-// With --controller-manager (the kube-controller-manager binary `up` builds
-// from the same module), it also runs the controllers of --controllers
-// (default: the garbage collector, the namespace, deployment and
-// replicaset controllers) once the apiserver is ready, as a child process
-// logging to controller-manager.log: ownerReferences cascade, namespace
-// deletion completes, Deployments get ReplicaSets and Pods. Nothing
-// schedules or runs Pods (tests write their status, as a kubelet would).
+// With --controller-manager (this binary, as kube-controller-manager), it
+// also runs the controllers of --controllers (default: the garbage
+// collector, the namespace, deployment and replicaset controllers, and the
+// volume binder and the claims' and volumes' protection) once the
+// apiserver is ready, as a child process logging to controller-manager.log:
+// ownerReferences cascade, namespace deletion completes, Deployments get
+// ReplicaSets and Pods, claims are bound to the --volumes PersistentVolumes
+// of no class it makes (volumes.go).
+//
+// With --nodes N, it makes N simulated Nodes and runs the kube-scheduler
+// (scheduler.log) and kwok (kwok.log; kwok.go, kwok-stages.yaml) beside it:
+// Pods are scheduled onto the Nodes, and kwok reports them running and
+// ready, or crash-looping when annotated so, and removes them when deleted,
+// as a kubelet would. "ready" is written once the Nodes exist.
 //
 // It stops cleanly (apiserver drained, etcd closed, exit 0) on SIGTERM or
 // SIGINT, and also when the process given by --watch-pid goes away.
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -55,6 +63,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"
@@ -64,6 +74,7 @@ import (
 	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	// kubectl's client auth plugins, as its own binary imports them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -72,13 +83,19 @@ import (
 func main() {
 	// One binary for the test cluster, one link: the apiserver (by
 	// default), and by their names as the first argument the
-	// kube-controller-manager it runs beside it and kubectl (the
-	// examples'), each as its own binary's main runs it.
+	// kube-controller-manager, kube-scheduler and kwok it runs beside it
+	// and kubectl (the examples'), each as its own binary's main runs it.
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "kube-controller-manager":
 			os.Args = append(os.Args[:1], os.Args[2:]...)
 			os.Exit(cli.Run(controllermanager.NewControllerManagerCommand()))
+		case "kube-scheduler":
+			os.Args = append(os.Args[:1], os.Args[2:]...)
+			os.Exit(cli.Run(scheduler.NewSchedulerCommand()))
+		case "kwok":
+			os.Args = append(os.Args[:1], os.Args[2:]...)
+			os.Exit(runKwok())
 		case "kubectl":
 			os.Args = append(os.Args[:1], os.Args[2:]...)
 			logs.GlogSetter(kubectl.GetLogVerbosity(os.Args)) // nolint:errcheck
@@ -92,12 +109,14 @@ func main() {
 	watchPid := flag.Int("watch-pid", 0, "exit cleanly when this process is gone (0: don't watch)")
 	removeOnExit := flag.Bool("remove-data-dir", false, "delete --data-dir on clean exit (kept after a failure, for its log)")
 	controllerManager := flag.Bool("controller-manager", false, "run the kube-controller-manager (this binary's) beside the apiserver")
-	controllers := flag.String("controllers", "garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller", "the controllers it runs")
+	controllers := flag.String("controllers", "garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller,persistentvolume-binder-controller,persistentvolumeclaim-protection-controller,persistentvolume-protection-controller", "the controllers it runs")
+	nodes := flag.Int("nodes", 0, "simulated Nodes to make, with the kube-scheduler and kwok (this binary's) beside the apiserver (0: none)")
+	volumes := flag.Int("volumes", 0, "PersistentVolumes of no class to make, for the controller-manager's binder to bind claims to")
 	flag.Parse()
 	if *dataDir == "" {
 		fatal(fmt.Errorf("--data-dir is required"))
 	}
-	code, err := run(*dataDir, *watchPid, *controllerManager, *controllers, flag.Args())
+	code, err := run(*dataDir, *watchPid, *controllerManager, *controllers, *nodes, *volumes, flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apiserver:", err)
 		if code == 0 {
@@ -116,7 +135,7 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func run(dir string, watchPid int, controllerManager bool, controllers string, extraArgs []string) (int, error) {
+func run(dir string, watchPid int, controllerManager bool, controllers string, nodes, volumes int, extraArgs []string) (int, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return 1, err
@@ -181,19 +200,16 @@ func run(dir string, watchPid int, controllerManager bool, controllers string, e
 	args = append(args, extraArgs...)
 
 	ready := make(chan struct{})
-	go watchReady(dir, server, pki, ready)
+	go watchReady(server, pki, ready)
 	if watchPid > 0 {
 		go watchParent(watchPid)
 	}
-	var kcm *exec.Cmd
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	var children []child
 	if controllerManager {
-		self, err := os.Executable()
-		if err != nil {
-			return 1, err
-		}
-		kcm = exec.Command(self, "kube-controller-manager",
-			"--kubeconfig="+filepath.Join(dir, "kubeconfig"),
-			"--controllers="+controllers,
+		children = append(children, child{"controller-manager.log", []string{"kube-controller-manager",
+			"--kubeconfig=" + kubeconfig,
+			"--controllers=" + controllers,
 			"--leader-elect=false",
 			// Its default client limit (20 requests/s) would make the
 			// controllers, not the host, what a bench of 1,000 parents
@@ -202,42 +218,130 @@ func run(dir string, watchPid int, controllerManager bool, controllers string, e
 			"--kube-api-burst=1000",
 			"--secure-port=0",
 			"--v=0",
-		)
-		// It dies with this process, however this one ends.
-		kcm.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		logFile, err := os.Create(filepath.Join(dir, "controller-manager.log"))
-		if err != nil {
+		}})
+	}
+	if nodes > 0 {
+		stages := filepath.Join(dir, "kwok-stages.yaml")
+		if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
 			return 1, err
 		}
-		defer logFile.Close()
-		kcm.Stdout, kcm.Stderr = logFile, logFile
-		go func() {
-			<-ready
-			if err := kcm.Start(); err != nil {
-				fmt.Fprintln(os.Stderr, "apiserver: starting the controller-manager:", err)
-			}
-		}()
-		// Stopped first on SIGTERM or SIGINT, so that the apiserver's
-		// drain does not wait for its watches.
-		stopping := make(chan os.Signal, 1)
-		signal.Notify(stopping, syscall.SIGTERM, syscall.SIGINT)
-		go func() {
-			<-stopping
-			if kcm.Process != nil {
-				kcm.Process.Kill()
-			}
-		}()
+		children = append(children,
+			child{"scheduler.log", []string{"kube-scheduler",
+				"--kubeconfig=" + kubeconfig,
+				"--leader-elect=false",
+				"--kube-api-qps=500",
+				"--kube-api-burst=1000",
+				"--secure-port=0",
+				"--v=0",
+			}},
+			child{"kwok.log", []string{"kwok",
+				"--kubeconfig=" + kubeconfig,
+				"--config=" + stages,
+				"--manage-nodes-with-annotation-selector=" + kwokNode + "=fake",
+				"--node-lease-duration-seconds=0",
+			}},
+		)
 	}
+	running, err := startChildren(dir, children, ready)
+	if err != nil {
+		return 1, err
+	}
+	go func() {
+		<-ready
+		if err := furnish(kubeconfig, nodes, volumes); err != nil {
+			fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "ready"), []byte(server+"\n"), 0o644)
+	}()
 
 	cmd := app.NewAPIServerCommand() // installs the SIGTERM/SIGINT handler
 	cmd.SetArgs(args)
 	code := cli.Run(cmd)
 	os.Remove(filepath.Join(dir, "ready"))
-	if kcm != nil && kcm.Process != nil {
-		kcm.Process.Kill()
-		kcm.Wait()
+	for _, c := range running {
+		if c.Process != nil {
+			c.Process.Kill()
+			c.Wait()
+		}
 	}
 	return code, nil
+}
+
+// furnish makes the simulated Nodes and the volumes, before "ready".
+func furnish(kubeconfig string, nodes, volumes int) error {
+	if nodes == 0 && volumes == 0 {
+		return nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	// Not client-go's 5 requests/s: the volumes are 64 creations.
+	cfg.QPS, cfg.Burst = 500, 1000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := createNodes(ctx, client, nodes); err != nil {
+		return fmt.Errorf("the simulated Nodes: %w", err)
+	}
+	if err := createVolumes(ctx, client, volumes); err != nil {
+		return fmt.Errorf("the volumes: %w", err)
+	}
+	return nil
+}
+
+// child is a program this binary runs beside the apiserver: its
+// arguments (the first names it, see main) and its log file in the data
+// dir.
+type child struct {
+	log  string
+	args []string
+}
+
+// startChildren starts each child once ready is closed, killed when this
+// process dies however it ends, and first on SIGTERM or SIGINT, so that
+// the apiserver's drain does not wait for their watches.
+func startChildren(dir string, children []child, ready <-chan struct{}) ([]*exec.Cmd, error) {
+	if len(children) == 0 {
+		return nil, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	var cmds []*exec.Cmd
+	for _, c := range children {
+		cmd := exec.Command(self, c.args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		logFile, err := os.Create(filepath.Join(dir, c.log))
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		cmds = append(cmds, cmd)
+	}
+	go func() {
+		<-ready
+		for _, cmd := range cmds {
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintf(os.Stderr, "apiserver: starting %s: %v\n", cmd.Args[1], err)
+			}
+		}
+	}()
+	stopping := make(chan os.Signal, 1)
+	signal.Notify(stopping, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-stopping
+		for _, cmd := range cmds {
+			if cmd.Process != nil {
+				cmd.Process.Kill()
+			}
+		}
+	}()
+	return cmds, nil
 }
 
 func startEtcd(dir, client, peer string, level zap.AtomicLevel) (*embed.Etcd, error) {
@@ -270,8 +374,8 @@ func startEtcd(dir, client, peer string, level zap.AtomicLevel) (*embed.Etcd, er
 	}
 }
 
-// watchReady polls /readyz as admin and creates dir/ready once it answers ok.
-func watchReady(dir, server, pki string, ready chan<- struct{}) {
+// watchReady polls /readyz as admin and closes ready once it answers ok.
+func watchReady(server, pki string, ready chan<- struct{}) {
 	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
 	if err != nil {
 		fatal(err)
@@ -287,7 +391,6 @@ func watchReady(dir, server, pki string, ready chan<- struct{}) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				os.WriteFile(filepath.Join(dir, "ready"), []byte(server+"\n"), 0o644)
 				close(ready)
 				return
 			}

@@ -8,7 +8,7 @@
 //! console's children (its NetworkPolicy, ServiceAccount, RoleBindings, CA
 //! bundle, Deployment, Service, Ingress) are the host's to make, their
 //! ReplicaSets and Pods the test API server's controllers', the Pods'
-//! status the kubelet stand-in's (`crate::kubelet`).
+//! status kwok's (`crate::pod_states`).
 
 use base64::Engine as _;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -271,7 +271,7 @@ pub async fn admit(ingresses: &Api<DynamicObject>, name: &str) -> Result<(), kub
 }
 
 /// The ingress controller's stand-in as a loop (`make run`'s, beside
-/// [`crate::kubelet::KubeletStandIn`]): every Ingress of its namespace that
+/// [`crate::pod_states::PodStates`]): every Ingress of its namespace that
 /// an ingress controller serving `host_suffixes` would take (see
 /// [`serves`]) is admitted ([`admit`]) once the host has made it, until
 /// dropped. An Ingress already carrying a load-balancer address is left as

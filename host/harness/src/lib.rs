@@ -12,8 +12,8 @@
 //!   verdict they write in its place;
 //! - [`kstatus`]: sigs.k8s.io/cli-utils' kstatus, a client reading the
 //!   kstatus conventions, computing an object's status;
-//! - [`kubelet`]: the kubelet stand-in, writing the status of the Pods the
-//!   controllers make (the only component a test stands in for);
+//! - [`pod_states`]: the crash-loop chooser, annotating the Pods kwok
+//!   (the test cluster's simulated Nodes) is to report crash-looping;
 //! - [`plans`]: the plans' manifests of `deploy/`, and the reviewer CLI;
 //! - [`identity`]: a least-privilege user's RBAC and kubeconfig;
 //! - [`proxy`]: a fault-injecting proxy in front of an API server of a
@@ -33,13 +33,13 @@ pub mod guests;
 pub mod http_proxy;
 pub mod identity;
 pub mod kstatus;
-pub mod kubelet;
 pub mod makefile;
 pub mod objects;
 pub mod operator;
 pub mod paths;
 pub mod pgadmin_objects;
 pub mod plans;
+pub mod pod_states;
 pub mod proxy;
 pub mod registry;
 pub mod ring;

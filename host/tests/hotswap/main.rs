@@ -922,19 +922,12 @@ async fn removed_module_stops_the_kind_and_a_returning_one_resumes() {
 #[tokio::test]
 async fn new_kind_is_served_once_its_crd_is_installed_and_a_second_claim_is_refused() {
     use objects::{
-        CLUSTER, CREDENTIALS, OBJECT_STORE, PodState, agent, agents, cluster, create_all,
-        credentials, object_store,
+        CLUSTER, CREDENTIALS, OBJECT_STORE, agent, agents, cluster, create_all, credentials,
+        object_store,
     };
     let v = variants();
     let ns = namespace("swap-claims").await;
     let client = ns.client();
-    // The agent's Pod, once the host made its Deployment and the
-    // controllers its Pod, reported running.
-    let _kubelet = reconciler_host_harness::kubelet::KubeletStandIn::start(
-        &client,
-        ns.name(),
-        PodState::Running,
-    );
     let dir = guests_dir("claims");
     place(&dir, FILE, &v.base);
     let image = format!("EvidenceAgent.defaultImage={}", objects::IMAGE);

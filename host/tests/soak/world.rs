@@ -11,7 +11,6 @@ use kube::api::DynamicObject;
 use kube::{Api, Client};
 use reconciler_host_harness::access_requests::furnish;
 use reconciler_host_harness::http_proxy::HttpFaultProxy;
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{self, CLUSTER, PodState, agent, backup_setup, create};
 use reconciler_host_harness::operator::{Guests, Host, fixture_of};
 use reconciler_host_harness::paths;
@@ -63,7 +62,6 @@ pub struct World {
     /// is left alone (its RSS is measured).
     pub a: Replica,
     pub b: Replica,
-    _kubelet: KubeletStandIn,
 }
 
 /// One replica of the host, how many times it was started, and when its
@@ -110,7 +108,6 @@ impl World {
         furnish(&admin, NAMESPACE, READER, REQUESTER, APPROVER).await;
         reconciler_host_harness::plans::install(&admin).await;
         bind(&admin, REVIEWER, "ClusterRole", "reconciler-plan-reviewer").await;
-        let kubelet = KubeletStandIn::start(&admin, NAMESPACE, PodState::Running);
         objects::create_all(&admin, NAMESPACE, backup_setup()).await;
         for i in 0..FREE_AGENTS {
             create(&admin, NAMESPACE, agent(&free_agent(i), CLUSTER)).await;
@@ -130,7 +127,6 @@ impl World {
             soak_kubeconfig,
             a,
             b,
-            _kubelet: kubelet,
         }
     }
 

@@ -1,13 +1,13 @@
-//! `stand-ins`: what `make run` (examples/run) runs beside the host in
-//! place of the two components the local API server lacks, until killed:
+//! `stand-ins`: what `make run` (examples/run) runs beside the host, until
+//! killed, in one namespace:
 //!
-//! - the kubelet ([`KubeletStandIn`]): every Pod of the namespace reported
-//!   running and ready, but those of the instances named by `--crash-loop`
-//!   (label `app.kubernetes.io/instance`, the parent's name), reported in
-//!   CrashLoopBackOff;
-//! - the ingress controller ([`RouterStandIn`]): every Ingress of the
-//!   namespace whose hosts are below a `--admit` suffix is given a
-//!   load-balancer address.
+//! - the crash-loop chooser ([`PodStates`]): the Pods of the instances named
+//!   by `--crash-loop` (label `app.kubernetes.io/instance`, the parent's
+//!   name) annotated for kwok, which runs the local cluster's Pods, to
+//!   report them in CrashLoopBackOff (the others it reports running);
+//! - the ingress controller ([`RouterStandIn`]), the one component the
+//!   local cluster lacks: every Ingress of the namespace whose hosts are
+//!   below a `--admit` suffix is given a load-balancer address.
 //!
 //! ```text
 //! stand-ins --namespace <ns> [--crash-loop <instance>]... [--admit <host-suffix>]...
@@ -21,8 +21,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use reconciler_host_harness::console_objects::RouterStandIn;
-use reconciler_host_harness::kubelet::KubeletStandIn;
 use reconciler_host_harness::objects::{PodState, crash_loop};
+use reconciler_host_harness::pod_states::PodStates;
 
 const USAGE: &str =
     "usage: stand-ins --namespace <ns> [--crash-loop <instance>]... [--admit <host-suffix>]...";
@@ -83,13 +83,13 @@ async fn run() -> anyhow::Result<()> {
     let client = kube::Client::try_default()
         .await
         .context("a client from the kubeconfig")?;
-    let kubelet = KubeletStandIn::start(&client, &args.namespace, PodState::Running);
+    let pod_states = PodStates::start(&client, &args.namespace, PodState::Running);
     for instance in &args.crash_loop {
-        kubelet.set(instance, crash_loop());
+        pod_states.set(instance, crash_loop());
     }
     let router = RouterStandIn::start(&client, &args.namespace, &args.admit);
     eprintln!(
-        "stand-ins: kubelet and ingress controller for namespace {}: Pods running{}; \
+        "stand-ins: crash-loop chooser and ingress controller for namespace {}: Pods running{}; \
          Ingresses admitted for hosts below {}",
         args.namespace,
         if args.crash_loop.is_empty() {
@@ -114,7 +114,7 @@ async fn run() -> anyhow::Result<()> {
         _ = tokio::signal::ctrl_c() => {}
     }
     drop(router);
-    drop(kubelet);
+    drop(pod_states);
     Ok(())
 }
 
