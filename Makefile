@@ -9,7 +9,7 @@ GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p escape-
 # The test guests (guests/testing/) that have fixtures.
 TEST_GUESTS_WITH_FIXTURES := kstatus writer
 
-.PHONY: setup guests host stand-ins fixtures bless unit test lint fmt bench ci run docs deploy
+.PHONY: setup guests host fixtures bless unit test lint fmt bench ci run docs deploy
 
 # The JavaScript and Python guests (guests/js, guests/py; issue 21): built
 # with componentize-js (npm, pinned in guests/js/package-lock.json) and
@@ -93,11 +93,14 @@ test-js: $(JS_TOOLS)
 js-types: $(JS_TOOLS)
 	cd guests/js && node sdk/contract.mjs
 
-## host: the reconciler-host binary, built with the workspace's test
-## feature set so that `make test` after it (or it after `make test`)
-## reuses every artifact instead of building the dependencies twice.
+## host: the reconciler-host binary and `stand-ins` (what `make run` runs
+## beside it: host/harness/src/bin/stand-ins.rs), and nothing else of the
+## test suite, but with the features `make test` resolves: one test target
+## selected (the smallest, tests/support's smoke test) makes cargo resolve
+## every workspace member's dev-dependencies too, so `make test` after it
+## (or it after `make test`) builds no dependency and neither binary again.
 host:
-	$(CARGO) test --workspace --no-run
+	$(CARGO) build --workspace --bin reconciler-host --bin stand-ins --test smoke
 
 ## fixtures: every guest's fixtures through `reconciler-host test`.
 fixtures: guests guests-js guests-py host
@@ -211,18 +214,11 @@ docs: guests host
 	$(HOST) docs $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > docs/conditions.md.tmp \
 	  && mv docs/conditions.md.tmp docs/conditions.md || { rm -f docs/conditions.md.tmp; exit 1; }
 
-## stand-ins: what `make run` runs beside the host in place of a kubelet
-## and an ingress controller (host/harness/src/bin/stand-ins.rs), built
-## with the workspace's test feature set as `host` is (`--tests`: those
-## `host` built are reused), so no dependency is built twice.
-stand-ins: host
-	$(CARGO) build --workspace --tests --bin stand-ins
-
 ## run: the main job on a local default: a real API server on loopback,
 ## the examples applied, the host making their children and reconciling
 ## them; prints each example's Ready (and each console's ExposureConfined),
 ## and fails unless each settles as its comment says.
-run: guests-bundled host stand-ins
+run: guests-bundled host
 	examples/run
 
 ## deploy: the CRDs and the ClusterRoles (the host's, a ring member's) of the bundled guests, and the
