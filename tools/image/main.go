@@ -2,12 +2,15 @@
 // daemon, with go-containerregistry: the static reconciler-host binary and
 // CA certificates on an empty base, a non-root numeric user, no shell, the
 // OCI annotations; written as an OCI image layout tarball. It also pushes
-// such a tarball to a registry.
+// such a tarball to a registry, and takes its entrypoint back out of it.
 //
 //	image build --binary PATH --ca-certificates PATH --version V --revision R --out IMAGE.tar
 //	image push --layout IMAGE.tar --ref REGISTRY/REPOSITORY:TAG [--insecure]
+//	image extract --layout IMAGE.tar --out PATH
 //
-// build prints the image's digest; push prints the reference pinned to it.
+// build prints the image's digest; push prints the reference pinned to it;
+// extract writes the file the image's entrypoint names, as the image holds
+// it, and fails unless it is a static executable.
 package main
 
 import (
@@ -44,15 +47,17 @@ var writable = []string{"guests", "cache"}
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: image build|push [flags]")
+		fail("usage: image build|push|extract [flags]")
 	}
 	switch os.Args[1] {
 	case "build":
 		build(os.Args[2:])
 	case "push":
 		push(os.Args[2:])
+	case "extract":
+		extract(os.Args[2:])
 	default:
-		fail("image: unknown command %q (build or push)", os.Args[1])
+		fail("image: unknown command %q (build, push or extract)", os.Args[1])
 	}
 }
 
@@ -298,30 +303,11 @@ func push(args []string) {
 	if *tarPath == "" || *ref == "" {
 		fail("image push: --layout and --ref are required")
 	}
-	dir, err := os.MkdirTemp("", "image-layout-")
+	img, cleanup, err := readLayout(*tarPath)
 	if err != nil {
 		fail("image push: %v", err)
 	}
-	defer os.RemoveAll(dir)
-	if err := untar(*tarPath, dir); err != nil {
-		fail("image push: reading %s: %v", *tarPath, err)
-	}
-	lp, err := layout.FromPath(dir)
-	if err != nil {
-		fail("image push: %s is not an OCI image layout: %v", *tarPath, err)
-	}
-	index, err := lp.ImageIndex()
-	if err != nil {
-		fail("image push: %v", err)
-	}
-	manifest, err := index.IndexManifest()
-	if err != nil || len(manifest.Manifests) != 1 {
-		fail("image push: %s must hold exactly one image", *tarPath)
-	}
-	img, err := index.Image(manifest.Manifests[0].Digest)
-	if err != nil {
-		fail("image push: %v", err)
-	}
+	defer cleanup()
 	var opts []name.Option
 	if *insecure {
 		opts = append(opts, name.Insecure)
@@ -335,6 +321,94 @@ func push(args []string) {
 	}
 	digest, _ := img.Digest()
 	fmt.Printf("%s@%s\n", tag.Context().String(), digest)
+}
+
+func extract(args []string) {
+	fs := flag.NewFlagSet("extract", flag.ExitOnError)
+	tarPath := fs.String("layout", "", "the OCI image layout tarball `image build` wrote")
+	out := fs.String("out", "", "where to write the entrypoint's file")
+	_ = fs.Parse(args)
+	if *tarPath == "" || *out == "" {
+		fail("image extract: --layout and --out are required")
+	}
+	if err := extractEntrypoint(*tarPath, *out); err != nil {
+		fail("image extract: %v", err)
+	}
+}
+
+// extractEntrypoint writes to out the file the entrypoint of the image in
+// tarPath names, unless it is not a static executable.
+func extractEntrypoint(tarPath, out string) error {
+	img, cleanup, err := readLayout(tarPath)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	config, err := img.ConfigFile()
+	if err != nil || len(config.Config.Entrypoint) == 0 {
+		return fmt.Errorf("%s has no entrypoint", tarPath)
+	}
+	entrypoint := strings.TrimPrefix(config.Config.Entrypoint[0], "/")
+	files := mutate.Extract(img)
+	defer files.Close()
+	tr := tar.NewReader(files)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return fmt.Errorf("the entrypoint /%s is not in the image", entrypoint)
+		}
+		if err != nil {
+			return fmt.Errorf("reading the image's files: %w", err)
+		}
+		if strings.TrimPrefix(hdr.Name, "/") != entrypoint {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		if !isStatic(data) {
+			return fmt.Errorf("the entrypoint /%s is not a static executable", entrypoint)
+		}
+		if err := os.WriteFile(out, data, 0o755); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "image: /%s, a static executable of %.1f MB, written to %s\n", entrypoint, float64(len(data))/1e6, out)
+		return nil
+	}
+}
+
+// readLayout opens the one image of an OCI image layout tarball; cleanup
+// removes the directory it was unpacked into.
+func readLayout(tarPath string) (v1.Image, func(), error) {
+	dir, err := os.MkdirTemp("", "image-layout-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	img, err := func() (v1.Image, error) {
+		if err := untar(tarPath, dir); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", tarPath, err)
+		}
+		lp, err := layout.FromPath(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an OCI image layout: %w", tarPath, err)
+		}
+		index, err := lp.ImageIndex()
+		if err != nil {
+			return nil, err
+		}
+		manifest, err := index.IndexManifest()
+		if err != nil || len(manifest.Manifests) != 1 {
+			return nil, fmt.Errorf("%s must hold exactly one image", tarPath)
+		}
+		return index.Image(manifest.Manifests[0].Digest)
+	}()
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return img, cleanup, nil
 }
 
 func untar(path, dir string) error {
