@@ -199,17 +199,20 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
 
     // The entrypoint taken back out (what `make image-check` runs as the
     // host): the payload, byte for byte, executable.
+    let extract = |layout: &Path, out: &Path| {
+        image(
+            &tool,
+            &[
+                "extract",
+                "--layout",
+                layout.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
     let extracted = dir.join("extracted");
-    let (ok, _, err) = image(
-        &tool,
-        &[
-            "extract",
-            "--layout",
-            tarball.to_str().unwrap(),
-            "--out",
-            extracted.to_str().unwrap(),
-        ],
-    );
+    let (ok, _, err) = extract(&tarball, &extracted);
     assert!(ok, "{err}");
     assert!(err.contains("a static executable"), "{err}");
     assert_eq!(
@@ -221,16 +224,7 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
         std::fs::metadata(&extracted).unwrap().permissions().mode() & 0o111,
         0o111
     );
-    let (ok, _, err) = image(
-        &tool,
-        &[
-            "extract",
-            "--layout",
-            payload.to_str().unwrap(),
-            "--out",
-            dir.join("nothing").to_str().unwrap(),
-        ],
-    );
+    let (ok, _, err) = extract(&payload, &dir.join("nothing"));
     assert!(!ok, "a file that is no layout");
     assert!(err.starts_with("image extract: reading "), "{err}");
 
