@@ -28,7 +28,8 @@
 // (scheduler.log) and kwok (kwok.log; kwok.go, kwok-stages.yaml) beside it:
 // Pods are scheduled onto the Nodes, and kwok reports them running and
 // ready, or crash-looping when annotated so, and removes them when deleted,
-// as a kubelet would. "ready" is written once the Nodes exist.
+// as a kubelet would. "ready" is written once the Nodes and the volumes
+// exist.
 //
 // It stops cleanly (apiserver drained, etcd closed, exit 0) on SIGTERM or
 // SIGINT, and also when the process given by --watch-pid goes away.
