@@ -120,7 +120,7 @@ fn main() {
         .and_then(|n| n.parse::<usize>().ok());
     let runtime = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
-        cache_dir: None,
+        cache: None,
     })
     .expect("runtime");
     println!();

@@ -43,7 +43,7 @@ use futures::{StreamExt, stream};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{DynamicObject, ListParams, Patch, PatchParams};
-use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, artifacts::digest};
+use reconciler_host::runtime::{ArtifactCache, Limits, Runtime, RuntimeConfig, artifacts::digest};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -116,7 +116,7 @@ impl Modules {
         std::fs::create_dir_all(&cache_dir).expect("a bench directory");
         let runtime = Runtime::new(RuntimeConfig {
             limits: Limits::default(),
-            cache_dir: Some(cache_dir.clone()),
+            cache: Some(ArtifactCache::new(cache_dir.clone())),
         })
         .expect("a runtime");
         let module = runtime

@@ -49,7 +49,7 @@ use futures::{StreamExt, stream};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use reconciler_host::operator::guest_modules::kind as gm;
-use reconciler_host::runtime::{Runtime, RuntimeConfig};
+use reconciler_host::runtime::{ArtifactCache, Runtime, RuntimeConfig};
 use reconciler_host_harness::bench::{HostProcess, Metrics, Table, env_num, free_port};
 use reconciler_host_harness::cosign::KeyPair;
 use reconciler_host_harness::guests::{guest_wasm, guest_wasm_with};
@@ -280,7 +280,7 @@ async fn shadowed(out: &mut Table, parents: usize) -> Result<()> {
     std::fs::copy(guest_wasm("legacy-v0_4-guest"), &serving)?;
     let compiled = dir.join("compiled");
     let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: Some(compiled.clone()),
+        cache: Some(ArtifactCache::new(compiled.clone())),
         ..RuntimeConfig::default()
     })?;
     let spec = runtime.load_file(&serving)?.spec().clone();
@@ -519,7 +519,7 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
     std::fs::create_dir_all(&guests)?;
     std::fs::write(guests.join("hostile_guest.wasm"), &plain)?;
     let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: Some(dir.join("compiled")),
+        cache: Some(ArtifactCache::new(dir.join("compiled"))),
         ..RuntimeConfig::default()
     })?;
     let spec = runtime.load("hostile_guest", &plain)?.spec().clone();

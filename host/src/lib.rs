@@ -6,6 +6,7 @@ pub mod children;
 pub mod conditions_page;
 pub mod contract;
 pub mod crd;
+mod disk_bound;
 pub mod facts;
 pub mod fixture;
 pub mod marks;

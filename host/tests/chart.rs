@@ -129,6 +129,51 @@ fn the_image_is_pinned_by_digest_when_one_is_given() {
     );
 }
 
+/// The caches' volume is limited to what the host keeps in it (each
+/// cache's bound, and a margin for the one stored last), so the kubelet
+/// never evicts the host for its caches.
+#[test]
+fn the_cache_volume_is_limited_to_the_caches_bounds() {
+    let cache = |extra: &[&str]| -> (String, Vec<String>) {
+        let rendered = render(extra);
+        let spec = &deployments(&rendered)[0]["spec"]["template"]["spec"];
+        let volume = spec["volumes"]
+            .as_array()
+            .expect("volumes")
+            .iter()
+            .find(|v| v["name"] == "cache")
+            .expect("the cache volume");
+        let limit = volume["emptyDir"]["sizeLimit"]
+            .as_str()
+            .expect("a sizeLimit");
+        let args = spec["containers"][0]["args"].as_array().expect("args");
+        let bounds = args
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|a| a.contains("-max-mib="))
+            .map(str::to_owned)
+            .collect();
+        (limit.to_owned(), bounds)
+    };
+    assert_eq!(
+        cache(&[]),
+        ("1536Mi".to_owned(), vec!["--cache-max-mib=1024".to_owned()])
+    );
+    assert_eq!(
+        cache(&[
+            "--set",
+            "runtime.cacheMaxMib=256,guestModules.enabled=true,guestModules.pulledMaxMib=2048",
+        ]),
+        (
+            "2816Mi".to_owned(),
+            vec![
+                "--cache-max-mib=256".to_owned(),
+                "--pulled-max-mib=2048".to_owned()
+            ]
+        )
+    );
+}
+
 #[test]
 fn the_chart_lints_with_its_defaults_and_every_option_on() {
     helm(&["lint", "deploy/chart", "--strict"]);

@@ -133,7 +133,13 @@ fn each_commands_help_lists_only_the_options_that_apply_to_it() {
         assert!(out.status.success(), "{args:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let runtime = ["--deadline-ms", "--memory-mib", "--cache-dir", "--no-cache"];
+    let runtime = [
+        "--deadline-ms",
+        "--memory-mib",
+        "--cache-dir",
+        "--cache-max-mib",
+        "--no-cache",
+    ];
     let logging = ["--log-format", "--otlp-endpoint"];
     for command in [
         &["new"][..],

@@ -71,7 +71,7 @@ async fn a_cluster_scoped_read_is_watched_cluster_wide_with_namespaces_listed() 
     std::fs::copy(support::guest_wasm("legacy-v0_1-guest"), &target).unwrap();
     let runtime = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
-        cache_dir: None,
+        cache: None,
     })
     .unwrap();
     let spec = runtime

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 fn runtime() -> Runtime {
     Runtime::new(RuntimeConfig {
-        cache_dir: None,
+        cache: None,
         ..RuntimeConfig::default()
     })
     .expect("runtime")

@@ -40,7 +40,7 @@ fn generated_manifests_are_what_the_guests_describe() {
         "deploy/generated/guestmodule-crd.yaml is out of date: run `make deploy`"
     );
     let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: None,
+        cache: None,
         ..RuntimeConfig::default()
     })
     .expect("runtime");

@@ -12,7 +12,7 @@ use reconciler_host::runtime::{Runtime, RuntimeConfig};
 
 fn specs() -> Vec<KindSpec> {
     let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: None,
+        cache: None,
         ..RuntimeConfig::default()
     })
     .expect("runtime");

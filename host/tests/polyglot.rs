@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use reconciler_host::operator::modules::gate;
-use reconciler_host::runtime::{GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig};
+use reconciler_host::runtime::{
+    ArtifactCache, GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig,
+};
 use reconciler_host_harness::escape::{NOW, attempt, attempt_at};
 use reconciler_host_harness::guests as support;
 use reconciler_host_harness::objects::{self, create, create_all};
@@ -55,7 +57,7 @@ fn runtime() -> Runtime {
             deadline: DEADLINE,
             ..Limits::default()
         },
-        cache_dir: None,
+        cache: None,
     })
     .expect("runtime")
 }
@@ -433,7 +435,7 @@ impl Drop for RunningHost {
 fn precompile(modules: &[&[u8]]) {
     let cache = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
-        cache_dir: Some(target_tmpdir().join("polyglot-modules")),
+        cache: Some(ArtifactCache::new(target_tmpdir().join("polyglot-modules"))),
     })
     .expect("runtime");
     for bytes in modules {

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use reconciler_host::facts::MemorySource;
 use reconciler_host::runtime::{
-    Blame, EvaluateRequest, GuestErrorClass, GuestModule, Limits, LoadError, Runtime, RuntimeConfig,
+    ArtifactCache, Blame, EvaluateRequest, GuestErrorClass, GuestModule, Limits, LoadError,
+    Runtime, RuntimeConfig,
 };
 use serde_json::{Value, json};
 
@@ -22,7 +23,7 @@ fn runtime_with_deadline(deadline: Duration) -> Runtime {
             deadline,
             memory_bytes: 64 << 20,
         },
-        cache_dir: None,
+        cache: None,
     })
     .expect("runtime")
 }
@@ -135,7 +136,7 @@ fn the_compiled_artifact_is_cached_by_digest() {
     let dir = std::env::temp_dir().join(format!("reconciler-cache-test-{}", std::process::id()));
     let rt = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
-        cache_dir: Some(dir.clone()),
+        cache: Some(ArtifactCache::new(dir.clone())),
     })
     .unwrap();
     let path = support::guest_wasm("hostile-guest");
@@ -162,7 +163,7 @@ fn a_component_importing_what_the_host_does_not_link_is_refused_before_compiling
     let dir = std::env::temp_dir().join(format!("reconciler-refused-{}", std::process::id()));
     let rt = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
-        cache_dir: Some(dir.clone()),
+        cache: Some(ArtifactCache::new(dir.clone())),
     })
     .unwrap();
     // Linked (inert): the filesystem and sockets of 0.2.x. Not linked:
@@ -213,7 +214,7 @@ fn one_pool_slot_reused_after_every_misbehaviour_serves_a_fresh_instance() {
                 deadline: Duration::from_secs(30),
                 memory_bytes: 64 << 20,
             },
-            cache_dir: None,
+            cache: None,
         },
         1,
     )
@@ -238,7 +239,7 @@ fn more_passes_at_once_than_pool_slots_wait_for_one_and_all_succeed() {
     let rt = Runtime::with_instances(
         RuntimeConfig {
             limits: Limits::default(),
-            cache_dir: None,
+            cache: None,
         },
         2,
     )

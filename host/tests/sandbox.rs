@@ -18,7 +18,7 @@ fn runtime() -> Runtime {
             deadline: Duration::from_millis(100),
             memory_bytes: 64 << 20,
         },
-        cache_dir: None,
+        cache: None,
     })
     .expect("runtime")
 }

@@ -18,7 +18,7 @@ use reconciler_host::operator::replica::metrics::Metrics;
 use reconciler_host::operator::write::authority::AuthorityConfig;
 use reconciler_host::operator::write::plans::PlanConfig;
 use reconciler_host::operator::{self, OperatorConfig, RollbackPolicy};
-use reconciler_host::runtime::{Runtime, RuntimeConfig};
+use reconciler_host::runtime::{ArtifactCache, Runtime, RuntimeConfig};
 
 use super::native::NativeEvidenceAgent;
 
@@ -32,7 +32,7 @@ pub const ROLE: &str = "BENCH_OPERATOR_NATIVE_HOST";
 pub fn main() -> Result<()> {
     logs();
     let mut args = std::env::args().skip(1);
-    let (mut cache_dir, mut guests, mut namespaces, mut metrics_addr) = (None, None, vec![], None);
+    let (mut cache, mut guests, mut namespaces, mut metrics_addr) = (None, None, vec![], None);
     let mut settings: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut concurrency = 4usize;
     while let Some(arg) = args.next() {
@@ -43,7 +43,7 @@ pub fn main() -> Result<()> {
             .next()
             .with_context(|| format!("{arg} without a value"))?;
         match arg.as_str() {
-            "--cache-dir" => cache_dir = Some(PathBuf::from(value)),
+            "--cache-dir" => cache = Some(ArtifactCache::new(PathBuf::from(value))),
             "--guests" => guests = Some(PathBuf::from(value)),
             "--namespaces" => namespaces.push(value),
             "--metrics-addr" => metrics_addr = Some(value.parse()?),
@@ -61,7 +61,7 @@ pub fn main() -> Result<()> {
     }
     let runtime = Runtime::with_instances(
         RuntimeConfig {
-            cache_dir,
+            cache,
             ..RuntimeConfig::default()
         },
         u32::try_from(concurrency + 4).unwrap_or(1024),

@@ -14,7 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
 use reconciler_conventions::kind::KindSpec;
-use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
+use reconciler_host::runtime::{ArtifactCache, Limits, Runtime, RuntimeConfig};
 use serde_json::Value;
 
 use crate::guests as support;
@@ -99,7 +99,7 @@ fn build_fixture(guests: &'static Guests) -> Fixture {
     // the kind spec the CRD is rendered from.
     let runtime = Runtime::new(RuntimeConfig {
         limits: Limits::default(),
-        cache_dir: Some(cache_dir.clone()),
+        cache: Some(ArtifactCache::new(cache_dir.clone())),
     })
     .expect("a runtime");
     let mut specs = Vec::new();

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
-use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig};
+use reconciler_host::runtime::{ArtifactCache, Limits, Runtime, RuntimeConfig, artifacts};
 
 #[derive(Parser)]
 #[command(
@@ -125,6 +125,11 @@ struct RuntimeArgs {
     /// Where compiled guests are cached (default: ~/.cache/reconciler-host/modules).
     #[arg(long, global = true, env = "GUEST_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
+    /// The most the compiled guests' cache keeps, in MiB: past it, the
+    /// artifacts loaded longest ago go first.
+    #[arg(long, global = true, value_name = "MIB", env = "GUEST_CACHE_MAX_MIB",
+          default_value_t = artifacts::DEFAULT_MAX_BYTES >> 20)]
+    cache_max_mib: u64,
     /// Compile every guest afresh; keep no compiled artifacts.
     #[arg(long, global = true)]
     no_cache: bool,
@@ -146,12 +151,13 @@ const NOT_APPLYING: &[(&str, &[&str])] = &[
 
 /// The shared options: logging, traces and the guest runtime's, which
 /// `new` and `plan` (no guest runs) have no use for.
-const GUEST_OPTIONS: [&str; 6] = [
+const GUEST_OPTIONS: [&str; 7] = [
     "log_format",
     "otlp_endpoint",
     "deadline_ms",
     "memory_mib",
     "cache_dir",
+    "cache_max_mib",
     "no_cache",
 ];
 
@@ -178,7 +184,6 @@ impl Cli {
 impl RuntimeArgs {
     /// The runtime, its instance pool holding `instances` guests at once.
     fn runtime(&self, instances: u32) -> anyhow::Result<Runtime> {
-        let defaults = RuntimeConfig::default();
         Runtime::with_instances(
             RuntimeConfig {
                 limits: Limits {
@@ -186,10 +191,16 @@ impl RuntimeArgs {
                     memory_bytes: usize::try_from(self.memory_mib << 20)
                         .expect("at most 4 GiB fits a usize on a 64-bit host"),
                 },
-                cache_dir: if self.no_cache {
+                cache: if self.no_cache {
                     None
                 } else {
-                    self.cache_dir.clone().or(defaults.cache_dir)
+                    self.cache_dir
+                        .clone()
+                        .or_else(ArtifactCache::default_dir)
+                        .map(|dir| {
+                            ArtifactCache::new(dir)
+                                .bounded(self.cache_max_mib.saturating_mul(1 << 20))
+                        })
                 },
             },
             instances,

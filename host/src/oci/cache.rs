@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::OciError;
 use super::layout::Packaged;
+use crate::disk_bound;
 use crate::runtime::artifacts;
 
 /// A directory of pulled modules, one folder per manifest digest.
@@ -81,9 +82,7 @@ impl ModuleCache {
             files.push((name, std::fs::read(folder.join(format!("file-{i}"))).ok()?));
         }
         // Read now: the last to go when the cache is over its bound.
-        if let Ok(file) = std::fs::File::options().append(true).open(&record) {
-            let _ = file.set_modified(std::time::SystemTime::now());
-        }
+        disk_bound::mark_read(&record);
         Some((Packaged { wasm, files }, kept.kind))
     }
 
@@ -120,31 +119,26 @@ impl ModuleCache {
     }
 
     /// Removes the modules read longest ago until the cache is within its
-    /// bound, never `keep` (the one just kept). A folder that cannot be
-    /// measured or removed is left; the bound is kept on the next put.
+    /// bound, never `keep` (the one just kept).
     fn evict(&self, keep: &Path) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
-        let mut folders: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        let folders = entries
             .flatten()
             .filter_map(|entry| {
                 let path = entry.path();
                 let read = std::fs::metadata(path.join(RECORD)).ok()?.modified().ok()?;
-                Some((read, size(&path), path))
+                Some(disk_bound::Entry {
+                    read,
+                    bytes: size(&path),
+                    path,
+                })
             })
             .collect();
-        let mut total: u64 = folders.iter().map(|(_, bytes, _)| bytes).sum();
-        folders.sort();
-        for (_, bytes, path) in folders {
-            if total <= self.max_bytes {
-                break;
-            }
-            if path != keep && std::fs::remove_dir_all(&path).is_ok() {
-                tracing::info!(folder = %path.display(), bytes, "removed a pulled module read longest ago: the cache is over its bound");
-                total -= bytes;
-            }
-        }
+        disk_bound::evict("pulled modules", folders, self.max_bytes, keep, |path| {
+            std::fs::remove_dir_all(path)
+        });
     }
 }
 

@@ -8,6 +8,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::disk_bound;
+
 /// The hex SHA-256 of a module's bytes: its identity.
 pub fn digest(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(64);
@@ -17,19 +19,36 @@ pub fn digest(bytes: &[u8]) -> String {
     out
 }
 
-/// A directory of precompiled components.
+/// A directory of precompiled components, bounded in bytes.
 #[derive(Clone, Debug)]
 pub struct ArtifactCache {
     dir: PathBuf,
+    /// The most it keeps (the artifact stored last is kept whatever its
+    /// size).
+    max_bytes: u64,
 }
+
+/// The bound of a cache unless told (1 GiB: about five hundred Rust guests'
+/// artifacts, or twenty-eight JavaScript or Python ones', 36 MB each).
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
 impl ArtifactCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ArtifactCache { dir: dir.into() }
+        ArtifactCache {
+            dir: dir.into(),
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+
+    /// Keeping at most `max_bytes`: past it, the artifacts loaded longest
+    /// ago go first.
+    pub fn bounded(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
     }
 
     /// `$XDG_CACHE_HOME/reconciler-host/modules`, or under `~/.cache`.
-    pub(crate) fn default_dir() -> Option<PathBuf> {
+    pub fn default_dir() -> Option<PathBuf> {
         std::env::var_os("XDG_CACHE_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
@@ -60,6 +79,7 @@ impl ArtifactCache {
             // a directory only the host writes. wasmtime checks the
             // artifact's header against the engine before using it.
             if let Ok(c) = unsafe { Component::deserialize_file(engine, &path) } {
+                disk_bound::mark_read(&path);
                 return Ok((c, true));
             }
         }
@@ -68,8 +88,9 @@ impl ArtifactCache {
         Ok((component, false))
     }
 
-    /// Writes atomically (a temporary file renamed into place). A failure
-    /// to write only costs a later recompile, so it is logged, not raised.
+    /// Writes atomically (a temporary file renamed into place), then keeps
+    /// the cache within its bound. A failure to write only costs a later
+    /// recompile, so it is logged, not raised.
     fn store(&self, path: &Path, artifact: &[u8]) {
         let result = std::fs::create_dir_all(&self.dir).and_then(|()| {
             let tmp = path.with_extension(format!("tmp{}", std::process::id()));
@@ -78,6 +99,92 @@ impl ArtifactCache {
         });
         if let Err(e) = result {
             tracing::warn!(path = %path.display(), error = %e, "cannot store the compiled artifact");
+            return;
         }
+        self.evict(path);
+    }
+
+    /// Removes the artifacts loaded longest ago until the cache is within
+    /// its bound, never `keep` (the one just stored). Another host sharing
+    /// the directory that is loading one removed compiles it again.
+    fn evict(&self, keep: &Path) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let artifacts = entries
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|e| {
+                let meta = e.metadata().ok()?;
+                Some(disk_bound::Entry {
+                    read: meta.modified().ok()?,
+                    bytes: meta.len(),
+                    path: e.path(),
+                })
+            })
+            .collect();
+        disk_bound::evict("compiled guests", artifacts, self.max_bytes, keep, |path| {
+            std::fs::remove_file(path)
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn component(export: &str) -> Vec<u8> {
+        wat::parse_str(format!(
+            r#"(component (core module (func (export "{export}"))))"#
+        ))
+        .expect("a component")
+    }
+
+    #[test]
+    fn past_its_bound_the_artifact_loaded_longest_ago_goes_first() {
+        let dir = std::env::temp_dir().join(format!("artifact-cache-bound-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let engine = Engine::default();
+        let [a, b, c] = ["a", "b", "c"].map(component);
+        let path = |bytes: &[u8]| ArtifactCache::new(&dir).path_for(&engine, &digest(bytes));
+        let from_cache = |cache: &ArtifactCache, bytes: &[u8]| {
+            cache
+                .load(&engine, bytes, &digest(bytes))
+                .expect("compiled")
+                .1
+        };
+        let loaded_at = |bytes: &[u8], seconds: u64| {
+            let file = std::fs::File::options()
+                .append(true)
+                .open(path(bytes))
+                .unwrap();
+            file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds))
+                .unwrap();
+        };
+        assert!(!from_cache(&ArtifactCache::new(&dir), &a), "compiled");
+        let one = std::fs::metadata(path(&a)).unwrap().len();
+        // Room for two artifacts (all three the same size), not three.
+        let cache = ArtifactCache::new(&dir).bounded(one * 5 / 2);
+        loaded_at(&a, 100);
+        assert!(!from_cache(&cache, &b), "compiled");
+        loaded_at(&b, 200);
+        // a is loaded after b was stored: b is now the one loaded longest ago.
+        assert!(from_cache(&cache, &a), "a from the cache");
+        assert!(!from_cache(&cache, &c), "compiled");
+        assert!(!path(&b).exists(), "loaded longest ago, removed");
+        assert!(path(&a).exists() && path(&c).exists());
+        // An artifact bigger than the bound is kept alone, whatever its size.
+        let d = component("d");
+        assert!(
+            !from_cache(&ArtifactCache::new(&dir).bounded(1), &d),
+            "compiled"
+        );
+        let kept: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(kept, [path(&d)]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,7 +11,7 @@ pub mod sandbox;
 pub mod slots;
 mod ticker;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,15 +38,16 @@ pub(crate) const MAX_MODULE_BYTES: u64 = 64 << 20;
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
     pub limits: Limits,
-    /// Where compiled artifacts are kept; `None` compiles every load.
-    pub cache_dir: Option<PathBuf>,
+    /// Where compiled artifacts are kept, and how many bytes of them;
+    /// `None` compiles every load.
+    pub cache: Option<ArtifactCache>,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             limits: Limits::default(),
-            cache_dir: ArtifactCache::default_dir(),
+            cache: ArtifactCache::default_dir().map(ArtifactCache::new),
         }
     }
 }
@@ -170,7 +171,7 @@ impl Runtime {
             linker,
             limits: config.limits,
             epoch_tick,
-            cache: config.cache_dir.map(ArtifactCache::new),
+            cache: config.cache,
             slots: Arc::new(Slots::new(instances, wait)),
             _ticker: ticker,
         })

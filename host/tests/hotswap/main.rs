@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::DynamicObject;
-use reconciler_host::runtime::{Limits, Runtime, RuntimeConfig, artifacts::digest};
+use reconciler_host::runtime::{ArtifactCache, Limits, Runtime, RuntimeConfig, artifacts::digest};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -81,7 +81,7 @@ fn variants() -> &'static Variants {
         // they land, as in production.
         let runtime = Runtime::new(RuntimeConfig {
             limits: Limits::default(),
-            cache_dir: Some(cache_dir.clone()),
+            cache: Some(ArtifactCache::new(cache_dir.clone())),
         })
         .expect("a runtime");
         let module = runtime
