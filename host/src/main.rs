@@ -41,7 +41,8 @@ fn main() -> ExitCode {
 /// coloured only when stderr is a terminal (files and pipes get no escape
 /// codes), or one JSON object a line with the current span's fields. With
 /// `traces`, spans are exported too (their own filter: the host's spans
-/// and kube's requests, whatever `RUST_LOG` says).
+/// and kube's requests, whatever `RUST_LOG` says). Neither carries an
+/// answer's body, whatever the level (`telemetry::no_bodies`).
 fn logs(format: cli::LogFormat, traces: Option<&SdkTracerProvider>) {
     use std::io::IsTerminal as _;
     use tracing_subscriber::Layer as _;
@@ -66,9 +67,10 @@ fn logs(format: cli::LogFormat, traces: Option<&SdkTracerProvider>) {
             .with_tracer(telemetry::tracer(provider))
             .with_filter(telemetry::traced())
     });
+    let no_bodies = tracing_subscriber::filter::filter_fn(telemetry::no_bodies);
     tracing_subscriber::registry()
-        .with(lines.with_filter(filter))
-        .with(spans)
+        .with(lines.with_filter(filter).with_filter(no_bodies.clone()))
+        .with(spans.map(|spans| spans.with_filter(no_bodies)))
         .init();
 }
 

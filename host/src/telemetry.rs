@@ -2,12 +2,14 @@
 //! set, off and free when not. A pass is the `reconcile` span with its
 //! parent's identity; its guest evaluation (`evaluate`), its plan (`plan`)
 //! and each API request kube sends (`HTTP`, with method, URL and status)
-//! are its children.
+//! are its children. And what neither logs nor traces carry: the bodies of
+//! the API server's answers ([`no_bodies`]).
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use tracing::Metadata;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
 /// Why traces could not be set up.
@@ -66,9 +68,66 @@ pub fn traced() -> Targets {
         .with_target("kube_client", LevelFilter::DEBUG)
 }
 
+/// The module of kube's client whose events carry the whole body of an
+/// answer: one it could not decode (WARN), a Status (TRACE), an error it
+/// could not parse (DEBUG).
+const KUBE_CLIENT_BODIES: &str = "kube_client::client";
+
+/// Whether `meta` may be logged or traced: anything but the events of
+/// kube's client module that write an answer's body (a user's object, up
+/// to megabytes, at every retry: issue 49). What they say reaches the host
+/// as the request's error, which names no body; the requests' spans (a
+/// module of their own) are kept.
+pub fn no_bodies(meta: &Metadata<'_>) -> bool {
+    !(meta.is_event() && meta.target() == KUBE_CLIENT_BODIES)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::filter_fn;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    #[test]
+    fn no_level_logs_the_body_kube_could_not_decode() {
+        let written = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let writer = {
+            let written = written.clone();
+            move || Writer(written.clone())
+        };
+        let lines = tracing_subscriber::fmt::layer()
+            .with_writer(writer)
+            .with_filter(LevelFilter::TRACE)
+            .with_filter(filter_fn(no_bodies));
+        let subscriber = tracing_subscriber::registry().with(lines);
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(target: "kube_client::client", "{{\"secret\": 1}}, recursion limit");
+            tracing::trace!(target: "kube_client::client", "Status from {{\"secret\": 1}}");
+            tracing::debug!(target: "kube_client::client::builder", "requesting");
+            tracing::warn!(target: "reconciler_host::operator", "kept");
+        });
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        assert!(!text.contains("secret"), "{text}");
+        assert!(
+            text.contains("requesting") && text.contains("kept"),
+            "{text}"
+        );
+    }
+
+    struct Writer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Writer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     #[test]
     fn only_plain_http_endpoints_are_taken() {

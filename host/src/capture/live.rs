@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::DynamicObject;
-use kube::{Api, Client};
+use kube::Client;
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -15,7 +14,7 @@ use crate::facts::ObjectSource;
 use crate::operator::cluster::cache::{CacheEvent, ClusterSource, ObjectCache};
 use crate::operator::cluster::health::WatchHealth;
 use crate::operator::cluster::past_cache_reads::Rounds;
-use crate::operator::cluster::probe;
+use crate::operator::cluster::{decode, probe};
 use crate::operator::kinds::watches::{Watches, reads_of};
 use crate::operator::replica::metrics::Metrics;
 use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
@@ -189,11 +188,7 @@ async fn read_parent(
     resource: &kube::core::ApiResource,
     target: &Subject,
 ) -> Result<Value, CaptureError> {
-    let api: Api<DynamicObject> = if target.namespace.is_empty() {
-        Api::all_with(client.clone(), resource)
-    } else {
-        Api::namespaced_with(client.clone(), &target.namespace, resource)
-    };
+    let api = decode::api(client, resource, &target.namespace);
     let parent = format!("{} {target}", kind.kind);
     let found = match api.get_opt(&target.name).await {
         Ok(Some(found)) => found,
@@ -216,7 +211,7 @@ async fn read_parent(
             });
         }
     };
-    let object = serde_json::to_value(found).expect("an object read is JSON");
+    let object = found.into_value();
     let cache = ObjectCache::new(kind.clone());
     let (admitted, _) = cache
         .apply(object)

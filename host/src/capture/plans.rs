@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DynamicObject, ListParams};
+use kube::api::ListParams;
 use kube::{Api, Client};
 use reconciler_conventions::kind::KindSpec;
 use serde_json::{Map, Value, json};
@@ -16,7 +16,7 @@ use super::live::Subject;
 use crate::children::pending;
 use crate::contract::model::Change;
 use crate::facts::ObjectSource;
-use crate::operator::cluster::probe;
+use crate::operator::cluster::{decode, probe};
 use crate::plan::digest;
 use crate::plan::gates::{self, KindGates, SchemaFields};
 use crate::plan::record::{self, Decision, Divergence, PARENT_UID_LABEL, Phase, Plan};
@@ -57,11 +57,7 @@ pub async fn record(
         return Ok(Recorded::default());
     }
     let what = format!("the ReconcilePlans of {} {target}", spec.kind);
-    let api: Api<DynamicObject> = if target.namespace.is_empty() {
-        Api::all_with(client.clone(), &record::resource())
-    } else {
-        Api::namespaced_with(client.clone(), &target.namespace, &record::resource())
-    };
+    let api = decode::api(client, &record::resource(), &target.namespace);
     let uid = parent["metadata"]["uid"].as_str().unwrap_or_default();
     let listed = api
         .list(&ListParams::default().labels(&format!("{PARENT_UID_LABEL}={uid}")))
@@ -70,7 +66,7 @@ pub async fn record(
     let mut plans: Vec<Plan> = listed
         .items
         .into_iter()
-        .filter_map(|o| Plan::of(&serde_json::to_value(o).ok()?))
+        .filter_map(|o| Plan::of(&o.into_value()))
         .collect();
     plans.sort_by(|a, b| (&a.created, &a.name).cmp(&(&b.created, &b.name)));
     let mut block = Map::new();

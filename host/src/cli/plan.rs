@@ -8,6 +8,7 @@ use k8s_openapi::api::authentication::v1::{SelfSubjectReview, UserInfo};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::{Api, Client};
+use reconciler_host::operator::cluster::decode::{self, Decoded};
 use serde_json::{Value, json};
 
 /// `plan`'s arguments.
@@ -104,7 +105,7 @@ impl Decision {
 
 /// One plan, by name and namespace.
 struct Plans {
-    api: Api<DynamicObject>,
+    api: Api<Decoded>,
     namespace: String,
     name: String,
 }
@@ -119,7 +120,7 @@ impl Plans {
             "reconcileplans",
         );
         Plans {
-            api: Api::namespaced_with(client.clone(), &namespace, &resource),
+            api: decode::api(client, &resource, &namespace),
             namespace,
             name: target.name,
         }
@@ -132,7 +133,7 @@ impl Plans {
 
     async fn get(&self) -> anyhow::Result<DynamicObject> {
         match self.api.get(&self.name).await {
-            Ok(plan) => Ok(plan),
+            Ok(plan) => Ok(plan.into_inner()),
             Err(kube::Error::Api(e))
                 if e.code == 404 && e.message.contains("could not find the requested resource") =>
             {
@@ -169,18 +170,16 @@ impl Plans {
     ) -> Option<Result<String, String>> {
         let reference = plan.data["spec"]["effects"].get("configMapRef")?;
         let name = reference["name"].as_str().unwrap_or_default();
-        let api: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            &self.namespace,
+        let api = decode::api(
+            client,
             &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+            &self.namespace,
         );
         let checked = match api.get_opt(name).await {
-            Ok(Some(config_map)) => serde_json::to_value(config_map)
-                .map_err(|e| e.to_string())
-                .and_then(|cm| {
-                    reconciler_host::plan::artifact::verify(reference, &cm)
-                        .map_err(|e| e.to_string())
-                }),
+            Ok(Some(config_map)) => {
+                reconciler_host::plan::artifact::verify(reference, &config_map.into_value())
+                    .map_err(|e| e.to_string())
+            }
             Ok(None) => Err(reconciler_host::plan::artifact::ArtifactError::Missing(
                 name.to_owned(),
             )

@@ -9,6 +9,7 @@ use kube::discovery::Scope;
 use kube::{Api, Client};
 use reconciler_host::children::bodies::Owner;
 use reconciler_host::marks::FIELD_MANAGER;
+use reconciler_host::operator::cluster::decode::{self, Decoded};
 use reconciler_host::plan::review::{self, body, diff, gvk, overlay, title};
 use serde_json::Value;
 
@@ -119,9 +120,9 @@ async fn compared(
             .map_err(|e| e.to_string());
         resources.insert(gvk.clone(), resolved);
     }
-    let api: Api<DynamicObject> = match &resources[&gvk] {
-        Ok((resource, true)) => Api::namespaced_with(client.clone(), owner.namespace, resource),
-        Ok((resource, false)) => Api::all_with(client.clone(), resource),
+    let api = match &resources[&gvk] {
+        Ok((resource, true)) => decode::api(client, resource, owner.namespace),
+        Ok((resource, false)) => decode::api(client, resource, ""),
         Err(e) => {
             return (
                 format!(
@@ -133,7 +134,7 @@ async fn compared(
         }
     };
     let live = match api.get_opt(name).await {
-        Ok(live) => live.map(|l| serde_json::to_value(l).unwrap_or_default()),
+        Ok(live) => live.map(Decoded::into_value),
         Err(kube::Error::Api(e)) if e.code == 403 => {
             return (
                 format!(
@@ -211,7 +212,7 @@ async fn compared(
 }
 
 /// The resource an `Api` is about, as RBAC names it.
-fn plural(api: &Api<DynamicObject>) -> String {
+fn plural(api: &Api<Decoded>) -> String {
     let url = api.resource_url();
     url.rsplit('/').next().unwrap_or_default().to_owned()
 }

@@ -12,13 +12,13 @@
 
 use std::collections::BTreeMap;
 
-use kube::api::{DynamicObject, ListParams};
-use kube::{Api, Client};
+use kube::Client;
+use kube::api::ListParams;
 use serde_json::Value;
 
 use crate::capture::{CaptureError, Subject, live};
 use crate::operator::cluster::cache::ObjectCache;
-use crate::operator::cluster::probe;
+use crate::operator::cluster::{decode, probe};
 use crate::operator::kinds::watches::reads_of;
 pub use crate::pass::compare::{self, Difference};
 use crate::runtime::GuestModule;
@@ -95,11 +95,12 @@ async fn list_parents(
     let cache = ObjectCache::new(kind.clone());
     let mut parents: Vec<Value> = Vec::new();
     for scope in scopes {
-        let api: Api<DynamicObject> = if scope.is_empty() || !resolved.namespaced {
-            Api::all_with(client.clone(), &resolved.resource)
+        let scope = if resolved.namespaced {
+            scope.as_str()
         } else {
-            Api::namespaced_with(client.clone(), scope, &resolved.resource)
+            ""
         };
+        let api = decode::api(client, &resolved.resource, scope);
         let listed = api
             .list(&ListParams::default())
             .await
@@ -114,8 +115,7 @@ async fn list_parents(
                 },
             })?;
         for object in listed.items {
-            let object = serde_json::to_value(object).expect("an object read is JSON");
-            if let Some((admitted, _)) = cache.apply(object) {
+            if let Some((admitted, _)) = cache.apply(object.into_value()) {
                 parents.push((*admitted).clone());
             }
         }

@@ -1,22 +1,29 @@
 //! Decoding what the API server sends, one object at a time and bounded:
-//! an object nested deeper than [`MAX_DEPTH`] is one bad object (cached
-//! with what the host could read of it and marked), never a failed list,
-//! a restarted watch or a write taken for failed.
+//! every list, watch and write answer the host reads goes through
+//! [`Decoded`], so an object nested deeper than [`MAX_DEPTH`] or larger
+//! than [`MAX_OBJECT_BYTES`] is one bad object (read with what the host
+//! could read of it, and marked), never a failed list, a restarted watch,
+//! a failed start or a write taken for failed.
 //!
 //! kube decodes a list or a watch event whole, with serde_json's recursion
 //! limit (128 levels): one object past it failed the whole list of its
-//! kind in its namespace, for ever (issue 31). [`Decoded`] is the type the
-//! host's watches and writes decode into instead: it takes each object's
-//! text as it is (serde_json skips a value without recursing), scans its
+//! kind in its namespace, for ever (issue 31), and a typed metadata list
+//! stopped the host's start and the ring's coordinator (issue 49). Its
+//! client also logs the whole body it could not decode, which the host's
+//! log filter silences (`telemetry`). [`Decoded`] takes each object's text
+//! as it is (serde_json skips a value without recursing), scans its
 //! nesting without recursing, replaces what lies deeper than the bound by
-//! `null` and records where.
+//! `null` and records where, then decodes the shape asked for ([`Shape`]).
 
 use std::borrow::Cow;
+use std::ops::Deref;
 
-use kube::api::{ApiResource, DynamicObject, ObjectMeta};
-use kube::core::{DynamicResourceScope, Resource};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{ApiResource, DynamicObject, ObjectMeta, PartialObjectMeta};
+use kube::core::Resource;
 use kube::{Api, Client};
-use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::de::{Deserialize, DeserializeOwned, Deserializer, Error as _};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -28,28 +35,64 @@ use crate::marks::UNDECODABLE;
 /// enough for the facts around an object a guest decodes.
 pub(crate) const MAX_DEPTH: usize = 100;
 
+/// The largest object the host reads whole: twice what etcd stores by
+/// default (1.5 MiB a request). Past it only `apiVersion`, `kind` and the
+/// metadata (without managedFields) are read, and the object is marked.
+pub(crate) const MAX_OBJECT_BYTES: usize = 3 << 20;
+
 /// At most this many field names of a path are shown (the first and the
 /// last ones), so that a message naming a path stays short.
 const SHOWN_SEGMENTS: usize = 8;
 
+/// What an answer is decoded into, and whether the host reads its
+/// `metadata.managedFields`: where it does not, they are dropped from the
+/// text before decoding (they mirror every field set, one level deeper).
+pub trait Shape: DeserializeOwned {
+    /// Whether the host reads the object's managedFields (the cache keeps
+    /// the host's own status entry: `managed_fields`).
+    const MANAGED_FIELDS: bool;
+}
+
+impl Shape for DynamicObject {
+    const MANAGED_FIELDS: bool = true;
+}
+
+impl Shape for PartialObjectMeta<DynamicObject> {
+    const MANAGED_FIELDS: bool = false;
+}
+
+/// The ring reads who set a member Lease's label (`ring::members`).
+impl Shape for Lease {
+    const MANAGED_FIELDS: bool = true;
+}
+
 /// An object as the host decoded it: whole, or with what lies deeper than
-/// [`MAX_DEPTH`] cut off and the reason kept.
+/// [`MAX_DEPTH`] (or past [`MAX_OBJECT_BYTES`]) cut off and the reason kept.
 #[derive(Clone, Debug)]
-pub struct Decoded {
-    object: DynamicObject,
+pub struct Decoded<K = DynamicObject> {
+    object: K,
     undecodable: Option<String>,
 }
 
-impl Decoded {
+impl<K: Shape> Decoded<K> {
     /// Decodes one object's JSON text.
     pub(crate) fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        let (text, too_deep) = prune(text);
-        let object = serde_json::from_str::<DynamicObject>(&text)?;
+        let (text, undecodable) = prune(text, K::MANAGED_FIELDS);
+        let object = serde_json::from_str::<K>(&text)?;
         Ok(Decoded {
             object,
-            undecodable: too_deep
-                .map(|path| format!("{path} nests deeper than {MAX_DEPTH} levels")),
+            undecodable,
         })
+    }
+}
+
+impl<K> Decoded<K> {
+    /// An object the host sends (a create's body): nothing cut.
+    pub fn new(object: K) -> Self {
+        Decoded {
+            object,
+            undecodable: None,
+        }
     }
 
     /// Why the host could not read the whole object, if it could not.
@@ -57,9 +100,24 @@ impl Decoded {
         self.undecodable.as_deref()
     }
 
+    /// The object as decoded (what could be read of it).
+    pub fn into_inner(self) -> K {
+        self.object
+    }
+}
+
+impl<K> Deref for Decoded<K> {
+    type Target = K;
+
+    fn deref(&self) -> &K {
+        &self.object
+    }
+}
+
+impl Decoded<DynamicObject> {
     /// The object as JSON; an object not read whole carries the reason
     /// under the host's mark ([`undecodable`] reads it back).
-    pub(crate) fn into_value(self) -> Value {
+    pub fn into_value(self) -> Value {
         let mut value = serde_json::to_value(self.object).unwrap_or(Value::Null);
         if let (Some(why), Some(o)) = (self.undecodable, value.as_object_mut()) {
             o.insert(UNDECODABLE.to_owned(), Value::String(why));
@@ -69,7 +127,9 @@ impl Decoded {
 }
 
 /// The API of `resource` in `namespace` (every namespace when empty),
-/// decoding its answers as [`Decoded`].
+/// decoding its answers as [`Decoded`]. With [`metadata_api`] and
+/// [`leases`], the only place the host makes an `Api` of a kind whose
+/// objects a user shapes (`host/tests/layout.rs` checks it).
 pub fn api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<Decoded> {
     if namespace.is_empty() {
         Api::all_with(client.clone(), resource)
@@ -78,49 +138,79 @@ pub fn api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<Deco
     }
 }
 
+/// The metadata-only API of `resource` in `namespace` (every namespace
+/// when empty): lists and watches ask the server for metadata alone, each
+/// object decoded bounded and without its managedFields.
+pub fn metadata_api(
+    client: &Client,
+    resource: &ApiResource,
+    namespace: &str,
+) -> Api<Decoded<PartialObjectMeta<DynamicObject>>> {
+    if namespace.is_empty() {
+        Api::all_with(client.clone(), resource)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, resource)
+    }
+}
+
+/// The Leases of `namespace`, decoded bounded.
+pub fn leases(client: &Client, namespace: &str) -> Api<Decoded<Lease>> {
+    Api::namespaced(client.clone(), namespace)
+}
+
 /// Why the host could not read the whole of a cached object, if it could
 /// not (see [`Decoded::into_value`]).
 pub fn undecodable(object: &Value) -> Option<&str> {
     object.get(UNDECODABLE).and_then(Value::as_str)
 }
 
-impl<'de> Deserialize<'de> for Decoded {
+impl<'de, K: Shape> Deserialize<'de> for Decoded<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         Decoded::from_text(raw.get()).map_err(D::Error::custom)
     }
 }
 
-impl Resource for Decoded {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
+impl<K: Serialize> Serialize for Decoded<K> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.object.serialize(serializer)
+    }
+}
 
-    fn kind(dt: &ApiResource) -> Cow<'_, str> {
-        DynamicObject::kind(dt)
+impl<K: Resource> Resource for Decoded<K> {
+    type DynamicType = K::DynamicType;
+    type Scope = K::Scope;
+
+    fn kind(dt: &K::DynamicType) -> Cow<'_, str> {
+        K::kind(dt)
     }
 
-    fn group(dt: &ApiResource) -> Cow<'_, str> {
-        DynamicObject::group(dt)
+    fn group(dt: &K::DynamicType) -> Cow<'_, str> {
+        K::group(dt)
     }
 
-    fn version(dt: &ApiResource) -> Cow<'_, str> {
-        DynamicObject::version(dt)
+    fn version(dt: &K::DynamicType) -> Cow<'_, str> {
+        K::version(dt)
     }
 
-    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
-        DynamicObject::api_version(dt)
+    fn api_version(dt: &K::DynamicType) -> Cow<'_, str> {
+        K::api_version(dt)
     }
 
-    fn plural(dt: &ApiResource) -> Cow<'_, str> {
-        DynamicObject::plural(dt)
+    fn plural(dt: &K::DynamicType) -> Cow<'_, str> {
+        K::plural(dt)
+    }
+
+    fn metadata_api() -> bool {
+        K::metadata_api()
     }
 
     fn meta(&self) -> &ObjectMeta {
-        &self.object.metadata
+        self.object.meta()
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.object.metadata
+        self.object.meta_mut()
     }
 }
 
@@ -131,13 +221,18 @@ enum Frame {
 }
 
 /// `text` with every array or object nested deeper than [`MAX_DEPTH`]
-/// replaced by `null`, and the path of the first one so replaced outside
-/// `metadata.managedFields` (the record of who set which field, whose
-/// entries mirror the object's fields a few levels deeper). Scans
-/// without recursing; `text` is JSON as the API server wrote it (a
-/// malformed text stays malformed, for the parser to name).
-fn prune(text: &str) -> (Cow<'_, str>, Option<String>) {
+/// replaced by `null`, and why the object is not read whole: the path of
+/// the first value so replaced outside `metadata.managedFields` (the
+/// record of who set which field, whose entries mirror the object's fields
+/// a few levels deeper), or its size past [`MAX_OBJECT_BYTES`], when all
+/// but `apiVersion`, `kind` and the metadata is replaced. The
+/// managedFields are replaced whole unless `managed_fields` (the shape
+/// reads them) and the object is within its size. Scans without
+/// recursing; `text` is JSON as the API server wrote it (a malformed text
+/// stays malformed, for the parser to name).
+fn prune(text: &str, managed_fields: bool) -> (Cow<'_, str>, Option<String>) {
     let bytes = text.as_bytes();
+    let oversize = text.len() > MAX_OBJECT_BYTES;
     let mut frames: Vec<Frame> = Vec::new();
     let mut pruned = String::new();
     let mut copied = 0;
@@ -154,6 +249,16 @@ fn prune(text: &str) -> (Cow<'_, str>, Option<String>) {
                     *key = serde_json::from_str(&text[i..end]).unwrap_or_default();
                     *expects_key = false;
                 }
+                i = end;
+                continue;
+            }
+            b':' if dropped(&frames, oversize, managed_fields) => {
+                let start = value_start(bytes, i + 1);
+                let end = any_value_end(bytes, start);
+                cut = true;
+                pruned.push_str(&text[copied..start]);
+                pruned.push_str("null");
+                copied = end;
                 i = end;
                 continue;
             }
@@ -188,11 +293,66 @@ fn prune(text: &str) -> (Cow<'_, str>, Option<String>) {
         }
         i += 1;
     }
+    let why = if oversize {
+        Some(format!(
+            "the object is {} bytes, more than the {} bytes the host reads whole (only its metadata was read)",
+            text.len(),
+            MAX_OBJECT_BYTES
+        ))
+    } else {
+        first.map(|path| format!("{path} nests deeper than {MAX_DEPTH} levels"))
+    };
     if !cut {
-        return (Cow::Borrowed(text), None);
+        return (Cow::Borrowed(text), why);
     }
     pruned.push_str(&text[copied..]);
-    (Cow::Owned(pruned), first)
+    (Cow::Owned(pruned), why)
+}
+
+/// Whether the value after the `:` the scan is at is replaced whole: the
+/// managedFields where the shape does not read them, and, of an object
+/// past its size, everything but its `apiVersion`, `kind` and metadata.
+fn dropped(frames: &[Frame], oversize: bool, managed_fields: bool) -> bool {
+    fn key(f: &Frame) -> Option<&str> {
+        match f {
+            Frame::Object { key, .. } => Some(key.as_str()),
+            Frame::Array { .. } => None,
+        }
+    }
+    match frames {
+        [top] => oversize && !matches!(key(top), Some("apiVersion" | "kind" | "metadata")),
+        [top, md] => {
+            key(top) == Some("metadata")
+                && key(md) == Some("managedFields")
+                && (oversize || !managed_fields)
+        }
+        _ => false,
+    }
+}
+
+/// The index of the first byte of the value at or after `from` (past
+/// whitespace).
+fn value_start(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The index just past the value (of any type) starting at `start`.
+fn any_value_end(bytes: &[u8], start: usize) -> usize {
+    match bytes.get(start) {
+        Some(b'"') => string_end(bytes, start),
+        Some(b'{' | b'[') => value_end(bytes, start),
+        _ => {
+            let mut i = start;
+            while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b']') {
+                i += 1;
+            }
+            i
+        }
+    }
 }
 
 /// Whether the innermost frame lies in `metadata.managedFields`.
@@ -298,7 +458,7 @@ mod tests {
     fn an_object_within_the_bound_is_decoded_whole_and_unmarked() {
         // 2 levels for the object and status, the rest nested: MAX_DEPTH in all.
         let text = object(&nested("deep", MAX_DEPTH - 1));
-        let decoded = Decoded::from_text(&text).expect("decodes");
+        let decoded = Decoded::<DynamicObject>::from_text(&text).expect("decodes");
         assert_eq!(decoded.undecodable(), None);
         let value = decoded.into_value();
         assert_eq!(undecodable(&value), None);
@@ -311,7 +471,7 @@ mod tests {
             r#"{{"ok":[1,{{"s":"a \"}}]{{"}}],"deep":{}}}"#,
             nested("x", 200)
         ));
-        let decoded = Decoded::from_text(&text).expect("decodes");
+        let decoded = Decoded::<DynamicObject>::from_text(&text).expect("decodes");
         assert_eq!(
             decoded.undecodable(),
             Some("status.deep.x.x…(92 levels)….x.x.x.x nests deeper than 100 levels")
@@ -334,7 +494,7 @@ mod tests {
     fn a_path_names_indices_and_quotes_unusual_keys() {
         let deep = nested("x", MAX_DEPTH);
         let text = object(&format!(r#"{{"list":[0,{{"a.b":{deep}}}]}}"#));
-        let why = Decoded::from_text(&text)
+        let why = Decoded::<DynamicObject>::from_text(&text)
             .unwrap()
             .undecodable()
             .map(str::to_owned);
@@ -356,7 +516,7 @@ mod tests {
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"a","managedFields":[{record}]}},"status":{}}}"#,
             nested("x", 97)
         );
-        let decoded = Decoded::from_text(&text).expect("decodes");
+        let decoded = Decoded::<DynamicObject>::from_text(&text).expect("decodes");
         assert_eq!(decoded.undecodable(), None);
         let value = decoded.into_value();
         assert_eq!(undecodable(&value), None);
@@ -392,5 +552,73 @@ mod tests {
         };
         assert_eq!(o.meta().resource_version.as_deref(), Some("7"));
         assert!(o.undecodable().is_some());
+    }
+
+    #[test]
+    fn metadata_decodes_without_managed_fields_whatever_their_depth() {
+        // A merge patch of a status 200 deep: its managedFields are as deep.
+        let record = format!(
+            r#"{{"manager":"m","fieldsV1":{{"f:status":{}}}}}"#,
+            nested("f:x", 200)
+        );
+        let item = format!(
+            r#"{{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{{"name":"a","namespace":"n","labels":{{"l":"v"}},"managedFields":[{record}]}}}}"#
+        );
+        let good = r#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"b"}}"#;
+        let list = format!(
+            r#"{{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{{"resourceVersion":"9"}},"items":[{item},{good}]}}"#
+        );
+        let items: kube::core::ObjectList<Decoded<PartialObjectMeta<DynamicObject>>> =
+            serde_json::from_str(&list).expect("the list decodes");
+        let a = &items.items[0];
+        assert_eq!(a.metadata.labels.as_ref().unwrap()["l"], "v");
+        assert_eq!(a.metadata.managed_fields, None);
+        assert_eq!(a.undecodable(), None);
+        assert_eq!(items.items[1].metadata.name.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn a_status_too_deep_is_read_as_metadata_and_said() {
+        let text = object(&nested("x", 300));
+        let decoded =
+            Decoded::<PartialObjectMeta<DynamicObject>>::from_text(&text).expect("decodes");
+        assert_eq!(decoded.metadata.resource_version.as_deref(), Some("7"));
+        assert!(
+            decoded
+                .undecodable()
+                .is_some_and(|w| w.starts_with("status.x"))
+        );
+    }
+
+    #[test]
+    fn an_object_past_its_size_is_read_as_its_metadata() {
+        let big = "a".repeat(MAX_OBJECT_BYTES);
+        let text = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"a","namespace":"n","managedFields":[{{"manager":"m"}}]}},"data":{{"k":"{big}"}},"note":"x","n":12}}"#
+        );
+        let decoded = Decoded::<DynamicObject>::from_text(&text).expect("decodes");
+        let why = decoded.undecodable().expect("said").to_owned();
+        assert!(
+            why.starts_with(&format!("the object is {} bytes", text.len())),
+            "{why}"
+        );
+        let value = decoded.into_value();
+        assert_eq!(value["metadata"]["name"], json!("a"));
+        assert_eq!(value["metadata"].get("managedFields"), None);
+        assert_eq!(value["data"], Value::Null);
+        assert_eq!(value["note"], Value::Null);
+        assert_eq!(value["n"], Value::Null);
+        assert_eq!(value["kind"], json!("ConfigMap"));
+    }
+
+    #[test]
+    fn a_lease_decodes_with_its_managed_fields() {
+        let text = r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}}]},"spec":{"holderIdentity":"h"}}"#;
+        let lease = Decoded::<Lease>::from_text(text).expect("decodes");
+        assert_eq!(lease.metadata.managed_fields.as_ref().map(Vec::len), Some(1));
+        assert_eq!(
+            lease.into_inner().spec.and_then(|s| s.holder_identity),
+            Some("h".to_owned())
+        );
     }
 }

@@ -1,13 +1,14 @@
 //! Start-up discovery: which kinds the cluster serves, and where the host
 //! may read the optional ones.
 
-use kube::api::{DynamicObject, ListParams};
+use kube::Client;
+use kube::api::ListParams;
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::discovery::Scope;
-use kube::{Api, Client};
 use reconciler_conventions::kind::KindRef;
 
 use crate::facts::Availability;
+use crate::operator::cluster::decode;
 
 /// Why the start fails.
 #[derive(Debug, thiserror::Error)]
@@ -91,12 +92,10 @@ pub async fn readable(
     resource: &ApiResource,
     namespace: &str,
 ) -> Result<Availability, ProbeError> {
-    let api: Api<DynamicObject> = if namespace.is_empty() {
-        Api::all_with(client.clone(), resource)
-    } else {
-        Api::namespaced_with(client.clone(), namespace, resource)
-    };
-    match api.list_metadata(&ListParams::default().limit(1)).await {
+    // Metadata only, each object decoded bounded: the first object of the
+    // kind may be one a user nested too deep (issue 49).
+    let api = decode::metadata_api(client, resource, namespace);
+    match api.list(&ListParams::default().limit(1)).await {
         Ok(_) => Ok(Availability::Available),
         Err(kube::Error::Api(s)) if s.code == 403 => Ok(Availability::Forbidden),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(Availability::NotServed),

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kube::api::{Patch, PatchParams};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use reconciler_conventions::engine::{self, Input, Outcome, Reported};
@@ -30,6 +30,7 @@ use reconciler_conventions::status::Status;
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::kinds::Registry;
 use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
@@ -113,11 +114,8 @@ pub(crate) async fn run(
         &GroupVersionKind::gvk(kind::GROUP, kind::VERSION, kind::KIND),
         kind::PLURAL,
     );
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    let entries = Api::all_with(
-        config.entries.clone().unwrap_or_else(|| client.clone()),
-        &resource,
-    );
+    let api = decode::api(&client, &resource, "");
+    let entries = decode::api(config.entries.as_ref().unwrap_or(&client), &resource, "");
     let writer = StatusWriter::new(client.clone(), resource.clone());
     let mut guest_modules = GuestModules {
         spec,
@@ -172,7 +170,7 @@ pub(crate) async fn run(
 struct GuestModules {
     spec: KindSpec,
     /// Where this replica writes its own entries.
-    entries: Api<DynamicObject>,
+    entries: Api<Decoded>,
     writer: StatusWriter,
     config: GuestModulesConfig,
     objects: BTreeMap<String, Tracked>,
@@ -190,8 +188,8 @@ fn generation_of(object: &Value) -> i64 {
 }
 
 impl GuestModules {
-    fn seen(&mut self, object: DynamicObject) {
-        let object = serde_json::to_value(object).expect("an object serializes");
+    fn seen(&mut self, object: Decoded) {
+        let object = object.into_value();
         let name = name_of(&object);
         match self.objects.get_mut(&name) {
             Some(tracked) => tracked.object = object,
@@ -211,7 +209,7 @@ impl GuestModules {
         }
     }
 
-    fn deleted(&mut self, object: &DynamicObject) {
+    fn deleted(&mut self, object: &Decoded) {
         let name = object.metadata.name.clone().unwrap_or_default();
         if self.objects.remove(&name).is_some() {
             tracing::info!(

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use kube::api::{DynamicObject, ListParams};
-use kube::{Api, Client};
+use kube::Client;
+use kube::api::ListParams;
 use reconciler_conventions::engine;
 use reconciler_conventions::status::Status;
 
+use crate::operator::cluster::decode;
 use crate::operator::cluster::namespaces::{LeftOut, not_watched_message};
 use crate::operator::kinds::Kind;
 use crate::operator::replica::leadership::Shard;
@@ -40,7 +41,7 @@ pub(crate) async fn mark_not_watched(
             if !spec.namespaced {
                 continue;
             }
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &kind.resource);
+            let api = decode::api(client, &kind.resource, ns);
             let listed = match api.list(&ListParams::default()).await {
                 Ok(l) => l.items,
                 Err(e) => {
@@ -50,7 +51,7 @@ pub(crate) async fn mark_not_watched(
             };
             let label = Metrics::kind(&kind.resource.kind);
             for object in listed {
-                let mut parent = serde_json::to_value(object).unwrap_or_default();
+                let mut parent = object.into_value();
                 if let Some(o) = parent.as_object_mut() {
                     o.insert(
                         "apiVersion".into(),

@@ -34,7 +34,7 @@ use crate::facts::{ApplyOutcome, ChangeState};
 use crate::marks::{ADOPT, FIELD_MANAGER};
 pub use crate::marks::{APPLIED, MANAGED_BY};
 use crate::operator::cluster::cache::ClusterSource;
-use crate::operator::cluster::decode;
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::replica::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::authority::Authority;
@@ -213,9 +213,9 @@ pub async fn execute(
             kind: owner.kind.to_owned(),
             child: change.kind().kind.clone(),
         };
-        let api = api(client, &resource, owner.namespace);
-        // Applies answer with the whole child: decoded bounded.
-        let applier = decode::api(client, &resource, owner.namespace);
+        // Every answer is the whole child: decoded bounded.
+        let api = decode::api(client, &resource, owner.namespace);
+        let applier = api.clone();
         // A refusal is what became of the change (`facts.change-state`).
         let failed = |e: kube::Error| {
             if let kube::Error::Api(status) = &e {
@@ -342,7 +342,8 @@ pub async fn execute(
                                 current["metadata"]["resourceVersion"].clone();
                             match serde_json::from_value::<DynamicObject>(secret) {
                                 Ok(secret) => {
-                                    api.replace(name, &PostParams::default(), &secret).await
+                                    api.replace(name, &PostParams::default(), &Decoded::new(secret))
+                                        .await
                                 }
                                 Err(e) => Err(kube::Error::SerdeError(e)),
                             }
@@ -559,9 +560,12 @@ fn record_refusal(
     }
 }
 
-async fn create(api: &Api<DynamicObject>, object: Value) -> Result<DynamicObject, kube::Error> {
+async fn create(api: &Api<Decoded>, object: Value) -> Result<Decoded, kube::Error> {
     match serde_json::from_value::<DynamicObject>(object) {
-        Ok(object) => api.create(&PostParams::default(), &object).await,
+        Ok(object) => {
+            api.create(&PostParams::default(), &Decoded::new(object))
+                .await
+        }
         Err(e) => Err(kube::Error::SerdeError(e)),
     }
 }
@@ -574,13 +578,5 @@ fn class_label(class: ApiErrorClass) -> &'static str {
     match class {
         ApiErrorClass::Conflict => "conflict",
         ApiErrorClass::Reported(class) => class.as_str(),
-    }
-}
-
-fn api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {
-    if namespace.is_empty() {
-        Api::all_with(client.clone(), resource)
-    } else {
-        Api::namespaced_with(client.clone(), namespace, resource)
     }
 }

@@ -7,7 +7,7 @@
 
 use reconciler_conventions::engine::{Event, PlanFacts};
 use reconciler_conventions::verdict::EventType;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::contract::model::Change;
 use crate::operator::write::children::{Checked, ChildrenError, Made};
@@ -226,7 +226,7 @@ impl Run<'_, '_> {
         if let Artifact::ConfigMap { gz, .. } = &artifact {
             self.effects_config_map(&created, gz).await?;
         }
-        let created = serde_json::to_value(created).unwrap_or(Value::Null);
+        let created = created.into_value();
         let plan = self.cached(created).expect("a created plan reads back");
         if self.gates.is_direct() {
             let plan = self.auto_approve(&plan).await?;
@@ -356,7 +356,7 @@ impl Run<'_, '_> {
                 Counts::of(pending),
             )
             .await?;
-        let created = serde_json::to_value(created).unwrap_or(Value::Null);
+        let created = created.into_value();
         let record = self.cached(created).expect("a created plan reads back");
         let now = self.stamp();
         self.write_status(

@@ -3,8 +3,10 @@
 //! failed, superseded, revalidated) under the version it was read at, and
 //! read back into the cache.
 
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
 use serde_json::{Value, json};
 
 use crate::plan::artifact::{self, Artifact, Counts};
@@ -12,15 +14,21 @@ use crate::plan::digest::{Digest, Mode, Target};
 use crate::plan::record::{self, Divergence, Phase, Plan};
 
 use super::{PlanError, Run};
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::plan::events;
 use crate::plan::lifecycle::AUTO_APPROVED;
 
 impl Run<'_, '_> {
-    pub(super) fn api(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(
-            self.planner.client.clone(),
+    pub(super) fn api(&self) -> Api<Decoded> {
+        decode::api(&self.planner.client, &record::resource(), self.namespace)
+    }
+
+    /// The ConfigMaps of the plan's namespace.
+    fn config_maps(&self) -> Api<Decoded> {
+        decode::api(
+            &self.planner.client,
+            &ApiResource::erase::<ConfigMap>(&()),
             self.namespace,
-            &record::resource(),
         )
     }
 
@@ -33,7 +41,7 @@ impl Run<'_, '_> {
         target: &Target,
         artifact: &Artifact,
         counts: Counts,
-    ) -> Result<DynamicObject, PlanError> {
+    ) -> Result<Decoded, PlanError> {
         let object = record::new_plan(
             name,
             &record::ParentRef::of(self.at.resource, self.at.parent),
@@ -46,7 +54,7 @@ impl Run<'_, '_> {
         let object: DynamicObject =
             serde_json::from_value(object).expect("a plan object deserializes");
         self.api()
-            .create(&PostParams::default(), &object)
+            .create(&PostParams::default(), &Decoded::new(object))
             .await
             .map_err(|e| PlanError::api(format!("creating plan {name}"), &e))
     }
@@ -56,7 +64,7 @@ impl Run<'_, '_> {
     /// plan's spec, checked before the plan is executed.
     pub(super) async fn effects_config_map(
         &self,
-        plan: &DynamicObject,
+        plan: &Decoded,
         gz: &[u8],
     ) -> Result<(), PlanError> {
         use base64::Engine as _;
@@ -82,12 +90,8 @@ impl Run<'_, '_> {
         });
         let config_map: DynamicObject =
             serde_json::from_value(config_map).expect("a ConfigMap deserializes");
-        let api: Api<DynamicObject> = Api::namespaced_with(
-            self.planner.client.clone(),
-            self.namespace,
-            &kube::core::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
-        );
-        api.create(&PostParams::default(), &config_map)
+        self.config_maps()
+            .create(&PostParams::default(), &Decoded::new(config_map))
             .await
             .map(|_| ())
             .map_err(|e| {
@@ -145,12 +149,7 @@ impl Run<'_, '_> {
             return Ok(true);
         };
         let name = reference["name"].as_str().unwrap_or_default();
-        let api: Api<DynamicObject> = Api::namespaced_with(
-            self.planner.client.clone(),
-            self.namespace,
-            &kube::core::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
-        );
-        let stored = api.get_opt(name).await.map_err(|e| {
+        let stored = self.config_maps().get_opt(name).await.map_err(|e| {
             PlanError::api(
                 format!(
                     "reading ConfigMap {name} of the effects of plan {}",
@@ -159,9 +158,9 @@ impl Run<'_, '_> {
                 &e,
             )
         })?;
-        let verdict = match stored.map(serde_json::to_value) {
-            Some(Ok(config_map)) => artifact::verify(reference, &config_map).map(|_| ()),
-            _ => Err(artifact::ArtifactError::Missing(name.to_owned())),
+        let verdict = match stored.map(Decoded::into_value) {
+            Some(config_map) => artifact::verify(reference, &config_map).map(|_| ()),
+            None => Err(artifact::ArtifactError::Missing(name.to_owned())),
         };
         match verdict {
             Ok(()) => Ok(true),
@@ -242,8 +241,9 @@ impl Run<'_, '_> {
             .patch_status(&plan.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|e| PlanError::api(format!("writing the status of plan {}", plan.name), &e))?;
-        let stored = serde_json::to_value(stored).unwrap_or(Value::Null);
-        Ok(self.cached(stored).unwrap_or_else(|| plan.clone()))
+        Ok(self
+            .cached(stored.into_value())
+            .unwrap_or_else(|| plan.clone()))
     }
 
     /// Puts a stored plan in the cache (the next pass starts from it even

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::contract::model::{Change, Withdrawal};
 use crate::facts::ChangeState;
 use crate::facts::past_cache::PastCache;
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::plans::{
     PlanError, PlanPass, Planner, parent_plans, plan_name, plans_served,
@@ -190,7 +191,7 @@ async fn open(
     object["metadata"]["labels"][WITHDRAWAL_LABEL] = json!("true");
     let object: DynamicObject = serde_json::from_value(object).expect("a plan object deserializes");
     let created = api(planner, namespace)
-        .create(&PostParams::default(), &object)
+        .create(&PostParams::default(), &Decoded::new(object))
         .await
         .map_err(|e| PlanError::api(format!("creating plan {name} of withdrawals"), &e))?;
     let now = reconciler_conventions::status::rfc3339_seconds(jiff::Timestamp::now());
@@ -205,7 +206,11 @@ async fn open(
         "revalidatedAt": now,
         "conditions": [record::condition("Approved", "True", WITHDRAWAL_REASON, &message, &now)],
     });
-    let rv = created.metadata.resource_version.unwrap_or_default();
+    let rv = created
+        .metadata
+        .resource_version
+        .clone()
+        .unwrap_or_default();
     let stored = write_status(planner, at, namespace, &name, &rv, status).await?;
     Ok((name, stored))
 }
@@ -336,8 +341,8 @@ fn ended_conditions(
     )
 }
 
-fn api(planner: &Planner, namespace: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(planner.client().clone(), namespace, &record::resource())
+fn api(planner: &Planner, namespace: &str) -> Api<Decoded> {
+    decode::api(planner.client(), &record::resource(), namespace)
 }
 
 /// Writes `status` over the record `name` read at `resource_version`; the
@@ -356,11 +361,8 @@ async fn write_status(
         .await
         .map_err(|e| PlanError::api(format!("writing the status of plan {name}"), &e))?;
     let rv = stored.metadata.resource_version.clone().unwrap_or_default();
-    if let (Some(cache), Ok(stored)) = (
-        at.source.cache(&record::kind_ref()),
-        serde_json::to_value(stored),
-    ) {
-        cache.apply_if_newer(crate::operator::cluster::cache::slim(stored));
+    if let Some(cache) = at.source.cache(&record::kind_ref()) {
+        cache.apply_if_newer(crate::operator::cluster::cache::slim(stored.into_value()));
     }
     Ok(rv)
 }
