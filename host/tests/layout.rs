@@ -1,7 +1,8 @@
 //! The house's layout, as a newcomer relies on it: no import cycle between
 //! the folders of `host/src` (a folder's files may use a folder below or
 //! beside it, never one that uses them back), and no file over 600 lines of
-//! code (comments, blank lines and in-file tests aside).
+//! code (comments, blank lines and in-file tests aside); and every answer
+//! of the API server decoded bounded, in one place.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -223,6 +224,54 @@ fn no_file_of_host_src_is_over_600_lines_of_code() {
         over.is_empty(),
         "files over {MAX_LINES} lines of code (split them by concept):\n{}",
         over.join("\n")
+    );
+}
+
+/// What makes kube decode an answer whole, with serde_json's recursion
+/// limit: an `Api` of a kind whose objects a user shapes (a custom
+/// resource's free-form fields nest as deep as they like), typed metadata,
+/// or a Lease outside the bounded decoding.
+const UNBOUNDED: [&str; 11] = [
+    "Api::all_with(",
+    "Api::namespaced_with(",
+    "Api::default_namespaced_with(",
+    "Api<DynamicObject>",
+    "Api::<DynamicObject>",
+    "Api<PartialObjectMeta",
+    "Api<Lease>",
+    "list_metadata(",
+    "watch_metadata(",
+    "get_metadata(",
+    "metadata_watcher(",
+];
+
+/// Every list, watch and write answer of the host goes through the one
+/// bounded decoding (`operator/cluster/decode.rs`, issue 49): elsewhere in
+/// `host/src` no code makes an `Api` that decodes whole. (The typed `Api`s
+/// of built-in kinds other than Leases remain: their schema bounds them.)
+#[test]
+fn every_answer_is_decoded_bounded() {
+    let (mut files, mut folders) = (Vec::new(), BTreeSet::new());
+    walk(&src(), &mut files, &mut folders);
+    let decode = src().join("operator/cluster/decode.rs");
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| **f != decode) {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        for line in code(&text) {
+            if let Some(what) = UNBOUNDED.iter().find(|u| line.contains(*u)) {
+                let relative = file.strip_prefix(src()).expect("under host/src");
+                found.push(format!(
+                    "{}: {what} in `{}`",
+                    relative.display(),
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "answers decoded whole (use operator::cluster::decode's api, metadata_api or leases):\n{}",
+        found.join("\n")
     );
 }
 

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use reconciler_host::operator::replica::metrics::{
-    ChildLabels, ChildRefusalLabels, ErrorLabels, Metrics, ModuleLabels, RefusalLabels,
-    RequestLabels, WatchLabels,
+    ChildLabels, ChildRefusalLabels, ErrorLabels, MemberLabel, Metrics, ModuleLabels,
+    RefusalLabels, RequestLabels, WatchLabels,
 };
 use reconciler_host_harness::go_programs;
 use reconciler_host_harness::makefile::workspace;
@@ -35,7 +35,7 @@ fn promtool(args: &[&str]) -> String {
 #[test]
 fn the_alerts_pass_promtools_checks_and_unit_tests() {
     let checked = promtool(&["check", "rules", "alerts.yaml"]);
-    assert!(checked.contains("SUCCESS: 8 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 11 rules found"), "{checked}");
     let tested = promtool(&["test", "rules", "alerts.test.yaml"]);
     assert!(tested.contains("SUCCESS"), "{tested}");
 }
@@ -90,9 +90,13 @@ fn every_family_sampled() -> Metrics {
         &m.cached_objects,
         &m.plans_pending,
         &m.plan_oldest_pending_seconds,
+        &m.parent_unpassed_seconds,
     ] {
         let _ = gauge.get_or_create(&kind);
     }
+    let _ = m.ring_members.get_or_create(&MemberLabel {
+        state: "serving".into(),
+    });
     let _ = m.guest_errors.get_or_create(&ErrorLabels {
         kind: "K".into(),
         class: "trap".into(),

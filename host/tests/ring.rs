@@ -4,7 +4,8 @@
 //! it up; from then on each parent is written by its owner alone. A member
 //! SIGKILLed (the coordinator among them) has its parents taken over once
 //! its Lease lapses, and a change made meanwhile is not lost. A team that
-//! may edit its parents cannot move them (deploy/ring-admission.yaml).
+//! may edit its parents cannot move them, and one that may write Leases
+//! cannot make a member (deploy/ring-admission.yaml).
 //! The shared test API server has KEP-5866's gate off, so `auto` selects
 //! by labels here (where it is on: tests/ring_server.rs).
 
@@ -15,11 +16,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use reconciler_host::operator::ring::{DRAIN, MEMBER, assignment};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use reconciler_host::operator::ring::{DRAIN, FIELD_MANAGER, MEMBER, assignment, members, view};
 use reconciler_host_harness::access_requests::{apply, deploy_documents};
 use reconciler_host_harness::identity::{apply_rbac, kubeconfig_as, role_binding};
 use reconciler_host_harness::objects::{self, create, merge};
-use reconciler_host_harness::operator::{Guests, Host, eventually, fixture_of, install_crds};
+use reconciler_host_harness::operator::{
+    Guests, Host, eventually, fixture_of, http_get, install_crds,
+};
 use reconciler_host_harness::proxy::FaultProxy;
 use reconciler_host_harness::ring::{self, cached, live, live_now, named};
 use reconciler_host_harness::widgets::{widget, widgets};
@@ -532,4 +538,157 @@ async fn a_team_that_may_edit_its_parents_cannot_move_them() {
     merge(&editors, "w0", json!({"spec": {"data": {"n": "w0-2"}}})).await;
     children_hold(&ns, &names[..1], "-2").await;
     a.finish();
+}
+
+/// A member's `/metrics` value of `series` (`name{labels}`).
+fn metric(metrics: SocketAddr, series: &str) -> i64 {
+    let (_, body) = http_get(metrics, "/metrics");
+    let line = format!("{series} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(&line))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{series} in {body}"))
+}
+
+/// A Lease named like member `identity`, held by it for an hour from now,
+/// labelled with the ring when `labelled`.
+fn forged(identity: &str, labelled: bool) -> Lease {
+    let labels = labelled.then(|| json!({members::RING_LABEL: ring::RING}));
+    serde_json::from_value(json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": members::lease_name(ring::RING, identity), "labels": labels},
+        "spec": {"holderIdentity": identity, "leaseDurationSeconds": 3600,
+                 "acquireTime": jiff::Timestamp::now(), "renewTime": jiff::Timestamp::now()},
+    }))
+    .expect("a Lease")
+}
+
+/// The attack: a user who may write Leases in the ring's namespace makes
+/// one named like a member, held and fresh for an hour. Before, that
+/// member was live and given its share of the parents, which nothing ever
+/// passed. Now a Lease the ring did not write (no ring label set by its
+/// field manager) is no member, and deploy/ring-admission.yaml refuses the
+/// label to whoever lacks the verb `join`; a Lease labelled by a user who
+/// may, but with no member behind it, never acknowledges a view and is
+/// given no parent either. Every change is still made; the coordinator
+/// counts the refused and the unacknowledged.
+#[tokio::test]
+async fn a_lease_with_no_member_behind_it_is_given_no_parent() {
+    let ns = namespace("ring-forged").await;
+    let admin = ns.client();
+    for manifest in deploy_documents("ring-admission.yaml") {
+        apply(&admin, "", &manifest).await;
+    }
+    const LEASE_WRITER: &str = "lease-writer@example.com";
+    apply_rbac(
+        &admin,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": {"name": "lease-writer", "namespace": ns.name()},
+               "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                          "verbs": ["get", "list", "watch", "create", "update", "patch"]}]}),
+    )
+    .await;
+    apply_rbac(
+        &admin,
+        role_binding(
+            ns.name(),
+            "lease-writer",
+            "Role",
+            "lease-writer",
+            LEASE_WRITER,
+        ),
+    )
+    .await;
+    let (a, a_metrics) = member(&ns, "forged-a").await;
+    let names = make_widgets(&ns, 12).await;
+    let alone = live_now(&ns, 1).await;
+    assigned(&ns, &names, &alone).await;
+
+    let dir = std::env::temp_dir().join(format!("ring-forged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let as_writer = kube::Client::try_from(
+        kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(kubeconfig_as(LEASE_WRITER, &dir))
+                .expect("kubeconfig"),
+            &Default::default(),
+        )
+        .await
+        .expect("a config"),
+    )
+    .expect("a client");
+    let leases: Api<Lease> = Api::namespaced(as_writer, ns.name());
+    leases
+        .create(&PostParams::default(), &forged("ghost", false))
+        .await
+        .expect("any Lease writer may make a Lease");
+    // The ring's label: refused, naming the verb (once the API server
+    // loaded the policy); nor may the writer add it to its Lease.
+    eventually(
+        "the ring's label refused to a Lease writer",
+        async || match leases
+            .create(&PostParams::default(), &forged("ghost-labelled", true))
+            .await
+        {
+            Err(kube::Error::Api(s))
+                if s.code == 403 && s.message.contains("verb join on leases") =>
+            {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        },
+    )
+    .await;
+    let label = json!({"metadata": {"labels": {members::RING_LABEL: ring::RING}}});
+    let added = leases
+        .patch(
+            &members::lease_name(ring::RING, "ghost"),
+            &PatchParams::default(),
+            &Patch::Merge(&label),
+        )
+        .await;
+    assert!(
+        matches!(&added, Err(kube::Error::Api(s)) if s.code == 403),
+        "{added:?}"
+    );
+    // A user who may (the cluster's admin), as the ring's field manager:
+    // a member Lease the ring could have written, with nothing behind it.
+    let as_ring = PostParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PostParams::default()
+    };
+    Api::<Lease>::namespaced(admin.clone(), ns.name())
+        .create(&as_ring, &forged("phantom", true))
+        .await
+        .expect("the admin makes a member Lease");
+    eventually(
+        "the coordinator counts the refused and the unacknowledged",
+        async || {
+            let states = ["refused", "unacknowledged", "serving"].map(|s| {
+                metric(
+                    a_metrics,
+                    &format!("reconciler_ring_members{{state=\"{s}\"}}"),
+                )
+            });
+            if states == [1, 1, 1] {
+                Ok(())
+            } else {
+                Err(states)
+            }
+        },
+    )
+    .await;
+    // Past the acknowledgement bound, every Widget is still a's alone, and
+    // every change is made.
+    tokio::time::sleep(view::ACK_BOUND).await;
+    assigned(&ns, &names, &alone).await;
+    assert_eq!(metric(a_metrics, "reconciler_ring_parents_unowned"), 0);
+    change_widgets(&ns, &names, "-2").await;
+    children_hold(&ns, &names, "-2").await;
+    assert!(
+        a.problems()
+            .iter()
+            .all(|l| l.contains("Leases named like members that the ring did not write")),
+        "{:#?}",
+        a.problems()
+    );
 }

@@ -15,15 +15,13 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::{Api, Client};
+use kube::Api;
 use reconciler_host::operator::ring::view::View;
 use reconciler_host::operator::ring::{MEMBER, slots};
 use reconciler_host_harness::objects::{self, create, merge};
-use reconciler_host_harness::operator::{Guests, Host, eventually, fixture, fixture_of};
-use reconciler_host_harness::paths;
-use reconciler_host_harness::proxy::RestartableServer;
+use reconciler_host_harness::operator::{Guests, Host, eventually, fixture_of};
 use reconciler_host_harness::ring::member;
-use reconciler_host_harness::ring::{RING, cached, live_now, named};
+use reconciler_host_harness::ring::{RING, admin, cached, gated_server, live_now, named};
 use reconciler_host_harness::widgets::{widget, widgets};
 use reconciler_testsupport::TestNamespace;
 use serde_json::json;
@@ -162,26 +160,6 @@ fn published(host: &Host) -> usize {
         .lines()
         .filter(|l| l.contains("ring: view published"))
         .count()
-}
-
-/// An API server of the test `name`'s own, with the alpha gate on, and
-/// its kubeconfig.
-fn gated_server(name: &str) -> (RestartableServer, std::path::PathBuf) {
-    let dir = paths::target_tmpdir().join(format!("ring-server-{name}-{}", std::process::id()));
-    let server = RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
-        .expect("an API server with ShardedListAndWatch on");
-    let kubeconfig = server.kubeconfig();
-    (server, kubeconfig)
-}
-
-async fn admin(server: &RestartableServer) -> Client {
-    let client = server.client().await.expect("an admin client");
-    for crd in fixture().crds.clone() {
-        reconciler_testsupport::install_crd(&client, crd)
-            .await
-            .expect("installing a CRD");
-    }
-    client
 }
 
 /// One member serves every Widget; a second joins and takes its slots; a

@@ -10,7 +10,9 @@ use kube::Api;
 use reconciler_host::operator::ring::members;
 use reconciler_testsupport::TestNamespace;
 
-use crate::operator::{Host, eventually, free_addr, http_get};
+use crate::operator::{Host, eventually, fixture, free_addr, http_get};
+use crate::paths;
+use crate::proxy::RestartableServer;
 
 /// The ring's name in the tests (`--lease-name`).
 pub const RING: &str = "ring";
@@ -50,6 +52,27 @@ pub async fn member(
     })
     .await;
     (host, metrics)
+}
+
+/// An API server of the test `name`'s own, with KEP-5866's alpha gate
+/// (`ShardedListAndWatch`) on, and its kubeconfig.
+pub fn gated_server(name: &str) -> (RestartableServer, std::path::PathBuf) {
+    let dir = paths::target_tmpdir().join(format!("ring-server-{name}-{}", std::process::id()));
+    let server = RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
+        .expect("an API server with ShardedListAndWatch on");
+    let kubeconfig = server.kubeconfig();
+    (server, kubeconfig)
+}
+
+/// An admin client of `server`, the binary's CRDs installed.
+pub async fn admin(server: &RestartableServer) -> kube::Client {
+    let client = server.client().await.expect("an admin client");
+    for crd in fixture().crds.clone() {
+        reconciler_testsupport::install_crd(&client, crd)
+            .await
+            .expect("installing a CRD");
+    }
+    client
 }
 
 /// The objects of `kind` a member caches, by its metrics.

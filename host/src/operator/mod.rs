@@ -339,6 +339,22 @@ pub async fn run_with(
                 "caches synced; standby until the Lease is held"
             );
             let lease = if config.ring {
+                // Made labelled with its ring by the ring's own identity
+                // (with a client of its own: the replica's writes are
+                // fenced until its Lease is held, and a write through the
+                // Lease's client would open that fence): a member Lease
+                // anyone else made is no member.
+                let lease_client = kube::Client::try_default()
+                    .await
+                    .context("a client to make this member's Lease")?;
+                ring::members::make_lease(
+                    &lease_client,
+                    &leader.namespace,
+                    &leader.lease,
+                    &leader.identity,
+                )
+                .await
+                .context("making this member's Lease")?;
                 ring::members::lease_name(&leader.lease, &leader.identity)
             } else {
                 config.shard.lease_name(&leader.lease)
@@ -349,12 +365,12 @@ pub async fn run_with(
     };
     // Every ring member competes to coordinate the ring; where the API
     // server selects, each follows the views the coordinator publishes.
-    let mut following = None;
+    let mut following = Vec::new();
     let coordinator = match (&config.leader, registry.ring()) {
         (Some(leader), Some(member)) => {
             let assigning = match member.passing() {
                 Some(passing) => {
-                    following = Some([
+                    following.extend([
                         tokio::spawn(ring::passing::run(
                             passing.clone(),
                             client.clone(),
@@ -369,6 +385,12 @@ pub async fn run_with(
                     ring::coordinator::Assigning::Slots
                 }
                 None => {
+                    following.push(tokio::spawn(ring::acks::follow(
+                        client.clone(),
+                        leader.lease.clone(),
+                        leader.namespace.clone(),
+                        leader.identity.clone(),
+                    )));
                     let served = registry.clone();
                     let served: ring::coordinator::ServedKinds = Arc::new(move || {
                         served
@@ -388,6 +410,7 @@ pub async fn run_with(
                 client.clone(),
                 assigning,
                 leader.clone(),
+                registry.metrics().clone(),
                 stopped,
             ));
             Some((stop, task))
@@ -482,7 +505,7 @@ pub async fn run_with(
         let _ = stop.send(());
         let _ = task.await;
     }
-    for task in following.into_iter().flatten() {
+    for task in following {
         task.abort();
     }
     for task in background.into_iter().chain(plans_later) {

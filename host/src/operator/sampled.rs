@@ -1,9 +1,12 @@
 //! The gauges sampled every second rather than written by every pass: queue depths, cache sizes, the dependency
-//! index, how long work has waited, and the plans awaiting a decision.
+//! index, how long work has waited, the plans awaiting a decision, and the oldest parent not passed since its
+//! spec changed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 use crate::facts::Selector;
 use crate::operator::kinds::Registry;
@@ -13,9 +16,11 @@ use crate::plan::record::{self, Phase, Plan};
 
 /// Keeps `reconciler_queue_depth`, `reconciler_cached_objects`, `reconciler_dependency_entries`,
 /// `reconciler_stuck_seconds` (and the liveness's waiting work), `reconciler_plans_pending` and
-/// `reconciler_plan_oldest_pending_seconds` current, every second, from what the host holds: no request.
+/// `reconciler_plan_oldest_pending_seconds`, `reconciler_parent_unpassed_seconds` current, every second, from what
+/// the host holds: no request.
 pub async fn every_second(registry: Arc<Registry>, liveness: Arc<Liveness>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut waiting = Waiting::default();
     loop {
         tick.tick().await;
         let metrics = registry.metrics();
@@ -42,7 +47,68 @@ pub async fn every_second(registry: Arc<Registry>, liveness: Arc<Liveness>) {
             .dependency_entries
             .set(gauge(registry.scheduler().dependency_entries()));
         plans(&registry, jiff::Timestamp::now());
+        waiting.sample(&registry, Instant::now());
     }
+}
+
+/// The cached parents whose spec changed since their last pass: by uid,
+/// the generation waiting and since when this replica saw it waiting.
+#[derive(Default)]
+struct Waiting(HashMap<String, (i64, Instant)>);
+
+impl Waiting {
+    /// Per kind, the age at `now` of the oldest parent waiting for a pass of its generation (its Ready condition
+    /// observed an older one, or there is none yet); every served kind has its series (0 where none waits).
+    fn sample(&mut self, registry: &Registry, now: Instant) {
+        let mut still = Waiting::default();
+        for (_, kind) in registry.kinds() {
+            let parents = kind.cache.list("", &Selector::default());
+            let oldest = still.oldest(&self.0, parents.iter().map(|p| &**p), now);
+            registry
+                .metrics()
+                .parent_unpassed_seconds
+                .get_or_create(&Metrics::kind(&kind.resource.kind))
+                .set(gauge(oldest.as_secs()));
+        }
+        *self = still;
+    }
+
+    /// Of `parents`, the age at `now` of the oldest waiting (0: none), each waiting since it was first seen
+    /// waiting at its generation (in `before`, the last sample); each kept.
+    fn oldest<'p>(
+        &mut self,
+        before: &HashMap<String, (i64, Instant)>,
+        parents: impl Iterator<Item = &'p Value>,
+        now: Instant,
+    ) -> Duration {
+        let mut oldest = Duration::ZERO;
+        for parent in parents {
+            let md = &parent["metadata"];
+            let (Some(uid), Some(generation)) = (md["uid"].as_str(), md["generation"].as_i64())
+            else {
+                continue;
+            };
+            if observed(parent).is_some_and(|o| o >= generation) {
+                continue;
+            }
+            let since = match before.get(uid) {
+                Some((g, since)) if *g == generation => *since,
+                _ => now,
+            };
+            oldest = oldest.max(now.duration_since(since));
+            self.0.insert(uid.to_owned(), (generation, since));
+        }
+        oldest
+    }
+}
+
+/// The generation the parent's Ready condition observed, if it has one.
+fn observed(parent: &Value) -> Option<i64> {
+    parent["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")?["observedGeneration"]
+        .as_i64()
 }
 
 /// The plans awaiting a decision in the cache (none where plans are not served), counted per parent kind, with
@@ -87,4 +153,47 @@ fn plans(registry: &Registry, now: jiff::Timestamp) {
 
 fn gauge(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parent(uid: &str, generation: i64, observed: Option<i64>) -> Value {
+        let conditions: Vec<Value> = observed
+            .map(|o| json!({"type": "Ready", "status": "True", "observedGeneration": o}))
+            .into_iter()
+            .collect();
+        json!({"metadata": {"uid": uid, "generation": generation},
+               "status": {"conditions": conditions}})
+    }
+
+    #[test]
+    fn a_parent_waits_from_the_sample_that_first_saw_its_generation_unpassed() {
+        let t0 = Instant::now();
+        let later = |s: u64| t0 + Duration::from_secs(s);
+        let mut first = Waiting::default();
+        let passed = parent("a", 2, Some(2));
+        let changed = parent("b", 3, Some(2));
+        let new = parent("c", 1, None);
+        assert_eq!(
+            first.oldest(&HashMap::new(), [&passed, &changed, &new].into_iter(), t0),
+            Duration::ZERO
+        );
+        let mut second = Waiting::default();
+        assert_eq!(
+            second.oldest(&first.0, [&passed, &changed, &new].into_iter(), later(300)),
+            Duration::from_secs(300)
+        );
+        // b passed; c's spec changed again: it waits from now.
+        let mut third = Waiting::default();
+        let b_passed = parent("b", 3, Some(3));
+        let c_changed = parent("c", 2, None);
+        assert_eq!(
+            third.oldest(&second.0, [&b_passed, &c_changed].into_iter(), later(310)),
+            Duration::ZERO
+        );
+        assert_eq!(third.0.len(), 1);
+    }
 }

@@ -4,7 +4,9 @@
 //! swaps (swaps, refusals, rollbacks), refused and unwatched namespaces,
 //! the size of the dependency index, queue depths, watch health, children
 //! applied and deleted, every request sent to the API server, how long
-//! work has waited, plans awaiting a decision, refused withdrawals.
+//! work has waited, plans awaiting a decision, refused withdrawals; the
+//! ring's members by state, parents assigned to no member serving, and the
+//! oldest parent not passed since its spec changed.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -16,6 +18,15 @@ use prometheus_client::registry::Registry;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
     pub kind: String,
+}
+
+/// A ring member's state, as the coordinator sees its Lease: `serving`
+/// (in the view, given parents), `unacknowledged` (live, not in the view:
+/// it has not acknowledged one), `refused` (named like a member, not
+/// written by the ring).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MemberLabel {
+    pub state: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -136,6 +147,13 @@ pub struct Metrics {
     /// Passes whose withdrawals (access or exposure taken away) the API
     /// server refused.
     pub withdrawals_refused: Family<KindLabel, Counter>,
+    /// The ring's members by state, as the coordinator sees them.
+    pub ring_members: Family<MemberLabel, Gauge>,
+    /// Parents the coordinator finds assigned to no member serving.
+    pub ring_parents_unowned: Gauge,
+    /// Per kind, how long the oldest parent this replica caches has waited
+    /// for a pass since its spec changed (0: none waits).
+    pub parent_unpassed_seconds: Family<KindLabel, Gauge>,
 }
 
 fn pass_histogram() -> Histogram {
@@ -186,6 +204,9 @@ impl Metrics {
             plans_pending: Family::default(),
             plan_oldest_pending_seconds: Family::default(),
             withdrawals_refused: Family::default(),
+            ring_members: Family::default(),
+            ring_parents_unowned: Gauge::default(),
+            parent_unpassed_seconds: Family::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -319,6 +340,21 @@ impl Metrics {
             "withdrawals_refused",
             "Passes whose withdrawals (access or exposure taken away, such as a RoleBinding at its expiry) the API server refused",
             m.withdrawals_refused.clone(),
+        );
+        r.register(
+            "ring_members",
+            "The ring's members by state (serving, unacknowledged, refused), as its coordinator sees their Leases",
+            m.ring_members.clone(),
+        );
+        r.register(
+            "ring_parents_unowned",
+            "Parents the ring's coordinator finds assigned to no member serving",
+            m.ring_parents_unowned.clone(),
+        );
+        r.register(
+            "parent_unpassed_seconds",
+            "Per kind, how long the oldest parent this replica serves has waited for a pass since its spec changed (0: none)",
+            m.parent_unpassed_seconds.clone(),
         );
         m
     }

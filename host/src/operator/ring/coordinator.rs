@@ -1,7 +1,9 @@
 //! The ring's coordinator: the member holding the Lease
 //! `<ring>-coordinator` watches the member Leases and the metadata of every
-//! served kind's parents, and keeps each parent labelled with the live
-//! member rendezvous hashing names. A parent whose owner is live is moved
+//! served kind's parents, and keeps each parent labelled with the member
+//! rendezvous hashing names among those serving: the live members of the
+//! view it publishes, which a member joins once it acknowledged one
+//! ([`super::acks`]). A parent whose owner is live is moved
 //! by its owner: [`DRAIN`] names the new owner, and the old one hands it
 //! over after its pass in flight ([`super::Member::hand_over`]). An
 //! unlabelled parent, or one whose owner's Lease lapsed (its writes fenced
@@ -31,9 +33,12 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinSet;
 
+use super::acks::Views;
 use super::view::{self, View};
 use super::{DRAIN, FIELD_MANAGER, MEMBER, assignment, members};
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::replica::leadership::{LeaderConfig, Leadership};
+use crate::operator::replica::metrics::{MemberLabel, Metrics};
 
 /// How often the coordinator looks again without a change (a member's
 /// Lease lapses without one).
@@ -85,6 +90,7 @@ pub async fn run(
     client: Client,
     assigning: Assigning,
     leader: LeaderConfig,
+    metrics: Arc<Metrics>,
     mut stop: oneshot::Receiver<()>,
 ) {
     let lease = format!("{}-coordinator", leader.lease);
@@ -125,7 +131,7 @@ pub async fn run(
         }
         tracing::info!(ring = %ring, "ring: coordinating");
         tokio::select! {
-            () = coordinate(&client, &assigning, &ring, &namespace) => {}
+            () = coordinate(&client, &assigning, &ring, &namespace, &metrics) => {}
             lost = held.lost() => {
                 tracing::warn!(error = %lost, "ring: no longer coordinating");
                 continue;
@@ -141,15 +147,21 @@ pub async fn run(
 /// namespace watched).
 struct Parents {
     resource: ApiResource,
-    stores: Vec<Store<PartialObjectMeta<DynamicObject>>>,
+    stores: Vec<Store<Decoded<PartialObjectMeta<DynamicObject>>>>,
 }
 
 /// Keeps every parent (or slot) assigned; returns only if the member
 /// Leases cannot be listed.
-async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespace: &str) {
+async fn coordinate(
+    client: &Client,
+    assigning: &Assigning,
+    ring: &str,
+    namespace: &str,
+    metrics: &Metrics,
+) {
     let wake = Arc::new(Notify::new());
     let mut watches = JoinSet::new();
-    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    let leases = decode::leases(client, namespace);
     let (lease_store, writer) = reflector::store();
     watches.spawn(drive(
         reflector::reflector(writer, watcher(leases.clone(), watcher::Config::default()))
@@ -162,13 +174,16 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
     }
     let (served, scopes) = match assigning {
         Assigning::Labels { served, scopes } => (served, scopes),
-        Assigning::Slots => return publish_views(&leases, &lease_store, &wake, ring).await,
+        Assigning::Slots => {
+            return publish_views(&leases, &lease_store, &wake, ring, metrics).await;
+        }
     };
     let mut parents: BTreeMap<String, Parents> = BTreeMap::new();
     // The resourceVersion each parent was last written from: not written
     // again until the watch shows it changed.
     let mut written: HashMap<(String, String, String), String> = HashMap::new();
-    let mut seen: (Vec<String>, Vec<String>) = Default::default();
+    let mut seen = Seen::default();
+    let mut views = Views::default();
     loop {
         for resource in served() {
             let key = format!("{}/{}", resource.api_version, resource.plural);
@@ -190,17 +205,12 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
             for scope in if namespaced { scopes } else { &cluster[..] } {
                 let writer = reflector::store::Writer::new(resource.clone());
                 stores.push(writer.as_reader());
-                // Metadata only: the coordinator reads labels.
-                let api: Api<PartialObjectMeta<DynamicObject>> = if scope.is_empty() {
-                    Api::all_with(client.clone(), &resource)
-                } else {
-                    Api::namespaced_with(client.clone(), scope, &resource)
-                };
-                // Without managedFields: the labels are all it reads (at
-                // 3,000 parents the coordinator held twice a member's RSS).
-                let stream = watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .modify(|o| o.metadata.managed_fields = None);
+                // Metadata only, without managedFields: the labels are
+                // all it reads (at 3,000 parents the coordinator held
+                // twice a member's RSS with them), each parent decoded
+                // bounded (one nested too deep is still assigned).
+                let api = decode::metadata_api(client, &resource, scope);
+                let stream = watcher(api, watcher::Config::default()).default_backoff();
                 watches.spawn(drive(
                     reflector::reflector(writer, stream).boxed(),
                     wake.clone(),
@@ -209,8 +219,19 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
             parents.insert(key, Parents { resource, stores });
         }
         let now = Timestamp::now();
-        let leases_now: Vec<Lease> = lease_store.state().iter().map(|l| (**l).clone()).collect();
-        let Membership { live, staying } = membership(ring, &leases_now, now, &mut seen);
+        let leases_now: Vec<Lease> = lease_store.state().iter().map(|l| (***l).clone()).collect();
+        let Membership { live, staying } = membership(ring, &leases_now, now, &mut seen, metrics);
+        // Given parents: the members serving; a parent of a member that
+        // is not (lapsed, or no longer acknowledging) is assigned at once.
+        let live = views
+            .serving(&leases, ring, &leases_now, &live, metrics)
+            .await;
+        let staying: Vec<String> = live
+            .iter()
+            .filter(|m| staying.contains(m))
+            .cloned()
+            .collect();
+        let mut unowned = 0;
         let mut writes = Vec::new();
         for kind in parents.values() {
             for object in kind.stores.iter().flat_map(Store::state) {
@@ -221,6 +242,9 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
                 let ns = md.namespace.clone().unwrap_or_default();
                 let labels = md.labels.as_ref();
                 let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
+                if label(MEMBER).is_none_or(|m| !live.iter().any(|l| l == m)) {
+                    unowned += 1;
+                }
                 let Some(change) = decide(label(MEMBER), label(DRAIN), &live, &staying, &ns, &name)
                 else {
                     continue;
@@ -238,6 +262,9 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
                 });
             }
         }
+        metrics
+            .ring_parents_unowned
+            .set(i64::try_from(unowned).unwrap_or(i64::MAX));
         let failed: Vec<_> = futures::stream::iter(writes)
             .buffer_unordered(16)
             .filter_map(|w| async move { w.err() })
@@ -261,13 +288,19 @@ async fn coordinate(client: &Client, assigning: &Assigning, ring: &str, namespac
 /// Publishes the next view of the slots whenever every live member
 /// acknowledged the last and the members staying changed (or a move
 /// settles).
-async fn publish_views(leases: &Api<Lease>, store: &Store<Lease>, wake: &Notify, ring: &str) {
+async fn publish_views(
+    leases: &Api<Decoded<Lease>>,
+    store: &Store<Decoded<Lease>>,
+    wake: &Notify,
+    ring: &str,
+    metrics: &Metrics,
+) {
     let name = format!("{ring}-coordinator");
-    let mut seen: (Vec<String>, Vec<String>) = Default::default();
+    let mut seen = Seen::default();
     loop {
         let now = Timestamp::now();
-        let all: Vec<Lease> = store.state().iter().map(|l| (**l).clone()).collect();
-        let Membership { live, staying } = membership(ring, &all, now, &mut seen);
+        let all: Vec<Lease> = store.state().iter().map(|l| (***l).clone()).collect();
+        let Membership { live, staying } = membership(ring, &all, now, &mut seen, metrics);
         let lease = |n: &str| all.iter().find(|l| l.metadata.name.as_deref() == Some(n));
         if let Some(own) = lease(&name) {
             let acked: BTreeMap<String, u64> = live
@@ -277,7 +310,12 @@ async fn publish_views(leases: &Api<Lease>, store: &Store<Lease>, wake: &Notify,
                     Some((m.clone(), epoch))
                 })
                 .collect();
-            if let Some(next) = View::read(own).next(&live, &staying, &acked) {
+            let current = View::read(own);
+            let waiting = live
+                .iter()
+                .filter(|m| acked.get(*m) != Some(&current.epoch));
+            members_by_state(metrics, current.members.len(), waiting.count());
+            if let Some(next) = current.next(&live, &staying, &acked) {
                 publish(leases, own, &next).await;
             }
         }
@@ -295,20 +333,44 @@ struct Membership {
     staying: Vec<String>,
 }
 
+/// What the coordinator last said of the members: live, leaving, and the
+/// Leases named like members that the ring did not write.
+#[derive(Default)]
+struct Seen {
+    live: Vec<String>,
+    leaving: Vec<String>,
+    refused: Vec<String>,
+}
+
 /// The members of the ring `ring` by `leases` at `now`; said when they
-/// differ from `seen` (live, leaving), which they become.
+/// differ from `seen`, which they become; the refused ones counted.
 fn membership(
     ring: &str,
     leases: &[Lease],
     now: Timestamp,
-    seen: &mut (Vec<String>, Vec<String>),
+    seen: &mut Seen,
+    metrics: &Metrics,
 ) -> Membership {
     let live = members::live(ring, leases, now);
     let leaving = members::leaving(ring, leases, &live);
-    if (&live, &leaving) != (&seen.0, &seen.1) {
+    let refused = members::refused(ring, leases);
+    if (&live, &leaving) != (&seen.live, &seen.leaving) {
         tracing::info!(members = ?live, leaving = ?leaving, "ring: members");
-        *seen = (live.clone(), leaving.clone());
+        seen.live = live.clone();
+        seen.leaving = leaving.clone();
     }
+    if refused != seen.refused {
+        if !refused.is_empty() {
+            tracing::warn!(leases = ?refused, "ring: Leases named like members that the ring did not write (no ring label set by its field manager): no member, given no parent");
+        }
+        seen.refused = refused.clone();
+    }
+    metrics
+        .ring_members
+        .get_or_create(&MemberLabel {
+            state: "refused".to_owned(),
+        })
+        .set(i64::try_from(refused.len()).unwrap_or(i64::MAX));
     let staying = live
         .iter()
         .filter(|m| !leaving.contains(m))
@@ -347,7 +409,7 @@ where
 
 /// Publishes `next` on the coordinator Lease `own`, unless it changed
 /// since it was read (the next round reads it again).
-async fn publish(leases: &Api<Lease>, own: &Lease, next: &View) {
+pub(super) async fn publish(leases: &Api<Decoded<Lease>>, own: &Lease, next: &View) {
     let name = own.metadata.name.as_deref().unwrap_or_default();
     let rv = own.metadata.resource_version.as_deref().unwrap_or_default();
     let annotations = json!({ "annotations": next.annotations() });
@@ -359,6 +421,18 @@ async fn publish(leases: &Api<Lease>, own: &Lease, next: &View) {
         Err(e) => {
             tracing::warn!(error = %e, "ring: the next view could not be published; tried again")
         }
+    }
+}
+
+/// Counts the members serving and those live but waiting to.
+pub(super) fn members_by_state(metrics: &Metrics, serving: usize, waiting: usize) {
+    for (state, n) in [("serving", serving), ("unacknowledged", waiting)] {
+        metrics
+            .ring_members
+            .get_or_create(&MemberLabel {
+                state: state.to_owned(),
+            })
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 }
 
@@ -387,11 +461,7 @@ async fn relabel(
     rv: &str,
     change: &Value,
 ) -> Result<(), kube::Error> {
-    let api: Api<DynamicObject> = if namespace.is_empty() {
-        Api::all_with(client.clone(), resource)
-    } else {
-        Api::namespaced_with(client.clone(), namespace, resource)
-    };
+    let api = decode::api(client, resource, namespace);
     if patch_if_unchanged(&api, name, rv, json!({ "labels": change })).await? {
         tracing::debug!(kind = %resource.kind, namespace, name, labels = %change, "ring: relabelled");
     }
@@ -400,7 +470,7 @@ async fn relabel(
 
 /// Deletes the Leases of members lapsed for over [`FORGET_AFTER`].
 async fn forget_lapsed(
-    leases: &Api<Lease>,
+    leases: &Api<Decoded<Lease>>,
     ring: &str,
     all: &[Lease],
     live: &[String],

@@ -10,7 +10,11 @@
 //! "The ring"). Where the API server selects (KEP-5866), nothing is
 //! relabelled: members own slots of the uid hash space ([`slots`]), moved
 //! between them one published view at a time ([`view`], [`passing`]).
+//! Either way a member is given parents only once it proved it serves by
+//! acknowledging a view ([`acks`]), and only a Lease the ring wrote makes
+//! a member ([`members::accepted`]).
 
+pub mod acks;
 pub mod assignment;
 pub mod coordinator;
 pub mod members;
@@ -23,10 +27,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::core::ApiResource;
 use serde_json::{Value, json};
 
+use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::cluster::selection::Selecting;
 use passing::{InFlight, Passing};
 
@@ -76,7 +81,7 @@ impl std::str::FromStr for Selection {
 /// parameter; elsewhere it is ignored. (Custom resources' listings do not
 /// say it: the server filters them all the same.)
 pub async fn server_selects(client: &Client, namespace: &str) -> Result<bool, kube::Error> {
-    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    let leases = decode::leases(client, namespace);
     let everything = crate::operator::cluster::selection::Selector {
         labels: None,
         shards: slots::shard_selector(&slots::all()),
@@ -248,11 +253,10 @@ impl Member {
                     &Patch::Merge(&relabel),
                 )
                 .await
+                .map(drop)
                 .or_else(|e| match e {
                     // Gone meanwhile: nothing to hand over.
-                    kube::Error::Api(s) if s.code == 404 => {
-                        Ok(DynamicObject::new("", child_resource))
-                    }
+                    kube::Error::Api(s) if s.code == 404 => Ok(()),
                     e => Err(e),
                 })
                 .map_err(failed)?;
@@ -286,7 +290,7 @@ impl Member {
     /// `within`) until it holds none (`owned` counts them) or no other
     /// member is there to take them. Its Lease is released afterwards.
     pub async fn leave(&self, namespace: &str, owned: impl Fn() -> usize, within: Duration) {
-        let leases: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
+        let leases = decode::leases(&self.client, namespace);
         let lease = members::lease_name(&self.ring, &self.identity);
         let mark = json!({"metadata": {"annotations": {members::LEAVING: "true"}}});
         if let Err(e) = leases
@@ -305,8 +309,10 @@ impl Member {
         while owned() > 0 && tokio::time::Instant::now() < deadline {
             let others = match leases.list(&Default::default()).await {
                 Ok(list) => {
-                    let live = members::live(&self.ring, &list.items, jiff::Timestamp::now());
-                    let leaving = members::leaving(&self.ring, &list.items, &live);
+                    let items: Vec<Lease> =
+                        list.items.into_iter().map(Decoded::into_inner).collect();
+                    let live = members::live(&self.ring, &items, jiff::Timestamp::now());
+                    let leaving = members::leaving(&self.ring, &items, &live);
                     live.iter().filter(|m| !leaving.contains(m)).count()
                 }
                 Err(_) => 1,
@@ -320,12 +326,8 @@ impl Member {
         tracing::info!(member = %self.identity, parents = owned(), "ring: left");
     }
 
-    fn api(&self, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {
-        if namespace.is_empty() {
-            Api::all_with(self.client.clone(), resource)
-        } else {
-            Api::namespaced_with(self.client.clone(), namespace, resource)
-        }
+    fn api(&self, resource: &ApiResource, namespace: &str) -> Api<Decoded> {
+        decode::api(&self.client, resource, namespace)
     }
 }
 

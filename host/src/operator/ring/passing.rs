@@ -8,17 +8,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
-use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
-use serde_json::json;
 use tokio::sync::{Notify, watch};
 
 use super::slots::{self, Slot, Slots};
 use super::view::{self, View};
-use super::{FIELD_MANAGER, members};
+use super::{acks, members};
+use crate::operator::cluster::decode;
 use crate::operator::cluster::selection::Selector;
 
 /// How often a member looks again without a change (its acknowledgement
@@ -199,7 +197,7 @@ fn replace(current: &mut Selector, new: Selector) -> bool {
 /// (again whenever that Lease lacks it: made anew after it lapsed), with
 /// `client` (the member's, fenced by its Lease).
 pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace: String) {
-    let leases: Api<Lease> = Api::namespaced(client, &namespace);
+    let leases = decode::leases(&client, &namespace);
     let (store, writer) = reflector::store();
     let wake = Arc::new(Notify::new());
     let watching = {
@@ -218,7 +216,7 @@ pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace:
     let own = members::lease_name(&ring, &passing.identity);
     let mut warned = false;
     loop {
-        let lease = |name: &str| lookup(&store, name);
+        let lease = |name: &str| acks::lookup(&store, name);
         if let Some(published) = lease(&coordinator).map(|l| View::read(&l))
             && passing.follow(&published).await
         {
@@ -228,16 +226,8 @@ pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace:
         if let Some(epoch) = passing.epoch().filter(|e| acked != Some(*e))
             && lease(&own).is_some()
         {
-            let ack = json!({"metadata": {"annotations": {view::ACKED: epoch.to_string()}}});
-            match leases
-                .patch(
-                    &own,
-                    &PatchParams::apply(FIELD_MANAGER),
-                    &Patch::Merge(&ack),
-                )
-                .await
-            {
-                Ok(_) => warned = false,
+            match acks::acknowledge(&leases, &own, epoch).await {
+                Ok(()) => warned = false,
                 Err(e) if !warned => {
                     warned = true;
                     tracing::warn!(epoch, error = %e, "ring: the view followed could not be acknowledged; tried again");
@@ -253,14 +243,6 @@ pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace:
             return;
         }
     }
-}
-
-fn lookup(store: &Store<Lease>, name: &str) -> Option<Lease> {
-    store
-        .state()
-        .iter()
-        .find(|l| l.metadata.name.as_deref() == Some(name))
-        .map(|l| (**l).clone())
 }
 
 #[cfg(test)]

@@ -1,13 +1,18 @@
-//! The ring's view where the API server selects: which members own the
-//! slots, as the coordinator publishes it on its Lease, one epoch at a
-//! time, and as each member acknowledges it on its own. A move takes two
-//! epochs: while moving, a member passes only the slots it owns both
-//! before and after; then the new owners take theirs. The coordinator
-//! publishes an epoch only once every live member acknowledged the last,
-//! which a member does only after its passes of the slots it gave up
-//! ended, so no two members ever pass a slot at once.
+//! The ring's view: which members serve, as the coordinator publishes it
+//! on its Lease, one epoch at a time, and as each member acknowledges it on
+//! its own. Where the API server selects, the members own the slots: a
+//! move takes two epochs: while moving, a member passes only the slots it
+//! owns both before and after; then the new owners take theirs. The
+//! coordinator publishes an epoch only once every live member acknowledged
+//! the last, which a member does only after its passes of the slots it
+//! gave up ended, so no two members ever pass a slot at once. Where the
+//! coordinator labels, the members are those it gives parents: a member
+//! serves once it acknowledged a view, and is left out of the next when it
+//! has not acknowledged one within [`ACK_BOUND`] ([`View::serving_next`]),
+//! so a Lease with no member behind it is given no parent.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use serde_json::{Value, json};
@@ -27,6 +32,11 @@ pub const NEXT: &str = "ring.reconciler.dev/next";
 
 /// A member Lease's annotation holding the last epoch the member follows.
 pub const ACKED: &str = "ring.reconciler.dev/acked";
+
+/// How long a member in a view (where the coordinator labels) has to
+/// acknowledge it before it is left out of the next, its share given to the
+/// others.
+pub const ACK_BOUND: Duration = Duration::from_secs(15);
 
 /// Which members own the slots.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -131,6 +141,33 @@ impl View {
     }
 }
 
+impl View {
+    /// Where the coordinator labels, the view it publishes next, if any:
+    /// the `live` members that acknowledged this one (`acked`), and those of
+    /// this one still live while its acknowledgements may still come
+    /// (`bound_passed` false: published less than [`ACK_BOUND`] ago).
+    pub fn serving_next(
+        &self,
+        live: &[String],
+        acked: &BTreeMap<String, u64>,
+        bound_passed: bool,
+    ) -> Option<View> {
+        let mut members: Vec<String> = live
+            .iter()
+            .filter(|m| {
+                acked.get(*m) == Some(&self.epoch) || (!bound_passed && self.members.contains(m))
+            })
+            .cloned()
+            .collect();
+        members.sort();
+        (members != self.members).then(|| View {
+            epoch: self.epoch + 1,
+            members,
+            next: None,
+        })
+    }
+}
+
 /// The epoch the member Lease `lease` acknowledges, if any.
 pub fn acked(lease: &Lease) -> Option<u64> {
     annotation(lease, ACKED)?.parse().ok()
@@ -147,6 +184,44 @@ mod tests {
 
     fn acks(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
         pairs.iter().map(|(m, e)| ((*m).to_owned(), *e)).collect()
+    }
+
+    #[test]
+    fn where_the_coordinator_labels_a_member_serves_once_it_acknowledged() {
+        let first = View::default();
+        // Nobody acknowledged anything: no view.
+        assert_eq!(
+            first.serving_next(&list(&["a", "b"]), &acks(&[]), true),
+            None
+        );
+        // a and b acknowledge epoch 0 (no view yet); f, a Lease with no
+        // member behind it, never does.
+        let abf = list(&["a", "b", "f"]);
+        let one = first
+            .serving_next(&abf, &acks(&[("a", 0), ("b", 0)]), false)
+            .expect("a view");
+        assert_eq!((one.epoch, &one.members), (1, &list(&["a", "b"])));
+        // Just published, none acknowledged it yet: kept as it is.
+        assert_eq!(
+            one.serving_next(&abf, &acks(&[("a", 0), ("b", 0)]), false),
+            None
+        );
+        // c joins: it acknowledges what it sees, and serves next.
+        let abcf = list(&["a", "b", "c", "f"]);
+        let two = one
+            .serving_next(&abcf, &acks(&[("a", 1), ("b", 1), ("c", 1)]), false)
+            .expect("c joins");
+        assert_eq!(two.members, list(&["a", "b", "c"]));
+        // b stops acknowledging (wedged): once the bound passed, it leaves.
+        let acked = acks(&[("a", 2), ("b", 1), ("c", 2)]);
+        assert_eq!(two.serving_next(&abcf, &acked, false), None);
+        let three = two.serving_next(&abcf, &acked, true).expect("b leaves");
+        assert_eq!(three.members, list(&["a", "c"]));
+        // A member whose Lease lapsed leaves at once.
+        let four = three
+            .serving_next(&list(&["a"]), &acks(&[("a", 3), ("c", 3)]), false)
+            .expect("c is gone");
+        assert_eq!(four.members, list(&["a"]));
     }
 
     #[test]
