@@ -477,6 +477,74 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     );
 }
 
+/// Issue 49: a module of any size was pulled (every replica pulls, so
+/// one near the Pod's memory limit takes every replica down). Who could
+/// break it: whoever may push to the registry, through the OCI API (`push`
+/// refuses a module past the bound), with the trusted key's signature. A
+/// signed module of 70 MB is refused from its manifest, naming its size
+/// and the 64 MiB bound, no blob of it asked of the registry, nothing
+/// placed; one whose manifest gives the 70 MB component 1 MB (a registry
+/// may lie) is cut off at that size.
+#[tokio::test]
+async fn a_module_past_the_bound_is_refused_before_it_is_downloaded() {
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("too-large");
+    let module = writer_in(&dir);
+    let release = KeyPair::generate(&dir, "release");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, "kinds:\n  Widget:\n    allOf: [release.pub]\n").unwrap();
+    let source = push_tag(&dir, &module, &address, "source", 1);
+    let large = registry
+        .publish_grown(&source, "large", 70_000_000, None)
+        .await;
+    let lying = registry
+        .publish_grown(&source, "lying", 70_000_000, Some(1_000_000))
+        .await;
+    release.sign(&large);
+    release.sign(&lying);
+    let guests = scratch("too-large-guests");
+    let refused = |reference: &str, name: &str| {
+        let out = pull_under(&dir, reference, &guests, name, &policy, &address);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        text(&out.stderr)
+    };
+
+    let (asked, blobs) = (registry.requests().len(), registry.blobs_read().len());
+    let error = refused(&large, "large");
+    assert!(
+        error.contains(&format!(
+            "{large} is too large to serve: its manifest gives its blobs 7000"
+        )) && error.contains(
+            "more than the 64 MiB (67108864 bytes) a guest module may be; nothing downloaded"
+        ),
+        "{error}"
+    );
+    let since = registry.requests()[asked..].to_vec();
+    assert!(
+        since.iter().any(|r| r.contains("/manifests/")),
+        "its manifest was read: {since:?}"
+    );
+    assert_eq!(
+        registry.blobs_read()[blobs..],
+        [] as [String; 0],
+        "no blob of it was asked for: {since:?}"
+    );
+
+    let error = refused(&lying, "lying");
+    assert!(
+        error.contains(&format!(
+            "{lying} is too large to serve: the registry sends the component past the 1000000 bytes its manifest gives it; refused at that bound"
+        )),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&guests).unwrap().count(),
+        0,
+        "nothing placed"
+    );
+}
+
 /// Keyless identities, against a trust root given to the host: a module
 /// signed (by the real cosign) with a certificate the trusted authority
 /// issued to the identity the policy names is pulled, the identity named;

@@ -1,0 +1,79 @@
+//! Downloads bounded before and while they are read: a manifest's blobs
+//! summed against [`MAX_MODULE_BYTES`] before any is fetched, and each
+//! blob read no further than the size its descriptor gives, whatever the
+//! registry sends.
+
+use futures::StreamExt;
+use oci_client::errors::OciDistributionError;
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::{Client, Reference};
+
+use crate::runtime::MAX_MODULE_BYTES;
+
+/// Why a blob was not read whole.
+#[derive(Debug)]
+pub(super) enum Cut {
+    /// The registry failed, or sent bytes that are not the blob.
+    Registry(OciDistributionError),
+    /// The registry sent more than the descriptor gives: what it says.
+    Beyond(String),
+}
+
+/// Whether the blobs of `manifest` (its config and layers), as its
+/// descriptors give them, fit in [`MAX_MODULE_BYTES`]; if not, what they
+/// take, said before anything is downloaded.
+pub(super) fn check(manifest: &OciImageManifest) -> Result<(), String> {
+    let blobs = std::iter::once(&manifest.config).chain(&manifest.layers);
+    let mut total: u64 = 0;
+    for blob in blobs {
+        let size = u64::try_from(blob.size)
+            .map_err(|_| format!("its manifest gives a blob a size of {}", blob.size))?;
+        total = total.saturating_add(size);
+    }
+    if total <= MAX_MODULE_BYTES {
+        return Ok(());
+    }
+    let largest = manifest
+        .layers
+        .iter()
+        .max_by_key(|l| l.size)
+        .map(|l| format!(" (its largest layer, {}, {} bytes)", l.media_type, l.size))
+        .unwrap_or_default();
+    Err(format!(
+        "its manifest gives its blobs {total} bytes{largest}, more than the {} MiB ({MAX_MODULE_BYTES} bytes) a guest module may be; nothing downloaded",
+        MAX_MODULE_BYTES >> 20
+    ))
+}
+
+/// The blob `blob` of `reference`, read up to the size its descriptor
+/// gives (which [`check`] bounded) and checked against its digest: a
+/// registry sending more is cut off there.
+pub(super) async fn read(
+    client: &Client,
+    reference: &Reference,
+    blob: &OciDescriptor,
+    what: &str,
+) -> Result<Vec<u8>, Cut> {
+    let declared = u64::try_from(blob.size).unwrap_or(0);
+    let beyond = || {
+        Cut::Beyond(format!(
+            "the registry sends {what} past the {declared} bytes its manifest gives it; refused at that bound"
+        ))
+    };
+    let mut stream = client
+        .pull_blob_stream(reference, blob)
+        .await
+        .map_err(Cut::Registry)?;
+    if stream.content_length.is_some_and(|len| len > declared) {
+        return Err(beyond());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| Cut::Registry(e.into()))?;
+        if (bytes.len() + chunk.len()) as u64 > declared {
+            return Err(beyond());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
