@@ -356,8 +356,9 @@ async fn an_artifact_of_another_contract_is_refused_from_its_config() {
 /// Who could break the policy: whoever may push to the registry. A
 /// module signed by the key the policy names for its kind is pulled; one
 /// unsigned, or signed by another key, is refused naming the policy and
-/// what is missing, and nothing is placed; a kind the policy does not name
-/// is refused. A module re-annotated as another kind, to fall under a
+/// what is missing, and nothing is placed; one under whose signature tag
+/// another module's signatures were copied is refused saying they were
+/// made for another digest; a kind the policy does not name is refused. A module re-annotated as another kind, to fall under a
 /// laxer rule, passes that rule but is not placed: what it serves is read
 /// from the module itself. With the registry gone, a module kept in the
 /// cache is not served under the policy: its signatures cannot be read.
@@ -384,6 +385,9 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let unsigned = push("unsigned", 2);
     let by_other = push("other", 3);
     other.sign(&by_other);
+    // The signed module's signatures copied to the tag cosign would keep
+    // another module's under.
+    let copied = push("copied", 4);
 
     // The unsigned module's manifest, annotated as a Gadget, pushed as
     // someone with push rights would.
@@ -405,6 +409,30 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let forged: Reference = format!("{address}/guests/writer:forged").parse().unwrap();
     client
         .push_manifest(&forged, &manifest.into())
+        .await
+        .unwrap();
+    let signature_tag = |pinned: &str| {
+        let digest = pinned.rsplit_once('@').unwrap().1;
+        let tag = format!("{}.sig", digest.replace(':', "-"));
+        (
+            digest.to_owned(),
+            tag.clone(),
+            format!("{address}/guests/writer:{tag}"),
+        )
+    };
+    let (signed_digest, signed_tag, _) = signature_tag(&signed);
+    let (_, copied_tag, copied_signatures) = signature_tag(&copied);
+    let (signatures, _) = client
+        .pull_image_manifest(
+            &format!("{address}/guests/writer:{signed_tag}")
+                .parse()
+                .unwrap(),
+            &oci_client::secrets::RegistryAuth::Anonymous,
+        )
+        .await
+        .unwrap();
+    client
+        .push_manifest(&copied_signatures.parse().unwrap(), &signatures.into())
         .await
         .unwrap();
 
@@ -442,6 +470,13 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     assert!(
         error.contains(&format!(
             "{by_policy} for kind Widget: not signed by release.pub (of allOf; 1 signature(s) checked)"
+        )),
+        "{error}"
+    );
+    let error = refused(&copied, "copied", &policy);
+    assert!(
+        error.contains(&format!(
+            "{by_policy} for kind Widget: the cosign signature(s) under its tag {copied_tag} were made for another digest ({signed_digest}), not its own: none signs it"
         )),
         "{error}"
     );
