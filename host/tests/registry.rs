@@ -519,7 +519,8 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
 /// signed module of 70 MB is refused from its manifest, naming its size
 /// and the 64 MiB bound, no blob of it asked of the registry, nothing
 /// placed; one whose manifest gives the 70 MB component 1 MB (a registry
-/// may lie) is cut off at that size.
+/// may lie) is cut off at that size; a signed module beside whose
+/// signature a 70 MB blob poses as another is refused, the blob unread.
 #[tokio::test]
 async fn a_module_past_the_bound_is_refused_before_it_is_downloaded() {
     let registry = Registry::start();
@@ -572,6 +573,61 @@ async fn a_module_past_the_bound_is_refused_before_it_is_downloaded() {
             "{lying} is too large to serve: the registry sends the component past the 1000000 bytes its manifest gives it; refused at that bound"
         )),
         "{error}"
+    );
+
+    // The module's own signature, and beside it under its signature tag a
+    // layer of 70 MB (the large component's blob) posing as another.
+    release.sign(&source);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(vec![address.clone()]),
+        ..ClientConfig::default()
+    });
+    let anonymous = oci_client::secrets::RegistryAuth::Anonymous;
+    let (large_manifest, _) = client
+        .pull_image_manifest(&large.parse().unwrap(), &anonymous)
+        .await
+        .unwrap();
+    let mut posing = large_manifest
+        .layers
+        .iter()
+        .find(|l| l.media_type == "application/wasm")
+        .unwrap()
+        .clone();
+    posing.media_type = "application/vnd.dev.cosign.simplesigning.v1+json".into();
+    posing.annotations = Some(
+        [(
+            "dev.cosignproject.cosign/signature".to_owned(),
+            "AAAA".to_owned(),
+        )]
+        .into(),
+    );
+    let digest = source.rsplit_once('@').unwrap().1;
+    let signature_tag: Reference =
+        format!("{address}/guests/writer:{}.sig", digest.replace(':', "-"))
+            .parse()
+            .unwrap();
+    let (mut signatures, _) = client
+        .pull_image_manifest(&signature_tag, &anonymous)
+        .await
+        .unwrap();
+    signatures.layers.push(posing.clone());
+    client
+        .push_manifest(&signature_tag, &signatures.into())
+        .await
+        .unwrap();
+    let blobs = registry.blobs_read().len();
+    let error = refused(&source, "source");
+    assert!(
+        error.contains(&format!(
+            "for kind Widget: a signature stored for it is too large to read: {signature_tag}: its manifest gives a signature blob {} bytes, more than the 1024 KiB a signature may be; not downloaded",
+            posing.size
+        )),
+        "{error}"
+    );
+    assert!(
+        !registry.blobs_read()[blobs..].contains(&posing.digest),
+        "the blob posing as a signature was not asked for"
     );
     assert_eq!(
         std::fs::read_dir(&guests).unwrap().count(),

@@ -1,7 +1,7 @@
 //! Downloads bounded before and while they are read: a manifest's blobs
-//! summed against [`MAX_MODULE_BYTES`] before any is fetched, and each
-//! blob read no further than the size its descriptor gives, whatever the
-//! registry sends.
+//! summed against [`MAX_MODULE_BYTES`] before any is fetched, a signature's
+//! held to [`MAX_SIGNATURE_BYTES`], and each blob read no further than the
+//! size its descriptor gives, whatever the registry sends.
 
 use futures::StreamExt;
 use oci_client::errors::OciDistributionError;
@@ -9,6 +9,10 @@ use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::{Client, Reference};
 
 use crate::runtime::MAX_MODULE_BYTES;
+
+/// The largest blob a signature is read from (a cosign payload is under
+/// 1 KiB, a Sigstore bundle with its certificate chain a few KiB).
+pub(super) const MAX_SIGNATURE_BYTES: u64 = 1 << 20;
 
 /// Why a blob was not read whole.
 #[derive(Debug)]
@@ -43,6 +47,23 @@ pub(super) fn check(manifest: &OciImageManifest) -> Result<(), String> {
         "its manifest gives its blobs {total} bytes{largest}, more than the {} MiB ({MAX_MODULE_BYTES} bytes) a guest module may be; nothing downloaded",
         MAX_MODULE_BYTES >> 20
     ))
+}
+
+/// The signature blob `blob` of `reference`, refused unread when its
+/// descriptor gives it more than [`MAX_SIGNATURE_BYTES`], else [`read`].
+pub(super) async fn read_signature(
+    client: &Client,
+    reference: &Reference,
+    blob: &OciDescriptor,
+) -> Result<Vec<u8>, Cut> {
+    if !(0..=MAX_SIGNATURE_BYTES as i64).contains(&blob.size) {
+        return Err(Cut::Beyond(format!(
+            "its manifest gives a signature blob {} bytes, more than the {} KiB a signature may be; not downloaded",
+            blob.size,
+            MAX_SIGNATURE_BYTES >> 10
+        )));
+    }
+    read(client, reference, blob, "a signature").await
 }
 
 /// The blob `blob` of `reference`, read up to the size its descriptor

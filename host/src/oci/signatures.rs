@@ -15,6 +15,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
 
+use super::bounded::{self, Cut};
 use super::bundles;
 use super::certificates::Certified;
 use super::policy::{By, Rule, Signer};
@@ -65,6 +66,9 @@ pub enum Unverified {
     /// The signatures could not be read.
     #[error("its signatures could not be read from the registry: {0}")]
     Unreadable(String),
+    /// A signature's blob is larger than a signature may be.
+    #[error("a signature stored for it is too large to read: {0}")]
+    TooLarge(String),
 }
 
 /// The certificates not taken, as a message ends: `; ...: why`.
@@ -206,9 +210,7 @@ async fn read(
     pinned: &Reference,
 ) -> Result<(Vec<Signed>, Option<Elsewhere>), Unverified> {
     let (mut signed, elsewhere) = read_tagged(client, auth, pinned).await?;
-    let bundled = bundles::read(client, auth, pinned)
-        .await
-        .map_err(Unverified::Unreadable)?;
+    let bundled = bundles::read(client, auth, pinned).await?;
     signed.extend(bundled.into_iter().map(|b| Signed {
         payload: b.message,
         signature: b.signature,
@@ -258,11 +260,9 @@ async fn read_tagged(
         };
         let certificate = annotation(CERTIFICATE).map(|c| (c, annotation(CHAIN)));
         let bundle = annotation(BUNDLE);
-        let mut payload = Vec::new();
-        client
-            .pull_blob(&tag, layer, &mut payload)
+        let payload = bounded::read_signature(client, &tag, layer)
             .await
-            .map_err(unreadable)?;
+            .map_err(|cut| unread(&tag, cut))?;
         let signs = serde_json::from_slice::<Payload>(&payload)
             .ok()
             .filter(|p| p.critical.kind == SIGNATURE_TYPE)
@@ -285,6 +285,14 @@ async fn read_tagged(
         digests,
     });
     Ok((signed, elsewhere))
+}
+
+/// Why a signature's blob read from `reference` was not taken.
+pub(super) fn unread(reference: &Reference, cut: Cut) -> Unverified {
+    match cut {
+        Cut::Registry(e) => Unverified::Unreadable(format!("{reference}: {e}")),
+        Cut::Beyond(why) => Unverified::TooLarge(format!("{reference}: {why}")),
+    }
 }
 
 /// The signature a cosign layer carries, if it is one.
