@@ -19,7 +19,8 @@ pub(super) const MAX_SIGNATURE_BYTES: u64 = 1 << 20;
 pub(super) enum Cut {
     /// The registry failed, or sent bytes that are not the blob.
     Registry(OciDistributionError),
-    /// The registry sent more than the descriptor gives: what it says.
+    /// More than a blob may be, as its descriptor gives it or as the
+    /// registry sends it: what it says.
     Beyond(String),
 }
 
@@ -31,7 +32,7 @@ pub(super) fn check(manifest: &OciImageManifest) -> Result<(), String> {
     let mut total: u64 = 0;
     for blob in blobs {
         let size = u64::try_from(blob.size)
-            .map_err(|_| format!("its manifest gives a blob a size of {}", blob.size))?;
+            .map_err(|_| format!("its manifest gives a blob the size {}", blob.size))?;
         total = total.saturating_add(size);
     }
     if total <= MAX_MODULE_BYTES {
@@ -67,8 +68,8 @@ pub(super) async fn read_signature(
 }
 
 /// The blob `blob` of `reference`, read up to the size its descriptor
-/// gives (which [`check`] bounded) and checked against its digest: a
-/// registry sending more is cut off there.
+/// gives (bounded first, by [`check`] or [`read_signature`]) and checked
+/// against its digest: a registry sending more is cut off there.
 pub(super) async fn read(
     client: &Client,
     reference: &Reference,
@@ -97,4 +98,41 @@ pub(super) async fn read(
         bytes.extend_from_slice(&chunk);
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(sizes: &[i64]) -> OciImageManifest {
+        let blob = |size| OciDescriptor {
+            media_type: "application/wasm".into(),
+            size,
+            ..OciDescriptor::default()
+        };
+        OciImageManifest {
+            config: blob(100),
+            layers: sizes.iter().copied().map(blob).collect(),
+            ..OciImageManifest::default()
+        }
+    }
+
+    #[test]
+    fn a_manifest_is_held_to_the_bound_by_all_its_blobs_together() {
+        let bound = MAX_MODULE_BYTES as i64;
+        assert_eq!(check(&manifest(&[bound - 200, 100])), Ok(()));
+        assert_eq!(
+            check(&manifest(&[bound - 200, 101])),
+            Err(format!(
+                "its manifest gives its blobs {} bytes (its largest layer, application/wasm, {} bytes), more than the 64 MiB ({bound} bytes) a guest module may be; nothing downloaded",
+                bound + 1,
+                bound - 200
+            ))
+        );
+        // A negative size would lower the sum: refused for what it is.
+        assert_eq!(
+            check(&manifest(&[bound, -1000])),
+            Err("its manifest gives a blob the size -1000".to_owned())
+        );
+    }
 }

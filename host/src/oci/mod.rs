@@ -171,11 +171,13 @@ impl Remote {
 
     /// Pulls the module `reference` names: a tag is resolved to its
     /// digest once, and everything after is read by that digest; a digest
-    /// the cache keeps reads no registry. The config is checked (a guest
-    /// module, of a contract this host serves) before the component is
-    /// downloaded; what is downloaded is checked against its digest and
-    /// kept in `cache`. Under a `policy`, the signatures its kind's rule
-    /// asks for are checked first (a kind the policy does not name is
+    /// the cache keeps reads no registry. The sizes its manifest gives are
+    /// bounded before anything else is read, and no blob is read past its
+    /// size. The config is checked (a guest module, of a contract this
+    /// host serves) before the component is downloaded; what is downloaded
+    /// is checked against its digest and kept in `cache`. Under a
+    /// `policy`, the signatures its kind's rule asks for are checked
+    /// before the config is read (a kind the policy does not name is
     /// refused), from the registry even when the cache keeps the module.
     pub async fn pull(
         &self,
