@@ -356,8 +356,9 @@ async fn an_artifact_of_another_contract_is_refused_from_its_config() {
 /// Who could break the policy: whoever may push to the registry. A
 /// module signed by the key the policy names for its kind is pulled; one
 /// unsigned, or signed by another key, is refused naming the policy and
-/// what is missing, and nothing is placed; a kind the policy does not name
-/// is refused. A module re-annotated as another kind, to fall under a
+/// what is missing, and nothing is placed; one under whose signature tag
+/// another module's signatures were copied is refused saying they were
+/// made for another digest; a kind the policy does not name is refused. A module re-annotated as another kind, to fall under a
 /// laxer rule, passes that rule but is not placed: what it serves is read
 /// from the module itself. With the registry gone, a module kept in the
 /// cache is not served under the policy: its signatures cannot be read.
@@ -384,6 +385,9 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let unsigned = push("unsigned", 2);
     let by_other = push("other", 3);
     other.sign(&by_other);
+    // The signed module's signatures copied to the tag cosign would keep
+    // another module's under.
+    let copied = push("copied", 4);
 
     // The unsigned module's manifest, annotated as a Gadget, pushed as
     // someone with push rights would.
@@ -405,6 +409,30 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
     let forged: Reference = format!("{address}/guests/writer:forged").parse().unwrap();
     client
         .push_manifest(&forged, &manifest.into())
+        .await
+        .unwrap();
+    let signature_tag = |pinned: &str| {
+        let digest = pinned.rsplit_once('@').unwrap().1;
+        let tag = format!("{}.sig", digest.replace(':', "-"));
+        (
+            digest.to_owned(),
+            tag.clone(),
+            format!("{address}/guests/writer:{tag}"),
+        )
+    };
+    let (signed_digest, signed_tag, _) = signature_tag(&signed);
+    let (_, copied_tag, copied_signatures) = signature_tag(&copied);
+    let (signatures, _) = client
+        .pull_image_manifest(
+            &format!("{address}/guests/writer:{signed_tag}")
+                .parse()
+                .unwrap(),
+            &oci_client::secrets::RegistryAuth::Anonymous,
+        )
+        .await
+        .unwrap();
+    client
+        .push_manifest(&copied_signatures.parse().unwrap(), &signatures.into())
         .await
         .unwrap();
 
@@ -445,6 +473,13 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
         )),
         "{error}"
     );
+    let error = refused(&copied, "copied", &policy);
+    assert!(
+        error.contains(&format!(
+            "{by_policy} for kind Widget: the cosign signature(s) under its tag {copied_tag} were made for another digest ({signed_digest}), not its own: none signs it"
+        )),
+        "{error}"
+    );
     let error = refused(&signed, "lacking", &lacking);
     assert!(
         error.contains(&format!(
@@ -474,6 +509,130 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
             .count(),
         1,
         "only the signed module is placed"
+    );
+}
+
+/// Issue 49: a module of any size was pulled (every replica pulls, so
+/// one near the Pod's memory limit takes every replica down). Who could
+/// break it: whoever may push to the registry, through the OCI API (`push`
+/// refuses a module past the bound), with the trusted key's signature. A
+/// signed module of 70 MB is refused from its manifest, naming its size
+/// and the 64 MiB bound, no blob of it asked of the registry, nothing
+/// placed; one whose manifest gives the 70 MB component 1 MB (a registry
+/// may lie) is cut off at that size; a signed module beside whose
+/// signature a 70 MB blob poses as another is refused, the blob unread.
+#[tokio::test]
+async fn a_module_past_the_bound_is_refused_before_it_is_downloaded() {
+    let registry = Registry::start();
+    let address = registry.address.clone();
+    let dir = scratch("too-large");
+    let module = writer_in(&dir);
+    let release = KeyPair::generate(&dir, "release");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, "kinds:\n  Widget:\n    allOf: [release.pub]\n").unwrap();
+    let source = push_tag(&dir, &module, &address, "source", 1);
+    let large = registry
+        .publish_grown(&source, "large", 70_000_000, None)
+        .await;
+    let lying = registry
+        .publish_grown(&source, "lying", 70_000_000, Some(1_000_000))
+        .await;
+    release.sign(&large);
+    release.sign(&lying);
+    let guests = scratch("too-large-guests");
+    let refused = |reference: &str, name: &str| {
+        let out = pull_under(&dir, reference, &guests, name, &policy, &address);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        text(&out.stderr)
+    };
+
+    let (asked, blobs) = (registry.requests().len(), registry.blobs_read().len());
+    let error = refused(&large, "large");
+    assert!(
+        error.contains(&format!(
+            "{large} is too large to serve: its manifest gives its blobs 7000"
+        )) && error.contains(
+            "more than the 64 MiB (67108864 bytes) a guest module may be; nothing downloaded"
+        ),
+        "{error}"
+    );
+    let since = registry.requests()[asked..].to_vec();
+    assert!(
+        since.iter().any(|r| r.contains("/manifests/")),
+        "its manifest was read: {since:?}"
+    );
+    assert_eq!(
+        registry.blobs_read()[blobs..],
+        [] as [String; 0],
+        "no blob of it was asked for: {since:?}"
+    );
+
+    let error = refused(&lying, "lying");
+    assert!(
+        error.contains(&format!(
+            "{lying} is too large to serve: the registry sends the component past the 1000000 bytes its manifest gives it; refused at that bound"
+        )),
+        "{error}"
+    );
+
+    // The module's own signature, and beside it under its signature tag a
+    // layer of 70 MB (the large component's blob) posing as another.
+    release.sign(&source);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(vec![address.clone()]),
+        ..ClientConfig::default()
+    });
+    let anonymous = oci_client::secrets::RegistryAuth::Anonymous;
+    let (large_manifest, _) = client
+        .pull_image_manifest(&large.parse().unwrap(), &anonymous)
+        .await
+        .unwrap();
+    let mut posing = large_manifest
+        .layers
+        .iter()
+        .find(|l| l.media_type == "application/wasm")
+        .unwrap()
+        .clone();
+    posing.media_type = "application/vnd.dev.cosign.simplesigning.v1+json".into();
+    posing.annotations = Some(
+        [(
+            "dev.cosignproject.cosign/signature".to_owned(),
+            "AAAA".to_owned(),
+        )]
+        .into(),
+    );
+    let digest = source.rsplit_once('@').unwrap().1;
+    let signature_tag: Reference =
+        format!("{address}/guests/writer:{}.sig", digest.replace(':', "-"))
+            .parse()
+            .unwrap();
+    let (mut signatures, _) = client
+        .pull_image_manifest(&signature_tag, &anonymous)
+        .await
+        .unwrap();
+    signatures.layers.push(posing.clone());
+    client
+        .push_manifest(&signature_tag, &signatures.into())
+        .await
+        .unwrap();
+    let blobs = registry.blobs_read().len();
+    let error = refused(&source, "source");
+    assert!(
+        error.contains(&format!(
+            "for kind Widget: a signature stored for it is too large to read: {signature_tag}: its manifest gives a signature blob {} bytes, more than the 1024 KiB a signature may be; not downloaded",
+            posing.size
+        )),
+        "{error}"
+    );
+    assert!(
+        !registry.blobs_read()[blobs..].contains(&posing.digest),
+        "the blob posing as a signature was not asked for"
+    );
+    assert_eq!(
+        std::fs::read_dir(&guests).unwrap().count(),
+        0,
+        "nothing placed"
     );
 }
 

@@ -5,7 +5,9 @@
 // stdin closes (the test that started it is gone, however it ended).
 // With -basic-auth user:password, every request must carry those
 // credentials (HTTP Basic; 401 with a Basic challenge otherwise), as a
-// private registry asks.
+// private registry asks. With -access-log FILE, each request is appended
+// to FILE as it arrives ("METHOD PATH"), before it is served: a client
+// that has had any answer finds its request there.
 //
 // One deviation of pkg/registry from the distribution spec is filled in:
 // a finished blob upload answers 201 Created without the Location of the
@@ -25,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 )
@@ -48,7 +51,17 @@ func (w withBlobLocation) WriteHeader(code int) {
 
 func main() {
 	basicAuth := flag.String("basic-auth", "", "user:password every request must carry")
+	accessLog := flag.String("access-log", "", "a file each request is appended to as it arrives")
 	flag.Parse()
+	var logged sync.Mutex
+	var access *os.File
+	if *accessLog != "" {
+		var err error
+		access, err = os.OpenFile(*accessLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Fatalf("access log: %v", err)
+		}
+	}
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatalf("listen: %v", err)
@@ -60,6 +73,14 @@ func main() {
 	}()
 	served := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if access != nil {
+			logged.Lock()
+			_, err := fmt.Fprintf(access, "%s %s\n", r.Method, r.URL.Path)
+			logged.Unlock()
+			if err != nil {
+				log.Fatalf("access log: %v", err)
+			}
+		}
 		if *basicAuth != "" {
 			user, password, ok := r.BasicAuth()
 			if !ok || subtle.ConstantTimeCompare([]byte(user+":"+password), []byte(*basicAuth)) != 1 {

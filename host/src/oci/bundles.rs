@@ -12,6 +12,9 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
 
+use super::bounded;
+use super::signatures::{Unverified, unread};
+
 /// What a bundle layer's media type starts with (`...v0.3+json`).
 const BUNDLE: &str = "application/vnd.dev.sigstore.bundle";
 /// The envelope's payload type: an in-toto statement.
@@ -86,14 +89,15 @@ pub async fn read(
     client: &Client,
     auth: &RegistryAuth,
     pinned: &Reference,
-) -> Result<Vec<Enveloped>, String> {
+) -> Result<Vec<Enveloped>, Unverified> {
+    let unreadable = Unverified::Unreadable;
     let Some(digest) = pinned.digest() else {
         return Ok(Vec::new());
     };
     let referrers = client
         .pull_referrers(pinned, None)
         .await
-        .map_err(|e| format!("its referrers: {e}"))?;
+        .map_err(|e| unreadable(format!("its referrers: {e}")))?;
     let mut found = Vec::new();
     for entry in &referrers.manifests {
         let reference = Reference::with_digest(
@@ -104,17 +108,15 @@ pub async fn read(
         let (manifest, _) = client
             .pull_image_manifest(&reference, auth)
             .await
-            .map_err(|e| format!("{reference}: {e}"))?;
+            .map_err(|e| unreadable(format!("{reference}: {e}")))?;
         for layer in manifest
             .layers
             .iter()
             .filter(|l| l.media_type.starts_with(BUNDLE))
         {
-            let mut bytes = Vec::new();
-            client
-                .pull_blob(&reference, layer, &mut bytes)
+            let bytes = bounded::read_signature(client, &reference, layer)
                 .await
-                .map_err(|e| format!("{reference}: {e}"))?;
+                .map_err(|cut| unread(&reference, cut))?;
             found.extend(signatures(&bytes, digest));
         }
     }

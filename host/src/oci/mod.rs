@@ -5,8 +5,10 @@
 //! contract checked from the artifact's config before the component is
 //! downloaded, each pull kept in a local cache by digest ([`cache`]);
 //! under a verification policy ([`policy`]), its cosign signatures
-//! checked before anything is downloaded ([`signatures`]).
+//! checked before anything is downloaded ([`signatures`]); its size bounded
+//! from its manifest first, and every blob read within it ([`bounded`]).
 
+mod bounded;
 pub mod bundles;
 pub mod cache;
 pub mod certificates;
@@ -52,6 +54,10 @@ pub enum OciError {
     },
     #[error("{reference} is not a guest module: {why}")]
     NotAModule { reference: String, why: String },
+    /// Larger than a guest module may be, as its manifest says or as the
+    /// registry sends it.
+    #[error("{reference} is too large to serve: {why}")]
+    TooLarge { reference: String, why: String },
     #[error(
         "{reference} cannot be served by this host (read from its config, nothing downloaded): {source}"
     )]
@@ -165,11 +171,13 @@ impl Remote {
 
     /// Pulls the module `reference` names: a tag is resolved to its
     /// digest once, and everything after is read by that digest; a digest
-    /// the cache keeps reads no registry. The config is checked (a guest
-    /// module, of a contract this host serves) before the component is
-    /// downloaded; what is downloaded is checked against its digest and
-    /// kept in `cache`. Under a `policy`, the signatures its kind's rule
-    /// asks for are checked first (a kind the policy does not name is
+    /// the cache keeps reads no registry. The sizes its manifest gives are
+    /// bounded before anything else is read, and no blob is read past its
+    /// size. The config is checked (a guest module, of a contract this
+    /// host serves) before the component is downloaded; what is downloaded
+    /// is checked against its digest and kept in `cache`. Under a
+    /// `policy`, the signatures its kind's rule asks for are checked
+    /// before the config is read (a kind the policy does not name is
     /// refused), from the registry even when the cache keeps the module.
     pub async fn pull(
         &self,
@@ -202,24 +210,40 @@ impl Remote {
             reference: pinned.to_string(),
             why,
         };
-        let (manifest, _, config) = self
+        let too_large = |why: String| OciError::TooLarge {
+            reference: pinned.to_string(),
+            why,
+        };
+        let (manifest, _) = self
             .client
-            .pull_manifest_and_config(&pinned, &self.auth(&pinned))
+            .pull_image_manifest(&pinned, &self.auth(&pinned))
             .await
-            .map_err(registry("reading its manifest and config"))?;
+            .map_err(registry("reading its manifest"))?;
         if manifest.config.media_type != CONFIG_MEDIA_TYPE {
             return Err(not_a_module(format!(
                 "its config is {}, not {CONFIG_MEDIA_TYPE}",
                 manifest.config.media_type
             )));
         }
+        bounded::check(&manifest).map_err(too_large)?;
         let kind = manifest
             .annotations
             .as_ref()
             .and_then(|a| a.get(KIND))
             .cloned();
         let signers = self.verify(&pinned, kind.as_deref(), policy).await?;
-        let config: WasmConfig = serde_json::from_str(&config)
+        let blob = async |layer, what: &str, reading: &'static str| {
+            bounded::read(&self.client, &pinned, layer, what)
+                .await
+                .map_err(|cut| match cut {
+                    bounded::Cut::Registry(source) => {
+                        self.registry_error(reference, reading, source)
+                    }
+                    bounded::Cut::Beyond(why) => too_large(why),
+                })
+        };
+        let config = blob(&manifest.config, "its config", "reading its config").await?;
+        let config: WasmConfig = serde_json::from_slice(&config)
             .map_err(|e| not_a_module(format!("its config cannot be read: {e}")))?;
         let names = config
             .component
@@ -241,21 +265,11 @@ impl Remote {
             }
         })?;
         let layers = layout::layers(&manifest).map_err(not_a_module)?;
-        let blob = async |layer| {
-            let mut bytes = Vec::new();
-            self.client
-                .pull_blob(&pinned, layer, &mut bytes)
-                .await
-                .map(|()| bytes)
-        };
-        let wasm = blob(layers.wasm)
-            .await
-            .map_err(registry("downloading the component"))?;
+        let wasm = blob(layers.wasm, "the component", "downloading the component").await?;
         let mut files = Vec::new();
         for (name, layer) in layers.files {
-            let bytes = blob(layer)
-                .await
-                .map_err(registry("downloading a file beside the component"))?;
+            let what = format!("the file {name}");
+            let bytes = blob(layer, &what, "downloading a file beside the component").await?;
             files.push((name, bytes));
         }
         files.sort();

@@ -15,6 +15,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
 
+use super::bounded::{self, Cut};
 use super::bundles;
 use super::certificates::Certified;
 use super::policy::{By, Rule, Signer};
@@ -40,6 +41,13 @@ pub enum Unverified {
         "it carries no cosign signature (none under the tag sha256-<digest>.sig, none in a Sigstore bundle among its referrers)"
     )]
     Unsigned,
+    /// Signatures are stored under its tag, but each signs another digest
+    /// (copied from another module's tag): none is a signature of it.
+    #[error(
+        "the cosign signature(s) under its tag {tag} were made for another digest ({}), not its own: none signs it",
+        digests.join(", ")
+    )]
+    ForAnotherDigest { tag: String, digests: Vec<String> },
     /// Signers of `allOf` that signed nothing.
     #[error("not signed by {} (of allOf; {checked} signature(s) checked){}", keys.join(", "), Refused(refused))]
     MissingAllOf {
@@ -58,6 +66,9 @@ pub enum Unverified {
     /// The signatures could not be read.
     #[error("its signatures could not be read from the registry: {0}")]
     Unreadable(String),
+    /// A signature's blob is larger than a signature may be.
+    #[error("a signature stored for it is too large to read: {0}")]
+    TooLarge(String),
 }
 
 /// The certificates not taken, as a message ends: `; ...: why`.
@@ -145,9 +156,15 @@ pub async fn check(
         Rule::Unsigned => return Ok(Vec::new()),
         Rule::Keys { all_of, any_of } => (all_of, any_of),
     };
-    let signatures = read(client, auth, pinned).await?;
+    let (signatures, elsewhere) = read(client, auth, pinned).await?;
     if signatures.is_empty() {
-        return Err(Unverified::Unsigned);
+        return Err(match elsewhere {
+            Some(elsewhere) => Unverified::ForAnotherDigest {
+                tag: elsewhere.tag,
+                digests: elsewhere.digests.into_iter().collect(),
+            },
+            None => Unverified::Unsigned,
+        });
     }
     let refused = std::cell::RefCell::new(std::collections::BTreeSet::new());
     let signed = |signer: &Signer| {
@@ -178,33 +195,39 @@ pub async fn check(
     Ok(names(all_of.iter().chain(any).collect()))
 }
 
+/// Signatures under a module's tag made for other digests.
+struct Elsewhere {
+    tag: String,
+    digests: std::collections::BTreeSet<String>,
+}
+
 /// The signatures stored for `pinned` whose payload signs its digest
-/// (a payload signing another digest is no signature of this module).
+/// (a payload signing another digest is no signature of this module),
+/// and the digests its tag's signatures sign instead, if any do.
 async fn read(
     client: &Client,
     auth: &RegistryAuth,
     pinned: &Reference,
-) -> Result<Vec<Signed>, Unverified> {
-    let mut signed = read_tagged(client, auth, pinned).await?;
-    let bundled = bundles::read(client, auth, pinned)
-        .await
-        .map_err(Unverified::Unreadable)?;
+) -> Result<(Vec<Signed>, Option<Elsewhere>), Unverified> {
+    let (mut signed, elsewhere) = read_tagged(client, auth, pinned).await?;
+    let bundled = bundles::read(client, auth, pinned).await?;
     signed.extend(bundled.into_iter().map(|b| Signed {
         payload: b.message,
         signature: b.signature,
         certificate: b.certificate,
         bundle: None,
     }));
-    Ok(signed)
+    Ok((signed, elsewhere))
 }
 
 /// The signatures stored under cosign's tag `sha256-<hex>.sig` whose
-/// payload signs `pinned`'s digest.
+/// payload signs `pinned`'s digest, and the other digests its payloads
+/// sign, if any.
 async fn read_tagged(
     client: &Client,
     auth: &RegistryAuth,
     pinned: &Reference,
-) -> Result<Vec<Signed>, Unverified> {
+) -> Result<(Vec<Signed>, Option<Elsewhere>), Unverified> {
     let Some(digest) = pinned.digest() else {
         return Err(Unverified::Unreadable(format!(
             "{pinned} is not pinned to a digest"
@@ -218,10 +241,11 @@ async fn read_tagged(
     let unreadable = |e: OciDistributionError| Unverified::Unreadable(format!("{tag}: {e}"));
     let manifest = match client.pull_image_manifest(&tag, auth).await {
         Ok((manifest, _)) => manifest,
-        Err(e) if not_found(&e) => return Ok(Vec::new()),
+        Err(e) if not_found(&e) => return Ok((Vec::new(), None)),
         Err(e) => return Err(unreadable(e)),
     };
     let mut signed = Vec::new();
+    let mut digests = std::collections::BTreeSet::new();
     for layer in &manifest.layers {
         let Some(signature) = signature_of(layer) else {
             continue;
@@ -236,23 +260,39 @@ async fn read_tagged(
         };
         let certificate = annotation(CERTIFICATE).map(|c| (c, annotation(CHAIN)));
         let bundle = annotation(BUNDLE);
-        let mut payload = Vec::new();
-        client
-            .pull_blob(&tag, layer, &mut payload)
+        let payload = bounded::read_signature(client, &tag, layer)
             .await
-            .map_err(unreadable)?;
-        let signs_this = serde_json::from_slice::<Payload>(&payload)
-            .is_ok_and(|p| p.critical.kind == SIGNATURE_TYPE && p.critical.image.digest == digest);
-        if signs_this {
-            signed.push(Signed {
+            .map_err(|cut| unread(&tag, cut))?;
+        let signs = serde_json::from_slice::<Payload>(&payload)
+            .ok()
+            .filter(|p| p.critical.kind == SIGNATURE_TYPE)
+            .map(|p| p.critical.image.digest);
+        match signs {
+            Some(signs) if signs == digest => signed.push(Signed {
                 payload,
                 signature,
                 certificate,
                 bundle,
-            });
+            }),
+            Some(other) => {
+                digests.insert(other);
+            }
+            None => {}
         }
     }
-    Ok(signed)
+    let elsewhere = (!digests.is_empty()).then(|| Elsewhere {
+        tag: tag.tag().unwrap_or_default().to_owned(),
+        digests,
+    });
+    Ok((signed, elsewhere))
+}
+
+/// Why a signature's blob read from `reference` was not taken.
+pub(super) fn unread(reference: &Reference, cut: Cut) -> Unverified {
+    match cut {
+        Cut::Registry(e) => Unverified::Unreadable(format!("{reference}: {e}")),
+        Cut::Beyond(why) => Unverified::TooLarge(format!("{reference}: {why}")),
+    }
 }
 
 /// The signature a cosign layer carries, if it is one.

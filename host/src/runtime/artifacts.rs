@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use super::MAX_MODULE_BYTES;
 use crate::disk_bound;
 
 /// The hex SHA-256 of a module's bytes: its identity.
@@ -27,6 +28,11 @@ pub struct ArtifactCache {
     /// size).
     max_bytes: u64,
 }
+
+/// The largest compiled artifact the cache loads or keeps: four times the
+/// largest module (a JavaScript or Python guest's is about twice its
+/// module, 36 MB of 12 to 20). One larger is compiled again, not loaded.
+pub const MAX_ARTIFACT_BYTES: u64 = 4 * MAX_MODULE_BYTES;
 
 /// The bound of a cache unless told (1 GiB: about five hundred Rust guests'
 /// artifacts, or twenty-eight JavaScript or Python ones', 36 MB each).
@@ -64,7 +70,8 @@ impl ArtifactCache {
     }
 
     /// Loads the component from the cache, compiling and storing it on a
-    /// miss. A corrupt or incompatible artifact is replaced.
+    /// miss. A corrupt or incompatible artifact is replaced, and so is one
+    /// larger than [`MAX_ARTIFACT_BYTES`].
     #[allow(unsafe_code)]
     pub fn load(
         &self,
@@ -73,7 +80,9 @@ impl ArtifactCache {
         digest: &str,
     ) -> wasmtime::Result<(Component, bool)> {
         let path = self.path_for(engine, digest);
-        if path.is_file() {
+        let within =
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_ARTIFACT_BYTES);
+        if within {
             // SAFETY: the file is one this cache wrote, named by the
             // digest of its source and the engine's compatibility hash, in
             // a directory only the host writes. wasmtime checks the
@@ -92,6 +101,15 @@ impl ArtifactCache {
     /// the cache within its bound. A failure to write only costs a later
     /// recompile, so it is logged, not raised.
     fn store(&self, path: &Path, artifact: &[u8]) {
+        if artifact.len() as u64 > MAX_ARTIFACT_BYTES {
+            tracing::warn!(
+                path = %path.display(),
+                bytes = artifact.len(),
+                "the compiled artifact is larger than the {} MiB the cache keeps: not stored",
+                MAX_ARTIFACT_BYTES >> 20
+            );
+            return;
+        }
         let result = std::fs::create_dir_all(&self.dir).and_then(|()| {
             let tmp = path.with_extension(format!("tmp{}", std::process::id()));
             std::fs::write(&tmp, artifact)?;
@@ -185,6 +203,36 @@ mod tests {
             .map(|e| e.path())
             .collect();
         assert_eq!(kept, [path(&d)]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An artifact in the cache larger than any module compiles to is not
+    /// loaded: the module is compiled again and its artifact replaces it.
+    #[test]
+    fn a_cached_artifact_past_its_bound_is_compiled_again_not_loaded() {
+        let dir = std::env::temp_dir().join(format!("artifact-cache-size-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let engine = Engine::default();
+        let cache = ArtifactCache::new(&dir);
+        let a = component("a");
+        let path = cache.path_for(&engine, &digest(&a));
+        let from_cache = || cache.load(&engine, &a, &digest(&a)).expect("loaded").1;
+        assert!(!from_cache(), "compiled");
+        let compiled = std::fs::metadata(&path).unwrap().len();
+        assert!(from_cache(), "loaded from the cache");
+        // Grown past the bound (sparse: no disk taken).
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(MAX_ARTIFACT_BYTES + 1)
+            .unwrap();
+        assert!(!from_cache(), "compiled again");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            compiled,
+            "the artifact replaced"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -956,3 +956,104 @@ async fn every_shard_says_what_it_serves_and_one_writes_the_conditions() {
     b.finish();
     ns.cleanup().await.unwrap();
 }
+
+/// Issue 49: every replica pulls, so a module near the Pod's memory limit
+/// would take every replica down at once. Who could break it: whoever may
+/// push to the registry, through the OCI API (`push` refuses a module past
+/// the bound), with the release key's signature. A signed module of 70 MB
+/// is refused from its manifest: Pulled False NotAModule naming its size
+/// and the 64 MiB bound, Stalled True, the replica's entry Failed, no blob
+/// of it asked of the registry, and the module serving before serves on.
+/// A manifest giving the 70 MB component 1 MB (a registry may lie) is cut
+/// off at that size and refused the same way.
+#[tokio::test]
+async fn a_module_past_the_bound_is_refused_before_it_is_downloaded() {
+    let v = variants();
+    let rollout = Rollout::new("gm-too-large");
+    let source = rollout.push(&v.message, "message", false, 1);
+    let registry = &rollout.registry;
+    let large = registry
+        .publish_grown(&source, "large", 70_000_000, None)
+        .await;
+    let lying = registry
+        .publish_grown(&source, "lying", 70_000_000, Some(1_000_000))
+        .await;
+    rollout.release.sign(&large);
+    rollout.release.sign(&lying);
+    let args = rollout.args("a");
+    install(&admin_client().await).await;
+    let (ns, _dir, host, api, mut want) = four_served("gm-too-large", &strs(&args)).await;
+    let publisher = publisher().await;
+    let admin = admin(&ns);
+    let name = "gm-too-large";
+    let (asked, blobs) = (registry.requests().len(), registry.blobs_read().len());
+    publisher
+        .create(&PostParams::default(), &rollout.object(name, &large, None))
+        .await
+        .expect("the publisher creates a GuestModule");
+    let o = wait_for(
+        &admin,
+        name,
+        &[
+            ("Pulled", "False", "NotAModule"),
+            ("Ready", "False", "NotAModule"),
+            ("Stalled", "True", "NotAModule"),
+        ],
+    )
+    .await;
+    let pulled = condition(&o, "Pulled").unwrap().message;
+    assert!(
+        pulled.contains(&format!(
+            "{large} is too large to serve: its manifest gives its blobs 7000"
+        )) && pulled.contains(
+            "more than the 64 MiB (67108864 bytes) a guest module may be; nothing downloaded"
+        ),
+        "{pulled}"
+    );
+    let since = registry.requests()[asked..].to_vec();
+    assert!(
+        since.iter().any(|r| r.contains("/manifests/")),
+        "its manifest was read: {since:?}"
+    );
+    assert_eq!(
+        registry.blobs_read()[blobs..],
+        [] as [String; 0],
+        "no blob of it was asked for: {since:?}"
+    );
+    wait_replicas(&admin, name, &[("a", "Failed", "")]).await;
+
+    publisher
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"source": {"oci": lying}}})),
+        )
+        .await
+        .expect("the publisher points it at the lying manifest");
+    let pulled = eventually("Pulled naming the lying manifest", async || {
+        let o = get(&admin, name).await;
+        let pulled = condition(&o, "Pulled").unwrap();
+        match (pulled.reason.as_str(), pulled.message.contains(&lying)) {
+            ("NotAModule", true) => Ok(pulled.message),
+            _ => Err(pulled),
+        }
+    })
+    .await;
+    assert!(
+        pulled.contains(
+            "is too large to serve: the registry sends the component past the 1000000 bytes its manifest gives it; refused at that bound"
+        ),
+        "{pulled}"
+    );
+    // Neither was swapped in: the module serving before serves on.
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        None
+    );
+    want[0].1 = "after".into();
+    set_message(&api, &want[0].0, "after").await;
+    wait_messages(&api, &want).await;
+    admin.delete(name, &Default::default()).await.unwrap();
+    host.finish();
+    ns.cleanup().await.unwrap();
+}

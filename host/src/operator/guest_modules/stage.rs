@@ -211,6 +211,7 @@ fn unstaged(e: OciError) -> Unstaged {
         OciError::Reference { .. }
         | OciError::PushByDigest { .. }
         | OciError::NotAModule { .. }
+        | OciError::TooLarge { .. }
         | OciError::Contract { .. }
         | OciError::NotAComponent { .. } => Unstaged::NotAModule(text),
     }
