@@ -30,6 +30,18 @@ pub enum Promotion {
     Checked,
 }
 
+impl Promotion {
+    /// As a message names it: a GuestModule's `manual` is `Checked` until
+    /// its decision.
+    pub fn name(self) -> &'static str {
+        match self {
+            Promotion::Direct => "direct",
+            Promotion::Auto => "auto",
+            Promotion::Checked => "manual",
+        }
+    }
+}
+
 /// At most this many parents are named in a refusal.
 const NAMED: usize = 3;
 /// At most this many parents are listed in the review an offer's answer
@@ -84,8 +96,9 @@ pub(crate) async fn shadow(
 
 /// Whether `review` holds the candidate: a parent turning from Ready True
 /// to False, or failing where the serving module does not. Returns how
-/// many parents were shadowed, or the refusal that holds it.
-pub(crate) fn held(review: &Review) -> Result<usize, Refusal> {
+/// many parents were shadowed, or the refusal that holds it, naming the
+/// promotion in force.
+pub(crate) fn held(review: &Review, promotion: Promotion) -> Result<usize, Refusal> {
     let (turned, failing) = (review.turning_false(), review.failing());
     if turned.is_empty() && failing.is_empty() {
         return Ok(review.parents);
@@ -115,9 +128,10 @@ pub(crate) fn held(review: &Review) -> Result<usize, Refusal> {
     Err(Refusal::new(
         Check::Shadow,
         format!(
-            "shadowed on {} parent(s) beside the module serving: {}; held (--promotion auto)",
+            "shadowed on {} parent(s) beside the module serving: {}; held (promotion {})",
             review.parents,
-            found.join("; ")
+            found.join("; "),
+            promotion.name()
         ),
     ))
 }
