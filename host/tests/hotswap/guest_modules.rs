@@ -30,6 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::*;
 use harness::{events_of, wait_for};
 
+mod floors;
+
 /// Bound to the shipped reconciler-guestmodule-publisher role.
 const PUBLISHER: &str = "guestmodule-publisher@example.com";
 /// Bound to the shipped reconciler-guestmodule-approver role.
@@ -53,6 +55,23 @@ async fn install(client: &kube::Client) {
                     apply(client, "", &manifest).await;
                 }
             }
+            // The shipped binding's ConfigMap (the chart renders it), empty:
+            // no floor of review for the tests that set none. floors.rs
+            // binds the policy to a floor of its own.
+            apply(
+                client,
+                "",
+                &json!({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "reconciler-system"}}),
+            )
+            .await;
+            apply(
+                client,
+                "reconciler-system",
+                &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "reconciler-promotion-floors"}}),
+            )
+            .await;
             for (role, user) in [
                 ("reconciler-guestmodule-publisher", PUBLISHER),
                 ("reconciler-guestmodule-approver", APPROVER),
