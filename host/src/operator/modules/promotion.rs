@@ -144,3 +144,41 @@ fn name_of(parent: &Arc<serde_json::Value>) -> String {
         _ => name.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::compare::Difference;
+
+    /// A hold names the promotion in force: a GuestModule's manual (offered
+    /// as `Checked`) is not said to be the host's `--promotion auto`.
+    #[test]
+    fn a_hold_names_the_promotion_in_force() {
+        let module = |digest: &str| Module {
+            guest: "widget".into(),
+            digest: digest.into(),
+        };
+        let failing = Difference {
+            new_guest_error: Some("trap".into()),
+            ..Difference::default()
+        };
+        let review = Review::new(
+            "Widget",
+            module("sha256:a"),
+            module("sha256:b"),
+            [("team-a/w".to_owned(), failing)],
+        );
+        for (promotion, said) in [
+            (Promotion::Checked, "held (promotion manual)"),
+            (Promotion::Auto, "held (promotion auto)"),
+        ] {
+            let refusal = held(&review, promotion).expect_err("a parent fails");
+            assert_eq!(
+                refusal.detail,
+                format!(
+                    "shadowed on 1 parent(s) beside the module serving: 1 would fail where the serving module does not (team-a/w); {said}"
+                )
+            );
+        }
+    }
+}
