@@ -189,6 +189,8 @@ fn the_chart_lints_with_its_defaults_and_every_option_on() {
         "plans.approvals.PgAdmin=manual,plans.modes.EvidenceAgent=observe",
         "--set",
         "guestModules.enabled=true,guestModules.registrySecret=registry",
+        "--set",
+        "guestModules.promotionFloors.EvidenceAgent=manual",
     ]);
 }
 
@@ -361,6 +363,81 @@ fn the_ring_is_one_deployment_scaled_like_any_other() {
     assert!(modules.contains("exclude each other"), "{modules}");
 }
 
+/// The floors of review, one value: the host's `--promotion-floor` per
+/// kind and the ConfigMap the admission policy's binding reads, in the
+/// release's namespace; an empty one without floors (the policy refuses
+/// every GuestModule write without it); a floor that is no promotion
+/// refused at render.
+#[test]
+fn the_floors_of_review_reach_the_host_and_the_admission_policy_alike() {
+    let floors = |rendered: &[Value]| {
+        let args: Vec<String> = deployments(rendered)[0]["spec"]["template"]["spec"]["containers"]
+            [0]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|a| a.starts_with("--promotion-floor"))
+            .map(str::to_owned)
+            .collect();
+        let config_map = rendered
+            .iter()
+            .find(|d| {
+                d["kind"] == "ConfigMap" && d["metadata"]["name"] == "reconciler-promotion-floors"
+            })
+            .expect("the floors' ConfigMap");
+        let binding = rendered
+            .iter()
+            .find(|d| {
+                d["metadata"]["name"] == "guestmodule-promotion-floors.reconciler.dev"
+                    && d["kind"] == "ValidatingAdmissionPolicyBinding"
+            })
+            .expect("the floors' binding");
+        assert_eq!(
+            binding["spec"]["paramRef"],
+            serde_json::json!({"name": "reconciler-promotion-floors", "namespace": "team-ops",
+                "parameterNotFoundAction": "Deny"})
+        );
+        assert_eq!(config_map["metadata"]["namespace"], "team-ops");
+        (args, config_map["data"].clone())
+    };
+    let with = |set: &str| {
+        parse(&helm(&[
+            "template",
+            "reconciler-host",
+            "deploy/chart",
+            "--namespace",
+            "team-ops",
+            "--set",
+            set,
+        ]))
+    };
+    assert_eq!(
+        floors(&with("guestModules.enabled=true")),
+        (Vec::<String>::new(), Value::Null)
+    );
+    assert_eq!(
+        floors(&with(
+            "guestModules.enabled=true,guestModules.promotionFloors.EvidenceAgent=manual,guestModules.promotionFloors.PgAdmin=auto"
+        )),
+        (
+            vec![
+                "--promotion-floor=EvidenceAgent=manual".to_owned(),
+                "--promotion-floor=PgAdmin=auto".to_owned()
+            ],
+            serde_json::json!({"EvidenceAgent": "manual", "PgAdmin": "auto"})
+        )
+    );
+    let wrong = helm_fails(&[
+        "--set",
+        "guestModules.enabled=true,guestModules.promotionFloors.PgAdmin=none",
+    ]);
+    assert!(
+        wrong.contains("guestModules.promotionFloors.PgAdmin: none is no promotion"),
+        "{wrong}"
+    );
+}
+
 /// Everything the chart renders, its CRDs first, is accepted by the real
 /// API server (server-side apply, as `helm install` would create it).
 #[tokio::test]
@@ -370,7 +447,7 @@ async fn the_real_api_server_accepts_what_the_chart_renders() {
         .expect("the test apiserver");
     let rendered = render(&[
         "--set",
-        "plans.approvals.PgAdmin=manual,guestModules.enabled=true,guestModules.registrySecret=registry",
+        "plans.approvals.PgAdmin=manual,guestModules.enabled=true,guestModules.registrySecret=registry,guestModules.promotionFloors.PgAdmin=manual",
     ]);
     let (crds, rest): (Vec<Value>, Vec<Value>) = rendered
         .into_iter()

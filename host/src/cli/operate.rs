@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use reconciler_host::oci::cache::DEFAULT_MAX_BYTES;
 use reconciler_host::oci::{ModuleCache, Policy};
+use reconciler_host::operator::guest_modules::kind::PromotionName;
 use reconciler_host::operator::guest_modules::{GuestModulesConfig, Puller};
 use reconciler_host::operator::modules::promotion::Promotion;
 use reconciler_host::operator::replica::fence::Fence;
@@ -158,6 +159,14 @@ pub struct RunArgs {
     /// (`team=payments`): several installs of the host in one cluster.
     #[arg(long, value_name = "SELECTOR", env = "GUEST_MODULES_SELECTOR")]
     guest_modules_selector: Option<String>,
+    /// The least review a kind's GuestModules get, `<Kind>=<promotion>`
+    /// (`Widget=manual`; direct < auto < manual), repeated per kind: a
+    /// GuestModule asking for less is served under the floor, and its
+    /// status says so. The admission policy refuses the lowering write
+    /// from its ConfigMap reconciler-promotion-floors: give both the same
+    /// floors (the chart renders both from guestModules.promotionFloors).
+    #[arg(long = "promotion-floor", value_name = "KIND=PROMOTION", value_parser = parse_floor, requires = "guest_modules")]
+    promotion_floors: Vec<(String, PromotionName)>,
     /// The verification policy (YAML) GuestModules' sources are held to:
     /// which cosign keys must have signed each kind's module.
     #[arg(long, value_name = "FILE", env = "VERIFICATION_POLICY")]
@@ -186,6 +195,13 @@ fn parse_retention(s: &str) -> Result<(&'static str, usize), String> {
         .parse()
         .map_err(|_| format!("{s:?}: the count must be a whole number"))?;
     Ok((phase.as_str(), count))
+}
+
+fn parse_floor(s: &str) -> Result<(String, PromotionName), String> {
+    match s.split_once('=') {
+        Some((kind, promotion)) if !kind.is_empty() => Ok((kind.to_owned(), promotion.parse()?)),
+        _ => Err(format!("{s:?}: expected <Kind>=<promotion>")),
+    }
 }
 
 fn parse_secret_ref(s: &str) -> Result<(String, String), String> {
@@ -338,6 +354,13 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
                 .context("no cache directory for pulled modules: give --pulled-dir")?,
         )
         .bounded(args.pulled_max_mib.saturating_mul(1 << 20));
+        let mut floors = BTreeMap::new();
+        for (kind, floor) in &args.promotion_floors {
+            anyhow::ensure!(
+                floors.insert(kind.clone(), *floor).is_none(),
+                "--promotion-floor: kind {kind} is given two floors"
+            );
+        }
         Some(GuestModulesConfig {
             puller: Puller {
                 remote: Arc::new(args.registry.remote()?),
@@ -347,6 +370,7 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             },
             replica: identity.clone(),
             promotion: args.promotion,
+            floors,
             selector: args.guest_modules_selector.clone(),
             entries: None,
         })

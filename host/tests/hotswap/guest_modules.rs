@@ -30,6 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::*;
 use harness::{events_of, wait_for};
 
+mod floors;
+
 /// Bound to the shipped reconciler-guestmodule-publisher role.
 const PUBLISHER: &str = "guestmodule-publisher@example.com";
 /// Bound to the shipped reconciler-guestmodule-approver role.
@@ -53,6 +55,23 @@ async fn install(client: &kube::Client) {
                     apply(client, "", &manifest).await;
                 }
             }
+            // The shipped binding's ConfigMap (the chart renders it), empty:
+            // no floor of review for the tests that set none. floors.rs
+            // binds the policy to a floor of its own.
+            apply(
+                client,
+                "",
+                &json!({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "reconciler-system"}}),
+            )
+            .await;
+            apply(
+                client,
+                "reconciler-system",
+                &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "reconciler-promotion-floors"}}),
+            )
+            .await;
             for (role, user) in [
                 ("reconciler-guestmodule-publisher", PUBLISHER),
                 ("reconciler-guestmodule-approver", APPROVER),
@@ -233,12 +252,14 @@ async fn wait_replicas(api: &Api<DynamicObject>, name: &str, want: &[(&str, &str
 }
 
 /// A module signed by the release key, named by its tag, is pulled,
-/// pinned, gated and swapped in: every aspect True, Ready True, one
-/// Normal AsExpected Event, the replica's entry Serving its digest, every
-/// parent evaluated by it. The publisher then points the object at an
-/// unsigned module: Verified False SignatureRefused, Ready copying it,
-/// Stalled True (one Warning for both, one reason in one pass), and the
-/// signed module serves on. The publisher cannot write the status.
+/// pinned, gated and swapped in (promotion direct: Shadowed True
+/// ShadowSkipped, no check claimed that did not run): every aspect True,
+/// Ready True, one Normal Event per reason, the replica's entry Serving
+/// its digest, every parent evaluated by it. The publisher then points the
+/// object at an unsigned module: Verified False SignatureRefused, Ready
+/// copying it, Stalled True (one Warning for both, one reason in one
+/// pass), and the signed module serves on. The publisher cannot write the
+/// status.
 #[tokio::test]
 async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serves_on() {
     let v = variants();
@@ -267,11 +288,18 @@ async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serve
             ("Pulled", "True", "AsExpected"),
             ("Verified", "True", "AsExpected"),
             ("Compatible", "True", "AsExpected"),
-            ("Shadowed", "True", "AsExpected"),
+            // The host's --promotion direct: no shadow ran, and it says so.
+            ("Shadowed", "True", "ShadowSkipped"),
             ("Serving", "True", "AsExpected"),
         ],
     )
     .await;
+    assert_eq!(o["status"]["promotion"], "direct");
+    assert!(
+        o["status"].get("shadow").is_none(),
+        "no review of a module not shadowed: {}",
+        o["status"]
+    );
     assert_eq!(o["status"]["pinned"], signed.as_str(), "the tag pinned");
     assert_eq!(o["status"]["digest"], digest_of(&signed));
     assert!(
@@ -294,7 +322,10 @@ async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serve
     );
     assert_eq!(
         events_about(&ns.client(), name).await,
-        [("Normal".into(), "AsExpected".into(), 1)]
+        [
+            ("Normal".into(), "AsExpected".into(), 1),
+            ("Normal".into(), "ShadowSkipped".into(), 1)
+        ]
     );
 
     let trap = format!("{}/guests/hostile:trap", rollout.registry.address);
@@ -335,6 +366,7 @@ async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serve
         events_about(&ns.client(), name).await,
         [
             ("Normal".into(), "AsExpected".into(), 1),
+            ("Normal".into(), "ShadowSkipped".into(), 1),
             ("Warning".into(), "SignatureRefused".into(), 1),
         ]
     );
@@ -864,7 +896,8 @@ async fn a_module_from_a_config_map_serves_and_its_replaced_data_rolls_out() {
 /// Two shards (`--shards 2`), each replica the leader of its own, one
 /// of them (shard 1's) left with a stale verification policy naming
 /// another key. Shard 0's replica serves the digest (its parents end on
-/// it) and writes the object's conditions: Ready True, one Normal Event.
+/// it) and writes the object's conditions: Ready True, one Normal Event
+/// per reason.
 /// Shard 1's refuses it and says so in its own entry (Failed, naming the
 /// key it wants), and nothing else: no Warning, no condition turned (two
 /// writers of the conditions would flap them and publish the refusal).
@@ -949,7 +982,10 @@ async fn every_shard_says_what_it_serves_and_one_writes_the_conditions() {
     assert_eq!(condition(&o, "Verified").unwrap().status, "True");
     assert_eq!(
         events_about(&ns.client(), name).await,
-        [("Normal".into(), "AsExpected".into(), 1)]
+        [
+            ("Normal".into(), "AsExpected".into(), 1),
+            ("Normal".into(), "ShadowSkipped".into(), 1)
+        ]
     );
     admin.delete(name, &Default::default()).await.unwrap();
     a.finish();

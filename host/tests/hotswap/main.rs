@@ -581,7 +581,7 @@ async fn under_auto_promotion_a_module_failing_its_shadow_never_serves() {
         line.contains("4 would fail where the serving module does not"),
         "{line}"
     );
-    assert!(line.contains("held (--promotion auto)"), "{line}");
+    assert!(line.contains("held (promotion auto)"), "{line}");
     assert_eq!(
         host.sample("reconciler_swap_refusals_total{kind=\"Hostile\",check=\"shadow\"}"),
         Some(1.0)

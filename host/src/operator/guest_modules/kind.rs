@@ -31,6 +31,8 @@ pub const SIGNATURE_REFUSED: &str = "SignatureRefused";
 pub const INCOMPATIBLE: &str = "Incompatible";
 pub const AWAITING_API: &str = "AwaitingAPI";
 pub const REGRESSION: &str = "Regression";
+/// Shadowed True without a shadow run: nothing was compared.
+pub const SHADOW_SKIPPED: &str = "ShadowSkipped";
 pub const PROBATION_FAILED: &str = "ProbationFailed";
 pub const PROMOTION_DENIED: &str = "PromotionDenied";
 /// The host's reason (a gate holds what it would change): Serving False
@@ -97,6 +99,10 @@ pub fn spec() -> KindSpec {
             reason(
                 REGRESSION,
                 "Shadowed=False: shadowed on the kind's live parents under promotion auto, the module would turn a parent from Ready True to False or fail where the serving module does not; held, the serving module stays.",
+            ),
+            reason(
+                SHADOW_SKIPPED,
+                "Shadowed=True: no shadow ran, so it holds nothing back: the promotion in force is direct (swapped in on probation), or no module served the kind to compare with; status.shadow records no review.",
             ),
             reason(
                 PROMOTION_DENIED,
@@ -259,7 +265,7 @@ fn spec_schema() -> Value {
             "promotion": {
                 "type": "string",
                 "enum": ["direct", "auto", "manual"],
-                "description": "How the module comes to serve once it passed the gate: direct (swapped in, on probation), auto (shadowed on every live parent first, held on a regression) or manual (shadowed as under auto, then swapped in once a reviewer approves its digest in status.approval). Default: the host's --promotion.",
+                "description": "How the module comes to serve once it passed the gate: direct (swapped in, on probation), auto (shadowed on every live parent first, held on a regression) or manual (shadowed as under auto, then swapped in once a reviewer approves its digest in status.approval). Default: the host's --promotion. Never less than the floor the operator sets for the kind (--promotion-floor): a weaker one is served as the floor, status.promotion says which is in force.",
             },
         },
     })
@@ -305,12 +311,56 @@ struct WrittenConfigMap {
     name: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+/// A GuestModule's promotion, from the least review to the most: a floor
+/// of `Auto` admits `Auto` and `Manual`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PromotionName {
     Direct,
     Auto,
     Manual,
+}
+
+impl PromotionName {
+    /// As a spec writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromotionName::Direct => "direct",
+            PromotionName::Auto => "auto",
+            PromotionName::Manual => "manual",
+        }
+    }
+
+    /// How the reloader takes a module offered under it: manual is checked
+    /// and shadowed as auto (and held for its decision by the offer).
+    pub fn promotion(self) -> Promotion {
+        match self {
+            PromotionName::Direct => Promotion::Direct,
+            PromotionName::Auto | PromotionName::Manual => Promotion::Auto,
+        }
+    }
+}
+
+impl std::str::FromStr for PromotionName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PromotionName, String> {
+        match s {
+            "direct" => Ok(PromotionName::Direct),
+            "auto" => Ok(PromotionName::Auto),
+            "manual" => Ok(PromotionName::Manual),
+            _ => Err(format!("{s:?} is no promotion: direct, auto or manual")),
+        }
+    }
+}
+
+/// The promotion a GuestModule is served under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InForce {
+    pub promotion: PromotionName,
+    /// What the spec (or the host's `--promotion`) asked for, when the
+    /// floor of its kind raised it.
+    pub raised_from: Option<PromotionName>,
 }
 
 impl GuestModuleSpec {
@@ -330,19 +380,25 @@ impl GuestModuleSpec {
         })
     }
 
-    /// How the module comes to serve: as its spec says, else `default`;
-    /// under manual promotion, checked as under auto.
-    pub fn promotion(&self, default: Promotion) -> Promotion {
-        match self.promotion {
-            Some(PromotionName::Direct) => Promotion::Direct,
-            Some(PromotionName::Auto | PromotionName::Manual) => Promotion::Auto,
-            None => default,
+    /// The promotion the module is served under: as its spec asks, else
+    /// `default` (the host's `--promotion`), and never less review than
+    /// `floor`, the operator's for its kind: a spec asks for more, never
+    /// for less.
+    pub fn in_force(&self, default: Promotion, floor: Option<PromotionName>) -> InForce {
+        let asked = self.promotion.unwrap_or(match default {
+            Promotion::Direct => PromotionName::Direct,
+            Promotion::Auto | Promotion::Checked => PromotionName::Auto,
+        });
+        match floor {
+            Some(floor) if floor > asked => InForce {
+                promotion: floor,
+                raised_from: Some(asked),
+            },
+            _ => InForce {
+                promotion: asked,
+                raised_from: None,
+            },
         }
-    }
-
-    /// Whether a reviewer decides the module's promotion.
-    pub fn is_manual(&self) -> bool {
-        self.promotion == Some(PromotionName::Manual)
     }
 }
 
@@ -374,20 +430,25 @@ mod tests {
 
     #[test]
     fn a_spec_reads_its_promotion_else_the_hosts() {
+        use PromotionName::*;
+        let served = |promotion| InForce {
+            promotion,
+            raised_from: None,
+        };
         let object = json!({"spec": {"kind": "EvidenceAgent", "source": {"oci": "r/x:1"}}});
         let read = GuestModuleSpec::of(&object).unwrap();
-        assert_eq!(read.promotion(Promotion::Auto), Promotion::Auto);
+        assert_eq!(read.in_force(Promotion::Auto, None), served(Auto));
         let object =
             json!({"spec": {"kind": "E", "source": {"oci": "r/x:1"}, "promotion": "direct"}});
         let read = GuestModuleSpec::of(&object).unwrap();
-        assert_eq!(read.promotion(Promotion::Auto), Promotion::Direct);
-        assert!(!read.is_manual());
+        assert_eq!(read.in_force(Promotion::Auto, None), served(Direct));
+        assert_eq!(Direct.promotion(), Promotion::Direct);
         // Manual: checked and shadowed as under auto, whatever the host's.
         let object =
             json!({"spec": {"kind": "E", "source": {"oci": "r/x:1"}, "promotion": "manual"}});
         let read = GuestModuleSpec::of(&object).unwrap();
-        assert_eq!(read.promotion(Promotion::Direct), Promotion::Auto);
-        assert!(read.is_manual());
+        assert_eq!(read.in_force(Promotion::Direct, None), served(Manual));
+        assert_eq!(Manual.promotion(), Promotion::Auto);
         let missing = GuestModuleSpec::of(&json!({"spec": {"kind": "E"}})).unwrap_err();
         assert!(missing.contains("source"), "{missing}");
         for both_or_none in [
@@ -404,5 +465,50 @@ mod tests {
             GuestModuleSpec::of(&object).unwrap().source,
             ModuleSource::ConfigMap("m".into())
         );
+    }
+
+    /// The floor of its kind: a spec (or the host's default) asking for
+    /// less review is raised to it, saying what it asked; more is kept.
+    #[test]
+    fn a_spec_asks_for_more_review_than_the_floor_never_less() {
+        use PromotionName::*;
+        let with = |promotion: Option<&str>| {
+            let mut spec = json!({"kind": "E", "source": {"oci": "r/x:1"}});
+            if let Some(p) = promotion {
+                spec["promotion"] = json!(p);
+            }
+            GuestModuleSpec::of(&json!({ "spec": spec })).unwrap()
+        };
+        let raised = |from| InForce {
+            promotion: Manual,
+            raised_from: Some(from),
+        };
+        assert_eq!(
+            with(Some("direct")).in_force(Promotion::Auto, Some(Manual)),
+            raised(Direct)
+        );
+        assert_eq!(
+            with(Some("auto")).in_force(Promotion::Auto, Some(Manual)),
+            raised(Auto)
+        );
+        assert_eq!(
+            with(None).in_force(Promotion::Direct, Some(Manual)),
+            raised(Direct)
+        );
+        let kept = InForce {
+            promotion: Manual,
+            raised_from: None,
+        };
+        assert_eq!(
+            with(Some("manual")).in_force(Promotion::Direct, Some(Auto)),
+            kept
+        );
+        assert_eq!(
+            with(Some("manual")).in_force(Promotion::Direct, Some(Manual)),
+            kept
+        );
+        assert!(Direct < Auto && Auto < Manual);
+        assert_eq!("manual".parse(), Ok(Manual));
+        assert!("none".parse::<PromotionName>().is_err());
     }
 }

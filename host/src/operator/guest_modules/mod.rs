@@ -36,7 +36,7 @@ use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
 use crate::operator::write::status::{FIELD_MANAGER, StatusWriter};
 use crate::pass::review::Review;
-use kind::{Approval, Decision, GuestModuleSpec, ModuleSource};
+use kind::{Approval, Decision, GuestModuleSpec, InForce, ModuleSource, PromotionName};
 pub use stage::Puller;
 use stage::{Staged, Unstaged};
 use verdict::{Known, Served};
@@ -56,6 +56,9 @@ pub struct GuestModulesConfig {
     pub replica: String,
     /// How a module comes to serve when its object does not say.
     pub promotion: Promotion,
+    /// The least review each kind's modules get (`--promotion-floor`),
+    /// whatever their object asks.
+    pub floors: BTreeMap<String, PromotionName>,
     /// Serve only the GuestModules this label selector selects (several
     /// installs of the host in one cluster); `None`: every one.
     pub selector: Option<String>,
@@ -71,8 +74,17 @@ impl std::fmt::Debug for GuestModulesConfig {
             .field("policy", &self.puller.policy.path())
             .field("replica", &self.replica)
             .field("promotion", &self.promotion)
+            .field("floors", &self.floors)
             .field("selector", &self.selector)
             .finish_non_exhaustive()
+    }
+}
+
+impl GuestModulesConfig {
+    /// The promotion `spec`'s module is served under: never below its
+    /// kind's floor.
+    fn in_force(&self, spec: &GuestModuleSpec) -> InForce {
+        spec.in_force(self.promotion, self.floors.get(&spec.kind).copied())
     }
 }
 
@@ -305,11 +317,13 @@ impl GuestModules {
         // approved; then offered again, to be swapped in.
         let approved = Approval::of(&tracked.object)
             .is_some_and(|a| a.digest == staged.digest && a.decision == Decision::Approved);
-        let promotion = match (spec.is_manual(), approved, &tracked.offered) {
-            (true, true, Some(Offered::Checked)) => spec.promotion(self.config.promotion),
+        let in_force = self.config.in_force(&spec).promotion;
+        let manual = in_force == PromotionName::Manual;
+        let promotion = match (manual, approved, &tracked.offered) {
+            (true, true, Some(Offered::Checked)) => in_force.promotion(),
             (_, _, Some(_)) => return,
             (true, false, None) => Promotion::Checked,
-            (_, _, None) => spec.promotion(self.config.promotion),
+            (_, _, None) => in_force.promotion(),
         };
         let (reply, answer) = oneshot::channel();
         let offer = Offer {
@@ -356,7 +370,7 @@ impl GuestModules {
             kind: &spec.kind,
             staged,
             offered: tracked.offered.as_ref(),
-            promotion: spec.promotion(self.config.promotion),
+            promotion: self.config.in_force(&spec),
             approval: approval.as_ref(),
             review: tracked.review.as_ref(),
             served,

@@ -10,7 +10,6 @@ use super::kind::*;
 use super::stage::{Staged, Unstaged};
 use crate::operator::modules::gate::Check;
 use crate::operator::modules::offers::Offered;
-use crate::operator::modules::promotion::Promotion;
 use crate::pass::review::Review;
 
 /// A registry that could not be read is tried again this often.
@@ -31,7 +30,8 @@ pub(crate) struct Known<'a> {
     pub staged: &'a Result<Staged, Unstaged>,
     /// What became of the offer to the reloader; `None`: not offered yet.
     pub offered: Option<&'a Offered>,
-    pub promotion: Promotion,
+    /// The promotion in force (the floor of its kind, if it raised it).
+    pub promotion: InForce,
     /// The reviewer's decision the object records, if any (under manual
     /// promotion; one on another digest is superseded).
     pub approval: Option<&'a Approval>,
@@ -67,6 +67,10 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
         .insert("digest".into(), json!(staged.digest));
     v.status_fields
         .insert("pinned".into(), json!(staged.pinned));
+    v.status_fields.insert(
+        "promotion".into(),
+        json!(known.promotion.promotion.as_str()),
+    );
     if let Some(review) = known.review {
         v.status_fields.insert(SHADOW.into(), json!(review));
     }
@@ -116,15 +120,24 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
         v.aspects.push(bad(SHADOWED, REGRESSION, &m));
         return stalled(v, REGRESSION, &m);
     }
-    v.aspects.push(good(
-        SHADOWED,
-        match known.promotion {
-            Promotion::Auto | Promotion::Checked => {
-                "Shadowed on every live parent where a module served the kind before: no parent turns from Ready True to False, no new guest error"
-            }
-            Promotion::Direct => "Not shadowed: promotion direct swaps it in on probation",
-        },
-    ));
+    // Shadowed True says a shadow ran only when one did: its review.
+    let said = in_force(known);
+    v.aspects.push(match (known.promotion.promotion, known.review) {
+        (PromotionName::Direct, _) => skipped(&format!(
+            "Not shadowed: {said} swaps it in on probation"
+        )),
+        (_, None) => skipped(&format!(
+            "Not shadowed ({said}): no module served kind {} to compare it with",
+            known.kind
+        )),
+        (_, Some(review)) => good(
+            SHADOWED,
+            &format!(
+                "Shadowed on {} live parent(s) beside the module serving ({said}): no parent turns from Ready True to False, no new guest error",
+                review.parents
+            ),
+        ),
+    });
     if *offered == Offered::Checked {
         let decision = known.approval.filter(|a| a.digest == staged.digest);
         return match decision {
@@ -141,7 +154,8 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
                     SERVING,
                     AWAITING_APPROVAL,
                     &format!(
-                        "Promotion manual: awaiting a reviewer's decision on {} in status.approval",
+                        "{}: awaiting a reviewer's decision on {} in status.approval",
+                        capitalized(&said),
                         staged.digest
                     ),
                 ));
@@ -170,6 +184,38 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
         }
     }
     v
+}
+
+/// The promotion in force as messages say it, naming the floor that
+/// raised it: `promotion manual, the floor of kind X (direct asked)`.
+fn in_force(known: &Known<'_>) -> String {
+    let promotion = known.promotion.promotion.as_str();
+    match known.promotion.raised_from {
+        Some(asked) => format!(
+            "promotion {promotion}, the floor of kind {} ({} asked)",
+            known.kind,
+            asked.as_str()
+        ),
+        None => format!("promotion {promotion}"),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Shadowed True, saying that no shadow ran.
+fn skipped(message: &str) -> Decision {
+    Decision {
+        type_: SHADOWED.into(),
+        status: ConditionStatus::True,
+        reason: SHADOW_SKIPPED.into(),
+        message: message.into(),
+    }
 }
 
 fn good(type_: &str, message: &str) -> Decision {
@@ -235,7 +281,10 @@ mod tests {
             kind: "Hostile",
             staged: &staged("sha256:b"),
             offered: Some(&Offered::Checked),
-            promotion: Promotion::Checked,
+            promotion: InForce {
+                promotion: PromotionName::Manual,
+                raised_from: None,
+            },
             approval,
             review: None,
             served: Served::Other,
@@ -293,5 +342,88 @@ mod tests {
         );
         let stall = checked(Some(&denied)).stall.unwrap();
         assert!(stall.message.starts_with("reviewer denied"), "{stall:?}");
+    }
+
+    fn aspect(v: &Verdict, type_: &str) -> (ConditionStatus, String, String) {
+        let d = v.aspects.iter().find(|d| d.type_ == type_).unwrap();
+        (d.status, d.reason.clone(), d.message.clone())
+    }
+
+    /// Direct promotion runs no shadow: Shadowed True says so
+    /// (ShadowSkipped), never AsExpected, and the module serves.
+    #[test]
+    fn a_module_not_shadowed_is_never_said_shadowed() {
+        let direct = verdict(&Known {
+            kind: "Hostile",
+            staged: &staged("sha256:b"),
+            offered: Some(&Offered::Serving),
+            promotion: InForce {
+                promotion: PromotionName::Direct,
+                raised_from: None,
+            },
+            approval: None,
+            review: None,
+            served: Served::This,
+        });
+        let (status, reason, message) = aspect(&direct, SHADOWED);
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::True, SHADOW_SKIPPED)
+        );
+        assert!(message.contains("promotion direct"), "{message}");
+        assert_eq!(aspect(&direct, SERVING).0, ConditionStatus::True);
+        assert_eq!(direct.status_fields["promotion"], "direct");
+    }
+
+    /// A spec asking less than its kind's floor is served as the floor, and
+    /// the status says so: status.promotion, and the messages naming the
+    /// floor and what was asked.
+    #[test]
+    fn a_promotion_raised_to_the_floor_is_said() {
+        let review = Review::new(
+            "Hostile",
+            crate::pass::review::Module {
+                guest: "hostile".into(),
+                digest: "sha256:a".into(),
+            },
+            crate::pass::review::Module {
+                guest: "hostile".into(),
+                digest: "sha256:b".into(),
+            },
+            Vec::new(),
+        );
+        let raised = verdict(&Known {
+            kind: "Hostile",
+            staged: &staged("sha256:b"),
+            offered: Some(&Offered::Checked),
+            promotion: InForce {
+                promotion: PromotionName::Manual,
+                raised_from: Some(PromotionName::Direct),
+            },
+            approval: None,
+            review: Some(&review),
+            served: Served::Other,
+        });
+        assert_eq!(raised.status_fields["promotion"], "manual");
+        let (status, reason, message) = aspect(&raised, SHADOWED);
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::True, AS_EXPECTED)
+        );
+        assert!(
+            message.contains("Shadowed on 0 live parent(s)"),
+            "{message}"
+        );
+        let (status, reason, message) = aspect(&raised, SERVING);
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::False, AWAITING_APPROVAL)
+        );
+        assert!(
+            message.starts_with(
+                "Promotion manual, the floor of kind Hostile (direct asked): awaiting a reviewer's decision on sha256:b"
+            ),
+            "{message}"
+        );
     }
 }

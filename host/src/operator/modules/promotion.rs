@@ -30,6 +30,18 @@ pub enum Promotion {
     Checked,
 }
 
+impl Promotion {
+    /// As a message names it: a GuestModule's `manual` is `Checked` until
+    /// its decision.
+    pub fn name(self) -> &'static str {
+        match self {
+            Promotion::Direct => "direct",
+            Promotion::Auto => "auto",
+            Promotion::Checked => "manual",
+        }
+    }
+}
+
 /// At most this many parents are named in a refusal.
 const NAMED: usize = 3;
 /// At most this many parents are listed in the review an offer's answer
@@ -84,8 +96,9 @@ pub(crate) async fn shadow(
 
 /// Whether `review` holds the candidate: a parent turning from Ready True
 /// to False, or failing where the serving module does not. Returns how
-/// many parents were shadowed, or the refusal that holds it.
-pub(crate) fn held(review: &Review) -> Result<usize, Refusal> {
+/// many parents were shadowed, or the refusal that holds it, naming the
+/// promotion in force.
+pub(crate) fn held(review: &Review, promotion: Promotion) -> Result<usize, Refusal> {
     let (turned, failing) = (review.turning_false(), review.failing());
     if turned.is_empty() && failing.is_empty() {
         return Ok(review.parents);
@@ -115,9 +128,10 @@ pub(crate) fn held(review: &Review) -> Result<usize, Refusal> {
     Err(Refusal::new(
         Check::Shadow,
         format!(
-            "shadowed on {} parent(s) beside the module serving: {}; held (--promotion auto)",
+            "shadowed on {} parent(s) beside the module serving: {}; held (promotion {})",
             review.parents,
-            found.join("; ")
+            found.join("; "),
+            promotion.name()
         ),
     ))
 }
@@ -128,5 +142,43 @@ fn name_of(parent: &Arc<serde_json::Value>) -> String {
     match parent["metadata"]["namespace"].as_str() {
         Some(namespace) if !namespace.is_empty() => format!("{namespace}/{name}"),
         _ => name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::compare::Difference;
+
+    /// A hold names the promotion in force: a GuestModule's manual (offered
+    /// as `Checked`) is not said to be the host's `--promotion auto`.
+    #[test]
+    fn a_hold_names_the_promotion_in_force() {
+        let module = |digest: &str| Module {
+            guest: "widget".into(),
+            digest: digest.into(),
+        };
+        let failing = Difference {
+            new_guest_error: Some("trap".into()),
+            ..Difference::default()
+        };
+        let review = Review::new(
+            "Widget",
+            module("sha256:a"),
+            module("sha256:b"),
+            [("team-a/w".to_owned(), failing)],
+        );
+        for (promotion, said) in [
+            (Promotion::Checked, "held (promotion manual)"),
+            (Promotion::Auto, "held (promotion auto)"),
+        ] {
+            let refusal = held(&review, promotion).expect_err("a parent fails");
+            assert_eq!(
+                refusal.detail,
+                format!(
+                    "shadowed on 1 parent(s) beside the module serving: 1 would fail where the serving module does not (team-a/w); {said}"
+                )
+            );
+        }
     }
 }

@@ -399,7 +399,7 @@ impl<'r> Reloader<'r> {
         // Auto promotion: what it would make of every parent, first.
         if matches!(promotion, Promotion::Auto | Promotion::Checked) && was_serving {
             let review = promotion::shadow(registry, &kind, &old, &module).await;
-            let held = promotion::held(&review);
+            let held = promotion::held(&review, promotion);
             self.review = Some(review.bounded(REVIEWED));
             match held {
                 Ok(parents) => tracing::info!(
