@@ -140,7 +140,7 @@ pub async fn reviewer(
     while !stop.load(Ordering::Relaxed) {
         tokio::time::sleep(rng.millis(1000, 3000)).await;
         let agent = gated_agent(rng.below(GATED_AGENTS as u64) as usize);
-        let Ok(parent) = agents.get(&agent).await.map(world::json_of) else {
+        let Ok(parent) = agents.get(&agent).await.map(world::agent_json) else {
             continue;
         };
         let uid = parent["metadata"]["uid"]

@@ -12,7 +12,9 @@
 //! RSS growth is within its bound (and measured, from a 4-minute soak). An
 //! access grant's 10 s count from its expiry, or from the end of an API
 //! server outage that began within them (no controller can take access
-//! away while the API server is down).
+//! away while the API server is down). One agent's status is nested 200
+//! deep from the start (issue 49): every replica's start lists it, and it
+//! must say ObjectUndecodable while every other agent is passed.
 
 mod chaos;
 mod observe;
@@ -28,7 +30,7 @@ use chaos::{Faults, Rng, Tally};
 use observe::Observed;
 use reconciler_host_harness::operator::{condition, eventually};
 use serde_json::Value;
-use world::{APPROVER, REQUESTER, REVIEWER, World};
+use world::{APPROVER, DEEP_AGENT, REQUESTER, REVIEWER, World};
 
 /// The most a replica left alone may grow over the soak's second half.
 const RSS_BOUND_MIB: f64 = 32.0;
@@ -158,6 +160,7 @@ async fn soak(length: Duration, seed: u64) -> bool {
 
     // Every agent observes its last generation, once the faults stop.
     let lost = caught_up(&admin).await;
+    let unpassed = never_passed(&admin).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let duplicates = observed.duplicate_events(&admin).await;
     for task in &tasks {
@@ -174,6 +177,7 @@ async fn soak(length: Duration, seed: u64) -> bool {
     );
     let counts = [
         ("lost updates", lost),
+        ("parents never passed", unpassed),
         ("duplicate Events", duplicates),
         (
             "foreign fields reverted",
@@ -226,7 +230,8 @@ async fn caught_up(admin: &kube::Client) -> usize {
             Ok(list) => list
                 .items
                 .into_iter()
-                .map(world::json_of)
+                .map(world::agent_json)
+                .filter(|o| o["metadata"]["name"] != DEEP_AGENT)
                 .filter(|o| !observes_its_generation(o))
                 .map(|o| {
                     o["metadata"]["name"]
@@ -246,6 +251,39 @@ async fn caught_up(admin: &kube::Client) -> usize {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// The agents no pass ever reported on (no Ready condition), and the agent
+/// nested too deep unless its Ready says ObjectUndecodable at its
+/// generation: a parent the host could not list or assign is never passed.
+async fn never_passed(admin: &kube::Client) -> usize {
+    let Ok(list) = world::agents(admin).list(&Default::default()).await else {
+        eprintln!("soak: the agents could not be listed");
+        return 1;
+    };
+    let mut unpassed = Vec::new();
+    for o in list.items.into_iter().map(world::agent_json) {
+        let name = o["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let ready = condition(&o, "Ready");
+        let passed = if name == DEEP_AGENT {
+            ready.is_some_and(|c| {
+                c.message.starts_with("ObjectUndecodable: ")
+                    && Some(c.observed_generation) == o["metadata"]["generation"].as_i64()
+            })
+        } else {
+            ready.is_some()
+        };
+        if !passed {
+            unpassed.push(name);
+        }
+    }
+    if !unpassed.is_empty() {
+        eprintln!("soak: agents never passed: {unpassed:?}");
+    }
+    unpassed.len()
 }
 
 fn observes_its_generation(o: &Value) -> bool {

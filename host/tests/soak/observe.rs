@@ -99,7 +99,7 @@ impl Observed {
             watcher::watcher(world::agents(&client), watcher::Config::default()).boxed();
         while let Some(event) = stream.next().await {
             let object = match event {
-                Ok(Event::Apply(o) | Event::InitApply(o)) => world::json_of(o),
+                Ok(Event::Apply(o) | Event::InitApply(o)) => world::agent_json(o),
                 _ => continue,
             };
             self.versions.fetch_add(1, Ordering::Relaxed);

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use kube::api::DynamicObject;
 use kube::{Api, Client};
+use reconciler_host::operator::cluster::decode::{self, Decoded};
 use reconciler_host_harness::access_requests::furnish;
 use reconciler_host_harness::http_proxy::HttpFaultProxy;
 use reconciler_host_harness::objects::{self, CLUSTER, PodState, agent, backup_setup, create};
@@ -48,6 +49,21 @@ pub fn free_agent(i: usize) -> String {
 
 pub fn gated_agent(i: usize) -> String {
     format!("gated-{i}")
+}
+
+/// The agent whose status is nested 200 deep before the replicas start
+/// (issue 49): first in a listing, so every start's probe reads it, and
+/// a bad object the whole soak long. It says ObjectUndecodable; nothing
+/// else of the soak drives it.
+pub const DEEP_AGENT: &str = "a-deep";
+
+/// `{"x": {"x": ... {"leaf": 1}}}`, `levels` objects deep.
+fn nested(levels: usize) -> Value {
+    let mut value = json!({"leaf": 1});
+    for _ in 1..levels {
+        value = json!({ "x": value });
+    }
+    value
 }
 
 pub struct World {
@@ -117,6 +133,16 @@ impl World {
             gated["metadata"]["annotations"] = json!({"reconciler.dev/approval": "manual"});
             create(&admin, NAMESPACE, gated).await;
         }
+        create(&admin, NAMESPACE, agent(DEEP_AGENT, CLUSTER)).await;
+        let deep = json!({"status": {"deep": nested(200)}});
+        agents(&admin)
+            .patch_status(
+                DEEP_AGENT,
+                &Default::default(),
+                &kube::api::Patch::Merge(&deep),
+            )
+            .await
+            .expect("a status nested 200 deep");
         let a = Replica::start("a", &hosts_kubeconfig, 0);
         let b = Replica::start("b", &hosts_kubeconfig, 0);
         World {
@@ -209,9 +235,16 @@ async fn bind(admin: &Client, user: &str, kind: &str, role: &str) {
     create(admin, NAMESPACE, binding).await;
 }
 
-/// The agents' API.
-pub fn agents(client: &Client) -> Api<DynamicObject> {
-    objects::agents(client, NAMESPACE)
+/// The agents' API, each answer decoded bounded as the host decodes it
+/// (one agent is nested too deep for kube's client).
+pub fn agents(client: &Client) -> Api<Decoded> {
+    let resource = objects::resource_of("pgtoolbox.fyannk.dev/v1alpha1", "EvidenceAgent");
+    decode::api(client, &resource, NAMESPACE)
+}
+
+/// An agent as JSON.
+pub fn agent_json(o: Decoded) -> Value {
+    o.into_value()
 }
 
 /// The API of `kind` (`api_version`) in the namespace.

@@ -231,7 +231,7 @@ async fn coordinate(
             .filter(|m| staying.contains(m))
             .cloned()
             .collect();
-        let mut unowned = 0;
+        let mut unowned: i64 = 0;
         let mut writes = Vec::new();
         for kind in parents.values() {
             for object in kind.stores.iter().flat_map(Store::state) {
@@ -262,9 +262,7 @@ async fn coordinate(
                 });
             }
         }
-        metrics
-            .ring_parents_unowned
-            .set(i64::try_from(unowned).unwrap_or(i64::MAX));
+        metrics.ring_parents_unowned.set(unowned);
         let failed: Vec<_> = futures::stream::iter(writes)
             .buffer_unordered(16)
             .filter_map(|w| async move { w.err() })
