@@ -278,7 +278,11 @@ async fn main() {
     let wanted = last.lock().unwrap().clone();
     let lost = lost_updates(&ns, &wanted).await;
     let live: Vec<&Replica> = replicas.iter().filter(|r| r.stopped.is_none()).collect();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Past the last change's consequences: a pass whose changes found no
+    // ReconcilePlans served has the host look again whether they are, once,
+    // up to 10 s later (operator::PLANS_PROBED_EVERY; this bench installs no
+    // plans CRD), so the window opens 13 s after the last change was made.
+    tokio::time::sleep(Duration::from_secs(13)).await;
     let before: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
     tokio::time::sleep(STEADY).await;
     let after: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
