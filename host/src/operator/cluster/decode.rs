@@ -615,7 +615,10 @@ mod tests {
     fn a_lease_decodes_with_its_managed_fields() {
         let text = r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}}]},"spec":{"holderIdentity":"h"}}"#;
         let lease = Decoded::<Lease>::from_text(text).expect("decodes");
-        assert_eq!(lease.metadata.managed_fields.as_ref().map(Vec::len), Some(1));
+        assert_eq!(
+            lease.metadata.managed_fields.as_ref().map(Vec::len),
+            Some(1)
+        );
         assert_eq!(
             lease.into_inner().spec.and_then(|s| s.holder_identity),
             Some("h".to_owned())
