@@ -246,6 +246,73 @@ async fn a_resumed_deposed_leader_writes_nothing() {
     b.finish();
 }
 
+/// A leader frozen past its Lease and resumed while it has passes to run
+/// (every parent changed meanwhile) exits as a deposed leader should:
+/// exit code 2, the reason said once, and no panic. It returns at once,
+/// its passes in flight, and the runtime refuses their evaluations as it
+/// shuts down: a pass that met that refusal panicked (issue 49).
+#[tokio::test]
+async fn a_resumed_deposed_leader_exits_saying_why_without_a_panic() {
+    let ns = namespace("leader-exit").await;
+    let mut a = replica(&ns, "exit-a", &[]).await;
+    eventually("a leads", async || {
+        line_of(&a.log_text(), "leading: the Lease is held").ok_or(())
+    })
+    .await;
+    let b = replica(&ns, "exit-b", &[]).await;
+    // Enough parents that passes are still running when a learns it lost
+    // its Lease.
+    let names: Vec<String> = (0..PARENTS_AT_EXIT).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        create(
+            &ns.client(),
+            ns.name(),
+            widget(name, json!({"data": {"v": "1"}})),
+        )
+        .await;
+    }
+    for name in &names {
+        config_map_holds(&ns, &format!("{name}-config"), json!({"v": "1"})).await;
+    }
+
+    a.signal("STOP");
+    eventually("b leads", async || {
+        line_of(&b.log_text(), "leading: the Lease is held").ok_or(())
+    })
+    .await;
+    let api = widgets(&ns);
+    for name in &names {
+        merge(&api, name, json!({"spec": {"data": {"v": "2"}}})).await;
+    }
+    for name in &names {
+        config_map_holds(&ns, &format!("{name}-config"), json!({"v": "2"})).await;
+    }
+
+    a.signal("CONT");
+    eventually("a exits, its Lease lost", async || {
+        if a.is_alive() { Err(()) } else { Ok(()) }
+    })
+    .await;
+    let status = a.stop();
+    let log = a.log_text();
+    assert_eq!(status.code(), Some(2), "an orderly exit: {status}\n{log}");
+    assert!(!log.contains("panicked"), "no panic on the way out:\n{log}");
+    assert_eq!(
+        log.matches("is no longer held by").count(),
+        1,
+        "the reason said once:\n{log}"
+    );
+    let last = log.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: the Lease ") && last.contains("is no longer held by"),
+        "the last line says why:\n{log}"
+    );
+    b.finish();
+}
+
+/// How many parents the resumed leader has to pass when it exits.
+const PARENTS_AT_EXIT: usize = 150;
+
 /// Two shards, one replica each: every Widget's ConfigMap is made, and
 /// each Widget's status is written by the one replica of its shard.
 #[tokio::test]

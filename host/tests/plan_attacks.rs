@@ -10,6 +10,9 @@
 //! - a plan reads Applying without a decision (written by a holder of
 //!   `manage`, past the policy): the host supersedes it with a Warning,
 //!   nothing made;
+//! - a plan reads Rejected without a decision (written by a holder of the
+//!   host's role, `manage`): the same changes are still held for
+//!   `--replan-after`, no new plan made at once (issue 49);
 //! - an editor of ConfigMaps forges the effects a reviewer reads: the
 //!   ConfigMap is immutable, a replaced one is caught by `plan show` and
 //!   `plan approve`, and an approval written by hand executes nothing;
@@ -72,6 +75,9 @@ const OPERATOR: &str = "otto@example.com";
 const REQUESTER: &str = "rex@example.com";
 /// Holds nothing.
 const STRANGER: &str = "sam@example.com";
+/// Holds the host's own role (reconciler-plan-manager): `manage` on plans,
+/// past the admission policy's approve check.
+const MANAGER: &str = "max@example.com";
 
 /// A namespace with the plans' manifests and the users' grants, the host
 /// not started yet.
@@ -130,6 +136,7 @@ impl Scene {
             (OPERATOR, "ClusterRole", "reconciler-plan-reviewer"),
             (OPERATOR, "Role", "configmap-editor"),
             (REQUESTER, "Role", "widget-requester"),
+            (MANAGER, "ClusterRole", "reconciler-plan-manager"),
         ] {
             let name = format!("{}-{role}", user.split('@').next().unwrap());
             apply_rbac(&client, role_binding(n, &name, kind, role, user)).await;
@@ -158,12 +165,19 @@ impl Scene {
             resource: "widgets",
             namespace: Some(n),
         };
+        let manage = Access {
+            verb: "manage",
+            group: "reconciler.dev",
+            resource: "reconcileplans",
+            namespace: Some(n),
+        };
         for (user, wanted) in [
             (REVIEWER, vec![status]),
             (APPROVER, vec![status, approve]),
             (EDITOR, vec![edit]),
             (OPERATOR, vec![status, edit]),
             (REQUESTER, vec![request]),
+            (MANAGER, vec![status, manage]),
         ] {
             await_access(&client, user, &[], &wanted)
                 .await
@@ -442,6 +456,52 @@ async fn a_plan_reading_applying_without_a_decision_is_superseded() {
             "{warnings:?}"
         );
     }
+    scene.finish(host).await;
+}
+
+/// Issue 49: a holder of `manage` (the host's role, past the policy)
+/// writes phase Rejected on a pending plan, with no decision and so no
+/// decision time. A rejection holds the same changes for `--replan-after`
+/// (1m here), however it came to be: the host holds them from when it saw
+/// the rejection, the Widget says they are held, and no new plan is made
+/// in the window after (before, one was made at once), nothing either.
+#[tokio::test]
+async fn a_rejection_written_without_a_decision_still_holds_the_changes() {
+    let scene = Scene::new("attack-rejected").await;
+    let host = scene.host().await;
+    scene.widget("held", json!({"a": "1"}), json!({})).await;
+    let plan = name_of(&scene.plans_in("held", &["Pending"]).await[0]);
+    let manager = scene.plans_as(scene.as_user(MANAGER).await);
+    patch_status(&manager, &plan, &json!({"status": {"phase": "Rejected"}}))
+        .await
+        .expect("a manage holder writes the phase");
+    // The host passed the Widget on it: its current plan is no longer the
+    // rejected one.
+    let w = eventually("the host saw the rejection", async || {
+        let w = get(&scene.widgets(), "held").await;
+        if w["status"]["currentPlanRef"]["name"] == plan.as_str() {
+            Err(w["status"].clone())
+        } else {
+            Ok(w)
+        }
+    })
+    .await;
+    settle().await;
+    let plans = scene.plans_of("held").await;
+    let phases: Vec<&str> = plans.iter().map(phase).collect();
+    assert_eq!(phases, ["Rejected"], "no new plan within --replan-after");
+    assert!(
+        w["status"].get("currentPlanRef").is_none(),
+        "{}",
+        w["status"]
+    );
+    let ready = condition(&w, "Ready").expect("Ready");
+    assert_eq!(ready.reason, "ChangesDenied", "{ready:?}");
+    assert!(
+        ready.message.contains(&plan) && ready.message.contains("planned again at"),
+        "{ready:?}"
+    );
+    scene.nothing_made("held").await;
     scene.finish(host).await;
 }
 

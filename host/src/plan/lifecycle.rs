@@ -27,6 +27,9 @@ pub struct Situation<'a> {
     pub now: jiff::Timestamp,
     /// How long a rejection holds the same changes.
     pub replan_after: Duration,
+    /// When this host first saw `plan` Rejected (now, if it never did):
+    /// asked only of a rejection with no decision time it can read.
+    pub first_seen: &'a (dyn Fn(&Plan) -> jiff::Timestamp + Sync),
 }
 
 /// What the pass does with its parent's plan.
@@ -194,7 +197,12 @@ pub fn fresh(s: &Situation<'_>) -> Fresh {
 
 /// A rejection of these very changes holds their replacement for
 /// `replan_after` (no reject-recreate loop): what the status says, and
-/// when a pass makes them.
+/// when a pass makes them. The hold counts from the decision's time; a
+/// plan that reads Rejected with none the host can read (a `manage`
+/// holder wrote the phase without a decision, or a time that does not
+/// parse) holds from when this host first saw it so, a time no writer of
+/// the plan sets: without one, such a write would have the same changes
+/// planned again at once, `--replan-after` skipped.
 fn held_by_rejection(s: &Situation<'_>) -> Option<(String, Duration)> {
     let digest = s.digest.to_string();
     let rejected = s
@@ -202,7 +210,9 @@ fn held_by_rejection(s: &Situation<'_>) -> Option<(String, Duration)> {
         .iter()
         .rev()
         .find(|p| p.phase == Phase::Rejected && p.digest == digest)?;
-    let at: jiff::Timestamp = rejected.decided_at.as_deref()?.parse().ok()?;
+    let decided: Option<jiff::Timestamp> =
+        rejected.decided_at.as_deref().and_then(|t| t.parse().ok());
+    let at = decided.unwrap_or_else(|| (s.first_seen)(rejected));
     let ends = at
         .checked_add(jiff::SignedDuration::try_from(s.replan_after).ok()?)
         .ok()?;
@@ -210,8 +220,13 @@ fn held_by_rejection(s: &Situation<'_>) -> Option<(String, Duration)> {
     if left.is_negative() || left.is_zero() {
         return None;
     }
+    let how = if decided.is_some() {
+        "was denied"
+    } else {
+        "reads Rejected with no decision time"
+    };
     let message = format!(
-        "ReconcilePlan {} holding these changes was denied; they are planned again at {}",
+        "ReconcilePlan {} holding these changes {how}; they are planned again at {}",
         rejected.name,
         reconciler_conventions::status::rfc3339_seconds(ends)
     );
@@ -312,8 +327,12 @@ mod tests {
             gates,
             now: now.parse().unwrap(),
             replan_after: Duration::from_secs(600),
+            first_seen: &|_| FIRST_SEEN.parse().unwrap(),
         })
     }
+
+    /// When the host first saw a rejection with no decision time.
+    const FIRST_SEEN: &str = "2026-12-03T10:04:00Z";
 
     const NOW: &str = "2026-12-03T10:05:00Z";
 
@@ -532,6 +551,48 @@ mod tests {
                 then: Fresh::Create
             }
         );
+    }
+
+    #[test]
+    fn a_rejection_with_no_decision_time_holds_from_when_the_host_first_saw_it() {
+        let manual = gates(Mode::Apply, Approval::Manual);
+        // A `manage` holder wrote phase Rejected: no decision at all.
+        let no_decision = plan("p", Phase::Rejected, None, Mode::Apply);
+        let mut unparsable = plan(
+            "p",
+            Phase::Rejected,
+            Some(Decision::Denied { by: "bob".into() }),
+            Mode::Apply,
+        );
+        unparsable.decided_at = Some("yesterday".into());
+        for rejected in [no_decision, unparsable] {
+            let (_, c) = course_of(std::slice::from_ref(&rejected), true, manual, NOW);
+            let Course::Fresh {
+                then:
+                    Fresh::HeldByRejection {
+                        message,
+                        requeue_after,
+                    },
+                ..
+            } = c
+            else {
+                panic!("expected the changes held, got {c:?}");
+            };
+            assert!(
+                message.contains("reads Rejected with no decision time")
+                    && message.contains("planned again at 2026-12-03T10:14:00Z"),
+                "{message}"
+            );
+            assert_eq!(requeue_after, Duration::from_secs(541));
+            let (_, c) = course_of(&[rejected], true, manual, "2026-12-03T10:14:00Z");
+            assert_eq!(
+                c,
+                Course::Fresh {
+                    void: None,
+                    then: Fresh::Create
+                }
+            );
+        }
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl Evaluation<'_> {
         let evaluator = self.registry.evaluator().clone();
         let (paused, now) = (self.paused, self.now);
         let pass_span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
+        let evaluating = tokio::task::spawn_blocking(move || {
             let _evaluating =
                 tracing::info_span!(parent: &pass_span, "evaluate", guest = %module.name())
                     .entered();
@@ -125,8 +125,15 @@ impl Evaluation<'_> {
                 },
             );
             (evaluated, started.elapsed())
-        })
-        .await
-        .expect("an evaluation never panics")
+        });
+        match evaluating.await {
+            Ok(evaluated) => evaluated,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: the runtime is shutting down (a deposed leader
+            // returns at once, its passes in flight) and refused the
+            // evaluation; the runtime drops this pass next, so it waits
+            // for that and goes no further.
+            Err(_) => std::future::pending().await,
+        }
     }
 }

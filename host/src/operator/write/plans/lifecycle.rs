@@ -78,6 +78,8 @@ impl Run<'_, '_> {
         };
         let digest = digest::digest(pending, self.gates.mode, &target);
         let plans = self.plans();
+        let (first_seen, source) = (&self.planner.first_seen, self.at.source);
+        let (namespace, now) = (self.namespace, self.now);
         let situation = Situation {
             plans: &plans,
             pending: !pending.is_empty(),
@@ -86,6 +88,7 @@ impl Run<'_, '_> {
             gates: self.gates,
             now: self.now,
             replan_after: self.planner.config.replan_after,
+            first_seen: &|plan| first_seen.of(source, namespace, plan, now),
         };
         let (older, course) = lifecycle::course(&situation);
         for older in older {

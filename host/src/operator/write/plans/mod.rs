@@ -17,8 +17,11 @@
 //! - [`object`]: the ReconcilePlan object's writes (created with its
 //!   effects ConfigMap, its status, the host's approval);
 //! - [`retention`]: how many terminal plans are kept;
+//! - [`first_seen`]: when a rejection with no decision time was first
+//!   seen, where its hold counts from;
 //! - [`identity`]: who the host is, and where, as its plans record it.
 
+mod first_seen;
 mod identity;
 mod lifecycle;
 mod object;
@@ -180,6 +183,8 @@ pub struct Planner {
     /// Notified when a pass had changes to record and ReconcilePlans were
     /// not served: the host looks again whether they are ([`Planner::wanted`]).
     wanted: tokio::sync::Notify,
+    /// When each rejection with no decision time was first seen.
+    first_seen: first_seen::FirstSeen,
 }
 
 /// What a pass's plan is about.
@@ -200,6 +205,7 @@ impl Planner {
             config,
             identity: OnceCell::new(),
             wanted: tokio::sync::Notify::new(),
+            first_seen: first_seen::FirstSeen::default(),
         }
     }
 
