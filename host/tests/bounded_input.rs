@@ -12,7 +12,7 @@
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use reconciler_host_harness::objects::{
-    CLUSTER, agent, agents, api, backup_setup, create, create_all, merge,
+    self, CLUSTER, agent, agents, api, backup_setup, create, create_all, merge,
 };
 use reconciler_host_harness::operator::{
     Host, condition, events_about, eventually, install_crds, published, settle, wait_healthy,
@@ -29,15 +29,6 @@ const DEEP: &str = "audit";
 
 /// The longest log line a host may write: an excerpt, never an object.
 const LONGEST_LINE: usize = 4096;
-
-/// `{"x": {"x": ... {"leaf": 1}}}`, `levels` objects deep.
-fn nested(levels: usize) -> Value {
-    let mut value = json!({"leaf": 1});
-    for _ in 1..levels {
-        value = json!({ "x": value });
-    }
-    value
-}
 
 /// A namespace with the CRDs, healthy agents `orders` and `billing`, the
 /// attacker's grant, and a host serving it.
@@ -238,7 +229,7 @@ async fn a_parent_nested_too_deep_is_one_bad_parent() {
     create(&client, ns.name(), agent(DEEP, CLUSTER)).await;
     wait_healthy(&api, DEEP).await;
     let attacks = agents(&attacker, ns.name());
-    patch_status(&attacks, DEEP, json!({"deep": nested(200)})).await;
+    patch_status(&attacks, DEEP, json!({"deep": objects::nested(200)})).await;
 
     let message = undecodable(&client, ns.name(), DEEP).await;
     assert!(
@@ -305,7 +296,7 @@ async fn an_object_read_nested_too_deep_fails_its_readers_only() {
     wait_healthy(&api, "billing").await;
 
     let clusters = api_of_clusters(&attacker, ns.name());
-    patch_status(&clusters, CLUSTER, json!({"deep": nested(200)})).await;
+    patch_status(&clusters, CLUSTER, json!({"deep": objects::nested(200)})).await;
     let message = undecodable(&client, ns.name(), "orders").await;
     assert!(
         message.contains(&format!(

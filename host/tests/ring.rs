@@ -380,7 +380,7 @@ async fn a_handover_waits_for_the_pass_in_flight() {
     children_hold(&ns, &names, "").await;
 
     // The Widgets changed round after round while a is slow and b joins,
-    // until b is live: a's passes are in flight when the coordinator (a)
+    // until b serves: a's passes are in flight when the coordinator (a)
     // asks for the moves (changed once only, they could all be done by
     // then on a loaded machine; changed on and on, every handover's
     // resourceVersion precondition would keep failing).
@@ -401,7 +401,18 @@ async fn a_handover_waits_for_the_pass_in_flight() {
         })
     };
     let (b, _) = member(&ns, "flight-b").await;
-    let both = live_now(&ns, 2).await;
+    // Until b serves (it acknowledged a view): only then are moves asked.
+    let both = ring::serving_now(&ns, 2).await;
+    // And until the coordinator asked a for the moves.
+    eventually("a asked to hand Widgets over", async || {
+        let drains = labels(&ns)
+            .await
+            .values()
+            .filter(|(_, d)| !d.is_null())
+            .count();
+        if drains > 0 { Ok(()) } else { Err(drains) }
+    })
+    .await;
     churning.store(false, Ordering::Relaxed);
     churn.await.expect("the churn");
     assigned(&ns, &names, &both).await;
@@ -623,6 +634,8 @@ async fn a_lease_with_no_member_behind_it_is_given_no_parent() {
         .expect("any Lease writer may make a Lease");
     // The ring's label: refused, naming the verb (once the API server
     // loaded the policy); nor may the writer add it to its Lease.
+    let admin_leases: Api<Lease> = Api::namespaced(admin.clone(), ns.name());
+    let labelled = members::lease_name(ring::RING, "ghost-labelled");
     eventually(
         "the ring's label refused to a Lease writer",
         async || match leases
@@ -633,6 +646,12 @@ async fn a_lease_with_no_member_behind_it_is_given_no_parent() {
                 if s.code == 403 && s.message.contains("verb join on leases") =>
             {
                 Ok(())
+            }
+            // Admitted before the API server loaded the policy: undone,
+            // and tried again.
+            Ok(_) => {
+                let _ = admin_leases.delete(&labelled, &Default::default()).await;
+                Err("admitted before the policy was in force".to_owned())
             }
             other => Err(format!("{other:?}")),
         },
@@ -656,7 +675,7 @@ async fn a_lease_with_no_member_behind_it_is_given_no_parent() {
         field_manager: Some(FIELD_MANAGER.to_owned()),
         ..PostParams::default()
     };
-    Api::<Lease>::namespaced(admin.clone(), ns.name())
+    admin_leases
         .create(&as_ring, &forged("phantom", true))
         .await
         .expect("the admin makes a member Lease");

@@ -45,15 +45,6 @@ const HEALTHY: usize = 9;
 /// The longest log line a member may write: an excerpt, never an object.
 const LONGEST_LINE: usize = 4096;
 
-/// `{"x": {"x": ... {"leaf": 1}}}`, `levels` objects deep.
-fn nested(levels: usize) -> Value {
-    let mut value = json!({"leaf": 1});
-    for _ in 1..levels {
-        value = json!({ "x": value });
-    }
-    value
-}
-
 /// A client of the server of `kubeconfig` acting as `user`.
 async fn client_as(kubeconfig: &Path, user: &str) -> Client {
     let text = kube::config::Kubeconfig::read_from(kubeconfig).expect("the kubeconfig");
@@ -101,13 +92,13 @@ async fn attacked(ns: &TestNamespace, kubeconfig: &Path) -> Vec<String> {
     merge_patch(
         &attacker,
         &format!("{base}/{DEEP_STATUS}/status"),
-        json!({"status": {"deep": nested(200)}}),
+        json!({"status": {"deep": objects::nested(200)}}),
     )
     .await;
     merge_patch(
         &attacker,
         &format!("{base}/{DEEP_SPEC}"),
-        json!({"spec": {"deep": nested(200)}}),
+        json!({"spec": {"deep": objects::nested(200)}}),
     )
     .await;
     names

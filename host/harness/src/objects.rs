@@ -235,3 +235,13 @@ pub async fn agent_pods(client: &Client, ns: &str, agent: &str) -> Vec<Value> {
 pub fn serving_cert_name(agent: &str) -> String {
     format!("{agent}-serving-cert")
 }
+
+/// `{"x": {"x": ... {"leaf": 1}}}`, `levels` objects deep: what an attacker
+/// nests past what kube's client (128) and the host (100) decode.
+pub fn nested(levels: usize) -> Value {
+    let mut value = json!({"leaf": 1});
+    for _ in 1..levels {
+        value = json!({ "x": value });
+    }
+    value
+}

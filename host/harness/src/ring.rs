@@ -8,6 +8,7 @@ use std::path::Path;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use reconciler_host::operator::ring::members;
+use reconciler_host::operator::ring::view::View;
 use reconciler_testsupport::TestNamespace;
 
 use crate::operator::{Host, eventually, fixture, free_addr, http_get};
@@ -97,6 +98,29 @@ pub async fn live_now(ns: &TestNamespace, count: usize) -> Vec<String> {
     let mut found = Vec::new();
     eventually(&format!("{count} live members"), async || {
         found = live(ns).await;
+        if found.len() == count {
+            Ok(())
+        } else {
+            Err(found.clone())
+        }
+    })
+    .await;
+    found
+}
+
+/// The members the coordinator gives parents (its published view), once
+/// they are `count`: a member is given parents only once it acknowledged a
+/// view, a moment after its Lease is live.
+pub async fn serving_now(ns: &TestNamespace, count: usize) -> Vec<String> {
+    let leases: Api<Lease> = Api::namespaced(ns.client(), ns.name());
+    let mut found = Vec::new();
+    eventually(&format!("{count} members serving"), async || {
+        let coordinator = leases.get_opt(&format!("{RING}-coordinator")).await;
+        found = coordinator
+            .ok()
+            .flatten()
+            .map(|l| View::read(&l).members)
+            .unwrap_or_default();
         if found.len() == count {
             Ok(())
         } else {

@@ -57,15 +57,6 @@ pub fn gated_agent(i: usize) -> String {
 /// else of the soak drives it.
 pub const DEEP_AGENT: &str = "a-deep";
 
-/// `{"x": {"x": ... {"leaf": 1}}}`, `levels` objects deep.
-fn nested(levels: usize) -> Value {
-    let mut value = json!({"leaf": 1});
-    for _ in 1..levels {
-        value = json!({ "x": value });
-    }
-    value
-}
-
 pub struct World {
     pub server: RestartableServer,
     pub tcp: FaultProxy,
@@ -134,7 +125,7 @@ impl World {
             create(&admin, NAMESPACE, gated).await;
         }
         create(&admin, NAMESPACE, agent(DEEP_AGENT, CLUSTER)).await;
-        let deep = json!({"status": {"deep": nested(200)}});
+        let deep = json!({"status": {"deep": objects::nested(200)}});
         agents(&admin)
             .patch_status(
                 DEEP_AGENT,

@@ -29,66 +29,113 @@ use crate::operator::replica::metrics::Metrics;
 /// may have failed, or its Lease been made anew).
 const TICK: Duration = Duration::from_secs(1);
 
-/// Acknowledges `epoch` on the member Lease `own`.
-pub(super) async fn acknowledge(
-    leases: &Api<Decoded<Lease>>,
-    own: &str,
-    epoch: u64,
-) -> Result<(), kube::Error> {
-    let ack = json!({"metadata": {"annotations": {view::ACKED: epoch.to_string()}}});
-    leases
-        .patch(own, &PatchParams::apply(FIELD_MANAGER), &Patch::Merge(&ack))
-        .await
-        .map(drop)
+/// A member's own Lease and its coordinator's, as a watch of the Leases in
+/// the ring's namespace keeps them: what the coordinator publishes, and the
+/// member's acknowledgements. Shared by [`follow`] and, where the API server
+/// selects, `passing::run`.
+pub(super) struct OwnLease {
+    api: Api<Decoded<Lease>>,
+    store: Store<Decoded<Lease>>,
+    wake: Arc<Notify>,
+    watching: tokio::task::JoinHandle<()>,
+    own: String,
+    coordinator: String,
+    /// An acknowledgement failed and was said; said again only after one
+    /// succeeded.
+    warned: bool,
+}
+
+impl OwnLease {
+    /// Watches the Leases of member `identity` of `ring` in `namespace`
+    /// with `client` (the member's, fenced by its Lease).
+    pub(super) fn watch(client: &Client, ring: &str, namespace: &str, identity: &str) -> Self {
+        let api = decode::leases(client, namespace);
+        let (store, writer) = reflector::store();
+        let wake = Arc::new(Notify::new());
+        let watching = {
+            let wake = wake.clone();
+            let stream =
+                reflector::reflector(writer, watcher(api.clone(), watcher::Config::default()))
+                    .default_backoff();
+            tokio::spawn(async move {
+                let mut stream = stream.boxed();
+                while stream.next().await.is_some() {
+                    wake.notify_one();
+                }
+            })
+        };
+        OwnLease {
+            api,
+            store,
+            wake,
+            watching,
+            own: members::lease_name(ring, identity),
+            coordinator: format!("{ring}-coordinator"),
+            warned: false,
+        }
+    }
+
+    /// The view the coordinator publishes, if its Lease is there.
+    pub(super) fn published(&self) -> Option<View> {
+        lookup(&self.store, &self.coordinator).map(|l| View::read(&l))
+    }
+
+    /// Acknowledges `epoch` on the member's Lease, unless it does already
+    /// or is not there yet (made anew after it lapsed: acknowledged again).
+    pub(super) async fn acknowledge(&mut self, epoch: u64) {
+        let Some(own) = lookup(&self.store, &self.own) else {
+            return;
+        };
+        if view::acked(&own) == Some(epoch) {
+            return;
+        }
+        let ack = json!({"metadata": {"annotations": {view::ACKED: epoch.to_string()}}});
+        match self
+            .api
+            .patch(
+                &self.own,
+                &PatchParams::apply(FIELD_MANAGER),
+                &Patch::Merge(&ack),
+            )
+            .await
+        {
+            Ok(_) => self.warned = false,
+            Err(e) if !self.warned => {
+                self.warned = true;
+                tracing::warn!(epoch, error = %e, "ring: the view could not be acknowledged; tried again");
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Waits for a change of the Leases, or [`TICK`]; false once the watch
+    /// ended.
+    pub(super) async fn changed(&self) -> bool {
+        tokio::select! {
+            () = self.wake.notified() => {}
+            () = tokio::time::sleep(TICK) => {}
+        }
+        !self.watching.is_finished()
+    }
 }
 
 /// The member `identity` of the ring `ring` (Leases in `namespace`), with
 /// `client` (its own, fenced by its Lease): acknowledges every view the
-/// coordinator publishes, until the task is dropped.
+/// coordinator publishes (epoch 0 before the first), until the task is
+/// dropped.
 pub async fn follow(client: Client, ring: String, namespace: String, identity: String) {
-    let leases = decode::leases(&client, &namespace);
-    let (store, writer) = reflector::store();
-    let wake = Arc::new(Notify::new());
-    let watching = {
-        let wake = wake.clone();
-        let stream =
-            reflector::reflector(writer, watcher(leases.clone(), watcher::Config::default()))
-                .default_backoff();
-        tokio::spawn(async move {
-            let mut stream = stream.boxed();
-            while stream.next().await.is_some() {
-                wake.notify_one();
-            }
-        })
-    };
-    let coordinator = format!("{ring}-coordinator");
-    let own = members::lease_name(&ring, &identity);
-    let mut warned = false;
+    let mut lease = OwnLease::watch(&client, &ring, &namespace, &identity);
     loop {
-        let published = lookup(&store, &coordinator).map_or(0, |l| View::read(&l).epoch);
-        let acked = lookup(&store, &own).as_ref().and_then(view::acked);
-        if lookup(&store, &own).is_some() && acked != Some(published) {
-            match acknowledge(&leases, &own, published).await {
-                Ok(()) => warned = false,
-                Err(e) if !warned => {
-                    warned = true;
-                    tracing::warn!(epoch = published, error = %e, "ring: the view could not be acknowledged; tried again");
-                }
-                Err(_) => {}
-            }
-        }
-        tokio::select! {
-            () = wake.notified() => {}
-            () = tokio::time::sleep(TICK) => {}
-        }
-        if watching.is_finished() {
+        let epoch = lease.published().map_or(0, |v| v.epoch);
+        lease.acknowledge(epoch).await;
+        if !lease.changed().await {
             return;
         }
     }
 }
 
 /// The Lease `name` in `store`, if any.
-pub(super) fn lookup(store: &Store<Decoded<Lease>>, name: &str) -> Option<Lease> {
+fn lookup(store: &Store<Decoded<Lease>>, name: &str) -> Option<Lease> {
     store
         .state()
         .iter()

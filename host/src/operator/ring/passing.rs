@@ -5,23 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures::StreamExt;
 use kube::Client;
-use kube::runtime::reflector;
-use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Notify, watch};
 
+use super::acks::OwnLease;
 use super::slots::{self, Slot, Slots};
-use super::view::{self, View};
-use super::{acks, members};
-use crate::operator::cluster::decode;
+use super::view::View;
 use crate::operator::cluster::selection::Selector;
-
-/// How often a member looks again without a change (its acknowledgement
-/// may have failed, or its Lease been made anew).
-const TICK: Duration = Duration::from_secs(1);
 
 /// A member's passes, where the API server selects.
 pub struct Passing {
@@ -197,49 +188,17 @@ fn replace(current: &mut Selector, new: Selector) -> bool {
 /// (again whenever that Lease lacks it: made anew after it lapsed), with
 /// `client` (the member's, fenced by its Lease).
 pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace: String) {
-    let leases = decode::leases(&client, &namespace);
-    let (store, writer) = reflector::store();
-    let wake = Arc::new(Notify::new());
-    let watching = {
-        let wake = wake.clone();
-        let stream =
-            reflector::reflector(writer, watcher(leases.clone(), watcher::Config::default()))
-                .default_backoff();
-        tokio::spawn(async move {
-            let mut stream = stream.boxed();
-            while stream.next().await.is_some() {
-                wake.notify_one();
-            }
-        })
-    };
-    let coordinator = format!("{ring}-coordinator");
-    let own = members::lease_name(&ring, &passing.identity);
-    let mut warned = false;
+    let mut lease = OwnLease::watch(&client, &ring, &namespace, &passing.identity);
     loop {
-        let lease = |name: &str| acks::lookup(&store, name);
-        if let Some(published) = lease(&coordinator).map(|l| View::read(&l))
+        if let Some(published) = lease.published()
             && passing.follow(&published).await
         {
             tracing::info!(epoch = published.epoch, members = ?published.members, next = ?published.next, "ring: following the view");
         }
-        let acked = lease(&own).as_ref().and_then(view::acked);
-        if let Some(epoch) = passing.epoch().filter(|e| acked != Some(*e))
-            && lease(&own).is_some()
-        {
-            match acks::acknowledge(&leases, &own, epoch).await {
-                Ok(()) => warned = false,
-                Err(e) if !warned => {
-                    warned = true;
-                    tracing::warn!(epoch, error = %e, "ring: the view followed could not be acknowledged; tried again");
-                }
-                Err(_) => {}
-            }
+        if let Some(epoch) = passing.epoch() {
+            lease.acknowledge(epoch).await;
         }
-        tokio::select! {
-            () = wake.notified() => {}
-            () = tokio::time::sleep(TICK) => {}
-        }
-        if watching.is_finished() {
+        if !lease.changed().await {
             return;
         }
     }
@@ -248,6 +207,7 @@ pub async fn run(passing: Arc<Passing>, client: Client, ring: String, namespace:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn view(epoch: u64, members: &[&str], next: Option<&[&str]>) -> View {
         let list = |m: &[&str]| m.iter().map(|s| (*s).to_owned()).collect();
