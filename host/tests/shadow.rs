@@ -106,7 +106,7 @@ async fn a_candidate_is_shadowed_on_every_parent_writing_nothing() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "on 3 LegacyWidget parent(s): 3 differ, 3 turn Ready True to False, 0 new guest error(s); nothing written to the cluster"
+            "on 3 LegacyWidget parent(s): 3 differ, 3 turn Ready True to False, 0 new guest error(s), 0 not reproduced; nothing written to the cluster"
         ),
         "{stderr}"
     );

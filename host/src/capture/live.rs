@@ -1,26 +1,35 @@
-//! The live pass of a capture: the parent read, the guest's reads watched and listed as the operator watches them, the watches stopped so the caches hold still, and one evaluation (reads past the cache included), with nothing written.
+//! The live pass of a capture: the parent read, the guest's reads watched and listed as the operator watches them, the watches stopped so the caches hold still, and the operator's pass made on them as a dry run ([`dry_pass`]), with nothing written.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Client;
+use kube::core::ApiResource;
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::CaptureError;
-use crate::facts::ObjectSource;
+use super::plans::GivenGates;
 use crate::operator::cluster::cache::{CacheEvent, ClusterSource, ObjectCache};
 use crate::operator::cluster::health::WatchHealth;
-use crate::operator::cluster::past_cache_reads::Rounds;
 use crate::operator::cluster::{decode, probe};
+use crate::operator::kinds::evaluator::{Evaluator, Wasm};
 use crate::operator::kinds::watches::{Watches, reads_of};
+use crate::operator::reconcile::driver::Pass;
+use crate::operator::reconcile::dry_run::{self, DryPass, Setting};
+use crate::operator::reconcile::evaluation::{Evaluation, World};
 use crate::operator::replica::metrics::Metrics;
-use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
+use crate::plan::record;
+use crate::runtime::GuestModule;
 
 /// How long the watches may take to list what the guest reads.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a denial holds the same changes where no gates say
+/// (`--replan-after`'s default).
+const REPLAN_AFTER: Duration = Duration::from_secs(60);
 
 /// The parent a capture passes: its namespace ("" for a cluster-scoped
 /// kind) and name.
@@ -40,27 +49,25 @@ impl std::fmt::Display for Subject {
     }
 }
 
-/// One pass as the operator runs it, up to the guest's verdict.
+/// One pass as the operator runs it, made as a dry run.
 pub struct LivePass {
     /// The parent as the operator's cache holds it (slimmed).
     pub parent: Value,
     pub now: jiff::Timestamp,
-    pub evaluated: Evaluated,
-    /// What the last evaluation read from: the caches, with the answers
-    /// of its reads past the cache.
-    pub source: Arc<dyn ObjectSource>,
+    pub pass: DryPass,
 }
 
 /// Reads the parent `target` of `module`'s kind, watches what the guest
 /// reads in `scopes` ("" for every namespace) until listed, stops the
-/// watches, and evaluates the parent with `settings` as the operator's
-/// pass does. Nothing is written.
+/// watches, and makes the operator's pass of the parent with `settings`
+/// and `gates` as a dry run. Nothing is written.
 pub async fn pass(
     client: &Client,
     module: &GuestModule,
     target: &Subject,
     scopes: &[String],
     settings: &[(String, String)],
+    gates: GivenGates,
 ) -> Result<LivePass, CaptureError> {
     let spec = module.spec();
     let kind = spec.kind_ref();
@@ -92,24 +99,34 @@ pub async fn pass(
     let source = still_caches(client, scopes, &reads_of(spec), &kind.kind).await?;
     let parent = read_parent(client, &kind, &resolved.resource, target).await?;
     let now = jiff::Timestamp::now();
-    let (evaluated, source) = evaluate(client, module, &parent, &source, settings, now).await;
-    Ok(LivePass {
-        parent,
+    let cluster = cluster_identity(client, &source).await;
+    let still = Still {
+        client,
+        source: &source,
+        resource: &resolved.resource,
+        settings,
+        gates,
+        cluster: &cluster,
         now,
-        evaluated,
-        source,
-    })
+    };
+    let pass = dry_pass(module, &parent, &still).await;
+    Ok(LivePass { parent, now, pass })
 }
 
-/// The caches of `reads` in `scopes` ("" for every namespace), watched
-/// until listed and the watches stopped: they hold still from here.
-/// `kind` is the kind whose guest reads them, as errors name it.
+/// The caches of `reads` and of the ReconcilePlans (where served) in
+/// `scopes` ("" for every namespace), watched until listed and the watches
+/// stopped: they hold still from here. `kind` is the kind whose guest
+/// reads them, as errors name it.
 pub async fn still_caches(
     client: &Client,
     scopes: &[String],
     reads: &[(KindRef, bool)],
     kind: &str,
 ) -> Result<Arc<ClusterSource>, CaptureError> {
+    let mut reads = reads.to_vec();
+    if !reads.iter().any(|(read, _)| *read == record::kind_ref()) {
+        reads.push((record::kind_ref(), true));
+    }
     let metrics = Arc::new(Metrics::new());
     let (changes, _unheard) = mpsc::unbounded_channel::<CacheEvent>();
     let source = Arc::new(ClusterSource::watching(scopes));
@@ -120,7 +137,7 @@ pub async fn still_caches(
         Arc::new(WatchHealth::new(metrics.clone())),
     );
     let synced = watches
-        .watch_reads(&source, &metrics, reads, &BTreeMap::new())
+        .watch_reads(&source, &metrics, &reads, &BTreeMap::new())
         .await
         .map_err(|e| CaptureError::Reads {
             kind: kind.to_owned(),
@@ -139,44 +156,69 @@ pub async fn still_caches(
     Ok(source)
 }
 
-/// `parent` evaluated by `module` from `source` as the operator's pass
-/// evaluates it: objects the cache refused are read past it after an
-/// evaluation that wanted them, and the parent is evaluated again with
-/// them (at most MAX_READS objects, in as many rounds). Returns the last
-/// evaluation and what it read from.
-pub async fn evaluate(
-    client: &Client,
-    module: &GuestModule,
-    parent: &Value,
-    source: &Arc<ClusterSource>,
-    settings: &[(String, String)],
-    now: jiff::Timestamp,
-) -> (Evaluated, Arc<dyn ObjectSource>) {
-    let paused = module.spec().is_paused(parent);
-    let mut rounds = Rounds::default();
-    loop {
-        let read_from = rounds.source(source);
-        let evaluated = {
-            let (module, parent, settings, read_from) = (
-                module.clone(),
-                parent.clone(),
-                settings.to_vec(),
-                read_from.clone(),
-            );
-            tokio::task::spawn_blocking(move || {
-                module.evaluate(EvaluateRequest {
-                    parent: &parent,
-                    paused,
-                    settings: &settings,
-                    source: read_from,
-                    now,
-                })
-            })
-            .await
-            .expect("an evaluation never panics")
-        };
-        if !rounds.read_wanted(client, source, &evaluated).await {
-            return (evaluated, read_from);
+/// What a dry run of a pass is given besides the parent: the world's
+/// caches held still, the client that reads past them, the kind's
+/// settings, the host's gates, and the cluster's identity its plans bind.
+pub struct Still<'a> {
+    pub client: &'a Client,
+    pub source: &'a Arc<ClusterSource>,
+    /// The parent's API resource.
+    pub resource: &'a ApiResource,
+    pub settings: &'a [(String, String)],
+    pub gates: GivenGates,
+    pub cluster: &'a str,
+    pub now: jiff::Timestamp,
+}
+
+/// The operator's pass of `parent` by `module`, made as a dry run on the
+/// still world `still`: nothing is written.
+pub async fn dry_pass(module: &GuestModule, parent: &Value, still: &Still<'_>) -> DryPass {
+    let evaluator: Arc<dyn Evaluator> = Arc::new(Wasm);
+    let parent = Arc::new(parent.clone());
+    let pass = Pass {
+        evaluation: Evaluation {
+            world: World {
+                source: still.source,
+                client: still.client,
+            },
+            evaluator: &evaluator,
+            module,
+            settings: still.settings,
+            parent: &parent,
+            paused: module.spec().is_paused(&parent),
+            now: still.now,
+        },
+        spec: module.spec(),
+        resource: still.resource,
+        kind_gates: still.gates.kind,
+        slot: None,
+    };
+    let setting = Setting {
+        source: still.source,
+        resource: still.resource,
+        authority: None,
+        kind_gates: still.gates.kind,
+        cluster: still.cluster,
+        replan_after: still.gates.replan_after.unwrap_or(REPLAN_AFTER),
+    };
+    dry_run::pass(&pass, &setting).await
+}
+
+/// The cluster's identity, as the operator's plans bind it (the UID of
+/// `kube-system`), where `source` holds ReconcilePlans; empty where it
+/// holds none, or these credentials may not read it (then a parent's plan
+/// reads as describing other changes, and a review says the live status is
+/// not reproduced).
+pub async fn cluster_identity(client: &Client, source: &ClusterSource) -> String {
+    if source.resource(&record::kind_ref()).is_none() {
+        return String::new();
+    }
+    let namespaces = kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone());
+    match namespaces.get("kube-system").await {
+        Ok(ns) => ns.metadata.uid.unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!(error = %e, "the cluster's identity (kube-system's UID) cannot be read");
+            String::new()
         }
     }
 }

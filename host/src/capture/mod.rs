@@ -1,8 +1,9 @@
 //! Capture: one pass over a live parent, run as the operator runs it but writing nothing to the cluster, kept as a fixture (the parent, every object the pass read, the settings, the clock) and its golden, which `reconciler-host test` replays offline.
 //!
 //! In order: [`live`] reads the parent, watches what its guest reads as
-//! the operator watches it, and evaluates it (reads past the cache
-//! included); [`plans`] reads the parent's plans as the operator's pass
+//! the operator watches it, and makes the operator's pass of it as a dry
+//! run (reads past the cache included, the guest evaluated again on what
+//! became of its changes); [`plans`] reads the parent's plans as the operator's pass
 //! would find them, under the gates given; [`select`] keeps exactly what each recorded read answered,
 //! each object as [`redact`] lets a fixture hold it (no Secret value);
 //! [`render`] writes the fixture; [`replay`] evaluates it offline and
@@ -27,8 +28,10 @@ use crate::facts::Dependency;
 use crate::fixture::{Fixture, FixtureError, golden, run_fixture};
 use crate::operator::cluster::probe::ProbeError;
 use crate::operator::kinds::watches::ReadRefused;
+use crate::pass::compare;
 use crate::runtime::GuestModule;
 pub use live::{LivePass, Subject};
+use reconciler_conventions::status::Status;
 
 /// Why a capture failed.
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +84,14 @@ pub enum CaptureError {
         differences.join("\n  ")
     )]
     NotReplayable { differences: Vec<String> },
+    /// The pass settles on another status than the parent's live one (a
+    /// change since the last pass, or a host that does not pass it so):
+    /// a fixture of it would not say what the cluster shows.
+    #[error(
+        "the live status differs from the pass captured (--accept-difference writes the fixture anyway, the live status beside its expectation):\n  {}",
+        differences.join("\n  ")
+    )]
+    LiveDiffers { differences: Vec<String> },
     #[error("the captured fixture cannot be read back (a host defect: please report it): {0}")]
     Unreadable(#[from] FixtureError),
 }
@@ -95,6 +106,8 @@ pub struct Captured {
     pub reads: usize,
     /// The conditions the pass produced, `Type=Status/Reason`.
     pub conditions: Vec<String>,
+    /// Where the live status differs from the pass (accepted).
+    pub live_differences: Vec<String>,
 }
 
 /// The module of `modules` serving `kind` (its name, any case), loaded from
@@ -129,17 +142,33 @@ pub fn settings_of(given: &[(String, String)]) -> BTreeMap<String, String> {
 
 /// The fixture and golden of a live pass of `target`, checked to replay
 /// it. `settings` are those the live pass was given ([`settings_of`]).
+/// Where the live status differs from the pass, the capture fails
+/// ([`CaptureError::LiveDiffers`]) unless `accept_difference`: then the
+/// fixture says so beside its expectation.
 pub fn fixture(
     module: &GuestModule,
     target: &Subject,
     settings: &BTreeMap<String, String>,
     live: &LivePass,
     plans: &plans::Recorded,
+    accept_difference: bool,
 ) -> Result<Captured, CaptureError> {
-    let reads: Vec<Dependency> = live.evaluated.reads.iter().cloned().collect();
-    let selection = select::select(&reads, &*live.source, &target.namespace);
+    let pass = &live.pass;
+    let reads: Vec<Dependency> = pass.reads.iter().cloned().collect();
+    let selection = select::select(&reads, &*pass.facts, &target.namespace);
     let parent = redact::for_fixture(live.parent.clone());
-    let captured = render::Captured {
+    let live_differences: Vec<String> = pass
+        .live
+        .iter()
+        .flat_map(|live| compare::unreproduced(live, &pass.status))
+        .map(|u| format!("{}: live {}, this pass {}", u.type_, u.live, u.serving))
+        .collect();
+    if !live_differences.is_empty() && !accept_difference {
+        return Err(CaptureError::LiveDiffers {
+            differences: live_differences,
+        });
+    }
+    let mut captured = render::Captured {
         module,
         target,
         now: live.now,
@@ -148,25 +177,39 @@ pub fn fixture(
         selection: &selection,
         plans,
         reads: reads.len(),
+        live_differences: &[],
     };
     let named = Path::new("the captured fixture");
     let first = Fixture::parse(&render::fixture_text(&captured, &json!({})), named)?;
-    let differences = replay::differences(&live.evaluated, &replay::evaluate(module, &first));
-    if !differences.is_empty() {
-        return Err(CaptureError::NotReplayable { differences });
-    }
-    // The expect block says what the pass settled on: the verdict of its
-    // evaluation again where what became of its changes moved (a host
-    // just started knows nothing of them; the pass records them), as the
-    // operator's pass does.
+    // The fixture replays the pass: its first evaluation reads, decides and
+    // asks for what the live one did, and its pass settles on the same
+    // verdict and status.
     let first_run = run_fixture(module, &first);
-    let golden = golden::render(&first_run.outcomes);
-    let outcome = first_run.outcomes.first().cloned().unwrap_or(Value::Null);
+    let replayed = replay::evaluate(module, &first);
     let settled_on = first_run
         .verdicts
         .into_iter()
         .next()
-        .unwrap_or_else(|| live.evaluated.outcome.clone());
+        .unwrap_or_else(|| replayed.outcome.clone());
+    let outcome = first_run.outcomes.first().cloned().unwrap_or(Value::Null);
+    let mut differences = replay::differences(pass, &replayed, &settled_on);
+    let replayed_status = Status::from_json(&outcome["status"]).unwrap_or_default();
+    differences.extend(
+        compare::unreproduced(&pass.status, &replayed_status)
+            .into_iter()
+            .filter(|u| pass.status.condition(&u.type_).is_some())
+            .map(|u| {
+                format!(
+                    "condition {}: live pass {}, replayed {}",
+                    u.type_, u.live, u.serving
+                )
+            }),
+    );
+    if !differences.is_empty() {
+        return Err(CaptureError::NotReplayable { differences });
+    }
+    let golden = golden::render(&first_run.outcomes);
+    captured.live_differences = &live_differences;
     let text = render::fixture_text(&captured, &render::expect_of(&settled_on, &outcome));
     // Its own expect block and golden hold for the fixture as written.
     let report = run_fixture(module, &Fixture::parse(&text, named)?);
@@ -200,6 +243,7 @@ pub fn fixture(
         objects: selection.objects.len(),
         reads: reads.len(),
         conditions,
+        live_differences,
     })
 }
 

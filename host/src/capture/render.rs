@@ -24,6 +24,9 @@ pub struct Captured<'a> {
     pub plans: &'a Recorded,
     /// How many reads the pass recorded.
     pub reads: usize,
+    /// Where the live status differs from the pass, each condition a line
+    /// (kept beside the expectation when the capture is accepted so).
+    pub live_differences: &'a [String],
 }
 
 /// What a capture leaves out of a fixture, one item a line: the fixture's
@@ -103,6 +106,15 @@ pub fn fixture_text(c: &Captured<'_>, expect: &Value) -> String {
          # condition's status and reason, the Events, whether it writes). Check it against the\n\
          # seed before keeping this fixture as a test of what the kind must do.\n",
     );
+    if !c.live_differences.is_empty() {
+        out.push_str(
+            "# The live status differs from this pass (written with --accept-difference):
+",
+        );
+        for line in c.live_differences {
+            out.push_str(&format!("#   {line}\n"));
+        }
+    }
     out.push_str(&field("expect", expect.clone()));
     out
 }

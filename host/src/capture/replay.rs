@@ -5,7 +5,9 @@ use std::sync::Arc;
 use crate::fixture::Fixture;
 use crate::fixture::format::DEFAULT_NOW;
 use crate::fixture::runner::memory_source;
-use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
+use crate::operator::reconcile::dry_run::DryPass;
+use crate::runtime::{EvaluateRequest, Evaluated, GuestError, GuestModule};
+use reconciler_conventions::verdict::Verdict;
 
 /// The fixture's pass evaluated through `module` from its own objects.
 pub fn evaluate(module: &GuestModule, fixture: &Fixture) -> Evaluated {
@@ -30,18 +32,24 @@ pub fn evaluate(module: &GuestModule, fixture: &Fixture) -> Evaluated {
     })
 }
 
-/// How the replayed evaluation differs from the live one: its reads, its
-/// verdict or error, the read that failed the pass, the changes asked
-/// for; empty when it is the same pass.
-pub(crate) fn differences(live: &Evaluated, replayed: &Evaluated) -> Vec<String> {
+/// Every way the fixture's replay differs from the live pass `live`:
+/// what its first evaluation read, failed to read and asked for beside
+/// `replayed` (the fixture's first evaluation), and the verdict the pass
+/// settled on beside `settled` (the fixture's).
+pub(crate) fn differences(
+    live: &DryPass,
+    replayed: &Evaluated,
+    settled: &Result<Verdict, GuestError>,
+) -> Vec<String> {
     let mut out = Vec::new();
-    for read in live.reads.difference(&replayed.reads) {
+    for read in live.first_reads.difference(&replayed.reads) {
         out.push(format!("read live, not in the replay: {read}"));
     }
-    for read in replayed.reads.difference(&live.reads) {
+    for read in replayed.reads.difference(&live.first_reads) {
         out.push(format!("read in the replay, not live: {read}"));
     }
-    match (&live.outcome, &replayed.outcome) {
+    let live_evaluated = &live.evaluated;
+    match (&live_evaluated.outcome, settled) {
         (Ok(a), Ok(b)) if a == b => {}
         (Ok(a), Ok(b)) => out.push(format!(
             "the verdict differs: live {}, replayed {}",
@@ -55,23 +63,23 @@ pub(crate) fn differences(live: &Evaluated, replayed: &Evaluated) -> Vec<String>
             describe(b)
         )),
     }
-    if live.failed_read != replayed.failed_read {
+    if live_evaluated.failed_read != replayed.failed_read {
         out.push(format!(
             "the failed read differs: live {:?}, replayed {:?}",
-            live.failed_read.as_ref().map(ToString::to_string),
+            live_evaluated.failed_read.as_ref().map(ToString::to_string),
             replayed.failed_read.as_ref().map(ToString::to_string)
         ));
     }
-    if live.changes != replayed.changes {
+    if live_evaluated.changes != replayed.changes {
         out.push(format!(
             "the changes differ: live {:?}, replayed {:?}",
-            live.changes, replayed.changes
+            live_evaluated.changes, replayed.changes
         ));
     }
-    if live.withdrawals != replayed.withdrawals {
+    if live_evaluated.withdrawals != replayed.withdrawals {
         out.push(format!(
             "the withdrawals differ: live {:?}, replayed {:?}",
-            live.withdrawals, replayed.withdrawals
+            live_evaluated.withdrawals, replayed.withdrawals
         ));
     }
     out

@@ -36,6 +36,11 @@ pub struct CaptureArgs {
     /// changes.
     #[command(flatten)]
     gates: GateArgs,
+    /// Write the fixture even where the live status differs from the pass
+    /// captured (a change since the last pass): the live status is kept
+    /// beside its expectation.
+    #[arg(long)]
+    accept_difference: bool,
 }
 
 fn parse_target(s: &str) -> Result<Subject, String> {
@@ -74,20 +79,28 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
             .context(
                 "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
             )?;
-        let live = capture::live::pass(&client, &module, &target, &scopes, &settings_given).await?;
+        let live =
+            capture::live::pass(&client, &module, &target, &scopes, &settings_given, given).await?;
         let plans = capture::plans::record(
             &client,
             module.spec(),
             &target,
             &live.parent,
-            &live.evaluated.changes,
-            &*live.source,
+            &live.pass.evaluated.changes,
+            &*live.pass.facts,
             given,
         )
         .await?;
         anyhow::Ok((live, plans))
     })?;
-    let captured = capture::fixture(&module, &target, &settings, &live, &plans)?;
+    let captured = capture::fixture(
+        &module,
+        &target,
+        &settings,
+        &live,
+        &plans,
+        args.accept_difference,
+    )?;
     let output = args
         .output
         .unwrap_or_else(|| PathBuf::from(format!("{}.yaml", target.name)));
@@ -107,6 +120,9 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(plan) = &plans.left_out {
         println!("  left out: {plan}");
+    }
+    for difference in &captured.live_differences {
+        println!("  the live status differs (accepted): {difference}");
     }
     println!(
         "wrote {} and {} (replay: reconciler-host test <guest.wasm> {})",

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
+use reconciler_host::capture::plans::GivenGates;
 use reconciler_host::operator::replica::client::counted;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::metrics::Metrics;
@@ -16,6 +17,7 @@ use reconciler_host::pass::review::{Module, Review};
 use reconciler_host::runtime::{GuestModule, Runtime};
 use reconciler_host::shadow;
 
+use super::gates::GateArgs;
 use super::live::LiveArgs;
 
 #[derive(Args)]
@@ -29,6 +31,10 @@ pub struct ShadowArgs {
     /// Where to write the review (YAML); default: standard output.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
+    /// The plan gates the operator is run with: each module's pass holds
+    /// or makes its changes as the operator's would.
+    #[command(flatten)]
+    gates: GateArgs,
 }
 
 /// A module as the review names it.
@@ -45,13 +51,17 @@ pub fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
     let serving = args.live.serving(runtime, &kind)?;
     let settings: Vec<(String, String)> = args.live.settings(&kind)?.into_iter().collect();
     let scopes = args.live.scopes();
+    let gates = GivenGates {
+        kind: args.gates.of(&kind),
+        replan_after: Some(args.gates.replan_after),
+    };
     let shadowed = tokio::runtime::Runtime::new()?.block_on(async {
         let client = counted(&Arc::new(Metrics::new()), &Fence::open())
             .await
             .context(
                 "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
             )?;
-        anyhow::Ok(shadow::run(&client, &serving, &candidate, &scopes, &settings).await?)
+        anyhow::Ok(shadow::run(&client, &serving, &candidate, &scopes, &settings, gates).await?)
     })?;
     let review = Review::new(
         &kind,
@@ -70,7 +80,8 @@ pub fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
     }
     eprintln!(
         "shadowed guest {} (digest {}…) beside guest {} (digest {}…) on {} {kind} parent(s): \
-         {} differ, {} turn Ready True to False, {} new guest error(s); nothing written to the cluster",
+         {} differ, {} turn Ready True to False, {} new guest error(s), {} not reproduced; \
+         nothing written to the cluster",
         candidate.name(),
         &candidate.digest()[..12],
         serving.name(),
@@ -79,7 +90,15 @@ pub fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
         review.differ,
         review.ready_turns_false,
         review.new_guest_errors,
+        review.not_reproduced,
     );
+    if review.not_reproduced > 0 {
+        eprintln!(
+            "not reproduced: on {} parent(s) the serving module's pass does not settle on the live status \
+             (each listed with `notReproduced`): what this review says of them is not what the operator would do",
+            review.not_reproduced
+        );
+    }
     if review.ready_turns_false > 0 || review.new_guest_errors > 0 {
         eprintln!(
             "held: an automatic promotion would not serve it (a parent turning from Ready True to False, or a new guest error)"

@@ -1,78 +1,20 @@
 //! What differs between two passes of one parent, the serving module's and
-//! the candidate's, each settled by the pass's own core ([`as_if_made`]):
-//! per condition type its status and reason, the guest's error, and the
-//! changes each asks for. Pure: both passes come in evaluated.
+//! the candidate's, each the operator's pass made as a dry run: per
+//! condition type its status and reason, the guest's error, and the
+//! changes each asks for; and where the serving module's pass does not
+//! reproduce the live status, which conditions it misses. Pure: both
+//! passes come in settled.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use reconciler_conventions::engine::Reported;
-use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::settle::{Happened, Parent, Settled, settle};
 use crate::contract::model::Change;
 use crate::runtime::Evaluated;
 
-/// The status a pass of `parent` by a module of `spec` would write after
-/// `evaluated`, at `now`, as if every change it asked for were made: from
-/// the parent's status as it is, nothing reported before.
-pub fn as_if_made(
-    spec: &KindSpec,
-    parent: &Value,
-    evaluated: &Evaluated,
-    now: jiff::Timestamp,
-) -> Status {
-    let previous = Status::from_json(&parent["status"]).unwrap_or_default();
-    let settled = settle(
-        &Parent {
-            spec,
-            generation: parent["metadata"]["generation"].as_i64().unwrap_or(0),
-            paused: spec.is_paused(parent),
-            previous: &previous,
-            now,
-            reported: &Reported::default(),
-        },
-        Happened {
-            outcome: evaluated.outcome.clone(),
-            failed_read: evaluated.failed_read.as_ref(),
-            withdrew: false,
-            plan: None,
-            changes: None,
-            plan_facts: None,
-            host_requeue: Vec::new(),
-        },
-    );
-    match settled {
-        Settled::Decided { output, .. } => output.status,
-        Settled::Retry => previous,
-    }
-}
-
-/// What differs between `serving`'s pass of `parent` and `candidate`'s,
-/// both evaluated at `now`.
-pub fn passes(
-    spec: (&KindSpec, &KindSpec),
-    parent: &Value,
-    evaluated: (&Evaluated, &Evaluated),
-    now: jiff::Timestamp,
-) -> Difference {
-    let before = as_if_made(spec.0, parent, evaluated.0, now);
-    let after = as_if_made(spec.1, parent, evaluated.1, now);
-    compare(&side(evaluated.0, &before), &side(evaluated.1, &after))
-}
-
 /// A module's pass, as the comparison reads it.
-fn side<'a>(evaluated: &'a Evaluated, status: &'a Status) -> Side<'a> {
-    Side {
-        status,
-        error: evaluated.outcome.as_ref().err().map(ToString::to_string),
-        changes: &evaluated.changes,
-    }
-}
-
-/// One side of the comparison: how a module's pass of the parent ended.
 pub struct Side<'a> {
     /// The status the pass would write.
     pub status: &'a Status,
@@ -80,6 +22,58 @@ pub struct Side<'a> {
     pub error: Option<String>,
     /// The changes it asks for (none when it failed).
     pub changes: &'a [Change],
+}
+
+impl<'a> Side<'a> {
+    /// The side of a pass whose guest's last evaluation was `evaluated`
+    /// and that would write `status`.
+    pub fn of(evaluated: &'a Evaluated, status: &'a Status) -> Self {
+        Side {
+            status,
+            error: evaluated.outcome.as_ref().err().map(ToString::to_string),
+            changes: &evaluated.changes,
+        }
+    }
+}
+
+/// What differs between `serving`'s pass of a parent and `candidate`'s,
+/// and between either and its `live` status (the part the host owns, where
+/// a pass settled on it for the parent as it is).
+pub fn passes(live: Option<&Status>, serving: &Side<'_>, candidate: &Side<'_>) -> Difference {
+    let mut out = compare(serving, candidate);
+    if let Some(live) = live {
+        // Live Ready True turned False is a regression whatever the
+        // serving module's pass says.
+        out.ready_turns_false |=
+            ready_is(&conditions(live), "True") && ready_is(&conditions(candidate.status), "False");
+        out.not_reproduced = unreproduced(live, serving.status);
+    }
+    out
+}
+
+/// The conditions whose status or reason `pass` does not reproduce of
+/// `live` (of any type either has).
+pub fn unreproduced(live: &Status, pass: &Status) -> Vec<Unreproduced> {
+    differing(&conditions(live), &conditions(pass))
+        .into_iter()
+        .map(|(type_, live, pass)| Unreproduced {
+            type_,
+            live,
+            serving: pass,
+        })
+        .collect()
+}
+
+/// A condition of the live status the serving module's pass does not
+/// reproduce.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unreproduced {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `<status> (<reason>)` as the parent's status says, or `absent`.
+    pub live: String,
+    /// As the (serving module's) pass would write it.
+    pub serving: String,
 }
 
 /// A condition whose status or reason differs.
@@ -108,8 +102,13 @@ pub struct Difference {
     /// The candidate's guest error, where the serving module had none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_guest_error: Option<String>,
-    /// Ready True under the serving module, False under the candidate.
+    /// Ready True live or under the serving module, False under the
+    /// candidate.
     pub ready_turns_false: bool,
+    /// What the serving module's pass does not reproduce of the live
+    /// status: the review cannot see this parent as the operator does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_reproduced: Vec<Unreproduced>,
 }
 
 impl Difference {
@@ -122,41 +121,57 @@ impl Difference {
     }
 }
 
-/// What differs between the serving module's pass and the candidate's.
-pub fn compare(serving: &Side<'_>, candidate: &Side<'_>) -> Difference {
-    let conditions = |status: &Status| -> BTreeMap<String, (String, String)> {
-        status
-            .conditions
-            .iter()
-            .map(|c| {
-                (
-                    c.type_.clone(),
-                    (c.status.as_str().to_owned(), c.reason.clone()),
-                )
-            })
-            .collect()
-    };
-    let (before, after) = (conditions(serving.status), conditions(candidate.status));
+/// Each condition of `status`: its status and reason, by type.
+fn conditions(status: &Status) -> BTreeMap<String, (String, String)> {
+    status
+        .conditions
+        .iter()
+        .map(|c| {
+            (
+                c.type_.clone(),
+                (c.status.as_str().to_owned(), c.reason.clone()),
+            )
+        })
+        .collect()
+}
+
+fn ready_is(side: &BTreeMap<String, (String, String)>, status: &str) -> bool {
+    side.get("Ready").is_some_and(|(s, _)| s == status)
+}
+
+/// The condition types whose status or reason differs, each as
+/// `<status> (<reason>)` (or `absent`) on either side.
+fn differing(
+    before: &BTreeMap<String, (String, String)>,
+    after: &BTreeMap<String, (String, String)>,
+) -> Vec<(String, String, String)> {
     let word = |c: Option<&(String, String)>| match c {
         Some((status, reason)) => format!("{status} ({reason})"),
         None => "absent".to_owned(),
     };
     let types: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    let mut out = Difference::default();
-    for type_ in types {
-        let (b, a) = (before.get(type_), after.get(type_));
-        if b != a {
-            out.conditions.push(ConditionDiff {
-                type_: type_.clone(),
-                serving: word(b),
-                candidate: word(a),
-            });
-        }
-    }
-    let ready_is = |side: &BTreeMap<String, (String, String)>, status: &str| {
-        side.get("Ready").is_some_and(|(s, _)| s == status)
+    types
+        .into_iter()
+        .filter(|t| before.get(*t) != after.get(*t))
+        .map(|t| (t.clone(), word(before.get(t)), word(after.get(t))))
+        .collect()
+}
+
+/// What differs between the serving module's pass and the candidate's.
+pub fn compare(serving: &Side<'_>, candidate: &Side<'_>) -> Difference {
+    let (before, after) = (conditions(serving.status), conditions(candidate.status));
+    let mut out = Difference {
+        conditions: differing(&before, &after)
+            .into_iter()
+            .map(|(type_, serving, candidate)| ConditionDiff {
+                type_,
+                serving,
+                candidate,
+            })
+            .collect(),
+        ready_turns_false: ready_is(&before, "True") && ready_is(&after, "False"),
+        ..Difference::default()
     };
-    out.ready_turns_false = ready_is(&before, "True") && ready_is(&after, "False");
     if serving.error.is_none() {
         out.new_guest_error = candidate.error.clone();
     }

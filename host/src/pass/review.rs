@@ -19,7 +19,11 @@ pub struct Review {
     pub differ: usize,
     pub ready_turns_false: usize,
     pub new_guest_errors: usize,
-    /// Only the parents for which something differs.
+    /// Parents whose live status the serving module's pass does not
+    /// reproduce: what the review says of them is not what the operator
+    /// would do.
+    pub not_reproduced: usize,
+    /// Only the parents for which something differs or is not reproduced.
     pub differences: Vec<Entry>,
     /// Parents that differ but are not listed ([`Review::bounded`]).
     #[serde(skip_serializing_if = "is_zero")]
@@ -63,6 +67,7 @@ impl Review {
             differ: 0,
             ready_turns_false: 0,
             new_guest_errors: 0,
+            not_reproduced: 0,
             differences: Vec::new(),
             not_listed: 0,
         };
@@ -70,8 +75,11 @@ impl Review {
             review.parents += 1;
             review.ready_turns_false += usize::from(difference.ready_turns_false);
             review.new_guest_errors += usize::from(difference.new_guest_error.is_some());
-            if !difference.is_empty() {
-                review.differ += 1;
+            let unreproduced = !difference.not_reproduced.is_empty();
+            review.not_reproduced += usize::from(unreproduced);
+            let differs = !difference.is_empty() || difference.ready_turns_false;
+            review.differ += usize::from(differs);
+            if differs || unreproduced {
                 review.differences.push(Entry { parent, difference });
             }
         }

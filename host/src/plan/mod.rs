@@ -5,5 +5,6 @@ pub mod digest;
 pub mod events;
 pub mod gates;
 pub mod lifecycle;
+pub mod played;
 pub mod record;
 pub mod review;

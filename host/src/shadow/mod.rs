@@ -1,14 +1,17 @@
-//! Shadow run: a candidate module evaluated on every live parent of its
-//! kind beside the module serving it, on the same facts, writing nothing,
-//! with what would differ per parent ([`compare`]): the review a new
-//! module gets before it serves.
+//! Shadow run: a candidate module passed on every live parent of its kind
+//! beside the module serving it, on the same facts, writing nothing, with
+//! what would differ per parent ([`compare`]): the review a new module
+//! gets before it serves.
 //!
-//! The facts are read as `capture` reads them (the guests' reads watched
-//! until listed, the watches stopped so the caches hold still, reads past
-//! the cache made as the operator's pass makes them); both passes of a
-//! parent are settled by the pass's own core ([`compare::as_if_made`]) at
-//! one clock, from the parent's status as it is, as if every change were
-//! made. Nothing is written: no status, no Event, no change.
+//! The facts are read as `capture` reads them (the guests' reads and the
+//! ReconcilePlans watched until listed, the watches stopped so the caches
+//! hold still); each module's pass of a parent is the operator's own, made
+//! as a dry run ([`live::dry_pass`]: its changes answered as the operator
+//! would find them, the guest evaluated again on what became of them) at
+//! one clock. The candidate is compared with the serving module's pass and
+//! with the live status; where the serving module's pass does not
+//! reproduce the live status, the review says so. Nothing is written: no
+//! status, no Event, no change.
 
 use std::collections::BTreeMap;
 
@@ -16,11 +19,12 @@ use kube::Client;
 use kube::api::ListParams;
 use serde_json::Value;
 
+use crate::capture::plans::GivenGates;
 use crate::capture::{CaptureError, Subject, live};
 use crate::operator::cluster::cache::ObjectCache;
 use crate::operator::cluster::{decode, probe};
 use crate::operator::kinds::watches::reads_of;
-pub use crate::pass::compare::{self, Difference};
+pub use crate::pass::compare::{self, Difference, Side};
 use crate::runtime::GuestModule;
 
 /// One parent, shadowed.
@@ -30,14 +34,16 @@ pub struct Shadowed {
 }
 
 /// Shadows `candidate` beside `serving` (both of one kind) on every parent
-/// of the kind in `scopes` ("" for every namespace), with `settings`.
-/// The errors are capture's: the same reads fail the same ways.
+/// of the kind in `scopes` ("" for every namespace), with `settings`,
+/// under the host's `gates`. The errors are capture's: the same reads
+/// fail the same ways.
 pub async fn run(
     client: &Client,
     serving: &GuestModule,
     candidate: &GuestModule,
     scopes: &[String],
     settings: &[(String, String)],
+    gates: GivenGates,
 ) -> Result<Vec<Shadowed>, CaptureError> {
     let kind = serving.spec().kind_ref();
     let resolved = probe::resolve(client, &kind)
@@ -56,7 +62,16 @@ pub async fn run(
     let source = live::still_caches(client, scopes, &reads, &kind.kind).await?;
 
     let parents = list_parents(client, &kind, &resolved, scopes).await?;
-    let now = jiff::Timestamp::now();
+    let cluster = live::cluster_identity(client, &source).await;
+    let still = live::Still {
+        client,
+        source: &source,
+        resource: &resolved.resource,
+        settings,
+        gates,
+        cluster: &cluster,
+        now: jiff::Timestamp::now(),
+    };
     let mut shadowed = Vec::with_capacity(parents.len());
     for parent in parents {
         let subject = Subject {
@@ -69,15 +84,14 @@ pub async fn run(
                 .unwrap_or_default()
                 .to_owned(),
         };
-        let (old, _) = live::evaluate(client, serving, &parent, &source, settings, now).await;
-        let (new, _) = live::evaluate(client, candidate, &parent, &source, settings, now).await;
+        let old = live::dry_pass(serving, &parent, &still).await;
+        let new = live::dry_pass(candidate, &parent, &still).await;
         shadowed.push(Shadowed {
             parent: subject,
             difference: compare::passes(
-                (serving.spec(), candidate.spec()),
-                &parent,
-                (&old, &new),
-                now,
+                old.live.as_ref(),
+                &Side::of(&old.evaluated, &old.status),
+                &Side::of(&new.evaluated, &new.status),
             ),
         });
     }

@@ -14,8 +14,6 @@ use std::sync::{Arc, RwLock};
 
 use kube::Client;
 use kube::core::ApiResource;
-use reconciler_conventions::kind::KindSpec;
-use serde_json::Value;
 
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
 use crate::operator::kinds::evaluator::{Evaluator, Wasm};
@@ -27,7 +25,6 @@ use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::authority::Authority;
 use crate::operator::write::plans::Planner;
-use crate::plan::gates::{GateError, Gates};
 use crate::runtime::GuestModule;
 
 /// One served kind.
@@ -135,11 +132,6 @@ impl Registry {
     /// What evaluates a pass.
     pub(crate) fn evaluator(&self) -> &Arc<dyn Evaluator> {
         &self.evaluator
-    }
-
-    /// The gates in force on `parent`, of kind `spec`.
-    pub(crate) fn gates(&self, spec: &KindSpec, parent: &Value) -> Result<Gates, GateError> {
-        self.planner.gates(spec, parent)
     }
 
     /// The operator's CA, for the serving certificates guests ask for.

@@ -1,17 +1,20 @@
 //! Promotion: how a module that passed the gate comes to serve. `direct`
 //! swaps it in at once (on probation); `auto` first shadows it on every
-//! parent its kind's cache holds, beside the module serving, on the same
-//! cached facts and writing nothing, and holds it when a parent would
-//! turn from Ready True to False or the module would fail where the
-//! serving one does not.
+//! parent its kind's cache holds, beside the module serving: each
+//! module's pass is the operator's own, made as a dry run on the same
+//! cached facts, writing nothing. It is held when a parent live (or under
+//! the serving module) Ready True would turn False, or the module would
+//! fail where the serving one does not.
 
 use std::sync::Arc;
 
 use crate::facts::Selector;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::modules::gate::{Check, Refusal};
-use crate::operator::reconcile::evaluation::Evaluation;
-use crate::pass::compare;
+use crate::operator::reconcile::driver::Pass;
+use crate::operator::reconcile::dry_run::{self, Setting};
+use crate::operator::reconcile::evaluation::{Evaluation, World};
+use crate::pass::compare::{self, Side};
 use crate::pass::review::{Module, Review};
 use crate::runtime::GuestModule;
 
@@ -49,7 +52,8 @@ const NAMED: usize = 3;
 pub(crate) const REVIEWED: usize = 20;
 
 /// Shadows `candidate` beside `serving` on every parent `kind`'s cache
-/// holds: the review of what would differ.
+/// holds, each module's pass the operator's own made as a dry run: the
+/// review of what would differ.
 pub(crate) async fn shadow(
     registry: &Registry,
     kind: &Kind,
@@ -58,27 +62,52 @@ pub(crate) async fn shadow(
 ) -> Review {
     let parents = kind.cache.list("", &Selector::default());
     let now = jiff::Timestamp::now();
+    let planner = registry.planner();
+    // Without the cluster's identity a plan's digest is not the one the
+    // operator binds: its plans read as superseded, and say so.
+    let cluster = match planner.identity().await {
+        Ok(identity) => identity.cluster.clone(),
+        Err(e) => {
+            tracing::warn!(error = %e, "shadowing without the cluster's identity");
+            String::new()
+        }
+    };
+    let setting = Setting {
+        source: registry.source(),
+        resource: &kind.resource,
+        authority: Some(registry.authority()),
+        kind_gates: planner.kind_gates(serving.spec()),
+        cluster: &cluster,
+        replan_after: planner.replan_after(),
+    };
     let mut shadowed = Vec::with_capacity(parents.len());
     for parent in &parents {
-        let evaluate = async |module: &GuestModule| {
-            Evaluation {
-                registry,
-                kind,
-                module,
-                parent,
-                paused: module.spec().is_paused(parent),
-                now,
-            }
-            .with_reads()
-            .await
-            .evaluated
+        let dry = async |module: &GuestModule| {
+            let pass = Pass {
+                evaluation: Evaluation {
+                    world: World {
+                        source: registry.source(),
+                        client: kind.writer.client(),
+                    },
+                    evaluator: registry.evaluator(),
+                    module,
+                    settings: &kind.settings,
+                    parent,
+                    paused: module.spec().is_paused(parent),
+                    now,
+                },
+                spec: module.spec(),
+                resource: &kind.resource,
+                kind_gates: setting.kind_gates,
+                slot: registry.ring().and_then(|m| m.slot_of(parent)),
+            };
+            dry_run::pass(&pass, &setting).await
         };
-        let (old, new) = (evaluate(serving).await, evaluate(candidate).await);
+        let (old, new) = (dry(serving).await, dry(candidate).await);
         let difference = compare::passes(
-            (serving.spec(), candidate.spec()),
-            parent,
-            (&old, &new),
-            now,
+            old.live.as_ref(),
+            &Side::of(&old.evaluated, &old.status),
+            &Side::of(&new.evaluated, &new.status),
         );
         shadowed.push((name_of(parent), difference));
     }

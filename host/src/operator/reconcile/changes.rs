@@ -6,23 +6,19 @@
 
 use std::time::Duration;
 
-use kube::core::ApiResource;
-use serde_json::Value;
 use tracing::Instrument;
 
+use super::driver::Pass;
 use super::effects::Effects;
-use super::evaluation::{Evaluation, Evaluations};
+use super::evaluation::Evaluations;
 use crate::contract::model::Change;
 use crate::facts::{ChangeState, Hold};
-use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::cluster::past_cache_reads::Rounds;
-use crate::operator::replica::metrics::Metrics;
 use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::plans::withdrawals::{WithdrawalError, Withdrawn};
 use crate::operator::write::plans::{PlanError, Planned};
 use crate::pass::{self, Failure};
 use crate::runtime::Evaluated;
-use reconciler_conventions::kind::KindSpec;
 
 /// How soon after deleting an object read past the cache its parent
 /// passes again, to observe what no watch reports.
@@ -86,17 +82,13 @@ impl Carried {
 }
 
 /// Carries out, through `effects`, the changes of the guest's last
-/// evaluation in `evaluations`, of the pass `evaluation` of a parent of
-/// kind `spec`.
+/// evaluation in `evaluations`, of the pass `pass`.
 pub(crate) async fn carry_out(
-    evaluation: &Evaluation<'_>,
+    pass: &Pass<'_>,
     effects: &impl Effects,
-    spec: &KindSpec,
     evaluations: &Evaluations,
 ) -> Carried {
-    let registry = evaluation.registry;
-    let source = registry.source();
-    let parent = &**evaluation.parent;
+    let (spec, parent) = (pass.spec, &**pass.evaluation.parent);
     let (evaluated, rounds) = (&evaluations.evaluated, &evaluations.rounds);
     let namespace = parent["metadata"]["namespace"].as_str().unwrap_or_default();
     let child_key = |c: &Change| (c.kind(), namespace.to_owned(), c.name().to_owned());
@@ -109,13 +101,15 @@ pub(crate) async fn carry_out(
     // Until the pass makes them, the guest's changes are not made
     // (`facts.change-state`): what stops the pass before them holds them.
     for change in &evaluated.changes {
-        let (kind, namespace, name) = child_key(change);
-        source.record_change(kind, &namespace, &name, ChangeState::Held(Hold::PassFailed));
+        effects.record_change(child_key(change), ChangeState::Held(Hold::PassFailed));
     }
     let mut refused = None;
     if !evaluated.withdrawals.is_empty() {
-        let gates = registry.gates(spec, parent);
-        let why = pass::held_by(evaluation.paused, &gates, evaluated.failed_read.as_ref());
+        let why = pass::held_by(
+            pass.evaluation.paused,
+            &pass.gates(),
+            evaluated.failed_read.as_ref(),
+        );
         match effects
             .withdraw(spec, parent, rounds.answers(), &evaluated.withdrawals, &why)
             .instrument(tracing::info_span!("withdraw"))
@@ -142,25 +136,10 @@ pub(crate) async fn carry_out(
             }
         }
     }
-    if refused.is_some() || carried.withdrawn.failed.is_some() {
-        registry
-            .metrics()
-            .withdrawals_refused
-            .get_or_create(&Metrics::kind(&evaluation.kind.resource.kind))
-            .inc();
-    }
     let made = match refused {
         Some(e) => Some(Err(e)),
         None if evaluated.failed_read.is_none() && carried.plan_error.is_none() => {
-            let at = At {
-                source,
-                effects,
-                spec,
-                resource: &evaluation.kind.resource,
-                parent,
-                slot: registry.ring().and_then(|m| m.slot_of(parent)),
-            };
-            through_plan(&at, evaluated, rounds, &mut carried).await
+            through_plan(pass, effects, evaluated, rounds, &mut carried).await
         }
         None => None,
     };
@@ -178,48 +157,35 @@ pub(crate) async fn carry_out(
     carried
 }
 
-/// The parent whose changes go through its plan, and the effects that
-/// carry them.
-struct At<'a, E> {
-    source: &'a ClusterSource,
-    effects: &'a E,
-    spec: &'a KindSpec,
-    resource: &'a ApiResource,
-    parent: &'a Value,
-    /// Where a ring's API server selects: the slot its children carry.
-    slot: Option<crate::operator::ring::slots::Slot>,
-}
-
 /// The changes other than withdrawals, checked, then through the plan:
 /// what was made, if the pass made them.
 async fn through_plan(
-    at: &At<'_, impl Effects>,
+    pass: &Pass<'_>,
+    effects: &impl Effects,
     evaluated: &Evaluated,
     rounds: &Rounds,
     carried: &mut Carried,
 ) -> Option<Result<Made, ChildrenError>> {
+    let parent = &**pass.evaluation.parent;
     let checked = match children::check(
-        at.source,
+        pass.evaluation.world.source,
         rounds.answers(),
-        at.resource,
-        at.parent,
+        pass.resource,
+        parent,
         &evaluated.changes,
-        at.slot,
+        pass.slot,
     ) {
         Err(e) => return Some(Err(e)),
         Ok(checked) => checked,
     };
-    match at
-        .effects
-        .through_plan(at.spec, at.parent, checked)
+    match effects
+        .through_plan(pass.spec, parent, checked)
         .instrument(tracing::info_span!("plan"))
         .await
     {
         Ok(mut planned) => {
             if let Some((hold, held)) = &planned.held {
-                let namespace = at.parent["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or_default();
+                let namespace = parent["metadata"]["namespace"].as_str().unwrap_or_default();
                 for change in &evaluated.changes {
                     let child = (
                         change.kind(),
@@ -231,8 +197,7 @@ async fn through_plan(
                     } else {
                         ChangeState::Made
                     };
-                    let (kind, namespace, name) = child;
-                    at.source.record_change(kind, &namespace, &name, state);
+                    effects.record_change(child, state);
                 }
             }
             let made = planned.made.take();

@@ -1,10 +1,14 @@
 //! What a pass does to the cluster, behind one small interface
 //! ([`Effects`]): make the guest's withdrawals, carry its other changes
 //! through the parent's plan (the plan written, the changes made, planned
-//! or held), write the parent's status, publish its Events. [`Cluster`]
-//! does them against the API server; the pass's unit tests record them.
+//! or held), write the parent's status, publish its Events, and remember
+//! what became of each change for `facts.change-state`. [`Cluster`] does
+//! them against the API server; a dry run
+//! ([`super::dry_run::DryRun`]) makes nothing and answers as the
+//! operator would find them; the pass's unit tests record them.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use kube::core::ApiResource;
 use reconciler_conventions::engine::Event;
@@ -14,6 +18,8 @@ use serde_json::Value;
 
 use crate::contract::model::Withdrawal;
 use crate::facts::past_cache::PastCache;
+use crate::facts::source::ChildKey;
+use crate::facts::{ChangeState, ObjectSource};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::replica::metrics::Metrics;
@@ -26,6 +32,17 @@ use crate::operator::write::plans::{PlanError, PlanPass, Planned, Planner};
 /// The effects of one pass of a parent of kind `spec`. Each answers what
 /// became of it, for the pass to settle on and the next pass to read.
 pub(crate) trait Effects: Sync {
+    /// `facts` answering `facts.change-state` from what these effects
+    /// remember.
+    fn answering(&self, facts: Arc<dyn ObjectSource>) -> Arc<dyn ObjectSource>;
+
+    /// What became of the change last asked for `child`, as the pass's
+    /// next evaluation reads it.
+    fn change_state(&self, child: &ChildKey) -> Option<ChangeState>;
+
+    /// Remembers what became of the change asked for `child`.
+    fn record_change(&self, child: ChildKey, state: ChangeState);
+
     /// Ends the records of withdrawals a stopped host left Applying (best
     /// effort: a later pass ends what this one cannot).
     fn finish_interrupted(
@@ -103,6 +120,19 @@ impl<'a> Cluster<'a> {
 }
 
 impl Effects for Cluster<'_> {
+    /// The cache remembers what the host did, since it started.
+    fn answering(&self, facts: Arc<dyn ObjectSource>) -> Arc<dyn ObjectSource> {
+        facts
+    }
+
+    fn change_state(&self, (kind, namespace, name): &ChildKey) -> Option<ChangeState> {
+        self.source.change_state(kind, namespace, name)
+    }
+
+    fn record_change(&self, (kind, namespace, name): ChildKey, state: ChangeState) {
+        self.source.record_change(kind, &namespace, &name, state);
+    }
+
     async fn finish_interrupted(&self, spec: &KindSpec, parent: &Value) {
         withdrawals::finish_interrupted(self.planner, &self.at(spec, parent)).await;
     }
@@ -115,14 +145,25 @@ impl Effects for Cluster<'_> {
         withdrawals: &[Withdrawal],
         why: &str,
     ) -> Result<Withdrawn, WithdrawalError> {
-        withdrawals::make(
+        let made = withdrawals::make(
             self.planner,
             &self.at(spec, parent),
             past_cache,
             withdrawals,
             why,
         )
-        .await
+        .await;
+        let refused = match &made {
+            Err(WithdrawalError::Refused(_)) => true,
+            Ok(w) | Err(WithdrawalError::Record(_, w)) => w.failed.is_some(),
+        };
+        if refused {
+            self.metrics
+                .withdrawals_refused
+                .get_or_create(&Metrics::kind(&self.resource.kind))
+                .inc();
+        }
+        made
     }
 
     async fn through_plan(
@@ -138,7 +179,12 @@ impl Effects for Cluster<'_> {
         self.writer.write_status(parent, status).await
     }
 
+    /// Publishes `events` and counts them.
     async fn publish(&self, parent: &Value, events: &[Event]) {
-        self.writer.publish(parent, events).await
+        self.writer.publish(parent, events).await;
+        self.metrics
+            .events
+            .get_or_create(&Metrics::kind(&self.resource.kind))
+            .inc_by(events.len() as u64);
     }
 }

@@ -1,7 +1,8 @@
 //! The guest's evaluations in one pass, each on a blocking thread: on the
-//! cached facts; again with what it wanted read past the cache (at most
-//! MAX_READS objects a pass, in as many rounds); and once more when what
-//! became of its changes is not what it read.
+//! cached facts of the world the pass reads ([`World`]); again with what it
+//! wanted read past the cache (at most MAX_READS objects a pass, in as many
+//! rounds); and once more when what became of its changes, as the pass's
+//! effects remember it, is not what it read.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -10,17 +11,28 @@ use std::time::Duration;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::effects::Effects;
 use crate::facts::snapshot::Snapshot;
 use crate::facts::{Dependency, ObjectSource};
+use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::cluster::past_cache_reads::Rounds;
-use crate::operator::kinds::{Kind, Registry};
+use crate::operator::kinds::evaluator::Evaluator;
 use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
+
+/// The world a pass reads: object caches (the operator's, live; or a
+/// capture's, held still) and the client that reads past them.
+#[derive(Clone, Copy)]
+pub struct World<'a> {
+    pub source: &'a Arc<ClusterSource>,
+    pub client: &'a kube::Client,
+}
 
 /// One evaluation of a pass's parent by its guest.
 pub struct Evaluation<'a> {
-    pub registry: &'a Registry,
-    pub kind: &'a Kind,
+    pub world: World<'a>,
+    pub evaluator: &'a Arc<dyn Evaluator>,
     pub module: &'a GuestModule,
+    pub settings: &'a [(String, String)],
     pub parent: &'a Arc<Value>,
     pub paused: bool,
     pub now: jiff::Timestamp,
@@ -31,8 +43,8 @@ pub(crate) struct Evaluations {
     /// The last evaluation (its outcome that of a second one, where what
     /// became of the changes moved).
     pub evaluated: Evaluated,
-    /// The world it read, held still for an evaluation again.
-    world: Arc<dyn ObjectSource>,
+    /// The facts it read, held still for an evaluation again.
+    pub facts: Arc<dyn ObjectSource>,
     /// The objects read past the cache, and their answers.
     pub rounds: Rounds,
     /// How long the guest took, every evaluation together.
@@ -40,26 +52,26 @@ pub(crate) struct Evaluations {
 }
 
 impl Evaluation<'_> {
-    /// Evaluates the parent; objects the cache refused are read past it
-    /// after an evaluation that wanted them, and the parent is evaluated
-    /// again with them.
-    pub(crate) async fn with_reads(&self) -> Evaluations {
-        let registry = self.registry;
+    /// Evaluates the parent, `facts.change-state` answered by `effects`;
+    /// objects the cache refused are read past it after an evaluation
+    /// that wanted them, and the parent is evaluated again with them.
+    pub(crate) async fn with_reads(&self, effects: &impl Effects) -> Evaluations {
+        let World { source, client } = self.world;
         let mut rounds = Rounds::default();
         let mut guest_time = Duration::ZERO;
         loop {
-            let world: Arc<dyn ObjectSource> =
-                Arc::new(Snapshot::new(rounds.source(registry.source())));
-            let (evaluated, time) = self.run(world.clone()).await;
+            let facts: Arc<dyn ObjectSource> =
+                Arc::new(Snapshot::new(effects.answering(rounds.source(source))));
+            let (evaluated, time) = self.run(facts.clone()).await;
             guest_time += time;
             let read = rounds
-                .read_wanted(self.kind.writer.client(), registry.source(), &evaluated)
+                .read_wanted(client, source, &evaluated)
                 .instrument(tracing::info_span!("read past the cache"))
                 .await;
             if !read {
                 return Evaluations {
                     evaluated,
-                    world,
+                    facts,
                     rounds,
                     guest_time,
                 };
@@ -68,31 +80,29 @@ impl Evaluation<'_> {
     }
 
     /// The guest read what became of its changes before the pass made
-    /// them: where the host's memory now answers otherwise, the parent is
+    /// them: where `effects` now answer otherwise, the parent is
     /// evaluated again on the same world reading what the pass did, and
     /// that verdict is the pass's (its changes are the next pass's).
     /// Returns the reads of that evaluation and whether it wants other
     /// changes (then the parent passes again).
     pub(crate) async fn again_if_moved(
         &self,
+        effects: &impl Effects,
         evaluations: &mut Evaluations,
     ) -> Option<(BTreeSet<Dependency>, bool)> {
-        let source = self.registry.source();
         let evaluated = &evaluations.evaluated;
-        let ((kind, namespace, name), read) =
-            evaluated
-                .change_states
-                .iter()
-                .find(|((kind, namespace, name), read)| {
-                    source.change_state(kind, namespace, name) != **read
-                })?;
+        let (child, read) = evaluated
+            .change_states
+            .iter()
+            .find(|(child, read)| effects.change_state(child) != **read)?;
+        let (kind, namespace, name) = child;
         tracing::debug!(
             child = %format_args!("{} {namespace}/{name}", kind.kind),
             ?read,
-            now = ?source.change_state(kind, namespace, name),
+            now = ?effects.change_state(child),
             "what became of a change is not what the guest read: evaluated again"
         );
-        let (second, time) = self.run(evaluations.world.clone()).await;
+        let (second, time) = self.run(evaluations.facts.clone()).await;
         evaluations.guest_time += time;
         let evaluated = &mut evaluations.evaluated;
         let again = second.outcome.is_ok()
@@ -104,9 +114,9 @@ impl Evaluation<'_> {
     /// Evaluates the parent on `source`; how long the guest took.
     async fn run(&self, source: Arc<dyn ObjectSource>) -> (Evaluated, Duration) {
         let module = self.module.clone();
-        let settings = self.kind.settings.clone();
+        let settings = self.settings.to_vec();
         let parent = self.parent.clone();
-        let evaluator = self.registry.evaluator().clone();
+        let evaluator = self.evaluator.clone();
         let (paused, now) = (self.paused, self.now);
         let pass_span = tracing::Span::current();
         let evaluating = tokio::task::spawn_blocking(move || {

@@ -1,8 +1,8 @@
-//! The operator's pass over one parent: gather what the pass's core needs
-//! (the parent from the cache, its owned status, the guest's evaluations
-//! with reads past the cache), carry out the guest's changes
-//! ([`changes`]), settle the pass ([`crate::pass::settle`]), and report it
-//! ([`report`]): the status written once if it changed, then its Events.
+//! The operator's pass over one parent: the parent from the cache and its
+//! owned status, the pass driven ([`driver`]: the guest's evaluations with
+//! reads past the cache, its changes carried out ([`changes`]), the pass
+//! settled by [`crate::pass::settle`]), and reported ([`report`]): the
+//! status written once if it changed, then its Events.
 //! Every change to the cluster goes through one small interface
 //! ([`effects::Effects`]: make the changes, write the plan, write the
 //! status, publish Events), which the unit tests ([`tests`]) record. A
@@ -11,6 +11,8 @@
 //! against the module's probation.
 
 mod changes;
+pub(crate) mod driver;
+pub mod dry_run;
 mod effects;
 pub(crate) mod evaluation;
 pub(crate) mod handover;
@@ -21,7 +23,7 @@ pub mod workers;
 
 use std::collections::BTreeSet;
 
-use reconciler_conventions::engine::{ErrorClass, Reported};
+use reconciler_conventions::engine::ErrorClass;
 use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde_json::Value;
@@ -34,12 +36,12 @@ use crate::operator::replica::metrics::Metrics;
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::operator::write::owned::owned_part;
-use crate::pass::{self, Done, Happened, Parent, Settled};
+use crate::pass::{Done, Settled};
 use crate::plan::record;
 use crate::runtime::GuestModule;
-use changes::Carried;
+use driver::Pass;
 use effects::Effects;
-use evaluation::{Evaluation, Evaluations};
+use evaluation::{Evaluation, World};
 use report::Reporter;
 
 /// How a pass ended, for the queue and for the module's probation.
@@ -144,48 +146,40 @@ async fn reconcile(
         return Ended::without_guest(Done::Failed { retry_before: None });
     }
 
-    let started = std::time::Instant::now();
-    let evaluation = Evaluation {
-        registry,
-        kind,
-        module,
-        parent: &parent,
-        paused: spec.is_paused(&parent),
-        now: jiff::Timestamp::now(),
+    let pass = Pass {
+        evaluation: Evaluation {
+            world: World {
+                source: registry.source(),
+                client: kind.writer.client(),
+            },
+            evaluator: registry.evaluator(),
+            module,
+            settings: &kind.settings,
+            parent: &parent,
+            paused: spec.is_paused(&parent),
+            now: jiff::Timestamp::now(),
+        },
+        spec: &spec,
+        resource: &kind.resource,
+        kind_gates: registry.planner().kind_gates(&spec),
+        slot: registry.ring().and_then(|m| m.slot_of(&parent)),
     };
-    let mut evaluations = evaluation.with_reads().await;
-    let reads = std::mem::take(&mut evaluations.evaluated.reads);
-    record_reads(registry, key, &parent, reads);
-    let host_time = started.elapsed();
-
-    let carried = changes::carry_out(&evaluation, effects, &spec, &evaluations).await;
-    // The withdrawals' Events, as soon as they are made.
-    reporter.publish(&parent, &carried.withdrawn.events).await;
-    let again = match evaluation.again_if_moved(&mut evaluations).await {
+    let reported = reporter.reported();
+    let driven = driver::drive(&pass, effects, &previous, &reported).await;
+    record_reads(registry, key, &parent, driven.reads);
+    let again = match driven.again {
         Some((reads, again)) => {
             registry.scheduler().add_reads(key, reads);
             again
         }
         None => false,
     };
-    let guest_time = evaluations.guest_time;
-    let started = std::time::Instant::now();
-
-    let reported = reporter.reported();
-    let settled = settle(
-        &evaluation,
-        &spec,
-        &previous,
-        &reported,
-        evaluations,
-        &carried,
-    );
     let Settled::Decided {
         output,
         done,
         blamed,
         guest_error,
-    } = settled
+    } = driven.settled
     else {
         return Ended {
             done: Done::Retry,
@@ -199,8 +193,9 @@ async fn reconcile(
         done,
         evaluated: Some((module.clone(), blamed)),
     };
-    reporter.time(guest_time, host_time + started.elapsed());
-    let report = reporter.report(&spec, &parent, &previous, output, &carried.planned.events);
+    reporter.time(driven.guest_time, driven.host_time);
+    let plan_events = &driven.carried.planned.events;
+    let report = reporter.report(&spec, &parent, &previous, output, plan_events);
     if let Err(done) = report.await {
         return ended(done);
     }
@@ -212,7 +207,7 @@ async fn reconcile(
 
 /// Only what the host owns of `parent`'s status: other writers' fields and
 /// conditions are neither rewritten nor a reason to write.
-fn owned_status(spec: &KindSpec, parent: &Value) -> Status {
+pub(crate) fn owned_status(spec: &KindSpec, parent: &Value) -> Status {
     match Status::from_json(&parent["status"]) {
         Ok(s) => owned_part(&s, spec, parent),
         Err(e) => {
@@ -246,40 +241,4 @@ fn record_reads(
 fn forget(registry: &Registry, queue: &WorkQueue<ParentKey>, key: &ParentKey) {
     registry.scheduler().forget_reads(key);
     queue.forget(key);
-}
-
-/// The pass's core, on what it gathered: the guest's last evaluation and
-/// what became of its changes.
-fn settle(
-    evaluation: &Evaluation<'_>,
-    spec: &KindSpec,
-    previous: &Status,
-    reported: &Reported,
-    evaluations: Evaluations,
-    carried: &Carried,
-) -> Settled {
-    let evaluated = evaluations.evaluated;
-    if let Err(e) = &evaluated.outcome {
-        tracing::warn!(error = %e, blame = ?e.blame(), "guest failed");
-    }
-    let parent = evaluation.parent;
-    pass::settle(
-        &Parent {
-            spec,
-            generation: parent["metadata"]["generation"].as_i64().unwrap_or(0),
-            paused: evaluation.paused,
-            previous,
-            now: evaluation.now,
-            reported,
-        },
-        Happened {
-            plan: carried.plan_failure(),
-            changes: carried.changes_failure(evaluation.module.name()),
-            outcome: evaluated.outcome,
-            failed_read: evaluated.failed_read.as_ref(),
-            withdrew: carried.withdrew,
-            plan_facts: carried.planned.facts.as_ref(),
-            host_requeue: carried.host_requeue(),
-        },
-    )
 }

@@ -100,17 +100,11 @@ impl<E: Effects> Reporter<'_, E> {
             .inc();
     }
 
-    /// Publishes `events` about `parent` and counts them.
+    /// Publishes `events` about `parent`.
     pub async fn publish(&self, parent: &Value, events: &[Event]) {
-        if events.is_empty() {
-            return;
+        if !events.is_empty() {
+            self.effects.publish(parent, events).await;
         }
-        self.effects.publish(parent, events).await;
-        self.registry
-            .metrics()
-            .events
-            .get_or_create(&Metrics::kind(&self.kind.resource.kind))
-            .inc_by(events.len() as u64);
     }
 
     /// Writes a status and puts the stored object in the cache, so the

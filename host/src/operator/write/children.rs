@@ -123,23 +123,32 @@ impl Checked<'_> {
     /// Secret or a certificate missing (or due for renewal), a deletion of
     /// an object that is there. What a plan holds and its digest hashes.
     pub fn pending(&self, authority: &Authority, now: jiff::Timestamp) -> Vec<Change> {
+        self.pending_where(|change, cached| {
+            let Change::Certificate { dns_names, .. } = change else {
+                return false;
+            };
+            authority.still_good(cached, dns_names, now).is_some()
+        })
+    }
+
+    /// As [`Checked::pending`] where there is no CA to ask: a
+    /// certificate's Secret that is there counts as good.
+    pub fn pending_offline(&self) -> Vec<Change> {
+        self.pending_where(|_, _| true)
+    }
+
+    fn pending_where(&self, still_good: impl Fn(&Change, &Value) -> bool) -> Vec<Change> {
         self.planned
             .iter()
             .filter(|p| {
                 pending::pending(p.change, p.cached.as_ref(), p.desired.as_ref(), |c| {
-                    let Change::Certificate { dns_names, .. } = p.change else {
-                        return false;
-                    };
-                    authority.still_good(c, dns_names, now).is_some()
+                    still_good(p.change, c)
                 })
             })
             .map(|p| p.change.clone())
             .collect()
     }
-}
 
-#[cfg(test)]
-impl Checked<'_> {
     /// Every change checked, pending or not.
     pub(crate) fn changes(&self) -> Vec<Change> {
         self.planned.iter().map(|p| p.change.clone()).collect()

@@ -45,8 +45,8 @@ use crate::operator::replica::metrics::Metrics;
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::authority::Authority;
 use crate::operator::write::children::{self, Checked, ChildrenError, Made};
-use crate::plan::digest::Mode;
 use crate::plan::gates::{self, GateError, Gates, KindGates, SchemaFields};
+use crate::plan::played;
 use crate::plan::record::{self, Plan};
 
 pub use identity::Identity;
@@ -63,6 +63,17 @@ pub struct PlanConfig {
     pub retention: Retention,
     /// How long after a rejection the same changes are planned again.
     pub replan_after: Duration,
+}
+
+impl PlanConfig {
+    /// The gates for kind `spec` (by its name, any case).
+    pub fn kind_gates(&self, spec: &KindSpec) -> KindGates {
+        self.kinds
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&spec.kind))
+            .map(|(_, g)| *g)
+            .unwrap_or_default()
+    }
 }
 
 /// Why a pass's plan could not be made or moved. Only `Conflict` is
@@ -216,21 +227,24 @@ impl Planner {
         &self.wanted
     }
 
+    /// The host's gates for kind `spec` (`--mode`, `--approval`).
+    pub fn kind_gates(&self, spec: &KindSpec) -> KindGates {
+        self.config.kind_gates(spec)
+    }
+
     /// The gates of `parent`, of kind `spec`.
     pub fn gates(&self, spec: &KindSpec, parent: &Value) -> Result<Gates, GateError> {
-        let kind = self
-            .config
-            .kinds
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(&spec.kind))
-            .map(|(_, g)| *g)
-            .unwrap_or_default();
         gates::resolve(
             SchemaFields::of(spec.spec_schema.as_deref()),
             spec.parent_gates,
-            kind,
+            self.kind_gates(spec),
             parent,
         )
+    }
+
+    /// How long after a rejection the same changes are planned again.
+    pub fn replan_after(&self) -> Duration {
+        self.config.replan_after
     }
 
     /// The API client plans are written with.
@@ -250,32 +264,26 @@ impl Planner {
             .as_str()
             .unwrap_or_default();
         if !plans_served(at.source, namespace) {
-            if !checked
+            let pending = !checked
                 .pending(at.authority, jiff::Timestamp::now())
-                .is_empty()
-            {
+                .is_empty();
+            if pending {
                 self.wanted.notify_one();
             }
-            if gates.is_direct() {
-                return Ok(Planned {
+            return match played::unserved(gates, pending) {
+                Ok(None) => Ok(Planned {
                     made: Some(self.execute(at, checked).await),
                     ..Planned::default()
-                });
-            }
-            let now = jiff::Timestamp::now();
-            if checked.pending(at.authority, now).is_empty() {
-                return Ok(Planned {
-                    facts: Some(PlanFacts {
-                        observe: gates.mode == Mode::Observe,
-                        ..PlanFacts::default()
-                    }),
+                }),
+                Ok(facts) => Ok(Planned {
+                    facts,
                     ..Planned::default()
-                });
-            }
-            return Err(PlanError::Unavailable {
-                mode: gates.mode.as_str(),
-                approval: gates.approval.as_str(),
-            });
+                }),
+                Err(played::Unavailable(gates)) => Err(PlanError::Unavailable {
+                    mode: gates.mode.as_str(),
+                    approval: gates.approval.as_str(),
+                }),
+            };
         }
         let identity = self.identity().await?.clone();
         let now = jiff::Timestamp::now();
