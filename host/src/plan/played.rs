@@ -93,7 +93,6 @@ pub fn play(playing: &Playing<'_>) -> Result<Played, Unavailable> {
         gates,
         counts: Counts::of(playing.pending),
         played: Played::default(),
-        made: false,
     };
     let (_, course) = lifecycle::course(&situation);
     match course {
@@ -134,7 +133,7 @@ pub fn play(playing: &Playing<'_>) -> Result<Played, Unavailable> {
             }
             match then {
                 Fresh::NothingPending => {
-                    out.made = true;
+                    out.played.made = true;
                     out.played.facts = out.facts(None, None);
                 }
                 Fresh::HeldByRejection {
@@ -154,8 +153,7 @@ pub fn play(playing: &Playing<'_>) -> Result<Played, Unavailable> {
             }
         }
     }
-    out.played.hold = lifecycle::hold(out.played.facts.as_ref(), out.made);
-    out.played.made = out.made;
+    out.played.hold = lifecycle::hold(out.played.facts.as_ref(), out.played.made);
     Ok(out.played)
 }
 
@@ -164,8 +162,6 @@ struct Offline {
     gates: Gates,
     counts: Counts,
     played: Played,
-    /// The changes were made.
-    made: bool,
 }
 
 impl Offline {
@@ -175,7 +171,7 @@ impl Offline {
 
     /// `plan` executed: the changes made, PlanApplied.
     fn applied(&mut self, plan: &str) {
-        self.made = true;
+        self.played.made = true;
         self.played.events.push(events::applied(plan, self.counts));
         self.played.facts = self.facts(None, None);
     }
