@@ -1,0 +1,527 @@
+//! `reconciler-host capture` makes the operator's own pass as a dry run
+//! (issue 50), end to end against the real local kube-apiserver. The guest
+//! is a scaffold of `reconciler-host new Probe --child ConfigMap` with one
+//! thing changed: once `facts.change-state` says its ConfigMap is made, its
+//! ChildReady also reads the ConfigMap `<parent>-verdict`, which it never
+//! reads before, and is True when that is labelled `verdict: ok`, False
+//! (ChildRefused) otherwise. (A label, not the ConfigMap's data: the host
+//! serves a guest a ConfigMap's key names and value digests only.) So only a capture that answers `change-state`
+//! as the operator would find it (the child made) and evaluates the guest
+//! again keeps that read in its fixture and reaches the live verdict.
+//!
+//! A parent served until Ready True, the host stopped: its capture holds
+//! the verdict ConfigMap and replays offline. The verdict then turned to
+//! not ok (the live status, Ready True, is now stale): the capture fails
+//! naming ChildReady and Ready, live True against this pass False, and
+//! writes nothing; with `--accept-difference` it writes the fixture, the
+//! live status kept beside its expectation, which replays with the pass's
+//! verdict, Ready False.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use reconciler_host_harness::objects::{self, create, merge};
+use reconciler_host_harness::operator::{condition, eventually, get, resource_version, settle};
+use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
+
+const API_VERSION: &str = "probes.example.com/v1alpha1";
+const KIND: &str = "Probe";
+/// The parent; its child is the ConfigMap `<parent>-greeting`.
+const PARENT: &str = "alpha";
+/// The ConfigMap the guest's ChildReady reads once its child is made.
+const VERDICT: &str = "alpha-verdict";
+/// The variant's package, and so its component's file.
+const PACKAGE: &str = "probe-verdict-guest";
+const LIB: &str = "probe_verdict_guest";
+/// The scaffold's ChildReady once the ConfigMap is made...
+const MADE_TRUE: &str = r#"ok(CHILD_READY, format!("{what} is applied as asked"))"#;
+/// ... and the variant's: decided by the label `verdict` of
+/// `<parent>-verdict`, read only then.
+/// False takes a reason the scaffold's kind declares already.
+const MADE_BY_VERDICT: &str = r#"{
+            let verdict = format!("{}-verdict", meta.name);
+            let says_ok = facts
+                .get(&child_kind(), &meta.namespace, &verdict)
+                .ok()
+                .flatten()
+                .is_some_and(|o| o.meta.labels.iter().any(|(k, v)| k == "verdict" && v == "ok"));
+            if says_ok {
+                ok(CHILD_READY, format!("{what} is made, and ConfigMap {verdict} says ok"))
+            } else {
+                fails(
+                    CHILD_READY,
+                    CHILD_REFUSED,
+                    format!("{what} is made, and ConfigMap {verdict} does not say ok"),
+                )
+            }
+        }"#;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs `command`, panicking with its output unless it succeeds; returns
+/// its stdout.
+fn ok(mut command: Command, what: &str) -> String {
+    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The workspace's target directory: the SDK's dependencies are built
+/// there already (a crate outside the workspace shares them).
+fn target_dir() -> PathBuf {
+    target_tmpdir().parent().expect("<target>").to_path_buf()
+}
+
+/// The scaffold of `new Probe --child ConfigMap` made into the variant
+/// (its own package: another test builds `probe-guest` in the same target
+/// directory), built outside the workspace (the guest profile): its
+/// component's path.
+fn variant(dir: &Path) -> PathBuf {
+    let crate_dir = dir.join("probe-verdict");
+    let mut new = Command::new(host_binary());
+    new.args([
+        "new",
+        KIND,
+        "--child",
+        "ConfigMap",
+        "--group",
+        "probes.example.com",
+        "--sdk-path",
+    ])
+    .arg(workspace().join("guests/sdk"))
+    .arg(&crate_dir);
+    let said = ok(new, "reconciler-host new --child ConfigMap");
+    assert!(said.contains("owning a ConfigMap"), "{said}");
+
+    let manifest = crate_dir.join("Cargo.toml");
+    let package = std::fs::read_to_string(&manifest).unwrap();
+    assert_eq!(
+        package.matches("name = \"probe-guest\"").count(),
+        1,
+        "{package}"
+    );
+    std::fs::write(
+        &manifest,
+        package.replace("name = \"probe-guest\"", &format!("name = \"{PACKAGE}\"")),
+    )
+    .unwrap();
+    let lib = crate_dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    // The edit applies: the scaffold says ChildReady True in exactly one
+    // place, once its child is made (and reads nothing there).
+    assert_eq!(source.matches(MADE_TRUE).count(), 1, "{source}");
+    std::fs::write(&lib, source.replace(MADE_TRUE, MADE_BY_VERDICT)).unwrap();
+
+    // Its native tests, which expect the scaffold's ChildReady, are not run.
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
+        .args(["build", "--target", "wasm32-wasip2", "--profile", "guest"])
+        .current_dir(&crate_dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS");
+    ok(cargo, "building the variant");
+    let built = target_dir().join(format!("wasm32-wasip2/guest/{LIB}.wasm"));
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    let wasm = guests.join(format!("{LIB}.wasm"));
+    std::fs::copy(&built, &wasm).expect("the component");
+    wasm
+}
+
+/// Installs the CRD `reconciler-host crd` prints for `wasm`.
+async fn install_crd_of(wasm: &Path, client: &kube::Client) {
+    let mut crd = Command::new(host_binary());
+    crd.arg("crd").arg(wasm);
+    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
+    reconciler_testsupport::install_crd(client, serde_json::from_value(crd).unwrap())
+        .await
+        .expect("installing the CRD");
+}
+
+fn admin() -> PathBuf {
+    reconciler_testsupport::kubeconfig_path().expect("the test apiserver")
+}
+
+/// `reconciler-host` under the test apiserver's kubeconfig, compiling
+/// guests into `cache`, nothing of the caller's environment but `PATH`
+/// and `HOME`.
+fn host_command(cache: &Path) -> Command {
+    let mut command = Command::new(host_binary());
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("KUBECONFIG", admin())
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(cache)
+        .stdin(Stdio::null());
+    command
+}
+
+/// `reconciler-host run` serving `guests` in `namespace`, its log to
+/// `log`. Stopped on drop (SIGTERM); prints its log's tail when the test
+/// fails.
+struct Served {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Served {
+    fn start(cache: &Path, guests: &Path, namespace: &str, log: PathBuf) -> Served {
+        let stderr = std::fs::File::create(&log).expect("the host's log");
+        let child = host_command(cache)
+            .env("RUST_LOG", "info")
+            .args(["run", "--guests-poll", "0", "--namespaces", namespace])
+            .arg("--guests")
+            .arg(guests)
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("the host starts");
+        Served { child, log }
+    }
+
+    /// SIGTERM, then wait (10 s at most, then SIGKILL).
+    fn stop(&mut self) -> std::process::ExitStatus {
+        if let Some(s) = self.child.try_wait().expect("try_wait") {
+            return s;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                return self.child.wait().expect("wait");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let status = self.stop();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(60)..];
+            eprintln!(
+                "--- host ({status}), log {}:\n{}\n---",
+                self.log.display(),
+                tail.join("\n")
+            );
+        }
+    }
+}
+
+/// `reconciler-host capture Probe <ns>/alpha --guests <guests>
+/// --namespaces <ns> -o <output>`, then `extra`.
+async fn capture(cache: &Path, guests: &Path, ns: &str, output: &Path, extra: &[&str]) -> Output {
+    let mut command = host_command(cache);
+    command
+        .args(["capture", KIND, &format!("{ns}/{PARENT}"), "--guests"])
+        .arg(guests)
+        .args(["--namespaces", ns, "-o"])
+        .arg(output)
+        .args(extra);
+    tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
+        .await
+        .expect("the command's thread")
+}
+
+/// `reconciler-host test <wasm> <fixture>`.
+async fn replay(cache: &Path, wasm: &Path, fixture: &Path) -> Output {
+    let mut command = host_command(cache);
+    command.arg("test").arg(wasm).arg(fixture);
+    tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
+        .await
+        .expect("the command's thread")
+}
+
+/// The fixture's objects of kind ConfigMap: each one's name and its label
+/// `verdict` (null where it has none).
+fn config_maps(fixture: &Value) -> Vec<(String, Value)> {
+    fixture["objects"]
+        .as_array()
+        .expect("objects")
+        .iter()
+        .filter(|o| o["kind"] == "ConfigMap")
+        .map(|o| {
+            (
+                o["metadata"]["name"].as_str().expect("a name").to_owned(),
+                o["metadata"]["labels"]["verdict"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Whether `type_` is `status`/`reason` for the generation the object
+/// has now.
+fn is_now(o: &Value, type_: &str, status: &str, reason: &str) -> bool {
+    let generation = o["metadata"]["generation"].as_i64().unwrap_or(-1);
+    condition(o, type_).is_some_and(|c| {
+        c.status == status && c.reason == reason && c.observed_generation == generation
+    })
+}
+
+/// A Probe served until Ready True, its ConfigMap made and its verdict
+/// ok; the host stopped. Its capture keeps the verdict (read only once
+/// the child is made) and replays; the verdict turned not ok, the capture
+/// fails on the stale live status and writes nothing, unless accepted.
+#[tokio::test]
+async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_status() {
+    let started = Instant::now();
+    // One path for every run: cargo's dep-info names the crate's sources
+    // by their absolute paths, so a crate built from a new directory each
+    // run is taken as fresh while a former run's directory is left (a
+    // failed run's) and unchanged, and the former component is kept.
+    let dir = target_tmpdir().join("capture-child");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cache = dir.join("modules");
+
+    // 1. The variant.
+    let wasm = variant(&dir);
+    let guests = wasm.parent().unwrap().to_path_buf();
+
+    // 2. The CRD, the verdict (ok) and the parent, served until Ready True.
+    let ns = TestNamespace::new("capture-child")
+        .await
+        .expect("a test namespace");
+    let client = ns.client();
+    install_crd_of(&wasm, &client).await;
+    create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": VERDICT, "labels": {"verdict": "ok"}}}),
+    )
+    .await;
+    create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": API_VERSION, "kind": KIND,
+               "metadata": {"name": PARENT}, "spec": {"greeting": "hi"}}),
+    )
+    .await;
+    let probes = objects::api(&client, ns.name(), API_VERSION, KIND);
+    let configmaps = objects::api(&client, ns.name(), "v1", "ConfigMap");
+    let mut host = Served::start(&cache, &guests, ns.name(), dir.join("host.log"));
+    eventually("the Probe Ready, its ConfigMap made", async || {
+        let p = get(&probes, PARENT).await;
+        let made = configmaps
+            .get_opt(&format!("{PARENT}-greeting"))
+            .await
+            .expect("reading a ConfigMap")
+            .is_some();
+        if made
+            && is_now(&p, "Ready", "True", "AsExpected")
+            && is_now(&p, "ChildReady", "True", "AsExpected")
+        {
+            Ok(())
+        } else {
+            Err((made, p["status"].clone()))
+        }
+    })
+    .await;
+    // Settled: nothing left to write; then the host stops, so each capture
+    // is the only one passing the parent.
+    settle().await;
+    let stopped = host.stop();
+    assert!(
+        stopped.success(),
+        "the host did not stop cleanly: {stopped}"
+    );
+    let live = get(&probes, PARENT).await;
+
+    // 3. The capture of the settled parent.
+    let output = dir.join("alpha.yaml");
+    let out = capture(&cache, &guests, ns.name(), &output, &[]).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // The pass settles on the live status: the capture succeeds.
+    assert!(out.status.success(), "capture failed:\n{stdout}\n{stderr}");
+    // The printed conditions are the pass's: Ready True, its child
+    // aspect True from the verdict read once the child is made.
+    assert!(stdout.contains("Ready=True/AsExpected"), "{stdout}");
+    assert!(stdout.contains("ChildReady=True/AsExpected"), "{stdout}");
+    let fixture_text = std::fs::read_to_string(&output).expect("the fixture");
+    let fixture: Value = serde_yaml::from_str(&fixture_text).expect("the fixture is YAML");
+    let held = config_maps(&fixture);
+    // The fixture holds every read of both evaluations: the verdict,
+    // read only by the evaluation after the child is answered Made...
+    assert!(
+        held.iter()
+            .any(|(name, verdict)| name == VERDICT && verdict == "ok"),
+        "{fixture_text}"
+    );
+    // ... beside the child, read by the first.
+    assert!(
+        held.iter()
+            .any(|(name, _)| *name == format!("{PARENT}-greeting")),
+        "{fixture_text}"
+    );
+    // Its expectation is the pass's verdict: Ready and ChildReady True.
+    assert_eq!(
+        fixture["expect"]["conditions"]["Ready"],
+        json!({"status": "True", "reason": "AsExpected"}),
+        "{fixture_text}"
+    );
+    assert_eq!(
+        fixture["expect"]["aspects"]["ChildReady"],
+        json!({"status": "True", "reason": "AsExpected"}),
+        "{fixture_text}"
+    );
+    // A live status the pass reproduces is no difference to note.
+    assert!(
+        !fixture_text.contains("# The live status differs"),
+        "{fixture_text}"
+    );
+    // Replayed offline, the fixture reaches the live verdict.
+    let replayed = replay(&cache, &wasm, &output).await;
+    let replayed_out = text(&replayed.stdout);
+    assert!(
+        replayed.status.success() && replayed_out.contains("1 passed, 0 failed"),
+        "{replayed_out}\n{}",
+        text(&replayed.stderr)
+    );
+
+    // 4. The verdict turned not ok, the host still stopped: the live
+    // status (Ready True, for the parent's generation) is stale.
+    merge(
+        &configmaps,
+        VERDICT,
+        json!({"metadata": {"labels": {"verdict": "not-ok"}}}),
+    )
+    .await;
+    let stale = dir.join("stale.yaml");
+    let out = capture(&cache, &guests, ns.name(), &stale, &[]).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // A live status the pass does not settle on fails the capture.
+    assert!(
+        !out.status.success(),
+        "capture of a stale status succeeded:\n{stdout}\n{stderr}"
+    );
+    println!("the refused capture: {}\n{stderr}", out.status);
+    assert!(
+        stderr.contains("the live status differs from the pass captured"),
+        "{stderr}"
+    );
+    // It names each condition that differs, live against this pass: the
+    // child aspect (the verdict read once the child is made) and Ready.
+    assert!(
+        stderr.contains("ChildReady: live True (AsExpected), this pass False (ChildRefused)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Ready: live True (AsExpected), this pass False ("),
+        "{stderr}"
+    );
+    // A refused capture writes no fixture and no golden.
+    assert!(
+        !stale.exists(),
+        "a fixture was written at {}",
+        stale.display()
+    );
+    assert!(
+        !stale.with_extension("golden").exists(),
+        "a golden was written beside {}",
+        stale.display()
+    );
+
+    let out = capture(&cache, &guests, ns.name(), &stale, &["--accept-difference"]).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // --accept-difference writes the fixture anyway.
+    assert!(
+        out.status.success(),
+        "capture --accept-difference failed:\n{stdout}\n{stderr}"
+    );
+    // The printed conditions are the pass's: Ready False.
+    assert!(stdout.contains("Ready=False/"), "{stdout}");
+    assert!(stdout.contains("ChildReady=False/ChildRefused"), "{stdout}");
+    // ... and it says which live conditions it accepted differing.
+    assert!(
+        stdout.contains("the live status differs (accepted): ChildReady"),
+        "{stdout}"
+    );
+    let stale_text = std::fs::read_to_string(&stale).expect("the accepted fixture");
+    // The fixture keeps the live status beside its expectation, in a
+    // comment block before `expect:`.
+    let block = stale_text
+        .find("# The live status differs from this pass (written with --accept-difference):")
+        .unwrap_or_else(|| panic!("no comment block:\n{stale_text}"));
+    let expect = stale_text
+        .find("\nexpect:")
+        .unwrap_or_else(|| panic!("no expect block:\n{stale_text}"));
+    assert!(block < expect, "{stale_text}");
+    assert!(
+        stale_text[block..expect]
+            .contains("ChildReady: live True (AsExpected), this pass False (ChildRefused)"),
+        "{stale_text}"
+    );
+    let stale_fixture: Value = serde_yaml::from_str(&stale_text).expect("the fixture is YAML");
+    // Its expectation is the pass's verdict, not the live status: Ready
+    // and ChildReady False, from the verdict now not ok, which it holds.
+    assert_eq!(
+        stale_fixture["expect"]["conditions"]["Ready"]["status"], "False",
+        "{stale_text}"
+    );
+    assert_eq!(
+        stale_fixture["expect"]["aspects"]["ChildReady"],
+        json!({"status": "False", "reason": "ChildRefused"}),
+        "{stale_text}"
+    );
+    assert!(
+        config_maps(&stale_fixture)
+            .iter()
+            .any(|(name, verdict)| name == VERDICT && verdict == "not-ok"),
+        "{stale_text}"
+    );
+    // Replayed offline, it passes with the pass's verdict (Ready False).
+    let replayed = replay(&cache, &wasm, &stale).await;
+    let replayed_out = text(&replayed.stdout);
+    assert!(
+        replayed.status.success() && replayed_out.contains("1 passed, 0 failed"),
+        "{replayed_out}\n{}",
+        text(&replayed.stderr)
+    );
+    let golden_text = std::fs::read_to_string(stale.with_extension("golden")).expect("the golden");
+    let golden: Vec<Value> = serde_yaml::from_str(&golden_text).expect("the golden is YAML");
+    assert_eq!(
+        condition(&golden[0], "Ready").map(|c| c.status),
+        Some("False".to_owned()),
+        "{golden_text}"
+    );
+
+    // A capture writes nothing to the cluster: the parent's live status
+    // is as the host left it.
+    let after = get(&probes, PARENT).await;
+    assert_eq!(
+        resource_version(&after),
+        resource_version(&live),
+        "{}",
+        after["status"]
+    );
+    println!("capture_child took {:?}", started.elapsed());
+    drop(host);
+    ns.cleanup().await.unwrap();
+    if std::env::var_os("KEEP_CAPTURE").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
