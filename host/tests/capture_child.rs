@@ -19,11 +19,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{condition, eventually, get, resource_version, settle};
 use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
+use reconciler_host_harness::process;
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -195,23 +196,7 @@ impl Served {
 
     /// SIGTERM, then wait (10 s at most, then SIGKILL).
     fn stop(&mut self) -> std::process::ExitStatus {
-        if let Some(s) = self.child.try_wait().expect("try_wait") {
-            return s;
-        }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                return s;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                return self.child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        process::terminate(&mut self.child, || {})
     }
 }
 
@@ -219,8 +204,8 @@ impl Drop for Served {
     fn drop(&mut self) {
         let status = self.stop();
         if std::thread::panicking() {
-            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let lines: Vec<&str> = log.lines().collect();
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
             let tail = &lines[lines.len().saturating_sub(60)..];
             eprintln!(
                 "--- host ({status}), log {}:\n{}\n---",

@@ -23,6 +23,7 @@ use reconciler_host_harness::identity;
 use reconciler_host_harness::objects::{self, create};
 use reconciler_host_harness::operator::{POLL, SETTLE, condition, eventually, get, summary};
 use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
+use reconciler_host_harness::process;
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -310,23 +311,7 @@ impl ProbeHost {
     }
 
     fn stop(&mut self) -> std::process::ExitStatus {
-        if let Some(s) = self.child.try_wait().expect("try_wait") {
-            return s;
-        }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                return s;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                return self.child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        process::terminate(&mut self.child, || {})
     }
 }
 

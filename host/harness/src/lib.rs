@@ -40,6 +40,7 @@ pub mod paths;
 pub mod pgadmin_objects;
 pub mod plans;
 pub mod pod_states;
+pub mod process;
 pub mod proxy;
 pub mod registry;
 pub mod ring;

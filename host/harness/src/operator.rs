@@ -250,20 +250,7 @@ impl Host {
         if let Some(s) = self.stopped {
             return s;
         }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                break self.child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = crate::process::terminate(&mut self.child, || {});
         self.stopped = Some(status);
         status
     }

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use reconciler_conventions::kind::KindRef;
 
 use super::source::{
-    ApplyOutcome, Availability, ChangeState, ObjectSource, PastCacheAnswer, SourceError,
+    ApplyOutcome, Availability, ChangeState, ChangeStates, ObjectSource, PastCacheAnswer,
+    SourceError,
 };
 use super::{Cached, Selector};
 
@@ -23,9 +24,10 @@ type Answers<K, V> = Mutex<BTreeMap<K, V>>;
 
 /// A source answering each read of the world as it first answered it;
 /// what the host did (change states, last applies) is always the inner
-/// source's now.
+/// source's now, or, where the pass remembers change states apart, those.
 pub(crate) struct Snapshot {
     inner: Arc<dyn ObjectSource>,
+    changes: Option<Arc<dyn ChangeStates>>,
     gets: Answers<Key, Object>,
     lists: Answers<(KindRef, String, Selector), Objects>,
     controlled: Answers<(KindRef, String, String), Objects>,
@@ -36,9 +38,12 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn new(inner: Arc<dyn ObjectSource>) -> Self {
+    /// `inner` held still; `facts.change-state` answered by `changes`
+    /// where given.
+    pub fn new(inner: Arc<dyn ObjectSource>, changes: Option<Arc<dyn ChangeStates>>) -> Self {
         Snapshot {
             inner,
+            changes,
             gets: Answers::default(),
             lists: Answers::default(),
             controlled: Answers::default(),
@@ -134,7 +139,10 @@ impl ObjectSource for Snapshot {
     }
 
     fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
-        self.inner.change_state(kind, namespace, name)
+        match &self.changes {
+            Some(changes) => changes.change_state(&key3(kind, namespace, name)),
+            None => self.inner.change_state(kind, namespace, name),
+        }
     }
 }
 
@@ -185,7 +193,7 @@ mod tests {
                 self.0.lock().unwrap().change_state(kind, namespace, name)
             }
         }
-        let snapshot = Snapshot::new(Arc::new(Live(live.clone())));
+        let snapshot = Snapshot::new(Arc::new(Live(live.clone())), None);
         let cm = config_map();
         assert!(snapshot.get(&cm, "ns", "a").unwrap().is_some());
         assert_eq!(

@@ -131,6 +131,12 @@ pub enum ChangeState {
     Withdrawn,
 }
 
+/// What became of the changes a pass asked for, remembered apart from the
+/// objects (a dry run's): `facts.change-state` answered from it.
+pub(crate) trait ChangeStates: Send + Sync {
+    fn change_state(&self, child: &ChildKey) -> Option<ChangeState>;
+}
+
 /// A read-only store of objects, as JSON, each with the memo of what facts
 /// derive from it ([`Cached`]).
 pub trait ObjectSource: Send + Sync {

@@ -71,9 +71,10 @@ pub struct Playing<'a> {
 pub fn play(playing: &Playing<'_>) -> Result<Played, Unavailable> {
     let gates = playing.gates;
     let Some(plans) = playing.plans else {
+        // Made directly, or nothing to make: found as the guest asks.
         let facts = unserved(gates, !playing.pending.is_empty())?;
         return Ok(Played {
-            made: facts.is_none(),
+            made: true,
             facts,
             ..Played::default()
         });

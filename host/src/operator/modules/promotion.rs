@@ -13,7 +13,6 @@ use crate::operator::kinds::{Kind, Registry};
 use crate::operator::modules::gate::{Check, Refusal};
 use crate::operator::reconcile::driver::Pass;
 use crate::operator::reconcile::dry_run::{self, Setting};
-use crate::operator::reconcile::evaluation::{Evaluation, World};
 use crate::pass::compare::{self, Side};
 use crate::pass::review::{Module, Review};
 use crate::runtime::GuestModule;
@@ -83,25 +82,7 @@ pub(crate) async fn shadow(
     let mut shadowed = Vec::with_capacity(parents.len());
     for parent in &parents {
         let dry = async |module: &GuestModule| {
-            let pass = Pass {
-                evaluation: Evaluation {
-                    world: World {
-                        source: registry.source(),
-                        client: kind.writer.client(),
-                    },
-                    evaluator: registry.evaluator(),
-                    module,
-                    settings: &kind.settings,
-                    parent,
-                    paused: module.spec().is_paused(parent),
-                    now,
-                },
-                spec: module.spec(),
-                resource: &kind.resource,
-                kind_gates: setting.kind_gates,
-                slot: registry.ring().and_then(|m| m.slot_of(parent)),
-            };
-            dry_run::pass(&pass, &setting).await
+            dry_run::pass(&Pass::of(registry, kind, module, parent, now), &setting).await
         };
         let (old, new) = (dry(serving).await, dry(candidate).await);
         let difference = compare::passes(

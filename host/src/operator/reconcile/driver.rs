@@ -64,7 +64,7 @@ pub(crate) struct Driven {
     /// What the guest's last evaluation read and asked for; its outcome is
     /// the one the pass settled on.
     pub evaluated: Evaluated,
-    /// What the evaluations before the changes read.
+    /// What the evaluations before the changes read (what `read` left).
     pub reads: BTreeSet<Dependency>,
     /// The facts the last evaluation read from, held still.
     pub facts: Arc<dyn ObjectSource>,
@@ -80,16 +80,22 @@ pub(crate) struct Driven {
 
 /// Drives one pass of `pass` through `effects`, from the `previous`
 /// status (the part the host owns) and what its passes `reported`.
+/// `read` is given what the evaluations read before any change is made
+/// (the operator records it then, so that no watch event of what the pass
+/// makes is dispatched before the parent is known to depend on it); what
+/// it leaves is the pass's `reads`.
 pub(crate) async fn drive(
     pass: &Pass<'_>,
     effects: &impl Effects,
     previous: &Status,
     reported: &Reported,
+    read: impl FnOnce(&mut BTreeSet<Dependency>),
 ) -> Driven {
     let started = std::time::Instant::now();
     let evaluation = &pass.evaluation;
     let mut evaluations = evaluation.with_reads(effects).await;
-    let reads = std::mem::take(&mut evaluations.evaluated.reads);
+    let mut reads = std::mem::take(&mut evaluations.evaluated.reads);
+    read(&mut reads);
     let gathered = started.elapsed();
 
     let carried = changes::carry_out(pass, effects, &evaluations).await;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use kube::core::ApiResource;
 use reconciler_conventions::engine::{Event, Reported};
-use reconciler_conventions::kind::{KindRef, KindSpec};
+use reconciler_conventions::kind::KindSpec;
 use reconciler_conventions::status::Status;
 use serde_json::Value;
 
@@ -23,8 +23,8 @@ use super::effects::Effects;
 use super::owned_status;
 use crate::contract::model::{Change, Withdrawal};
 use crate::facts::past_cache::PastCache;
-use crate::facts::source::{ApplyOutcome, Availability, ChildKey, PastCacheAnswer, SourceError};
-use crate::facts::{Cached, ChangeState, Dependency, ObjectSource, Selector};
+use crate::facts::source::{ChangeStates, ChildKey};
+use crate::facts::{ChangeState, Dependency, ObjectSource};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::write::authority::Authority;
 use crate::operator::write::children::{self, Checked, Made};
@@ -35,9 +35,6 @@ use crate::plan::digest::Target;
 use crate::plan::gates::{self, KindGates, SchemaFields};
 use crate::plan::played::{self, Playing, Unavailable};
 use crate::runtime::Evaluated;
-
-/// What became of changes, as a dry run remembers them.
-type States = Arc<Mutex<BTreeMap<ChildKey, ChangeState>>>;
 
 /// The effects of a pass made nothing of, for a parent of the kind
 /// `resource` read from `source`.
@@ -52,7 +49,7 @@ pub(crate) struct DryRun<'a> {
     cluster: &'a str,
     replan_after: Duration,
     now: jiff::Timestamp,
-    states: States,
+    states: Arc<Memory>,
     published: Mutex<Vec<Event>>,
 }
 
@@ -77,7 +74,7 @@ impl<'a> DryRun<'a> {
             cluster: setting.cluster,
             replan_after: setting.replan_after,
             now,
-            states: States::default(),
+            states: Arc::default(),
             published: Mutex::new(Vec::new()),
         }
     }
@@ -91,19 +88,17 @@ impl<'a> DryRun<'a> {
 }
 
 impl Effects for DryRun<'_> {
-    fn answering(&self, facts: Arc<dyn ObjectSource>) -> Arc<dyn ObjectSource> {
-        Arc::new(Remembered {
-            inner: facts,
-            states: self.states.clone(),
-        })
+    fn remembered(&self) -> Option<Arc<dyn ChangeStates>> {
+        Some(self.states.clone())
     }
 
     fn change_state(&self, child: &ChildKey) -> Option<ChangeState> {
-        self.states.lock().expect("states lock").get(child).cloned()
+        self.states.change_state(child)
     }
 
     fn record_change(&self, child: ChildKey, state: ChangeState) {
         self.states
+            .0
             .lock()
             .expect("states lock")
             .insert(child, state);
@@ -272,7 +267,7 @@ pub(crate) async fn pass(pass: &Pass<'_>, setting: &Setting<'_>) -> DryPass {
     let effects = DryRun::new(setting, pass.evaluation.now);
     let parent = &**pass.evaluation.parent;
     let previous = owned_status(pass.spec, parent);
-    let driven = driver::drive(pass, &effects, &previous, &Reported::default()).await;
+    let driven = driver::drive(pass, &effects, &previous, &Reported::default(), |_| {}).await;
     let mut events = effects.published.into_inner().expect("published lock");
     events.extend(driven.carried.planned.events.iter().cloned());
     let status = match driven.settled {
@@ -305,75 +300,12 @@ pub(crate) async fn pass(pass: &Pass<'_>, setting: &Setting<'_>) -> DryPass {
     }
 }
 
-/// A source answering `facts.change-state` from a dry run's memory, and
-/// every other read from `inner`.
-struct Remembered {
-    inner: Arc<dyn ObjectSource>,
-    states: States,
-}
+/// What became of changes, as a dry run remembers them.
+#[derive(Default)]
+struct Memory(Mutex<BTreeMap<ChildKey, ChangeState>>);
 
-impl ObjectSource for Remembered {
-    fn get(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Arc<Cached>>, SourceError> {
-        self.inner.get(kind, namespace, name)
-    }
-
-    fn list(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        selector: &Selector,
-    ) -> Result<Vec<Arc<Cached>>, SourceError> {
-        self.inner.list(kind, namespace, selector)
-    }
-
-    fn controlled(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        uid: &str,
-    ) -> Result<Vec<Arc<Cached>>, SourceError> {
-        self.inner.controlled(kind, namespace, uid)
-    }
-
-    fn availability(&self, kind: &KindRef, namespace: &str) -> Availability {
-        self.inner.availability(kind, namespace)
-    }
-
-    fn watches(&self, namespace: &str) -> bool {
-        self.inner.watches(namespace)
-    }
-
-    fn no_longer_served(&self, kind: &KindRef, namespace: &str) -> bool {
-        self.inner.no_longer_served(kind, namespace)
-    }
-
-    fn past_cache(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<PastCacheAnswer> {
-        self.inner.past_cache(kind, namespace, name)
-    }
-
-    fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
-        self.inner.last_apply(kind, namespace, name)
-    }
-
-    fn last_apply_time(
-        &self,
-        kind: &KindRef,
-        namespace: &str,
-        name: &str,
-    ) -> Option<jiff::Timestamp> {
-        self.inner.last_apply_time(kind, namespace, name)
-    }
-
-    fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
-        self.states
-            .lock()
-            .expect("states lock")
-            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
-            .cloned()
+impl ChangeStates for Memory {
+    fn change_state(&self, child: &ChildKey) -> Option<ChangeState> {
+        self.0.lock().expect("states lock").get(child).cloned()
     }
 }

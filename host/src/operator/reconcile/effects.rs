@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::contract::model::Withdrawal;
 use crate::facts::past_cache::PastCache;
-use crate::facts::source::ChildKey;
+use crate::facts::source::{ChangeStates, ChildKey};
 use crate::facts::{ChangeState, ObjectSource};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::kinds::{Kind, Registry};
@@ -32,9 +32,10 @@ use crate::operator::write::plans::{PlanError, PlanPass, Planned, Planner};
 /// The effects of one pass of a parent of kind `spec`. Each answers what
 /// became of it, for the pass to settle on and the next pass to read.
 pub(crate) trait Effects: Sync {
-    /// `facts` answering `facts.change-state` from what these effects
-    /// remember.
-    fn answering(&self, facts: Arc<dyn ObjectSource>) -> Arc<dyn ObjectSource>;
+    /// What these effects remember of change states apart from the facts
+    /// (a dry run's memory), for `facts.change-state` to answer from;
+    /// `None`: the facts' own source remembers them (the host's cache).
+    fn remembered(&self) -> Option<Arc<dyn ChangeStates>>;
 
     /// What became of the change last asked for `child`, as the pass's
     /// next evaluation reads it.
@@ -121,8 +122,8 @@ impl<'a> Cluster<'a> {
 
 impl Effects for Cluster<'_> {
     /// The cache remembers what the host did, since it started.
-    fn answering(&self, facts: Arc<dyn ObjectSource>) -> Arc<dyn ObjectSource> {
-        facts
+    fn remembered(&self) -> Option<Arc<dyn ChangeStates>> {
+        None
     }
 
     fn change_state(&self, (kind, namespace, name): &ChildKey) -> Option<ChangeState> {

@@ -61,7 +61,7 @@ impl Evaluation<'_> {
         let mut guest_time = Duration::ZERO;
         loop {
             let facts: Arc<dyn ObjectSource> =
-                Arc::new(Snapshot::new(effects.answering(rounds.source(source))));
+                Arc::new(Snapshot::new(rounds.source(source), effects.remembered()));
             let (evaluated, time) = self.run(facts.clone()).await;
             guest_time += time;
             let read = rounds

@@ -10,6 +10,8 @@
 //! whether the guest was to blame, and its caller ([`workers`]) counts that
 //! against the module's probation.
 
+#[cfg(test)]
+mod agreement;
 mod changes;
 pub(crate) mod driver;
 pub mod dry_run;
@@ -22,6 +24,7 @@ mod tests;
 pub mod workers;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use reconciler_conventions::engine::ErrorClass;
 use reconciler_conventions::kind::KindSpec;
@@ -146,27 +149,12 @@ async fn reconcile(
         return Ended::without_guest(Done::Failed { retry_before: None });
     }
 
-    let pass = Pass {
-        evaluation: Evaluation {
-            world: World {
-                source: registry.source(),
-                client: kind.writer.client(),
-            },
-            evaluator: registry.evaluator(),
-            module,
-            settings: &kind.settings,
-            parent: &parent,
-            paused: spec.is_paused(&parent),
-            now: jiff::Timestamp::now(),
-        },
-        spec: &spec,
-        resource: &kind.resource,
-        kind_gates: registry.planner().kind_gates(&spec),
-        slot: registry.ring().and_then(|m| m.slot_of(&parent)),
-    };
+    let pass = Pass::of(registry, kind, module, &parent, jiff::Timestamp::now());
     let reported = reporter.reported();
-    let driven = driver::drive(&pass, effects, &previous, &reported).await;
-    record_reads(registry, key, &parent, driven.reads);
+    let read = |reads: &mut BTreeSet<Dependency>| {
+        record_reads(registry, key, &parent, std::mem::take(reads));
+    };
+    let driven = driver::drive(&pass, effects, &previous, &reported, read).await;
     let again = match driven.again {
         Some((reads, again)) => {
             registry.scheduler().add_reads(key, reads);
@@ -203,6 +191,38 @@ async fn reconcile(
         registry.scheduler().add(key.clone());
     }
     ended(done)
+}
+
+impl<'a> Pass<'a> {
+    /// The operator's pass of `parent` of `kind` by `module`, at `now`: on
+    /// the live caches, under the host's gates, in its ring's slot.
+    pub(crate) fn of(
+        registry: &'a Registry,
+        kind: &'a Kind,
+        module: &'a GuestModule,
+        parent: &'a Arc<Value>,
+        now: jiff::Timestamp,
+    ) -> Self {
+        let spec = module.spec();
+        Pass {
+            evaluation: Evaluation {
+                world: World {
+                    source: registry.source(),
+                    client: kind.writer.client(),
+                },
+                evaluator: registry.evaluator(),
+                module,
+                settings: &kind.settings,
+                parent,
+                paused: spec.is_paused(parent),
+                now,
+            },
+            spec,
+            resource: &kind.resource,
+            kind_gates: registry.planner().kind_gates(spec),
+            slot: registry.ring().and_then(|m| m.slot_of(parent)),
+        }
+    }
 }
 
 /// Only what the host owns of `parent`'s status: other writers' fields and

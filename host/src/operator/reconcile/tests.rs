@@ -18,7 +18,7 @@ use super::effects::Effects;
 use super::{Ended, reconcile};
 use crate::contract::model::Withdrawal;
 use crate::facts::past_cache::PastCache;
-use crate::facts::source::ChildKey;
+use crate::facts::source::{ChangeStates, ChildKey};
 use crate::facts::{ChangeState, Hold, ObjectSource};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::kinds::Registry;
@@ -107,8 +107,8 @@ impl Recorded {
 }
 
 impl Effects for Recorded {
-    fn answering(&self, facts: Arc<dyn ObjectSource>) -> Arc<dyn ObjectSource> {
-        facts
+    fn remembered(&self) -> Option<Arc<dyn ChangeStates>> {
+        None
     }
 
     fn change_state(&self, (kind, namespace, name): &ChildKey) -> Option<ChangeState> {

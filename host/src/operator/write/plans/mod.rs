@@ -270,12 +270,11 @@ impl Planner {
             if pending {
                 self.wanted.notify_one();
             }
+            // Made directly, or nothing to make: what is there is as the
+            // guest asks (found so; no request is sent).
             return match played::unserved(gates, pending) {
-                Ok(None) => Ok(Planned {
-                    made: Some(self.execute(at, checked).await),
-                    ..Planned::default()
-                }),
                 Ok(facts) => Ok(Planned {
+                    made: Some(self.execute(at, checked).await),
                     facts,
                     ..Planned::default()
                 }),
