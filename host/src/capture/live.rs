@@ -98,19 +98,13 @@ pub async fn pass(
     // what the fixture keeps is what the pass read.
     let source = still_caches(client, scopes, &reads_of(spec), &kind.kind).await?;
     let parent = read_parent(client, &kind, &resolved.resource, target).await?;
-    let now = jiff::Timestamp::now();
-    let cluster = cluster_identity(client, &source).await;
-    let still = Still {
-        client,
-        source: &source,
-        resource: &resolved.resource,
-        settings,
-        gates,
-        cluster: &cluster,
-        now,
-    };
+    let still = Still::of(client, &source, &resolved.resource, settings, gates).await;
     let pass = dry_pass(module, &parent, &still).await;
-    Ok(LivePass { parent, now, pass })
+    Ok(LivePass {
+        parent,
+        now: still.now,
+        pass,
+    })
 }
 
 /// The caches of `reads` and of the ReconcilePlans (where served) in
@@ -166,8 +160,31 @@ pub struct Still<'a> {
     pub resource: &'a ApiResource,
     pub settings: &'a [(String, String)],
     pub gates: GivenGates,
-    pub cluster: &'a str,
+    /// The cluster's identity ([`cluster_identity`]).
+    pub cluster: String,
     pub now: jiff::Timestamp,
+}
+
+impl<'a> Still<'a> {
+    /// The still world of `source`, its clock now and the cluster's
+    /// identity read once.
+    pub async fn of(
+        client: &'a Client,
+        source: &'a Arc<ClusterSource>,
+        resource: &'a ApiResource,
+        settings: &'a [(String, String)],
+        gates: GivenGates,
+    ) -> Self {
+        Still {
+            client,
+            source,
+            resource,
+            settings,
+            gates,
+            cluster: cluster_identity(client, source).await,
+            now: jiff::Timestamp::now(),
+        }
+    }
 }
 
 /// The operator's pass of `parent` by `module`, made as a dry run on the
@@ -198,7 +215,7 @@ pub async fn dry_pass(module: &GuestModule, parent: &Value, still: &Still<'_>) -
         resource: still.resource,
         authority: None,
         kind_gates: still.gates.kind,
-        cluster: still.cluster,
+        cluster: &still.cluster,
         replan_after: still.gates.replan_after.unwrap_or(REPLAN_AFTER),
     };
     dry_run::pass(&pass, &setting).await

@@ -62,16 +62,7 @@ pub async fn run(
     let source = live::still_caches(client, scopes, &reads, &kind.kind).await?;
 
     let parents = list_parents(client, &kind, &resolved, scopes).await?;
-    let cluster = live::cluster_identity(client, &source).await;
-    let still = live::Still {
-        client,
-        source: &source,
-        resource: &resolved.resource,
-        settings,
-        gates,
-        cluster: &cluster,
-        now: jiff::Timestamp::now(),
-    };
+    let still = live::Still::of(client, &source, &resolved.resource, settings, gates).await;
     let mut shadowed = Vec::with_capacity(parents.len());
     for parent in parents {
         let subject = Subject {
