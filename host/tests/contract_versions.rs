@@ -212,8 +212,8 @@ fn a_0_4_component_deletes_as_an_ordinary_change_and_its_parents_set_both_gates(
     );
 }
 
-#[test]
-fn a_0_5_component_runs_beside_them_and_withdraws() {
+#[tokio::test]
+async fn a_0_5_component_runs_beside_them_and_withdraws() {
     let rt = runtime();
     let _legacy = legacy(&rt);
     let agent = rt
@@ -224,7 +224,7 @@ fn a_0_5_component_runs_beside_them_and_withdraws() {
     assert_eq!(agent.spec().parent_gates, ParentGates::ALL);
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml");
-    let report = run_fixture(&agent, &Fixture::load(&fixture).expect("the fixture loads"));
+    let report = run_fixture(&agent, &Fixture::load(&fixture).expect("the fixture loads")).await;
     assert!(report.passed(), "{:?}", report.steps);
     let request = rt
         .load_file(&support::guest_wasm("pgaccessrequest-guest"))

@@ -288,8 +288,8 @@ fn python_cannot_escape_the_pass() {
     assert_stderr_bounded(&m, "RuntimeError");
 }
 
-#[test]
-fn the_javascript_evidenceagent_is_accepted_by_the_gate_in_place_of_the_rust_one() {
+#[tokio::test]
+async fn the_javascript_evidenceagent_is_accepted_by_the_gate_in_place_of_the_rust_one() {
     let rt = runtime();
     let rust = rt
         .load_file(&support::guest_wasm("evidenceagent-guest"))
@@ -316,7 +316,9 @@ fn the_javascript_evidenceagent_is_accepted_by_the_gate_in_place_of_the_rust_one
     fixtures.sort_by(|a, b| a.name.cmp(&b.name));
     assert!(fixtures.len() >= 20, "{} fixtures", fixtures.len());
     assert!(fixtures.iter().all(|f| f.golden.is_some()));
-    gate::fixtures(&js, &fixtures).expect("the JavaScript module passes every fixture");
+    gate::fixtures(&js, &fixtures)
+        .await
+        .expect("the JavaScript module passes every fixture");
 }
 
 /// `reconciler-host run` over `guests` for one namespace, polling the

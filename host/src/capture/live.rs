@@ -14,6 +14,7 @@ use super::CaptureError;
 use super::plans::GivenGates;
 use crate::operator::cluster::cache::{CacheEvent, ClusterSource, ObjectCache};
 use crate::operator::cluster::health::WatchHealth;
+use crate::operator::cluster::past_cache_reads::PastReads;
 use crate::operator::cluster::{decode, probe};
 use crate::operator::kinds::evaluator::{Evaluator, Wasm};
 use crate::operator::kinds::watches::{Watches, reads_of};
@@ -196,7 +197,7 @@ pub async fn dry_pass(module: &GuestModule, parent: &Value, still: &Still<'_>) -
         evaluation: Evaluation {
             world: World {
                 source: still.source,
-                client: still.client,
+                past: PastReads::Server(still.client),
             },
             evaluator: &evaluator,
             module,

@@ -145,7 +145,7 @@ pub fn settings_of(given: &[(String, String)]) -> BTreeMap<String, String> {
 /// Where the live status differs from the pass, the capture fails
 /// ([`CaptureError::LiveDiffers`]) unless `accept_difference`: then the
 /// fixture says so beside its expectation.
-pub fn fixture(
+pub async fn fixture(
     module: &GuestModule,
     target: &Subject,
     settings: &BTreeMap<String, String>,
@@ -184,7 +184,7 @@ pub fn fixture(
     // The fixture replays the pass: its first evaluation reads, decides and
     // asks for what the live one did, and its pass settles on the same
     // verdict and status.
-    let first_run = run_fixture(module, &first);
+    let first_run = run_fixture(module, &first).await;
     let replayed = replay::evaluate(module, &first);
     let settled_on = first_run
         .verdicts
@@ -212,7 +212,7 @@ pub fn fixture(
     captured.live_differences = &live_differences;
     let text = render::fixture_text(&captured, &render::expect_of(&settled_on, &outcome));
     // Its own expect block and golden hold for the fixture as written.
-    let report = run_fixture(module, &Fixture::parse(&text, named)?);
+    let report = run_fixture(module, &Fixture::parse(&text, named)?).await;
     let mut differences: Vec<String> = report
         .steps
         .iter()

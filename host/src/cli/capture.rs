@@ -73,7 +73,7 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
         kind: args.gates.of(&module.spec().kind),
         replan_after: Some(args.gates.replan_after),
     };
-    let (live, plans) = tokio::runtime::Runtime::new()?.block_on(async {
+    let (captured, target, plans) = tokio::runtime::Runtime::new()?.block_on(async {
         let client = counted(&Arc::new(Metrics::new()), &Fence::open())
             .await
             .context(
@@ -91,16 +91,17 @@ pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
             given,
         )
         .await?;
-        anyhow::Ok((live, plans))
+        let captured = capture::fixture(
+            &module,
+            &target,
+            &settings,
+            &live,
+            &plans,
+            args.accept_difference,
+        )
+        .await?;
+        anyhow::Ok((captured, target, plans))
     })?;
-    let captured = capture::fixture(
-        &module,
-        &target,
-        &settings,
-        &live,
-        &plans,
-        args.accept_difference,
-    )?;
     let output = args
         .output
         .unwrap_or_else(|| PathBuf::from(format!("{}.yaml", target.name)));

@@ -293,6 +293,7 @@ impl MemorySource {
     }
 
     /// Records what became of the change asked for a child.
+    #[cfg(test)]
     pub(crate) fn set_change_state(
         &mut self,
         kind: KindRef,

@@ -198,6 +198,17 @@ impl ObjectCache {
         Some((value, old.map(|o| o.value())))
     }
 
+    /// Stores an object as a cache held it, slimmed already (a captured
+    /// fixture's): slimmed again, a ConfigMap's digests would be digested.
+    pub(crate) fn apply_held(&self, object: Value) {
+        let object = Cached::new(Arc::new(object));
+        let key = cached_key(&object);
+        self.objects
+            .write()
+            .expect("cache lock")
+            .insert(key, object);
+    }
+
     /// Stores an object the host just wrote, unless the cache already holds
     /// a newer version (the watch may have delivered a later change, such
     /// as a pause annotation, first); returns what the cache holds.
@@ -360,7 +371,9 @@ pub struct ClusterSource {
     caches: RwLock<HashMap<KindRef, Arc<ObjectCache>>>,
     availability: RwLock<AvailabilityTable>,
     resources: RwLock<HashMap<KindRef, ApiResource>>,
-    applies: RwLock<HashMap<ChildKey, (ApplyOutcome, jiff::Timestamp)>>,
+    /// What each child's last apply came to, and when the API server
+    /// answered it (a fixture may not say).
+    applies: RwLock<HashMap<ChildKey, (ApplyOutcome, Option<jiff::Timestamp>)>>,
     /// What became of the change last asked for each child.
     changes: RwLock<HashMap<ChildKey, ChangeState>>,
 }
@@ -438,10 +451,22 @@ impl ClusterSource {
         name: &str,
         outcome: ApplyOutcome,
     ) {
-        self.applies.write().expect("applies lock").insert(
-            (kind, namespace.to_owned(), name.to_owned()),
-            (outcome, jiff::Timestamp::now()),
-        );
+        self.record_apply_at(kind, namespace, name, outcome, Some(jiff::Timestamp::now()));
+    }
+
+    /// Records what an apply of a child came to, answered `at`.
+    pub(crate) fn record_apply_at(
+        &self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        outcome: ApplyOutcome,
+        at: Option<jiff::Timestamp>,
+    ) {
+        self.applies
+            .write()
+            .expect("applies lock")
+            .insert((kind, namespace.to_owned(), name.to_owned()), (outcome, at));
     }
 
     /// Records what became of the change asked for a child
@@ -595,7 +620,7 @@ impl ObjectSource for ClusterSource {
             .read()
             .expect("applies lock")
             .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
-            .map(|(_, at)| *at)
+            .and_then(|(_, at)| *at)
     }
 
     fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {

@@ -13,6 +13,16 @@ use crate::operator::cluster::cache::{ClusterSource, slim};
 use crate::operator::cluster::decode;
 use crate::runtime::Evaluated;
 
+/// What answers a pass's reads past the caches.
+#[derive(Clone, Copy)]
+pub enum PastReads<'a> {
+    /// The API server: one GET each.
+    Server(&'a Client),
+    /// Objects that answer them themselves ([`ObjectSource::past_cache`]):
+    /// a fixture's, which stand in for the API server.
+    Objects(&'a dyn ObjectSource),
+}
+
 /// The rounds of one pass: evaluate over [`Rounds::source`], then
 /// [`Rounds::read_wanted`]; while it reads something, evaluate again.
 /// At most [`MAX_READS`] objects a pass, in as many rounds; the operator's
@@ -36,12 +46,12 @@ impl Rounds {
         }
     }
 
-    /// Reads past the cache what `evaluated` wanted and was not read yet,
-    /// within the pass's bound; false when there is nothing to read (the
-    /// evaluation stands).
+    /// Reads past the cache, through `past`, what `evaluated` wanted and
+    /// was not read yet, within the pass's bound; false when there is
+    /// nothing to read (the evaluation stands).
     pub(crate) async fn read_wanted(
         &mut self,
-        client: &Client,
+        past: PastReads<'_>,
         cache: &ClusterSource,
         evaluated: &Evaluated,
     ) -> bool {
@@ -55,7 +65,18 @@ impl Rounds {
         if wanted.is_empty() {
             return false;
         }
-        read(client, cache, &wanted, &mut self.answers).await;
+        match past {
+            PastReads::Server(client) => read(client, cache, &wanted, &mut self.answers).await,
+            PastReads::Objects(objects) => {
+                for (kind, namespace, name) in &wanted {
+                    let answer = objects
+                        .past_cache(kind, namespace, name)
+                        .unwrap_or(Ok(None));
+                    self.answers
+                        .insert((kind.clone(), namespace.clone(), name.clone()), answer);
+                }
+            }
+        }
         true
     }
 

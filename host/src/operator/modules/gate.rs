@@ -269,7 +269,7 @@ impl ShippedFixture {
 /// test` does ([`golden::problems`]): the first that does not load, does
 /// not meet its expectations, or whose outcomes are not its golden file's
 /// (or has none) refuses the module.
-pub fn fixtures(module: &GuestModule, fixtures: &[ShippedFixture]) -> Result<(), Refusal> {
+pub async fn fixtures(module: &GuestModule, fixtures: &[ShippedFixture]) -> Result<(), Refusal> {
     for shipped in fixtures {
         let name = &shipped.name;
         let fixture: Fixture = serde_yaml::from_str(&shipped.text)
@@ -280,7 +280,7 @@ pub fn fixtures(module: &GuestModule, fixtures: &[ShippedFixture]) -> Result<(),
                 format!("fixture {name}: missing field `expect` (or `steps`)"),
             ));
         }
-        let report = run_fixture(module, &fixture);
+        let report = run_fixture(module, &fixture).await;
         let problems = golden::problems(&report, shipped.golden.as_deref(), &shipped.golden_name());
         if let Some(first) = problems.first() {
             return Err(Refusal::new(

@@ -344,7 +344,7 @@ impl<'r> Reloader<'r> {
                 j
             }
             (None, None) => {
-                if let Err(refusal) = gate::fixtures(&module, &file.fixtures) {
+                if let Err(refusal) = gate::fixtures(&module, &file.fixtures).await {
                     return refuse(registry, &file, &claims.kind, refusal);
                 }
                 if promotion == Promotion::Checked {
@@ -377,8 +377,10 @@ impl<'r> Reloader<'r> {
             self.files.insert(file.file, index);
             return Offered::Serving;
         }
-        let checked = gate::compatible(old.spec(), module.spec())
-            .and_then(|()| gate::fixtures(&module, &file.fixtures));
+        let checked = match gate::compatible(old.spec(), module.spec()) {
+            Ok(()) => gate::fixtures(&module, &file.fixtures).await,
+            refused => refused,
+        };
         if let Err(refusal) = checked {
             return refuse(registry, &file, &name, refusal);
         }

@@ -24,6 +24,7 @@ use crate::children::pending;
 use crate::facts::MemorySource;
 use crate::fixture::{Fixture, run_fixture};
 use crate::operator::cluster::cache::ClusterSource;
+use crate::operator::cluster::past_cache_reads::PastReads;
 use crate::operator::kinds::evaluator::{Evaluator, Wasm};
 use crate::plan::gates::KindGates;
 use crate::plan::record;
@@ -226,7 +227,11 @@ fn by_the_runner(case: &Case, parent: &Value, objects: &[Value]) -> Settled {
     }
     let text = serde_yaml::to_string(&fixture).unwrap();
     let fixture = Fixture::parse(&text, Path::new("a random world")).unwrap();
-    let report = run_fixture(writer(), &fixture);
+    let report = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run_fixture(writer(), &fixture));
     let outcome = &report.outcomes[0];
     Settled {
         conditions: conditions(&outcome["status"]),
@@ -261,7 +266,7 @@ fn by_the_driver(parent: &Value, source: &Arc<ClusterSource>) -> Settled {
             evaluation: Evaluation {
                 world: World {
                     source,
-                    client: &client,
+                    past: PastReads::Server(&client),
                 },
                 evaluator: &evaluator,
                 module,

@@ -15,16 +15,17 @@ use super::effects::Effects;
 use crate::facts::snapshot::Snapshot;
 use crate::facts::{Dependency, ObjectSource};
 use crate::operator::cluster::cache::ClusterSource;
-use crate::operator::cluster::past_cache_reads::Rounds;
+use crate::operator::cluster::past_cache_reads::{PastReads, Rounds};
 use crate::operator::kinds::evaluator::Evaluator;
 use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
 
-/// The world a pass reads: object caches (the operator's, live; or a
-/// capture's, held still) and the client that reads past them.
+/// The world a pass reads: object caches (the operator's, live; a
+/// capture's, held still; a fixture's objects) and what answers the reads
+/// past them.
 #[derive(Clone, Copy)]
 pub struct World<'a> {
     pub source: &'a Arc<ClusterSource>,
-    pub client: &'a kube::Client,
+    pub past: PastReads<'a>,
 }
 
 /// One evaluation of a pass's parent by its guest.
@@ -56,7 +57,7 @@ impl Evaluation<'_> {
     /// objects the cache refused are read past it after an evaluation
     /// that wanted them, and the parent is evaluated again with them.
     pub(crate) async fn with_reads(&self, effects: &impl Effects) -> Evaluations {
-        let World { source, client } = self.world;
+        let World { source, past } = self.world;
         let mut rounds = Rounds::default();
         let mut guest_time = Duration::ZERO;
         loop {
@@ -65,7 +66,7 @@ impl Evaluation<'_> {
             let (evaluated, time) = self.run(facts.clone()).await;
             guest_time += time;
             let read = rounds
-                .read_wanted(client, source, &evaluated)
+                .read_wanted(past, source, &evaluated)
                 .instrument(tracing::info_span!("read past the cache"))
                 .await;
             if !read {

@@ -15,7 +15,7 @@ mod agreement;
 mod changes;
 pub(crate) mod driver;
 pub mod dry_run;
-mod effects;
+pub(crate) mod effects;
 pub(crate) mod evaluation;
 pub(crate) mod handover;
 mod report;
@@ -34,6 +34,7 @@ use tracing::Instrument;
 
 use crate::facts::Dependency;
 use crate::operator::cluster::decode;
+use crate::operator::cluster::past_cache_reads::PastReads;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::replica::metrics::Metrics;
 use crate::operator::schedule::ParentKey;
@@ -208,7 +209,7 @@ impl<'a> Pass<'a> {
             evaluation: Evaluation {
                 world: World {
                     source: registry.source(),
-                    client: kind.writer.client(),
+                    past: PastReads::Server(kind.writer.client()),
                 },
                 evaluator: registry.evaluator(),
                 module,
