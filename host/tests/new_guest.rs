@@ -3,8 +3,9 @@
 //! native tests and fixtures, and is served by the unchanged host against
 //! the real API server, Ready True for a Greeting that says something.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use reconciler_host_harness::objects::{self, create};
 use reconciler_host_harness::operator::{condition, eventually, get};
@@ -132,6 +133,121 @@ fn packaged_sdk() -> &'static Path {
         ok(untar, "unpacking the SDK's .crate");
         dir.join(format!("reconciler-guest-sdk-{version}"))
     })
+}
+
+/// The JavaScript SDK as `npm pack` makes it (what npm would serve): the
+/// tarball, made once per test binary (its `prepack` and `postpack` write
+/// and remove the SDK's `wit/`: two packs at once would race).
+fn packed_js_sdk() -> &'static Path {
+    static SDK: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SDK.get_or_init(|| {
+        let dir = target_tmpdir().join(format!("packed-js-sdk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut pack = Command::new("npm");
+        pack.args(["pack", "--pack-destination"])
+            .arg(&dir)
+            .current_dir(workspace().join("guests/js/sdk"));
+        ok(pack, "npm pack of the JavaScript SDK");
+        dir.join(format!(
+            "reconciler-host-guest-sdk-{}.tgz",
+            env!("CARGO_PKG_VERSION")
+        ))
+    })
+}
+
+/// A JavaScript scaffold in `js` as its README says: installed (its SDK
+/// the packed one, as `--sdk-path` wrote it), its `tests` node tests
+/// passed, built; the component's path. Each step's time is printed.
+fn built_js(js: &Path, lower: &str, tests: usize) -> PathBuf {
+    let package = std::fs::read_to_string(js.join("package.json")).unwrap();
+    assert!(
+        package.contains(&format!(
+            "\"@reconciler-host/guest-sdk\": \"file:{}\"",
+            packed_js_sdk().canonicalize().unwrap().display()
+        )),
+        "{package}"
+    );
+    for args in [
+        &["install", "--no-audit", "--no-fund"][..],
+        &["test"],
+        &["run", "build"],
+    ] {
+        let started = Instant::now();
+        let mut npm = Command::new("npm");
+        npm.args(args).current_dir(js);
+        let out = ok(npm, &format!("npm {args:?}"));
+        eprintln!(
+            "{}: npm {args:?} took {:.1?}",
+            js.display(),
+            started.elapsed()
+        );
+        if args == ["test"] {
+            assert!(out.contains(&format!("# pass {tests}\n")), "{out}");
+            assert!(out.contains("# fail 0\n"), "{out}");
+        }
+    }
+    js.join(format!("{lower}_guest.wasm"))
+}
+
+/// A parent `kind` named after its `child` kind, saying "hi", created in
+/// `ns` whose host serves `kind`: Ready True (AsExpected) and ChildReady
+/// True, and exactly one `child` (`api_version`) of its, named after it
+/// (its name and `suffix`), controlled by it, labelled as the host's and
+/// holding the greeting.
+async fn owns_its_child(
+    ns: &TestNamespace,
+    kind: &str,
+    child: &str,
+    api_version: &str,
+    suffix: &str,
+) {
+    let parents = objects::api(
+        &ns.client(),
+        ns.name(),
+        "greetings.example.com/v1alpha1",
+        kind,
+    );
+    let name = child.to_lowercase();
+    create(
+        &ns.client(),
+        ns.name(),
+        json!({"apiVersion": "greetings.example.com/v1alpha1", "kind": kind,
+               "metadata": {"name": name}, "spec": {"greeting": "hi"}}),
+    )
+    .await;
+    let ready = eventually(&format!("the {kind} Ready"), async || {
+        let p = get(&parents, &name).await;
+        condition(&p, "Ready")
+            .filter(|c| c.status == "True")
+            .ok_or(p)
+    })
+    .await;
+    assert_eq!(ready.reason, "AsExpected", "{kind}");
+    let parent = get(&parents, &name).await;
+    assert_eq!(
+        condition(&parent, "ChildReady").map(|c| c.status),
+        Some("True".into())
+    );
+    let made: Vec<Value> = objects::api(&ns.client(), ns.name(), api_version, child)
+        .list(&Default::default())
+        .await
+        .expect("listing the children")
+        .items
+        .into_iter()
+        .map(|o| serde_json::to_value(o).unwrap())
+        .filter(|o| o["metadata"]["ownerReferences"][0]["kind"] == kind)
+        .collect();
+    assert_eq!(made.len(), 1, "{kind}: {made:?}");
+    let md = &made[0]["metadata"];
+    assert_eq!(md["name"], format!("{name}{suffix}"));
+    assert_eq!(md["ownerReferences"][0]["uid"], parent["metadata"]["uid"]);
+    assert_eq!(md["ownerReferences"][0]["controller"], true);
+    assert_eq!(
+        md["labels"]["app.kubernetes.io/managed-by"],
+        "reconciler-host"
+    );
+    assert!(made[0].to_string().contains("\"hi\""), "{kind}: {made:?}");
 }
 
 /// A scaffold depends on the SDK by version, overridden by `--sdk-path`
@@ -278,54 +394,80 @@ async fn a_new_guest_with_a_child_owns_it_on_the_cluster() {
 
     let mut host = serve(&guests, ns.name());
     for (child, api_version, suffix) in children {
-        let kind = format!("{child}Greeting");
-        let parents = objects::api(
-            &ns.client(),
-            ns.name(),
-            "greetings.example.com/v1alpha1",
-            &kind,
-        );
-        let name = child.to_lowercase();
-        create(
-            &ns.client(),
-            ns.name(),
-            json!({"apiVersion": "greetings.example.com/v1alpha1", "kind": kind,
-                   "metadata": {"name": name}, "spec": {"greeting": "hi"}}),
-        )
-        .await;
-        let ready = eventually(&format!("the {kind} Ready"), async || {
-            let p = get(&parents, &name).await;
-            condition(&p, "Ready")
-                .filter(|c| c.status == "True")
-                .ok_or(p)
-        })
-        .await;
-        assert_eq!(ready.reason, "AsExpected", "{kind}");
-        let parent = get(&parents, &name).await;
-        assert_eq!(
-            condition(&parent, "ChildReady").map(|c| c.status),
-            Some("True".into())
-        );
-        let made: Vec<Value> = objects::api(&ns.client(), ns.name(), api_version, child)
-            .list(&Default::default())
-            .await
-            .expect("listing the children")
-            .items
-            .into_iter()
-            .map(|o| serde_json::to_value(o).unwrap())
-            .filter(|o| o["metadata"]["ownerReferences"][0]["kind"] == kind.as_str())
-            .collect();
-        assert_eq!(made.len(), 1, "{kind}: {made:?}");
-        let md = &made[0]["metadata"];
-        assert_eq!(md["name"], format!("{name}{suffix}"));
-        assert_eq!(md["ownerReferences"][0]["uid"], parent["metadata"]["uid"]);
-        assert_eq!(md["ownerReferences"][0]["controller"], true);
-        assert_eq!(
-            md["labels"]["app.kubernetes.io/managed-by"],
-            "reconciler-host"
-        );
-        assert!(made[0].to_string().contains("\"hi\""), "{kind}: {made:?}");
+        owns_its_child(&ns, &format!("{child}Greeting"), child, api_version, suffix).await;
     }
+    let _ = host.kill();
+    let _ = host.wait();
+    ns.cleanup().await.expect("cleanup");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `new --lang js --child` (issue 53): the Rust child scaffold's twin in
+/// JavaScript, made from the SDK as packaged (`npm pack`) outside the
+/// repository, installs, passes its node tests (under the SDK's mock) and
+/// the Rust child's fixtures, and, served by the unchanged host, makes its
+/// parent's ConfigMap as the Rust one does. A Python guest owning a child
+/// is refused, naming the languages that have one.
+#[tokio::test]
+async fn a_new_js_guest_with_a_child_owns_it_on_the_cluster() {
+    let dir = target_tmpdir().join(format!("new-js-child-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let refused = Command::new(host_binary())
+        .args([
+            "new",
+            "Greeting",
+            "--lang",
+            "python",
+            "--child",
+            "ConfigMap",
+        ])
+        .arg(dir.join("py"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(
+            "--child: a guest owning a child is written in Rust or JavaScript so far \
+             (--lang rust or --lang js), not Python"
+        ),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!dir.join("py").exists());
+
+    let (kind, child) = ("ConfigMapJsGreeting", "ConfigMap");
+    let js = dir.join("configmapjsgreeting");
+    let mut new = Command::new(host_binary());
+    new.args([
+        "new",
+        kind,
+        "--lang",
+        "js",
+        "--child",
+        child,
+        "--group",
+        "greetings.example.com",
+        "--sdk-path",
+    ])
+    .arg(packed_js_sdk())
+    .arg(&js);
+    let said = ok(new, "reconciler-host new --lang js --child");
+    assert!(said.contains("owning a ConfigMap"), "{said}");
+    let wasm = built_js(&js, "configmapjsgreeting", 5);
+    let started = Instant::now();
+    fixtures_pass(&wasm, &js);
+    eprintln!("its fixtures took {:.1?}", started.elapsed());
+
+    let ns = TestNamespace::new("new-js-child")
+        .await
+        .expect("a namespace");
+    install_crd_of(&wasm, &ns.client()).await;
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    std::fs::copy(&wasm, guests.join("configmapjsgreeting_guest.wasm")).unwrap();
+    let mut host = serve(&guests, ns.name());
+    owns_its_child(&ns, kind, child, "v1", "-greeting").await;
     let _ = host.kill();
     let _ = host.wait();
     ns.cleanup().await.expect("cleanup");
@@ -406,42 +548,13 @@ fn js_and_python_guests_build_from_the_packaged_sdks() {
     std::fs::create_dir_all(&dir).unwrap();
 
     // JavaScript: the SDK's tarball, then npm as the README says.
-    let mut pack = Command::new("npm");
-    pack.args(["pack", "--pack-destination"])
-        .arg(&dir)
-        .current_dir(workspace().join("guests/js/sdk"));
-    ok(pack, "npm pack of the JavaScript SDK");
-    let tarball = dir.join(format!(
-        "reconciler-host-guest-sdk-{}.tgz",
-        env!("CARGO_PKG_VERSION")
-    ));
     let js = dir.join("hello-js");
     let mut new = Command::new(&host);
     new.args(["new", "HelloJs", "--lang", "js", "--sdk-path"])
-        .arg(&tarball)
+        .arg(packed_js_sdk())
         .arg(&js);
     ok(new, "reconciler-host new --lang js");
-    let package = std::fs::read_to_string(js.join("package.json")).unwrap();
-    assert!(
-        package.contains(&format!(
-            "\"@reconciler-host/guest-sdk\": \"file:{}\"",
-            tarball.canonicalize().unwrap().display()
-        )),
-        "{package}"
-    );
-    for args in [
-        &["install", "--no-audit", "--no-fund"][..],
-        &["test"],
-        &["run", "build"],
-    ] {
-        let mut npm = Command::new("npm");
-        npm.args(args).current_dir(&js);
-        let out = ok(npm, &format!("npm {args:?}"));
-        if args == ["test"] {
-            assert!(out.contains("# pass 3"), "{out}");
-        }
-    }
-    fixtures_pass(&js.join("hellojs_guest.wasm"), &js);
+    fixtures_pass(&built_js(&js, "hellojs", 3), &js);
 
     // Python: the SDK's wheel (built from a copy: setuptools writes beside
     // its sources), installed beside app.py, built with componentize-py.

@@ -224,6 +224,19 @@ export function changeAspect(
 /** What a withdrawal of `what` still waits for: undefined once the host took it away. */
 export function notWithdrawn(what: string, state: facts.ChangeOutcome | undefined): string | undefined;
 
+// ---- testing -------------------------------------------------------------------------------
+
+/**
+ * What the host checks of a verdict (the Rust SDK's
+ * `testing::keeps_contract`), for a guest's tests: every aspect once in
+ * declared order up to the first that is not True, the later ones given or
+ * left out (when `paused`, the ones given, in that order), registered
+ * reasons (the kind's, or HOST_REASONS) with a message, declared advisory
+ * conditions and stalls, no reserved status field. Throws an Error naming
+ * what is broken.
+ */
+export function keepsContract(spec: KindSpecInput, verdict: Verdict, paused?: boolean): void;
+
 // ---- the export ----------------------------------------------------------------------------
 
 /**

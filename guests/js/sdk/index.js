@@ -523,6 +523,49 @@ export function notWithdrawn(what, state) {
   return `${what} is still there: ${why}`;
 }
 
+// ---- testing ---------------------------------------------------------------------
+
+/**
+ * What the host checks of a verdict (the Rust SDK's
+ * `testing::keeps_contract`), for a guest's tests: every aspect once in
+ * declared order up to the first that is not True, the later ones given or
+ * left out (when `paused`, the ones given, in that order), registered
+ * reasons (the kind's, or HOST_REASONS) with a message, declared advisory
+ * conditions and stalls, no reserved status field. Throws an Error naming
+ * what is broken.
+ */
+export function keepsContract(spec, verdict, paused = false) {
+  const kind = kindSpec(spec);
+  const broken = (what) => {
+    throw new Error(`the verdict breaks the contract: ${what}`);
+  };
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const types = verdict.aspects.map((c) => c.type);
+  const declared = kind.aspects.filter((a) => types.includes(a));
+  if (!same(types, declared)) broken(`aspects in declared order: ${types.join(', ')}, declared ${declared.join(', ')}`);
+  if (!paused) {
+    const first = verdict.aspects.findIndex((c) => c.status !== 'true');
+    const deciding = first < 0 ? kind.aspects.length : first + 1;
+    if (!same(types.slice(0, deciding), kind.aspects.slice(0, deciding))) {
+      broken(`every aspect up to the first not True: ${types.join(', ')}, declared ${kind.aspects.join(', ')}`);
+    }
+  }
+  const registered = (r) => HOST_REASONS.includes(r) || kind.reasons.some((e) => e.name === r);
+  for (const c of [...verdict.aspects, ...verdict.advisory]) {
+    if (!registered(c.reason)) broken(`unregistered reason ${c.reason}`);
+    if (c.message === '') broken(`${c.type} has no message`);
+  }
+  for (const c of verdict.advisory) if (!kind.advisory.includes(c.type)) broken(`${c.type} is not advisory`);
+  for (const e of verdict.events) if (!registered(e.reason)) broken(`unregistered event ${e.reason}`);
+  const fields = verdict.statusFields ? JSON.parse(verdict.statusFields) : {};
+  for (const reserved of ['conditions', 'observedGeneration']) {
+    if (fields && Object.hasOwn(fields, reserved)) broken(`${reserved} is the host's`);
+  }
+  if (verdict.stall !== undefined && !kind.stalls.some((s) => s.reason === verdict.stall.reason)) {
+    broken(`stall ${verdict.stall.reason} not declared`);
+  }
+}
+
 // ---- the export ----------------------------------------------------------------
 
 /**

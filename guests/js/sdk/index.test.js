@@ -5,7 +5,7 @@ import test from 'node:test';
 
 import {
   Parent, Registry, VerdictBuilder, bound, changeAspect, checkImage, chooseImage, debug, exportGuest, fails, kindRef,
-  kindSpec, notWithdrawn, ok,
+  kindSpec, keepsContract, notWithdrawn, ok, stalls, unknown,
   read, readFailure, remove, repository, withdraw, within, workloadCondition, MAX_MESSAGE_BYTES, PARENT_GATES,
   TRUNCATION_MARKER, ADOPT_ANNOTATION,
 } from './index.js';
@@ -146,6 +146,28 @@ test('an aspect claims a child only once the host made its change, else says wha
   assert.equal(notWithdrawn('Route a', { tag: 'withdrawn' }), undefined);
   assert.equal(notWithdrawn('Route a', refused), 'Route a is still there: the API server refused its deletion (422 Invalid: bad)');
   assert.equal(notWithdrawn('Route a', undefined), 'Route a is still there: its deletion is not made yet');
+});
+
+test("a verdict is held to the contract the host checks, as the Rust SDK's keeps_contract holds it", () => {
+  const spec = {
+    group: 'g', version: 'v1', kind: 'K', plural: 'ks', aspects: ['A', 'B'], advisory: ['Adv'],
+    reasons: new Registry('k').owned([['Mine', 'Mine.']]).build(), stalls: [stalls('Mine')],
+  };
+  const keeps = (build, paused = false) => keepsContract(spec, build(new VerdictBuilder()).build(), paused);
+  keeps((v) => v.aspect(ok('A', 'a')).aspect(ok('B', 'b')));
+  // The aspects after the first not True may be left out (not evaluated), or given.
+  keeps((v) => v.aspect(fails('A', 'Mine', 'no')).stall('Mine', 'no'));
+  keeps((v) => v.aspect(unknown('A', 'Reconciling', 'later')).aspect(ok('B', 'b')));
+  keeps((v) => v, true);
+  const breaks = (build, pattern) => assert.throws(() => keeps(build), pattern);
+  breaks((v) => v.aspect(ok('B', 'b')).aspect(ok('A', 'a')), /aspects in declared order/);
+  breaks((v) => v.aspect(ok('A', 'a')), /every aspect up to the first not True/);
+  breaks((v) => v.aspect(fails('A', 'Yours', 'no')), /unregistered reason Yours/);
+  breaks((v) => v.aspect(ok('A')).aspect(ok('B', 'b')), /A has no message/);
+  breaks((v) => v.aspect(ok('A', 'a')).aspect(ok('B', 'b')).advisory(ok('C', 'c')), /C is not advisory/);
+  breaks((v) => v.aspect(ok('A', 'a')).aspect(ok('B', 'b')).event('normal', 'Yours', 'e'), /unregistered event Yours/);
+  breaks((v) => v.aspect(ok('A', 'a')).aspect(ok('B', 'b')).field('conditions', []), /conditions is the host's/);
+  breaks((v) => v.aspect(fails('A', 'Mine', 'no')).stall('Reconciling', 'no'), /stall Reconciling not declared/);
 });
 
 test('index.d.ts declares every name index.js exports, and no other', async () => {

@@ -31,9 +31,10 @@ pub struct NewArgs {
     /// directory or the wheel `pip wheel` makes (what the README installs).
     #[arg(long, value_name = "PATH")]
     sdk_path: Option<PathBuf>,
-    /// A child the kind owns (Rust): each parent wants one, made from its
-    /// spec, which the host applies, owns and keeps as asked; an aspect
-    /// says whether it is made (what holds it, or why it was refused).
+    /// A child the kind owns (Rust or JavaScript): each parent wants one,
+    /// made from its spec, which the host applies, owns and keeps as asked;
+    /// an aspect says whether it is made (what holds it, or why it was
+    /// refused).
     #[arg(long, value_enum, value_name = "KIND")]
     child: Option<Child>,
 }
@@ -78,15 +79,48 @@ enum Child {
 }
 
 impl Child {
-    /// (group, version, kind, the child's name after its parent's, the
-    /// spec's fields beyond the greeting, the child's body).
-    fn parts(self) -> [&'static str; 6] {
+    /// (group, version, kind, the child's name after its parent's).
+    fn parts(self) -> [&'static str; 4] {
         match self {
-            Child::ConfigMap => ["", "v1", "ConfigMap", "-greeting", "", CONFIG_MAP_BODY],
-            Child::Deployment => ["apps", "v1", "Deployment", "", IMAGE_FIELD, DEPLOYMENT_BODY],
-            Child::CronJob => ["batch", "v1", "CronJob", "", CRON_JOB_FIELDS, CRON_JOB_BODY],
+            Child::ConfigMap => ["", "v1", "ConfigMap", "-greeting"],
+            Child::Deployment => ["apps", "v1", "Deployment", ""],
+            Child::CronJob => ["batch", "v1", "CronJob", ""],
         }
     }
+
+    /// (the spec's fields beyond the greeting, the child's body) in `lang`.
+    fn fragments(self, lang: Lang) -> [&'static str; 2] {
+        match (lang, self) {
+            (Lang::Rust, Child::ConfigMap) => ["", CONFIG_MAP_BODY],
+            (Lang::Rust, Child::Deployment) => [IMAGE_FIELD, DEPLOYMENT_BODY],
+            (Lang::Rust, Child::CronJob) => [CRON_JOB_FIELDS, CRON_JOB_BODY],
+            (Lang::Js, Child::ConfigMap) => ["", JS_CONFIG_MAP_BODY],
+            (Lang::Js, Child::Deployment) => [JS_IMAGE_FIELD, JS_DEPLOYMENT_BODY],
+            (Lang::Js, Child::CronJob) => [JS_CRON_JOB_FIELDS, JS_CRON_JOB_BODY],
+            // `run` refuses it: no Python guest owns a child yet.
+            (Lang::Python, _) => ["", ""],
+        }
+    }
+}
+
+/// `text` with the placeholders of `child` (in `lang`) filled, none when
+/// there is no child: its fragments first, since they hold placeholders of
+/// their own (filled here, or by the caller: `{{Kind}}`...).
+fn fill_child(text: &str, child: Option<Child>, lang: Lang) -> String {
+    let [group, version, kind, suffix] = child.map(Child::parts).unwrap_or_default();
+    let [fields, body] = child.map(|c| c.fragments(lang)).unwrap_or_default();
+    let api_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    text.replace("{{child_fields}}", fields)
+        .replace("{{child_body}}", body)
+        .replace("{{child_group}}", group)
+        .replace("{{child_version}}", version)
+        .replace("{{child_api_version}}", &api_version)
+        .replace("{{Child}}", kind)
+        .replace("{{child_suffix}}", suffix)
 }
 
 pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
@@ -103,8 +137,11 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             args.group
         );
     }
-    if args.child.is_some() && args.lang != Lang::Rust {
-        bail!("--child: a guest owning a child is written in Rust only so far (--lang rust)");
+    if args.child.is_some() && args.lang == Lang::Python {
+        bail!(
+            "--child: a guest owning a child is written in Rust or JavaScript so far \
+             (--lang rust or --lang js), not Python"
+        );
     }
     let sdk = match &args.sdk_path {
         None => None,
@@ -138,6 +175,7 @@ pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             &args.group,
             &args.version,
             sdk.as_deref(),
+            args.child,
         ),
     };
     for (path, text) in &files {
@@ -206,7 +244,8 @@ fn local_sdk(lang: Lang, path: &Path) -> anyhow::Result<PathBuf> {
     Ok(sdk)
 }
 
-/// A JavaScript or Python guest's files, by path relative to its directory.
+/// A JavaScript or Python guest's files, by path relative to its directory
+/// (JavaScript: owning `child`, if any).
 fn other_language(
     lang: Lang,
     kind: &str,
@@ -214,6 +253,7 @@ fn other_language(
     group: &str,
     version: &str,
     sdk: Option<&Path>,
+    child: Option<Child>,
 ) -> Vec<(String, String)> {
     let release = env!("CARGO_PKG_VERSION");
     let (sdk_dependency, sdk_requirement) = match sdk {
@@ -227,7 +267,8 @@ fn other_language(
         ),
     };
     let fill = |t: &str| {
-        t.replace("{{Kind}}", kind)
+        fill_child(t, child, lang)
+            .replace("{{Kind}}", kind)
             .replace("{{kind}}", lower)
             .replace("{{group}}", group)
             .replace("{{version}}", version)
@@ -235,31 +276,33 @@ fn other_language(
             .replace("{{sdk_requirement}}", &sdk_requirement)
             .replace("{{componentize_py}}", COMPONENTIZE_PY)
     };
-    let files: &[(&str, &str)] = match lang {
-        Lang::Js => &[
+    // A child's guest, its tests and its fixture are the Rust child's twins;
+    // the rest is the same with or without one.
+    let (guest, test, valid) = match child {
+        None => (JS_GUEST, JS_TEST, FIXTURE_VALID),
+        Some(_) => (JS_CHILD_GUEST, JS_CHILD_TEST, FIXTURE_CHILD_VALID),
+    };
+    let files = match lang {
+        Lang::Js => vec![
             ("package.json", include_str!("templates/js/package.json")),
             ("src/main.js", include_str!("templates/js/src/main.js")),
-            ("src/guest.js", include_str!("templates/js/src/guest.js")),
-            (
-                "test/guest.test.js",
-                include_str!("templates/js/test/guest.test.js"),
-            ),
+            ("src/guest.js", guest),
+            ("test/guest.test.js", test),
             ("README.md", include_str!("templates/js/README.md")),
             (".gitignore", "node_modules/\ndist/\n*.wasm\n"),
+            ("fixtures/valid.yaml", valid),
         ],
-        _ => &[
+        _ => vec![
             ("app.py", include_str!("templates/python/app.py")),
             ("README.md", include_str!("templates/python/README.md")),
             (".gitignore", ".venv/\ndeps/\n__pycache__/\n*.wasm\n"),
+            ("fixtures/valid.yaml", FIXTURE_VALID),
         ],
     };
     files
-        .iter()
-        .chain(&[
-            ("fixtures/valid.yaml", FIXTURE_VALID),
-            ("fixtures/missing-greeting.yaml", FIXTURE_MISSING),
-        ])
-        .map(|(path, text)| ((*path).to_owned(), fill(text)))
+        .into_iter()
+        .chain([("fixtures/missing-greeting.yaml", FIXTURE_MISSING)])
+        .map(|(path, text)| (path.to_owned(), fill(text)))
         .collect()
 }
 
@@ -286,28 +329,14 @@ fn templates(
                  # reconciler-guest-sdk = { path = \"<the host's repository>/guests/sdk\" }\n"
             .to_owned(),
     };
-    let [child_group, child_version, child_kind, suffix, fields, body] =
-        child.map(Child::parts).unwrap_or_default();
-    let child_api_version = if child_group.is_empty() {
-        child_version.to_owned()
-    } else {
-        format!("{child_group}/{child_version}")
-    };
-    // Fragments first: they hold placeholders of their own.
     let fill = |t: &str| {
-        t.replace("{{child_fields}}", fields)
-            .replace("{{child_body}}", body)
+        fill_child(t, child, Lang::Rust)
             .replace("{{Kind}}", kind)
             .replace("{{kind}}", lower)
             .replace("{{group}}", group)
             .replace("{{version}}", version)
             .replace("{{sdk_version}}", env!("CARGO_PKG_VERSION"))
             .replace("{{sdk_override}}", &sdk_override)
-            .replace("{{child_group}}", child_group)
-            .replace("{{child_version}}", child_version)
-            .replace("{{child_api_version}}", &child_api_version)
-            .replace("{{Child}}", child_kind)
-            .replace("{{child_suffix}}", suffix)
     };
     let (lib, native, valid) = match child {
         None => (LIB_RS, NATIVE_RS, FIXTURE_VALID),
@@ -359,31 +388,115 @@ const NATIVE_CHILD_RS: &str = include_str!("templates/rust/child/native.rs.tmpl"
 
 const FIXTURE_CHILD_VALID: &str = include_str!("templates/rust/child/valid.yaml");
 
+const JS_GUEST: &str = include_str!("templates/js/src/guest.js");
+
+const JS_TEST: &str = include_str!("templates/js/test/guest.test.js");
+
+/// `new --lang js --child`'s guest: the Rust child's (`LIB_CHILD_RS`) twin.
+const JS_CHILD_GUEST: &str = include_str!("templates/js/child/guest.js");
+
+/// `new --lang js --child`'s tests: the Rust child's (`NATIVE_CHILD_RS`) twin.
+const JS_CHILD_TEST: &str = include_str!("templates/js/child/guest.test.js");
+
+/// `new --lang js --child ConfigMap`'s child.
+const JS_CONFIG_MAP_BODY: &str = include_str!("templates/js/child/config-map-body.js");
+
+/// `new --lang js --child Deployment`'s spec field beyond the greeting.
+const JS_IMAGE_FIELD: &str = include_str!("templates/js/child/image-field.js");
+
+/// `new --lang js --child CronJob`'s spec fields beyond the greeting.
+const JS_CRON_JOB_FIELDS: &str = include_str!("templates/js/child/cron-job-fields.js");
+
+/// `new --lang js --child Deployment`'s child.
+const JS_DEPLOYMENT_BODY: &str = include_str!("templates/js/child/deployment-body.js");
+
+/// `new --lang js --child CronJob`'s child.
+const JS_CRON_JOB_BODY: &str = include_str!("templates/js/child/cron-job-body.js");
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const CHILDREN: [Option<Child>; 4] = [
+        None,
+        Some(Child::ConfigMap),
+        Some(Child::Deployment),
+        Some(Child::CronJob),
+    ];
+
     #[test]
     fn every_placeholder_of_another_language_is_filled() {
-        for lang in [Lang::Js, Lang::Python] {
-            for sdk in [None, Some(Path::new("/sdk"))] {
-                for (path, text) in
-                    other_language(lang, "Greeting", "greeting", "example.com", "v1", sdk)
-                {
-                    assert!(!text.contains("{{"), "{lang:?}: {path} keeps a placeholder");
+        for (lang, children) in [(Lang::Js, &CHILDREN[..]), (Lang::Python, &[None])] {
+            for &child in children {
+                for sdk in [None, Some(Path::new("/sdk"))] {
+                    for (path, text) in other_language(
+                        lang,
+                        "Greeting",
+                        "greeting",
+                        "example.com",
+                        "v1",
+                        sdk,
+                        child,
+                    ) {
+                        assert!(
+                            !text.contains("{{"),
+                            "{lang:?} {child:?}: {path} keeps a placeholder"
+                        );
+                    }
                 }
             }
         }
     }
 
+    /// A JavaScript guest owning a child is the Rust one's twin: the same
+    /// kind of child, of the same name, and the same fixtures.
+    #[test]
+    fn a_javascript_child_is_the_rust_ones_twin() {
+        for child in CHILDREN.into_iter().flatten() {
+            let files = |rust: bool| {
+                let files = if rust {
+                    templates(
+                        "Greeting",
+                        "greeting",
+                        "example.com",
+                        "v1",
+                        None,
+                        Some(child),
+                    )
+                } else {
+                    let lang = Lang::Js;
+                    other_language(
+                        lang,
+                        "Greeting",
+                        "greeting",
+                        "example.com",
+                        "v1",
+                        None,
+                        Some(child),
+                    )
+                };
+                files
+                    .into_iter()
+                    .collect::<std::collections::BTreeMap<_, _>>()
+            };
+            let (rust, js) = (files(true), files(false));
+            for fixture in ["fixtures/valid.yaml", "fixtures/missing-greeting.yaml"] {
+                assert_eq!(js[fixture], rust[fixture], "{child:?}: {fixture}");
+            }
+            let [group, version, kind, suffix] = child.parts();
+            let guest = &js["src/guest.js"];
+            assert!(
+                guest.contains(&format!("kindRef('{group}', '{version}', '{kind}')")),
+                "{guest}"
+            );
+            assert!(guest.contains(&format!("`${{parent}}{suffix}`")), "{guest}");
+            assert!(guest.contains(&format!("kind: '{kind}',")), "{guest}");
+        }
+    }
+
     #[test]
     fn every_placeholder_is_filled() {
-        for child in [
-            None,
-            Some(Child::ConfigMap),
-            Some(Child::Deployment),
-            Some(Child::CronJob),
-        ] {
+        for child in CHILDREN {
             for (path, text) in templates(
                 "Greeting",
                 "greeting",
