@@ -16,7 +16,7 @@ use crate::plan::digest::{self, Mode, Target};
 use crate::plan::events;
 use crate::plan::gates::Gates;
 use crate::plan::lifecycle::{self, Course, Decided, Fresh, Situation, UNFINISHED, Void};
-use crate::plan::record::Plan;
+use crate::plan::record::{Divergence, Plan};
 
 /// What a pass's plan came to, played.
 #[derive(Debug, Default)]
@@ -95,7 +95,13 @@ pub fn play(playing: &Playing<'_>) -> Result<Played, Unavailable> {
         counts: Counts::of(playing.pending),
         played: Played::default(),
     };
-    let (_, course) = lifecycle::course(&situation);
+    let (older, course) = lifecycle::course(&situation);
+    // The older open plans are superseded first, as the planner does.
+    for plan in &older {
+        out.played
+            .events
+            .push(events::superseded(&plan.name, Divergence::Replaced));
+    }
     match course {
         Course::Wait => {}
         Course::FinishEmpty(plan) | Course::Resume(plan) => out.applied(&plan.name),
@@ -175,5 +181,57 @@ impl Offline {
         self.played.made = true;
         self.played.events.push(events::applied(plan, self.counts));
         self.played.facts = self.facts(None, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::contract::model::config_map_kind;
+    use crate::plan::gates::Approval;
+    use crate::plan::record::Phase;
+
+    #[test]
+    fn older_open_plans_are_superseded_first_as_the_planner_supersedes_them() {
+        let target = Target {
+            cluster: "cluster-uid".into(),
+            parent: "parent-uid".into(),
+        };
+        let gates = Gates {
+            mode: Mode::Apply,
+            approval: Approval::Manual,
+        };
+        let pending = [Change::Apply {
+            kind: config_map_kind(),
+            name: "w-config".into(),
+            body: json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "w-config"}, "data": {"a": "1"}}),
+        }];
+        let digest = digest::digest(&pending, gates.mode, &target);
+        let open = |name: &str| Plan {
+            phase: Phase::Pending,
+            ..Plan::describing(name, "2026-12-03T10:00:00Z".into(), gates.mode, &digest, &target)
+        };
+        let now: jiff::Timestamp = "2026-12-03T10:05:00Z".parse().unwrap();
+        let plans = [open("w-older"), open("w-current")];
+        let played = play(&Playing {
+            plans: Some(&plans),
+            gates,
+            pending: &pending,
+            target: &target,
+            plan_name: "w-plan",
+            now,
+            replan_after: Duration::from_secs(60),
+            first_seen: &|_| now,
+        })
+        .expect("plans are served");
+        let reasons: Vec<&str> = played.events.iter().map(|e| e.reason.as_str()).collect();
+        // The older plan is superseded (Replaced); the current one awaits
+        // its decision, the changes held.
+        assert_eq!(reasons, ["PlanSuperseded"], "{:?}", played.events);
+        assert!(played.events[0].note.contains("w-older"), "{:?}", played.events);
+        assert_eq!(played.hold, Some(Hold::AwaitingApproval));
     }
 }
