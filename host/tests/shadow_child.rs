@@ -14,17 +14,15 @@
 
 use std::path::Path;
 use std::process::Output;
-use std::time::Instant;
 
-use kube::Api;
-use kube::api::DynamicObject;
 use reconciler_host::runtime::artifacts::digest;
 use reconciler_host_harness::identity;
-use reconciler_host_harness::objects::{self, create};
-use reconciler_host_harness::operator::{POLL, SETTLE, condition, eventually, get, summary};
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator::eventually;
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::scaffold::{
-    API_VERSION, FILE, KIND, ProbeHost, host_command, install_crd_of, is_now, modules, place, text,
+    FILE, ProbeHost, all_ready, create_probes, host_command, install_crd_of, modules, place,
+    probes, stay_ready, text, written,
 };
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -55,83 +53,6 @@ async fn shadow(
         .expect("the command's thread")
 }
 
-/// The resourceVersion of every object of `kind` in `ns`, by name.
-async fn versions(ns: &TestNamespace, api_version: &str, kind: &str) -> Vec<(String, String)> {
-    let listed = objects::api(&ns.client(), ns.name(), api_version, kind)
-        .list(&Default::default())
-        .await
-        .expect("a list");
-    listed
-        .items
-        .into_iter()
-        .map(|o| {
-            (
-                o.metadata.name.unwrap_or_default(),
-                o.metadata.resource_version.unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
-/// Waits until every parent is Ready True with ChildReady True, for its
-/// generation, and its ConfigMap holds `greeting`; with `never_false`,
-/// failing as soon as one is seen Ready False.
-async fn all_ready(
-    ns: &TestNamespace,
-    probes: &Api<DynamicObject>,
-    greeting: &str,
-    never_false: bool,
-) {
-    let configmaps = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
-    eventually("every Probe Ready, its ConfigMap made", async || {
-        let mut wrong = Vec::new();
-        for name in PARENTS {
-            let p = get(probes, name).await;
-            // Under the serving module a parent whose child is being made
-            // again is at most Ready Unknown, never False.
-            if never_false {
-                assert_ne!(
-                    condition(&p, "Ready").map(|c| c.status),
-                    Some("False".to_owned()),
-                    "{name}: {:?}",
-                    summary(&p)
-                );
-            }
-            let made = configmaps
-                .get_opt(&format!("{name}-greeting"))
-                .await
-                .expect("reading a ConfigMap")
-                .map(|c| serde_json::to_value(c).unwrap());
-            let says = made.as_ref().map(|c| c["data"]["greeting"].clone());
-            if !(is_now(&p, "Ready", "True", "AsExpected")
-                && is_now(&p, "ChildReady", "True", "AsExpected")
-                && says == Some(json!(greeting)))
-            {
-                wrong.push((name, summary(&p), says));
-            }
-        }
-        if wrong.is_empty() { Ok(()) } else { Err(wrong) }
-    })
-    .await;
-}
-
-/// Polls the parents for [`SETTLE`]: each stays Ready True throughout.
-async fn stay_ready(probes: &Api<DynamicObject>) {
-    let until = Instant::now() + SETTLE;
-    while Instant::now() < until {
-        for name in PARENTS {
-            let p = get(probes, name).await;
-            assert_eq!(
-                condition(&p, "Ready").map(|c| c.status),
-                Some("True".to_owned()),
-                "{name} stays Ready True under the serving module: {:?}",
-                summary(&p)
-            );
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
 /// Three Probes served by v1 until Ready True (their ConfigMaps made),
 /// that host stopped. `shadow` of v2 beside v1 holds it: every parent
 /// turns from Ready True to False, and nothing is written; v1 beside
@@ -159,29 +80,17 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     let serving = dir.join("serving").join("guests");
     place(&serving, FILE, &v1);
     install_crd_of(&serving.join(FILE), &client).await;
-    for name in PARENTS {
-        create(
-            &client,
-            ns.name(),
-            json!({"apiVersion": API_VERSION, "kind": KIND,
-                   "metadata": {"name": name}, "spec": {"greeting": "hi"}}),
-        )
-        .await;
-    }
-    let probes = objects::api(&client, ns.name(), API_VERSION, KIND);
+    create_probes(&ns, &PARENTS, "hi").await;
+    let probes = probes(&ns);
     let host = ProbeHost::start(ns.name(), &serving, &cache, &[], "v1").await;
-    all_ready(&ns, &probes, "hi", false).await;
+    all_ready(&ns, &PARENTS, "hi", false).await;
     host.finish();
 
     // 3. `shadow`, as a reviewer who may only read (any write is refused).
     let reviewer = "shadow-child-reviewer";
     identity::read_only_reviewer(&client, ns.name(), reviewer).await;
     let kubeconfig = identity::kubeconfig_as(reviewer, &dir);
-    let before = (
-        versions(&ns, API_VERSION, KIND).await,
-        versions(&ns, "v1", "ConfigMap").await,
-        versions(&ns, "events.k8s.io/v1", "Event").await,
-    );
+    let before = written(&ns).await;
     let review_path = dir.join("review.yaml");
     let out = shadow(
         &kubeconfig,
@@ -281,11 +190,7 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     assert_eq!(not_reproduced, 0, "{same_text}");
 
     // A shadow writes nothing: no Probe, ConfigMap or Event changed.
-    let after = (
-        versions(&ns, API_VERSION, KIND).await,
-        versions(&ns, "v1", "ConfigMap").await,
-        versions(&ns, "events.k8s.io/v1", "Event").await,
-    );
+    let after = written(&ns).await;
     assert_eq!(after, before, "nothing written by shadow");
 
     // 4. A fresh host under `--promotion auto`, nothing applied by it yet,
@@ -327,14 +232,14 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     assert_eq!(host.module_sample(&v1_digest), Some(1.0));
     assert_eq!(host.module_sample(&v2_digest), None);
     // The parents stay Ready True after the hold...
-    stay_ready(&probes).await;
+    stay_ready(&ns, &PARENTS).await;
     // ... and a new generation of each is evaluated by v1: Ready and
     // ChildReady True for it, its ConfigMap made anew (v2 would say
     // ChildReady False once made).
     for name in PARENTS {
         objects::merge(&probes, name, json!({"spec": {"greeting": "hi again"}})).await;
     }
-    all_ready(&ns, &probes, "hi again", true).await;
+    all_ready(&ns, &PARENTS, "hi again", true).await;
     // Still one refusal, and v2 still not served.
     assert_eq!(
         host.lines_with(&["refused guest probe_guest", "held (promotion auto)"])

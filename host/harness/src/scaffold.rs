@@ -4,10 +4,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use kube::Api;
+use kube::api::DynamicObject;
 use reconciler_host::runtime::artifacts::digest;
-use serde_json::Value;
+use reconciler_testsupport::TestNamespace;
+use serde_json::{Value, json};
 
-use crate::operator::{POLL, condition};
+use crate::objects::{self, create};
+use crate::operator::{POLL, SETTLE, condition, eventually, get, summary};
 use crate::paths::{host_binary, target_tmpdir, workspace};
 use crate::process;
 
@@ -135,6 +139,20 @@ pub fn modules(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     (v1, v2)
 }
 
+/// `component` released again, changing nothing it does: a custom section
+/// appended (allowed anywhere in a component, ignored by what runs it),
+/// so another digest.
+pub fn released_again(component: &[u8]) -> Vec<u8> {
+    const NAME: &[u8] = b"released-again";
+    let mut again = component.to_vec();
+    // The section's id (0: custom), its size and its name's, each one
+    // byte as LEB128 (under 128).
+    again.extend([0, 1 + NAME.len() as u8, NAME.len() as u8]);
+    again.extend_from_slice(NAME);
+    assert_ne!(digest(&again), digest(component));
+    again
+}
+
 /// Writes `bytes` to `dir/name` atomically (a hidden temporary renamed),
 /// as a hot swap lands.
 pub fn place(dir: &Path, name: &str, bytes: &[u8]) {
@@ -142,6 +160,26 @@ pub fn place(dir: &Path, name: &str, bytes: &[u8]) {
     let tmp = dir.join(format!(".{name}.tmp"));
     std::fs::write(&tmp, bytes).expect("writing a module");
     std::fs::rename(&tmp, dir.join(name)).expect("placing a module");
+}
+
+/// Compiles `bytes` into the compiled guests' cache `cache`
+/// (`reconciler-host describe` loads it, from `<cache>.in/<digest>.wasm`),
+/// so that a host compiling into the same cache takes it from there: a
+/// hot swap's check then waits for no compile, whose time is the
+/// machine's.
+pub fn precompile(cache: &Path, bytes: &[u8]) {
+    let dir = cache.with_extension("in");
+    std::fs::create_dir_all(&dir).expect("a directory for modules to compile");
+    let wasm = dir.join(format!("{}.wasm", digest(bytes)));
+    std::fs::write(&wasm, bytes).expect("writing a module");
+    let mut describe = Command::new(host_binary());
+    describe
+        .env("NO_COLOR", "1")
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("describe")
+        .arg(&wasm);
+    ok(describe, "reconciler-host describe");
 }
 
 /// Installs the CRD `reconciler-host crd` prints for `wasm`.
@@ -161,6 +199,110 @@ pub fn is_now(o: &Value, type_: &str, status: &str, reason: &str) -> bool {
     condition(o, type_).is_some_and(|c| {
         c.status == status && c.reason == reason && c.observed_generation == generation
     })
+}
+
+/// The Probes of `ns`.
+pub fn probes(ns: &TestNamespace) -> Api<DynamicObject> {
+    objects::api(&ns.client(), ns.name(), API_VERSION, KIND)
+}
+
+/// Creates a Probe named each of `parents` in `ns`, asking for `greeting`
+/// (its child, the ConfigMap `<name>-greeting`, holds it).
+pub async fn create_probes(ns: &TestNamespace, parents: &[&str], greeting: &str) {
+    for name in parents {
+        create(
+            &ns.client(),
+            ns.name(),
+            json!({"apiVersion": API_VERSION, "kind": KIND,
+                   "metadata": {"name": name}, "spec": {"greeting": greeting}}),
+        )
+        .await;
+    }
+}
+
+/// Waits until each of `parents` is Ready True with ChildReady True, for
+/// its generation, and its ConfigMap holds `greeting`; with `never_false`,
+/// failing as soon as one is seen Ready False.
+pub async fn all_ready(ns: &TestNamespace, parents: &[&str], greeting: &str, never_false: bool) {
+    let probes = probes(ns);
+    let configmaps = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
+    eventually("every Probe Ready, its ConfigMap made", async || {
+        let mut wrong = Vec::new();
+        for name in parents {
+            let p = get(&probes, name).await;
+            // Under the serving module a parent whose child is being made
+            // again is at most Ready Unknown, never False.
+            if never_false {
+                assert_ne!(
+                    condition(&p, "Ready").map(|c| c.status),
+                    Some("False".to_owned()),
+                    "{name}: {:?}",
+                    summary(&p)
+                );
+            }
+            let made = configmaps
+                .get_opt(&format!("{name}-greeting"))
+                .await
+                .expect("reading a ConfigMap")
+                .map(|c| serde_json::to_value(c).unwrap());
+            let says = made.as_ref().map(|c| c["data"]["greeting"].clone());
+            if !(is_now(&p, "Ready", "True", "AsExpected")
+                && is_now(&p, "ChildReady", "True", "AsExpected")
+                && says == Some(json!(greeting)))
+            {
+                wrong.push((name, summary(&p), says));
+            }
+        }
+        if wrong.is_empty() { Ok(()) } else { Err(wrong) }
+    })
+    .await;
+}
+
+/// Polls `parents` for [`SETTLE`]: each stays Ready True throughout.
+pub async fn stay_ready(ns: &TestNamespace, parents: &[&str]) {
+    let probes = probes(ns);
+    let until = Instant::now() + SETTLE;
+    while Instant::now() < until {
+        for name in parents {
+            let p = get(&probes, name).await;
+            assert_eq!(
+                condition(&p, "Ready").map(|c| c.status),
+                Some("True".to_owned()),
+                "{name} stays Ready True under the serving module: {:?}",
+                summary(&p)
+            );
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The resourceVersion of every object of `kind` in `ns`, by name.
+pub async fn versions(ns: &TestNamespace, api_version: &str, kind: &str) -> Vec<(String, String)> {
+    let listed = objects::api(&ns.client(), ns.name(), api_version, kind)
+        .list(&Default::default())
+        .await
+        .expect("a list");
+    listed
+        .items
+        .into_iter()
+        .map(|o| {
+            (
+                o.metadata.name.unwrap_or_default(),
+                o.metadata.resource_version.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// The resourceVersions of `ns`'s Probes, ConfigMaps and Events, by name:
+/// whatever a host or a command writes there (a status, a child, an
+/// Event) changes them.
+pub async fn written(ns: &TestNamespace) -> [Vec<(String, String)>; 3] {
+    [
+        versions(ns, API_VERSION, KIND).await,
+        versions(ns, "v1", "ConfigMap").await,
+        versions(ns, "events.k8s.io/v1", "Event").await,
+    ]
 }
 
 /// `reconciler-host` under `kubeconfig`, compiling guests into `cache`,
