@@ -18,18 +18,19 @@
 //! verdict, Ready False.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::Instant;
 
 use reconciler_host_harness::objects::{self, create, merge};
 use reconciler_host_harness::operator::{condition, eventually, get, resource_version, settle};
-use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
-use reconciler_host_harness::process;
+use reconciler_host_harness::paths::target_tmpdir;
+use reconciler_host_harness::scaffold::{
+    self, API_VERSION, KIND, MADE_TRUE, ProbeHost, host_command, install_crd_of, is_now, place,
+    text,
+};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
-const API_VERSION: &str = "probes.example.com/v1alpha1";
-const KIND: &str = "Probe";
 /// The parent; its child is the ConfigMap `<parent>-greeting`.
 const PARENT: &str = "alpha";
 /// The ConfigMap the guest's ChildReady reads once its child is made.
@@ -37,9 +38,8 @@ const VERDICT: &str = "alpha-verdict";
 /// The variant's package, and so its component's file.
 const PACKAGE: &str = "probe-verdict-guest";
 const LIB: &str = "probe_verdict_guest";
-/// The scaffold's ChildReady once the ConfigMap is made...
-const MADE_TRUE: &str = r#"ok(CHILD_READY, format!("{what} is applied as asked"))"#;
-/// ... and the variant's: decided by the label `verdict` of
+/// The variant's ChildReady once the ConfigMap is made, in place of the
+/// scaffold's ([`MADE_TRUE`]): decided by the label `verdict` of
 /// `<parent>-verdict`, read only then.
 /// False takes a reason the scaffold's kind declares already.
 const MADE_BY_VERDICT: &str = r#"{
@@ -60,166 +60,32 @@ const MADE_BY_VERDICT: &str = r#"{
             }
         }"#;
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs `command`, panicking with its output unless it succeeds; returns
-/// its stdout.
-fn ok(mut command: Command, what: &str) -> String {
-    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-/// The workspace's target directory: the SDK's dependencies are built
-/// there already (a crate outside the workspace shares them).
-fn target_dir() -> PathBuf {
-    target_tmpdir().parent().expect("<target>").to_path_buf()
-}
-
 /// The scaffold of `new Probe --child ConfigMap` made into the variant
 /// (its own package: another test builds `probe-guest` in the same target
-/// directory), built outside the workspace (the guest profile): its
-/// component's path.
+/// directory), built outside the workspace (the guest profile), placed in
+/// `dir/guests`: its component's path.
 fn variant(dir: &Path) -> PathBuf {
     let crate_dir = dir.join("probe-verdict");
-    let mut new = Command::new(host_binary());
-    new.args([
-        "new",
-        KIND,
-        "--child",
-        "ConfigMap",
-        "--group",
-        "probes.example.com",
-        "--sdk-path",
-    ])
-    .arg(workspace().join("guests/sdk"))
-    .arg(&crate_dir);
-    let said = ok(new, "reconciler-host new --child ConfigMap");
-    assert!(said.contains("owning a ConfigMap"), "{said}");
-
-    let manifest = crate_dir.join("Cargo.toml");
-    let package = std::fs::read_to_string(&manifest).unwrap();
-    assert_eq!(
-        package.matches("name = \"probe-guest\"").count(),
-        1,
-        "{package}"
-    );
-    std::fs::write(
-        &manifest,
-        package.replace("name = \"probe-guest\"", &format!("name = \"{PACKAGE}\"")),
-    )
-    .unwrap();
-    let lib = crate_dir.join("src/lib.rs");
-    let source = std::fs::read_to_string(&lib).unwrap();
-    // The edit applies: the scaffold says ChildReady True in exactly one
-    // place, once its child is made (and reads nothing there).
-    assert_eq!(source.matches(MADE_TRUE).count(), 1, "{source}");
-    std::fs::write(&lib, source.replace(MADE_TRUE, MADE_BY_VERDICT)).unwrap();
-
-    // Its native tests, which expect the scaffold's ChildReady, are not run.
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo
-        .args(["build", "--target", "wasm32-wasip2", "--profile", "guest"])
-        .current_dir(&crate_dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env_remove("RUSTFLAGS");
-    ok(cargo, "building the variant");
-    let built = target_dir().join(format!("wasm32-wasip2/guest/{LIB}.wasm"));
+    scaffold::new_probe(&crate_dir);
+    scaffold::rename_package(&crate_dir, PACKAGE);
+    // The scaffold says ChildReady True in exactly one place, once its
+    // child is made (and reads nothing there).
+    scaffold::edit_once(&crate_dir, MADE_TRUE, MADE_BY_VERDICT);
+    let bytes = scaffold::built(&crate_dir, LIB);
     let guests = dir.join("guests");
-    std::fs::create_dir_all(&guests).unwrap();
-    let wasm = guests.join(format!("{LIB}.wasm"));
-    std::fs::copy(&built, &wasm).expect("the component");
-    wasm
-}
-
-/// Installs the CRD `reconciler-host crd` prints for `wasm`.
-async fn install_crd_of(wasm: &Path, client: &kube::Client) {
-    let mut crd = Command::new(host_binary());
-    crd.arg("crd").arg(wasm);
-    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
-    reconciler_testsupport::install_crd(client, serde_json::from_value(crd).unwrap())
-        .await
-        .expect("installing the CRD");
+    let file = format!("{LIB}.wasm");
+    place(&guests, &file, &bytes);
+    guests.join(file)
 }
 
 fn admin() -> PathBuf {
     reconciler_testsupport::kubeconfig_path().expect("the test apiserver")
 }
 
-/// `reconciler-host` under the test apiserver's kubeconfig, compiling
-/// guests into `cache`, nothing of the caller's environment but `PATH`
-/// and `HOME`.
-fn host_command(cache: &Path) -> Command {
-    let mut command = Command::new(host_binary());
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-        .env("KUBECONFIG", admin())
-        .env("NO_COLOR", "1")
-        .arg("--cache-dir")
-        .arg(cache)
-        .stdin(Stdio::null());
-    command
-}
-
-/// `reconciler-host run` serving `guests` in `namespace`, its log to
-/// `log`. Stopped on drop (SIGTERM); prints its log's tail when the test
-/// fails.
-struct Served {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Served {
-    fn start(cache: &Path, guests: &Path, namespace: &str, log: PathBuf) -> Served {
-        let stderr = std::fs::File::create(&log).expect("the host's log");
-        let child = host_command(cache)
-            .env("RUST_LOG", "info")
-            .args(["run", "--guests-poll", "0", "--namespaces", namespace])
-            .arg("--guests")
-            .arg(guests)
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("the host starts");
-        Served { child, log }
-    }
-
-    /// SIGTERM, then wait (10 s at most, then SIGKILL).
-    fn stop(&mut self) -> std::process::ExitStatus {
-        process::terminate(&mut self.child, || {})
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let status = self.stop();
-        if std::thread::panicking() {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(60)..];
-            eprintln!(
-                "--- host ({status}), log {}:\n{}\n---",
-                self.log.display(),
-                tail.join("\n")
-            );
-        }
-    }
-}
-
 /// `reconciler-host capture Probe <ns>/alpha --guests <guests>
 /// --namespaces <ns> -o <output>`, then `extra`.
 async fn capture(cache: &Path, guests: &Path, ns: &str, output: &Path, extra: &[&str]) -> Output {
-    let mut command = host_command(cache);
+    let mut command = host_command(&admin(), cache);
     command
         .args(["capture", KIND, &format!("{ns}/{PARENT}"), "--guests"])
         .arg(guests)
@@ -233,7 +99,7 @@ async fn capture(cache: &Path, guests: &Path, ns: &str, output: &Path, extra: &[
 
 /// `reconciler-host test <wasm> <fixture>`.
 async fn replay(cache: &Path, wasm: &Path, fixture: &Path) -> Output {
-    let mut command = host_command(cache);
+    let mut command = host_command(&admin(), cache);
     command.arg("test").arg(wasm).arg(fixture);
     tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
         .await
@@ -255,15 +121,6 @@ fn config_maps(fixture: &Value) -> Vec<(String, Value)> {
             )
         })
         .collect()
-}
-
-/// Whether `type_` is `status`/`reason` for the generation the object
-/// has now.
-fn is_now(o: &Value, type_: &str, status: &str, reason: &str) -> bool {
-    let generation = o["metadata"]["generation"].as_i64().unwrap_or(-1);
-    condition(o, type_).is_some_and(|c| {
-        c.status == status && c.reason == reason && c.observed_generation == generation
-    })
 }
 
 /// A Probe served until Ready True, its ConfigMap made and its verdict
@@ -308,7 +165,7 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     .await;
     let probes = objects::api(&client, ns.name(), API_VERSION, KIND);
     let configmaps = objects::api(&client, ns.name(), "v1", "ConfigMap");
-    let mut host = Served::start(&cache, &guests, ns.name(), dir.join("host.log"));
+    let mut host = ProbeHost::start(ns.name(), &guests, &cache, &[], "host").await;
     eventually("the Probe Ready, its ConfigMap made", async || {
         let p = get(&probes, PARENT).await;
         let made = configmaps

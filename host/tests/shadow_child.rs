@@ -12,162 +12,23 @@
 //! and a fresh host under `--promotion auto` must hold it too, the three
 //! parents staying Ready True under v1.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Output;
 
-use kube::Api;
-use kube::api::DynamicObject;
 use reconciler_host::runtime::artifacts::digest;
 use reconciler_host_harness::identity;
-use reconciler_host_harness::objects::{self, create};
-use reconciler_host_harness::operator::{POLL, SETTLE, condition, eventually, get, summary};
-use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
-use reconciler_host_harness::process;
+use reconciler_host_harness::objects;
+use reconciler_host_harness::operator::eventually;
+use reconciler_host_harness::paths::target_tmpdir;
+use reconciler_host_harness::scaffold::{
+    FILE, ProbeHost, all_ready, create_probes, host_command, install_crd_of, modules, place,
+    probes, stay_ready, text, written,
+};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
-const API_VERSION: &str = "probes.example.com/v1alpha1";
-const KIND: &str = "Probe";
-/// The file a guests directory serves the kind from (v1, then v2 dropped
-/// over it: a hot swap).
-const FILE: &str = "probe_guest.wasm";
 /// The parents, each owning the ConfigMap `<name>-greeting`.
 const PARENTS: [&str; 3] = ["a", "b", "c"];
-/// The guests directory's poll interval of the promotion test's host.
-const GUESTS_POLL: &str = "200ms";
-/// The scaffold's ChildReady once the ConfigMap is made (v1)...
-const MADE_TRUE: &str = r#"ok(CHILD_READY, format!("{what} is applied as asked"))"#;
-/// ... and the candidate's (v2): False, with a reason v1 registers already
-/// (so the gate sees the same kind, reasons and aspects).
-const MADE_FALSE: &str = r#"fails(CHILD_READY, CHILD_REFUSED, format!("{what} is made, and this candidate finds fault with it"))"#;
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs `command`, panicking with its output unless it succeeds; returns
-/// its stdout.
-fn ok(mut command: Command, what: &str) -> String {
-    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-/// The workspace's target directory: the SDK's dependencies are built
-/// there already (a crate outside the workspace shares them).
-fn target_dir() -> PathBuf {
-    target_tmpdir().parent().expect("<target>").to_path_buf()
-}
-
-/// A scaffold's component built outside the workspace (the guest
-/// profile), the crate's library `lib`: its bytes.
-fn built(crate_dir: &Path, lib: &str) -> Vec<u8> {
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo
-        .args(["build", "--target", "wasm32-wasip2", "--profile", "guest"])
-        .current_dir(crate_dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env_remove("RUSTFLAGS");
-    ok(cargo, &format!("building {}", crate_dir.display()));
-    std::fs::read(target_dir().join(format!("wasm32-wasip2/guest/{lib}.wasm")))
-        .expect("the component")
-}
-
-/// v1, the scaffold as `new --child ConfigMap` makes it, and v2, a copy
-/// whose ChildReady is False once its ConfigMap is made: their bytes.
-fn modules(dir: &Path) -> (Vec<u8>, Vec<u8>) {
-    let v1_dir = dir.join("probe");
-    let mut new = Command::new(host_binary());
-    new.args([
-        "new",
-        KIND,
-        "--child",
-        "ConfigMap",
-        "--group",
-        "probes.example.com",
-        "--sdk-path",
-    ])
-    .arg(workspace().join("guests/sdk"))
-    .arg(&v1_dir);
-    let said = ok(new, "reconciler-host new --child ConfigMap");
-    assert!(said.contains("owning a ConfigMap"), "{said}");
-    let v1 = built(&v1_dir, "probe_guest");
-
-    // The same crate (its Cargo.lock too) in another directory, one
-    // expression of src/lib.rs changed. Its package is renamed: cargo
-    // hashes a crate by its path relative to its workspace, so a copy of
-    // the same name in the same target directory is taken for the crate
-    // already built. (The host names a module after its file, not its
-    // crate.) Its native tests, which expect the scaffold's ChildReady, are
-    // not run.
-    let v2_dir = dir.join("probe-v2");
-    let mut copy = Command::new("cp");
-    copy.arg("-r").arg(&v1_dir).arg(&v2_dir);
-    ok(copy, "copying the crate");
-    let manifest = v2_dir.join("Cargo.toml");
-    let package = std::fs::read_to_string(&manifest).unwrap();
-    assert_eq!(
-        package.matches("name = \"probe-guest\"").count(),
-        1,
-        "{package}"
-    );
-    std::fs::write(
-        &manifest,
-        package.replace("name = \"probe-guest\"", "name = \"probe-v2-guest\""),
-    )
-    .unwrap();
-    let lib = v2_dir.join("src/lib.rs");
-    let source = std::fs::read_to_string(&lib).unwrap();
-    // The edit applies: the scaffold says ChildReady True in exactly one
-    // place, once its child is made.
-    assert_eq!(source.matches(MADE_TRUE).count(), 1, "{source}");
-    std::fs::write(&lib, source.replace(MADE_TRUE, MADE_FALSE)).unwrap();
-    let v2 = built(&v2_dir, "probe_v2_guest");
-    assert_ne!(digest(&v1), digest(&v2), "v2 is another module");
-    (v1, v2)
-}
-
-/// Writes `bytes` to `dir/name` atomically (a hidden temporary renamed),
-/// as a hot swap lands.
-fn place(dir: &Path, name: &str, bytes: &[u8]) {
-    std::fs::create_dir_all(dir).expect("a guests directory");
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).expect("writing a module");
-    std::fs::rename(&tmp, dir.join(name)).expect("placing a module");
-}
-
-/// Installs the CRD `reconciler-host crd` prints for `wasm`.
-async fn install_crd_of(wasm: &Path, client: &kube::Client) {
-    let mut crd = Command::new(host_binary());
-    crd.arg("crd").arg(wasm);
-    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
-    reconciler_testsupport::install_crd(client, serde_json::from_value(crd).unwrap())
-        .await
-        .expect("installing the CRD");
-}
-
-/// `reconciler-host` under `kubeconfig`, compiling guests into `cache`,
-/// nothing of the caller's environment but `PATH` and `HOME`.
-fn host_command(kubeconfig: &Path, cache: &Path) -> Command {
-    let mut command = Command::new(host_binary());
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-        .env("KUBECONFIG", kubeconfig)
-        .env("NO_COLOR", "1")
-        .arg("--cache-dir")
-        .arg(cache)
-        .stdin(Stdio::null());
-    command
-}
 
 /// `reconciler-host shadow <candidate> --guests <guests> --namespaces <ns>
 /// -o <review>` under `kubeconfig`.
@@ -190,231 +51,6 @@ async fn shadow(
     tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
         .await
         .expect("the command's thread")
-}
-
-/// A free loopback port for `/metrics`.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// `reconciler-host run` over a guests directory, one namespace,
-/// `/metrics` on a free port, its log to `<name>.log` beside the guests
-/// directory. Stopped on drop (SIGTERM); prints its log's tail when the
-/// test fails.
-struct ProbeHost {
-    child: Child,
-    log: PathBuf,
-    metrics_port: u16,
-}
-
-impl ProbeHost {
-    /// Started, and waited for until its caches are synced and it
-    /// reconciles.
-    async fn start(
-        namespace: &str,
-        guests: &Path,
-        cache: &Path,
-        extra: &[&str],
-        name: &str,
-    ) -> ProbeHost {
-        let log = guests
-            .parent()
-            .expect("a test directory")
-            .join(format!("{name}.log"));
-        let stderr = std::fs::File::create(&log).expect("the host's log");
-        let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
-        let metrics_port = free_port();
-        let child = host_command(&kubeconfig, cache)
-            .env("RUST_LOG", "info")
-            .arg("run")
-            .arg("--guests")
-            .arg(guests)
-            .args(["--namespaces", namespace])
-            .args(["--guests-poll", GUESTS_POLL])
-            .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("the host starts");
-        let mut host = ProbeHost {
-            child,
-            log,
-            metrics_port,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !host.log_text().contains("caches synced; reconciling") {
-            assert!(
-                host.child.try_wait().expect("try_wait").is_none(),
-                "the host exited while starting"
-            );
-            assert!(Instant::now() < deadline, "the host did not start in 60 s");
-            tokio::time::sleep(POLL).await;
-        }
-        host
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Lines of the log containing every one of `parts`.
-    fn lines_with(&self, parts: &[&str]) -> Vec<String> {
-        self.log_text()
-            .lines()
-            .filter(|l| parts.iter().all(|p| l.contains(p)))
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// The Prometheus exposition.
-    fn metrics(&self) -> String {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.metrics_port))
-            .expect("the metrics endpoint");
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            .expect("a request");
-        let mut out = String::new();
-        s.read_to_string(&mut out).expect("a response");
-        out
-    }
-
-    /// The value of one sample (`name{labels}`), if exposed.
-    fn sample(&self, series: &str) -> Option<f64> {
-        self.metrics().lines().find_map(|l| {
-            l.strip_prefix(series)
-                .and_then(|rest| rest.strip_prefix(' '))
-                .and_then(|v| v.trim().parse().ok())
-        })
-    }
-
-    /// The value of the module series of `digest`, whatever its other
-    /// labels (the contract the module was built against).
-    fn module_sample(&self, digest: &str) -> Option<f64> {
-        let prefix =
-            format!("reconciler_module{{kind=\"{KIND}\",guest=\"probe_guest\",digest=\"{digest}\"");
-        self.metrics().lines().find_map(|l| {
-            l.strip_prefix(&prefix)
-                .and_then(|rest| rest.split_once("} "))
-                .and_then(|(_, v)| v.trim().parse().ok())
-        })
-    }
-
-    /// SIGTERM; asserts a clean stop.
-    fn finish(mut self) {
-        let status = self.stop();
-        assert!(status.success(), "the host did not stop cleanly: {status}");
-        assert!(self.log_text().contains("stopped"), "no clean shutdown");
-    }
-
-    fn stop(&mut self) -> std::process::ExitStatus {
-        process::terminate(&mut self.child, || {})
-    }
-}
-
-impl Drop for ProbeHost {
-    fn drop(&mut self) {
-        let status = self.stop();
-        if std::thread::panicking() {
-            let text = self.log_text();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(60)..];
-            eprintln!(
-                "--- host ({status}), log {}:\n{}\n---",
-                self.log.display(),
-                tail.join("\n")
-            );
-        }
-    }
-}
-
-/// The resourceVersion of every object of `kind` in `ns`, by name.
-async fn versions(ns: &TestNamespace, api_version: &str, kind: &str) -> Vec<(String, String)> {
-    let listed = objects::api(&ns.client(), ns.name(), api_version, kind)
-        .list(&Default::default())
-        .await
-        .expect("a list");
-    listed
-        .items
-        .into_iter()
-        .map(|o| {
-            (
-                o.metadata.name.unwrap_or_default(),
-                o.metadata.resource_version.unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
-/// Whether `type_` is True with reason AsExpected, for the generation the
-/// object has now.
-fn true_now(o: &Value, type_: &str) -> bool {
-    let generation = o["metadata"]["generation"].as_i64().unwrap_or(-1);
-    condition(o, type_).is_some_and(|c| {
-        c.status == "True" && c.reason == "AsExpected" && c.observed_generation == generation
-    })
-}
-
-/// Waits until every parent is Ready True with ChildReady True, for its
-/// generation, and its ConfigMap holds `greeting`; with `never_false`,
-/// failing as soon as one is seen Ready False.
-async fn all_ready(
-    ns: &TestNamespace,
-    probes: &Api<DynamicObject>,
-    greeting: &str,
-    never_false: bool,
-) {
-    let configmaps = objects::api(&ns.client(), ns.name(), "v1", "ConfigMap");
-    eventually("every Probe Ready, its ConfigMap made", async || {
-        let mut wrong = Vec::new();
-        for name in PARENTS {
-            let p = get(probes, name).await;
-            // Under the serving module a parent whose child is being made
-            // again is at most Ready Unknown, never False.
-            if never_false {
-                assert_ne!(
-                    condition(&p, "Ready").map(|c| c.status),
-                    Some("False".to_owned()),
-                    "{name}: {:?}",
-                    summary(&p)
-                );
-            }
-            let made = configmaps
-                .get_opt(&format!("{name}-greeting"))
-                .await
-                .expect("reading a ConfigMap")
-                .map(|c| serde_json::to_value(c).unwrap());
-            let says = made.as_ref().map(|c| c["data"]["greeting"].clone());
-            if !(true_now(&p, "Ready")
-                && true_now(&p, "ChildReady")
-                && says == Some(json!(greeting)))
-            {
-                wrong.push((name, summary(&p), says));
-            }
-        }
-        if wrong.is_empty() { Ok(()) } else { Err(wrong) }
-    })
-    .await;
-}
-
-/// Polls the parents for [`SETTLE`]: each stays Ready True throughout.
-async fn stay_ready(probes: &Api<DynamicObject>) {
-    let until = Instant::now() + SETTLE;
-    while Instant::now() < until {
-        for name in PARENTS {
-            let p = get(probes, name).await;
-            assert_eq!(
-                condition(&p, "Ready").map(|c| c.status),
-                Some("True".to_owned()),
-                "{name} stays Ready True under the serving module: {:?}",
-                summary(&p)
-            );
-        }
-        tokio::time::sleep(POLL).await;
-    }
 }
 
 /// Three Probes served by v1 until Ready True (their ConfigMaps made),
@@ -444,29 +80,17 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     let serving = dir.join("serving").join("guests");
     place(&serving, FILE, &v1);
     install_crd_of(&serving.join(FILE), &client).await;
-    for name in PARENTS {
-        create(
-            &client,
-            ns.name(),
-            json!({"apiVersion": API_VERSION, "kind": KIND,
-                   "metadata": {"name": name}, "spec": {"greeting": "hi"}}),
-        )
-        .await;
-    }
-    let probes = objects::api(&client, ns.name(), API_VERSION, KIND);
+    create_probes(&ns, &PARENTS, "hi").await;
+    let probes = probes(&ns);
     let host = ProbeHost::start(ns.name(), &serving, &cache, &[], "v1").await;
-    all_ready(&ns, &probes, "hi", false).await;
+    all_ready(&ns, &PARENTS, "hi", false).await;
     host.finish();
 
     // 3. `shadow`, as a reviewer who may only read (any write is refused).
     let reviewer = "shadow-child-reviewer";
     identity::read_only_reviewer(&client, ns.name(), reviewer).await;
     let kubeconfig = identity::kubeconfig_as(reviewer, &dir);
-    let before = (
-        versions(&ns, API_VERSION, KIND).await,
-        versions(&ns, "v1", "ConfigMap").await,
-        versions(&ns, "events.k8s.io/v1", "Event").await,
-    );
+    let before = written(&ns).await;
     let review_path = dir.join("review.yaml");
     let out = shadow(
         &kubeconfig,
@@ -566,11 +190,7 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     assert_eq!(not_reproduced, 0, "{same_text}");
 
     // A shadow writes nothing: no Probe, ConfigMap or Event changed.
-    let after = (
-        versions(&ns, API_VERSION, KIND).await,
-        versions(&ns, "v1", "ConfigMap").await,
-        versions(&ns, "events.k8s.io/v1", "Event").await,
-    );
+    let after = written(&ns).await;
     assert_eq!(after, before, "nothing written by shadow");
 
     // 4. A fresh host under `--promotion auto`, nothing applied by it yet,
@@ -612,14 +232,14 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     assert_eq!(host.module_sample(&v1_digest), Some(1.0));
     assert_eq!(host.module_sample(&v2_digest), None);
     // The parents stay Ready True after the hold...
-    stay_ready(&probes).await;
+    stay_ready(&ns, &PARENTS).await;
     // ... and a new generation of each is evaluated by v1: Ready and
     // ChildReady True for it, its ConfigMap made anew (v2 would say
     // ChildReady False once made).
     for name in PARENTS {
         objects::merge(&probes, name, json!({"spec": {"greeting": "hi again"}})).await;
     }
-    all_ready(&ns, &probes, "hi again", true).await;
+    all_ready(&ns, &PARENTS, "hi again", true).await;
     // Still one refusal, and v2 still not served.
     assert_eq!(
         host.lines_with(&["refused guest probe_guest", "held (promotion auto)"])

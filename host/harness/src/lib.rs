@@ -21,7 +21,9 @@
 //!   [`http_proxy`]: one that answers 503 on request (HTTP);
 //! - [`registry`] and [`cosign`]: an OCI registry on loopback, and the
 //!   real cosign signing what is pushed to it;
-//! - [`bench`]: the benches' host process, metrics and printed table.
+//! - [`bench`]: the benches' host process, metrics and printed table;
+//! - [`scaffold`]: the guest `reconciler-host new Probe --child
+//!   ConfigMap` scaffolds, its variants, and the host serving them.
 
 pub mod access_requests;
 pub mod bench;
@@ -44,4 +46,5 @@ pub mod process;
 pub mod proxy;
 pub mod registry;
 pub mod ring;
+pub mod scaffold;
 pub mod widgets;
