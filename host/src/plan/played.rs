@@ -212,7 +212,13 @@ mod tests {
         let digest = digest::digest(&pending, gates.mode, &target);
         let open = |name: &str| Plan {
             phase: Phase::Pending,
-            ..Plan::describing(name, "2026-12-03T10:00:00Z".into(), gates.mode, &digest, &target)
+            ..Plan::describing(
+                name,
+                "2026-12-03T10:00:00Z".into(),
+                gates.mode,
+                &digest,
+                &target,
+            )
         };
         let now: jiff::Timestamp = "2026-12-03T10:05:00Z".parse().unwrap();
         let plans = [open("w-older"), open("w-current")];
@@ -231,7 +237,11 @@ mod tests {
         // The older plan is superseded (Replaced); the current one awaits
         // its decision, the changes held.
         assert_eq!(reasons, ["PlanSuperseded"], "{:?}", played.events);
-        assert!(played.events[0].note.contains("w-older"), "{:?}", played.events);
+        assert!(
+            played.events[0].note.contains("w-older"),
+            "{:?}",
+            played.events
+        );
         assert_eq!(played.hold, Some(Hold::AwaitingApproval));
     }
 }

@@ -135,6 +135,14 @@ pub(crate) fn held(review: &Review, promotion: Promotion) -> Result<usize, Refus
             named(&failing)
         ));
     }
+    // A review that cannot see a parent says so: the serving module's own
+    // pass not reproducing its live status.
+    if review.not_reproduced > 0 {
+        found.push(format!(
+            "the serving module's own pass does not reproduce the live status of {}",
+            review.not_reproduced
+        ));
+    }
     Err(Refusal::new(
         Check::Shadow,
         format!(
@@ -158,7 +166,7 @@ fn name_of(parent: &Arc<serde_json::Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::compare::Difference;
+    use crate::pass::compare::{Difference, Unreproduced};
 
     /// A hold names the promotion in force: a GuestModule's manual (offered
     /// as `Checked`) is not said to be the host's `--promotion auto`.
@@ -190,5 +198,38 @@ mod tests {
                 )
             );
         }
+    }
+
+    /// A hold says how many parents the review could not see: the serving
+    /// module's own pass does not reproduce their live status.
+    #[test]
+    fn a_hold_counts_the_parents_the_review_cannot_see() {
+        let module = |digest: &str| Module {
+            guest: "widget".into(),
+            digest: digest.into(),
+        };
+        let failing = Difference {
+            new_guest_error: Some("trap".into()),
+            not_reproduced: vec![Unreproduced {
+                type_: "Ready".into(),
+                live: "True (AsExpected)".into(),
+                serving: "False (ReconcileError)".into(),
+            }],
+            ..Difference::default()
+        };
+        let review = Review::new(
+            "Widget",
+            module("sha256:a"),
+            module("sha256:b"),
+            [("team-a/w".to_owned(), failing)],
+        );
+        let refusal = held(&review, Promotion::Auto).expect_err("a parent fails");
+        assert!(
+            refusal
+                .detail
+                .contains("the serving module's own pass does not reproduce the live status of 1;"),
+            "{}",
+            refusal.detail
+        );
     }
 }
