@@ -10,6 +10,7 @@ use std::time::Instant;
 use reconciler_host_harness::objects::{self, create};
 use reconciler_host_harness::operator::{condition, eventually, get};
 use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
+use reconciler_host_harness::scaffold::install_crd_of;
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -69,16 +70,6 @@ fn fixtures_pass(wasm: &Path, crate_dir: &Path) {
     test.arg("test").arg(wasm).args(&fixtures);
     let passed = ok(test, "its fixtures");
     assert!(passed.contains("2 passed, 0 failed"), "{passed}");
-}
-
-/// Installs the CRD `reconciler-host crd` prints for `wasm`.
-async fn install_crd_of(wasm: &Path, client: &kube::Client) {
-    let mut crd = Command::new(host_binary());
-    crd.arg("crd").arg(wasm);
-    let crd: Value = serde_yaml::from_str(&ok(crd, "its CRD")).expect("YAML");
-    reconciler_testsupport::install_crd(client, serde_json::from_value(crd).unwrap())
-        .await
-        .expect("installing the CRD");
 }
 
 /// The unchanged host serving the modules of `guests` in `namespace`.

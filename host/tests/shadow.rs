@@ -11,9 +11,10 @@ use std::process::Output;
 
 use reconciler_host_harness::guests::guest_wasm;
 use reconciler_host_harness::identity;
-use reconciler_host_harness::objects::{api, create};
+use reconciler_host_harness::objects::create;
 use reconciler_host_harness::operator::{Guests, cli_command, fixture_of, install_crds};
 use reconciler_host_harness::paths;
+use reconciler_host_harness::scaffold::versions;
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -45,24 +46,6 @@ async fn shadow(kubeconfig: &Path, candidate: &Path, ns: &str, review: &Path) ->
     tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
         .await
         .expect("the command's thread")
-}
-
-/// The resourceVersion of every object of `kind` in `ns`, by name.
-async fn versions(ns: &TestNamespace, api_version: &str, kind: &str) -> Vec<(String, String)> {
-    let listed = api(&ns.client(), ns.name(), api_version, kind)
-        .list(&Default::default())
-        .await
-        .expect("a list");
-    listed
-        .items
-        .into_iter()
-        .map(|o| {
-            (
-                o.metadata.name.unwrap_or_default(),
-                o.metadata.resource_version.unwrap_or_default(),
-            )
-        })
-        .collect()
 }
 
 /// Three widgets no host has served yet. A reviewer who may only read

@@ -150,6 +150,17 @@ pub struct Withdrawal {
 }
 
 impl Withdrawal {
+    /// The Event raised once the object is gone, as the host publishes it.
+    pub fn gone_event(&self) -> Option<reconciler_conventions::engine::Event> {
+        self.event
+            .as_ref()
+            .map(|e| reconciler_conventions::engine::Event {
+                type_: e.type_,
+                reason: e.reason.clone(),
+                note: reconciler_conventions::message::bound(&e.message),
+            })
+    }
+
     /// The deletion it makes, as an ordinary change.
     pub fn deletion(&self) -> Change {
         Change::Delete {

@@ -135,11 +135,7 @@ impl Effects for DryRun<'_> {
                     .map_err(WithdrawalError::Refused)?;
             if !self.pending(&checked).is_empty() {
                 out.made.deleted += 1;
-                out.events.extend(withdrawal.event.as_ref().map(|e| Event {
-                    type_: e.type_,
-                    reason: e.reason.clone(),
-                    note: reconciler_conventions::message::bound(&e.message),
-                }));
+                out.events.extend(withdrawal.gone_event());
             }
             self.record_change(
                 (

@@ -109,11 +109,7 @@ pub async fn make(
             Ok(made) if made.deleted > 0 => {
                 out.made.deleted += made.deleted;
                 out.made.deleted_unwatched += made.deleted_unwatched;
-                out.events.extend(withdrawal.event.as_ref().map(|e| Event {
-                    type_: e.type_,
-                    reason: e.reason.clone(),
-                    note: reconciler_conventions::message::bound(&e.message),
-                }));
+                out.events.extend(withdrawal.gone_event());
             }
             // Gone already: nothing was taken away now.
             Ok(_) => {}
