@@ -10,8 +10,6 @@
 //! whether the guest was to blame, and its caller ([`workers`]) counts that
 //! against the module's probation.
 
-#[cfg(test)]
-mod agreement;
 mod changes;
 pub(crate) mod driver;
 pub mod dry_run;
