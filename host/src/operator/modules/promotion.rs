@@ -168,24 +168,28 @@ mod tests {
     use super::*;
     use crate::pass::compare::{Difference, Unreproduced};
 
-    /// A hold names the promotion in force: a GuestModule's manual (offered
-    /// as `Checked`) is not said to be the host's `--promotion auto`.
-    #[test]
-    fn a_hold_names_the_promotion_in_force() {
+    /// The review of one Widget parent, `team-a/w`, differing as `difference`.
+    fn review_of(difference: Difference) -> Review {
         let module = |digest: &str| Module {
             guest: "widget".into(),
             digest: digest.into(),
         };
-        let failing = Difference {
-            new_guest_error: Some("trap".into()),
-            ..Difference::default()
-        };
-        let review = Review::new(
+        Review::new(
             "Widget",
             module("sha256:a"),
             module("sha256:b"),
-            [("team-a/w".to_owned(), failing)],
-        );
+            [("team-a/w".to_owned(), difference)],
+        )
+    }
+
+    /// A hold names the promotion in force: a GuestModule's manual (offered
+    /// as `Checked`) is not said to be the host's `--promotion auto`.
+    #[test]
+    fn a_hold_names_the_promotion_in_force() {
+        let review = review_of(Difference {
+            new_guest_error: Some("trap".into()),
+            ..Difference::default()
+        });
         for (promotion, said) in [
             (Promotion::Checked, "held (promotion manual)"),
             (Promotion::Auto, "held (promotion auto)"),
@@ -204,11 +208,7 @@ mod tests {
     /// module's own pass does not reproduce their live status.
     #[test]
     fn a_hold_counts_the_parents_the_review_cannot_see() {
-        let module = |digest: &str| Module {
-            guest: "widget".into(),
-            digest: digest.into(),
-        };
-        let failing = Difference {
+        let review = review_of(Difference {
             new_guest_error: Some("trap".into()),
             not_reproduced: vec![Unreproduced {
                 type_: "Ready".into(),
@@ -216,13 +216,7 @@ mod tests {
                 serving: "False (ReconcileError)".into(),
             }],
             ..Difference::default()
-        };
-        let review = Review::new(
-            "Widget",
-            module("sha256:a"),
-            module("sha256:b"),
-            [("team-a/w".to_owned(), failing)],
-        );
+        });
         let refusal = held(&review, Promotion::Auto).expect_err("a parent fails");
         assert!(
             refusal
