@@ -69,3 +69,25 @@ pub fn superseded(plan: &str, why: Divergence) -> Event {
     );
     event(type_, "PlanSuperseded", &note)
 }
+
+/// A plan deleted while Applying (`by`: who approved it), after `applied`
+/// applies and `deleted` deletions were made.
+pub fn deleted(plan: &str, by: Option<&str>, applied: usize, deleted: usize) -> Event {
+    let decided = by
+        .map(|by| format!(" (approved by {by})"))
+        .unwrap_or_default();
+    let count = applied + deleted;
+    let note = if count == 0 {
+        format!(
+            "ReconcilePlan {plan}{decided} was deleted while Applying: the host stopped \
+             before its first change, nothing was made"
+        )
+    } else {
+        format!(
+            "ReconcilePlan {plan}{decided} was deleted while Applying: {count} of its changes \
+             ({applied} applied, {deleted} deleted) were made before the host stopped; this plan \
+             records them, and what is left is planned anew"
+        )
+    };
+    event(EventType::Warning, "PlanDeleted", &note)
+}

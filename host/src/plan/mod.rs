@@ -1,5 +1,6 @@
 //! Plans and approval (issue 14, seed 003): what a pass would change, reviewed before it is made.
 
+pub mod accepted;
 pub mod artifact;
 pub mod digest;
 pub mod events;

@@ -1,9 +1,9 @@
-//! A plan's course played without writing (seed 003): what a pass's plan
-//! would come to from the parent's plans as they are, the gates and the
-//! pending changes, decided by the same lifecycle the operator's planner
-//! carries out ([`crate::plan::lifecycle`]), every write taken as the API
-//! server's to accept. A dry run of a pass (`capture`, `shadow`,
-//! promotion) and a fixture's plans (`test`) are played here.
+//! A plan's course played (seed 003): the one interpreter of the course
+//! [`crate::plan::lifecycle::course`] decides, over the moves a pass makes
+//! of it ([`PlanMoves`]): written to the API server by the operator's
+//! planner, taken as accepted by a dry run ([`crate::plan::accepted`]).
+//! The plan's Events, what the status says of it and when to pass again
+//! are decided here only.
 
 use std::time::Duration;
 
@@ -12,11 +12,11 @@ use reconciler_conventions::engine::{Event, PlanFacts};
 use crate::contract::model::Change;
 use crate::facts::Hold;
 use crate::plan::artifact::Counts;
-use crate::plan::digest::{self, Mode, Target};
+use crate::plan::digest::{Digest, Mode, Target};
 use crate::plan::events;
 use crate::plan::gates::Gates;
 use crate::plan::lifecycle::{self, Course, Decided, Fresh, Situation, UNFINISHED, Void};
-use crate::plan::record::{Divergence, Plan};
+use crate::plan::record::{Decision, Divergence, Plan};
 
 /// What a pass's plan came to, played.
 #[derive(Debug, Default)]
@@ -27,8 +27,74 @@ pub struct Played {
     /// The plan's Events, in order.
     pub events: Vec<Event>,
     pub requeue_after: Option<Duration>,
-    /// The changes are made in this pass.
+    /// The changes were executed in this pass (made, or failed making).
     pub made: bool,
+}
+
+/// How many changes an execution made before it ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub applied: usize,
+    pub deleted: usize,
+}
+
+/// How the execution of a pass's changes ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Execution {
+    /// Every change made (or found made).
+    Made(Count),
+    /// The plan was deleted while Applying: none made after.
+    Stopped(Count),
+    /// A write conflicted: the plan stays Applying, resumed by the next
+    /// pass if what is left is what was approved.
+    Conflict,
+    /// A change failed, as the pass reports it.
+    Failed(String),
+}
+
+/// What a plan's course does to the plan and the parent's children. Each
+/// move only writes (or takes the write as accepted): the Events and what
+/// the status says are the interpreter's ([`play`]).
+pub(crate) trait PlanMoves {
+    type Error;
+    /// Voids `plan`: phase Superseded, naming `why`.
+    async fn supersede(&mut self, plan: &Plan, why: Divergence) -> Result<(), Self::Error>;
+    /// Phase Failed, with `why`.
+    async fn fail(&mut self, plan: &Plan, why: &str) -> Result<(), Self::Error>;
+    /// Whether the plan's effects are still the ones it recorded.
+    async fn artifact_intact(&mut self, plan: &Plan) -> Result<bool, Self::Error>;
+    /// The plan still describes the pending changes: revalidated.
+    async fn revalidate(&mut self, plan: &Plan) -> Result<(), Self::Error>;
+    /// A reviewer's denial carried out: phase Rejected.
+    async fn reject(&mut self, plan: &Plan) -> Result<(), Self::Error>;
+    /// A reviewer's approval carried out: phase Applying.
+    async fn applying(&mut self, plan: &Plan) -> Result<Plan, Self::Error>;
+    /// Approved by the host (approval auto), phase Applying.
+    async fn auto_approve(&mut self, plan: &Plan) -> Result<Plan, Self::Error>;
+    /// A plan of the `pending` changes, created (its effects recorded).
+    async fn create(
+        &mut self,
+        pending: &[Change],
+        digest: &Digest,
+        target: &Target,
+    ) -> Result<Plan, Self::Error>;
+    /// A created plan left for review: phase Pending (mode apply) or
+    /// ObserveMode (mode observe).
+    async fn await_decision(&mut self, plan: &Plan) -> Result<Plan, Self::Error>;
+    /// The pass's changes made: directly (`plan` `None`), or as `plan`
+    /// executes them (none after it is gone).
+    async fn execute(&mut self, plan: Option<&Plan>) -> Execution;
+    /// Phase Applied; `Ok(false)`: the plan is gone (deleted meanwhile).
+    async fn applied(&mut self, plan: &Plan) -> Result<bool, Self::Error>;
+    /// `plan` was deleted while Applying after `made` (something) was
+    /// made: a plan in phase Applied records it, saying `message`.
+    async fn deleted(
+        &mut self,
+        plan: &Plan,
+        made: Count,
+        message: &str,
+        pending: &[Change],
+    ) -> Result<(), Self::Error>;
 }
 
 /// The pass needs ReconcilePlans (review asked for, changes pending) and
@@ -51,197 +117,202 @@ pub fn unserved(gates: Gates, pending: bool) -> Result<Option<PlanFacts>, Unavai
     }
 }
 
-/// The parent a plan is played for.
-pub struct Playing<'a> {
-    /// The parent's plans, oldest first; `None`: the cluster serves none.
-    pub plans: Option<&'a [Plan]>,
-    pub gates: Gates,
-    /// The changes that would change something.
-    pub pending: &'a [Change],
-    pub target: &'a Target,
-    /// The name a plan created now would have.
-    pub plan_name: &'a str,
-    pub now: jiff::Timestamp,
-    pub replan_after: Duration,
-    /// When `plan` Rejected was first seen (now, if never).
-    pub first_seen: &'a (dyn Fn(&Plan) -> jiff::Timestamp + Sync),
-}
-
-/// Plays the course of `playing`'s plan.
-pub fn play(playing: &Playing<'_>) -> Result<Played, Unavailable> {
-    let gates = playing.gates;
-    let Some(plans) = playing.plans else {
-        // Made directly, or nothing to make: found as the guest asks.
-        let facts = unserved(gates, !playing.pending.is_empty())?;
-        return Ok(Played {
-            made: true,
-            facts,
-            ..Played::default()
-        });
-    };
-    let digest = digest::digest(playing.pending, gates.mode, playing.target);
-    let situation = Situation {
-        plans,
-        pending: !playing.pending.is_empty(),
-        digest: &digest,
-        target: playing.target,
-        gates,
-        now: playing.now,
-        replan_after: playing.replan_after,
-        first_seen: playing.first_seen,
-    };
-    let mut out = Offline {
-        gates,
-        counts: Counts::of(playing.pending),
+/// Plays the course of the plan of a pass in `situation`, whose `pending`
+/// changes would change something, through `moves`.
+pub(crate) async fn play<M: PlanMoves>(
+    moves: &mut M,
+    situation: &Situation<'_>,
+    pending: &[Change],
+) -> Result<Played, M::Error> {
+    let mut run = Interpreter {
+        moves,
+        gates: situation.gates,
+        replan_after: situation.replan_after,
+        pending,
         played: Played::default(),
     };
-    let (older, course) = lifecycle::course(&situation);
-    // The older open plans are superseded first, as the planner does.
+    let (older, course) = lifecycle::course(situation);
     for plan in &older {
-        out.played
-            .events
-            .push(events::superseded(&plan.name, Divergence::Replaced));
+        run.supersede(plan, Divergence::Replaced).await?;
     }
     match course {
         Course::Wait => {}
-        Course::FinishEmpty(plan) | Course::Resume(plan) => out.applied(&plan.name),
-        Course::Decided(plan, decided) => match decided {
+        // Made before the host stopped: done.
+        Course::FinishEmpty(plan) => run.finish(&plan, Execution::Made(Count::default())).await?,
+        Course::Resume(plan) if !run.moves.artifact_intact(&plan).await? => {
+            run.supersede(&plan, Divergence::ArtifactChanged).await?;
+            run.fresh(lifecycle::fresh(situation), situation).await?;
+        }
+        Course::Resume(plan) => run.execute(&plan).await?,
+        Course::Decided(plan, decided) => run.decided(plan, decided).await?,
+        Course::Fresh { void, then } => {
+            match void {
+                Some((plan, Void::Supersede(why))) => run.supersede(&plan, why).await?,
+                Some((plan, Void::Fail)) => run.fail(&plan, UNFINISHED).await?,
+                None => {}
+            }
+            run.fresh(then, situation).await?;
+        }
+    }
+    run.played.hold = lifecycle::hold(run.played.facts.as_ref(), run.played.made);
+    Ok(run.played)
+}
+
+/// A plan being played.
+struct Interpreter<'m, 'p, M> {
+    moves: &'m mut M,
+    gates: Gates,
+    replan_after: Duration,
+    pending: &'p [Change],
+    played: Played,
+}
+
+impl<M: PlanMoves> Interpreter<'_, '_, M> {
+    /// What the parent's status says: `None` where changes are made
+    /// directly. `plan`: the current plan, holding the pending changes;
+    /// `held`: changes pending with no current plan.
+    fn facts(&self, plan: Option<&str>, held: Option<String>) -> Option<PlanFacts> {
+        lifecycle::plan_facts(self.gates, plan, Counts::of(self.pending), held)
+    }
+
+    async fn supersede(&mut self, plan: &Plan, why: Divergence) -> Result<(), M::Error> {
+        self.moves.supersede(plan, why).await?;
+        self.played.events.push(events::superseded(&plan.name, why));
+        Ok(())
+    }
+
+    async fn fail(&mut self, plan: &Plan, why: &str) -> Result<(), M::Error> {
+        self.moves.fail(plan, why).await?;
+        self.played.events.push(events::failed(&plan.name, why));
+        Ok(())
+    }
+
+    /// No current plan: the changes made when none is pending, held by a
+    /// rejection of the same changes, or planned.
+    async fn fresh(&mut self, then: Fresh, situation: &Situation<'_>) -> Result<(), M::Error> {
+        match then {
+            Fresh::NothingPending => {
+                // The pass still learns when its certificates are due (no
+                // request is sent).
+                self.moves.execute(None).await;
+                self.played.made = true;
+                self.played.facts = self.facts(None, None);
+            }
+            Fresh::HeldByRejection {
+                message,
+                requeue_after,
+            } => {
+                self.played.facts = self.facts(None, Some(message));
+                self.played.requeue_after = Some(requeue_after);
+            }
+            Fresh::Create => {
+                let plan = self
+                    .moves
+                    .create(self.pending, situation.digest, situation.target)
+                    .await?;
+                if self.gates.is_direct() {
+                    let plan = self.moves.auto_approve(&plan).await?;
+                    return self.execute(&plan).await;
+                }
+                let plan = self.moves.await_decision(&plan).await?;
+                let counts = Counts::of(self.pending);
+                self.played
+                    .events
+                    .push(events::created(&plan.name, counts, self.gates));
+                self.played.facts = self.facts(Some(&plan.name), None);
+            }
+        }
+        Ok(())
+    }
+
+    /// The plan describes the pending changes: its decision, if any,
+    /// moves it.
+    async fn decided(&mut self, plan: Plan, decided: Decided) -> Result<(), M::Error> {
+        match decided {
+            // Mode observe: any decision is accepted and does nothing.
             Decided::Ignored { message } => {
-                out.played.facts = out.facts(Some(&plan.name), None);
-                if let Some(facts) = &mut out.played.facts {
+                self.moves.revalidate(&plan).await?;
+                self.played.facts = self.facts(Some(&plan.name), None);
+                if let Some(facts) = &mut self.played.facts {
                     facts.ignored = Some(message);
                 }
             }
             Decided::Denied { message } => {
-                out.played.events.push(events::rejected(&message));
-                out.played.facts = out.facts(None, Some(message));
-                out.played.requeue_after = Some(situation.replan_after);
+                self.moves.reject(&plan).await?;
+                self.played.events.push(events::rejected(&message));
+                self.played.facts = self.facts(None, Some(message));
+                self.played.requeue_after = Some(self.replan_after);
+            }
+            // The next pass (this write passes the parent) plans anew.
+            Decided::Approved { .. } if !self.moves.artifact_intact(&plan).await? => {
+                self.supersede(&plan, Divergence::ArtifactChanged).await?;
             }
             Decided::Approved { by, automatic } => {
+                let plan = self.moves.applying(&plan).await?;
                 if !automatic {
-                    out.played.events.push(events::approved(&plan.name, &by));
+                    self.played.events.push(events::approved(&plan.name, &by));
                 }
-                out.applied(&plan.name);
+                self.execute(&plan).await?;
             }
-            Decided::AutoApprove => out.applied(&plan.name),
-            Decided::Undecided => out.played.facts = out.facts(Some(&plan.name), None),
-        },
-        Course::Fresh { void, then } => {
-            match void {
-                Some((plan, Void::Supersede(why))) => {
-                    out.played.events.push(events::superseded(&plan.name, why));
-                }
-                Some((plan, Void::Fail)) => {
-                    out.played
-                        .events
-                        .push(events::failed(&plan.name, UNFINISHED));
-                }
-                None => {}
+            Decided::AutoApprove => {
+                let plan = self.moves.auto_approve(&plan).await?;
+                self.execute(&plan).await?;
             }
-            match then {
-                Fresh::NothingPending => {
-                    out.played.made = true;
-                    out.played.facts = out.facts(None, None);
-                }
-                Fresh::HeldByRejection {
-                    message,
-                    requeue_after,
-                } => {
-                    out.played.facts = out.facts(None, Some(message));
-                    out.played.requeue_after = Some(requeue_after);
-                }
-                Fresh::Create if gates.is_direct() => out.applied(playing.plan_name),
-                Fresh::Create => {
-                    out.played
-                        .events
-                        .push(events::created(playing.plan_name, out.counts, gates));
-                    out.played.facts = out.facts(Some(playing.plan_name), None);
-                }
+            Decided::Undecided => {
+                self.moves.revalidate(&plan).await?;
+                self.played.facts = self.facts(Some(&plan.name), None);
             }
         }
-    }
-    out.played.hold = lifecycle::hold(out.played.facts.as_ref(), out.played.made);
-    Ok(out.played)
-}
-
-/// A plan being played.
-struct Offline {
-    gates: Gates,
-    counts: Counts,
-    played: Played,
-}
-
-impl Offline {
-    fn facts(&self, plan: Option<&str>, held: Option<String>) -> Option<PlanFacts> {
-        lifecycle::plan_facts(self.gates, plan, self.counts, held)
+        Ok(())
     }
 
-    /// `plan` executed: the changes made, PlanApplied.
-    fn applied(&mut self, plan: &str) {
+    /// `plan` executed, and its end recorded.
+    async fn execute(&mut self, plan: &Plan) -> Result<(), M::Error> {
+        let execution = self.moves.execute(Some(plan)).await;
+        self.finish(plan, execution).await
+    }
+
+    /// The execution's end: Applied, or Failed with the error (which the
+    /// pass then reports as its own); when the plan was deleted while
+    /// Applying, what was made is recorded.
+    async fn finish(&mut self, plan: &Plan, execution: Execution) -> Result<(), M::Error> {
         self.played.made = true;
-        self.played.events.push(events::applied(plan, self.counts));
-        self.played.facts = self.facts(None, None);
+        match execution {
+            Execution::Made(made) => {
+                if !self.moves.applied(plan).await? {
+                    return self.deleted(plan, made).await;
+                }
+                self.played
+                    .events
+                    .push(events::applied(&plan.name, plan.counts));
+                self.played.facts = self.facts(None, None);
+            }
+            Execution::Stopped(made) => return self.deleted(plan, made).await,
+            Execution::Conflict => {}
+            Execution::Failed(why) => {
+                self.fail(plan, &why).await?;
+                self.played.facts = self.facts(None, None);
+            }
+        }
+        Ok(())
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::contract::model::config_map_kind;
-    use crate::plan::gates::Approval;
-    use crate::plan::record::Phase;
-
-    #[test]
-    fn older_open_plans_are_superseded_first_as_the_planner_supersedes_them() {
-        let target = Target {
-            cluster: "cluster-uid".into(),
-            parent: "parent-uid".into(),
+    /// `plan` was deleted while Applying, `made` made before the host
+    /// stopped: a Warning says so and, when anything was made, a plan in
+    /// phase Applied records it (the changes still pending are planned
+    /// anew by the next pass).
+    async fn deleted(&mut self, plan: &Plan, made: Count) -> Result<(), M::Error> {
+        let by = match &plan.decision {
+            Some(Decision::Approved { by }) => Some(by.as_str()),
+            _ => None,
         };
-        let gates = Gates {
-            mode: Mode::Apply,
-            approval: Approval::Manual,
-        };
-        let pending = [Change::Apply {
-            kind: config_map_kind(),
-            name: "w-config".into(),
-            body: json!({"apiVersion": "v1", "kind": "ConfigMap",
-                         "metadata": {"name": "w-config"}, "data": {"a": "1"}}),
-        }];
-        let digest = digest::digest(&pending, gates.mode, &target);
-        let open = |name: &str| Plan {
-            phase: Phase::Pending,
-            ..Plan::describing(
-                name,
-                "2026-12-03T10:00:00Z".into(),
-                gates.mode,
-                &digest,
-                &target,
-            )
-        };
-        let now: jiff::Timestamp = "2026-12-03T10:05:00Z".parse().unwrap();
-        let plans = [open("w-older"), open("w-current")];
-        let played = play(&Playing {
-            plans: Some(&plans),
-            gates,
-            pending: &pending,
-            target: &target,
-            plan_name: "w-plan",
-            now,
-            replan_after: Duration::from_secs(60),
-            first_seen: &|_| now,
-        })
-        .expect("plans are served");
-        let reasons: Vec<&str> = played.events.iter().map(|e| e.reason.as_str()).collect();
-        // The older plan is superseded (Replaced); the current one awaits
-        // its decision, the changes held.
-        assert_eq!(reasons, ["PlanSuperseded"], "{:?}", played.events);
-        assert!(
-            played.events[0].note.contains("w-older"),
-            "{:?}",
-            played.events
-        );
-        assert_eq!(played.hold, Some(Hold::AwaitingApproval));
+        let event = events::deleted(&plan.name, by, made.applied, made.deleted);
+        if made != Count::default() {
+            self.moves
+                .deleted(plan, made, &event.note, self.pending)
+                .await?;
+        }
+        self.played.events.push(event);
+        Ok(())
     }
 }

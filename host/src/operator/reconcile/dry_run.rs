@@ -31,9 +31,10 @@ use crate::operator::write::children::{self, Checked, Made};
 use crate::operator::write::plans::withdrawals::{WithdrawalError, Withdrawn};
 use crate::operator::write::plans::{PlanError, Planned, parent_plans, plans_served};
 use crate::pass::Settled;
+use crate::plan::accepted::{self, Playing};
 use crate::plan::digest::Target;
 use crate::plan::gates::{self, KindGates, SchemaFields};
-use crate::plan::played::{self, Playing, Unavailable};
+use crate::plan::played::Unavailable;
 use crate::runtime::Evaluated;
 
 /// The effects of a pass made nothing of, for a parent of the kind
@@ -175,7 +176,7 @@ impl Effects for DryRun<'_> {
         // dry run, `<parent>-plan`, so what it says stays still.
         let plan_name = format!("{}-plan", md["name"].as_str().unwrap_or_default());
         let now = self.now;
-        let played = played::play(&Playing {
+        let played = accepted::play(&Playing {
             plans: plans.as_deref(),
             gates,
             pending: &pending,

@@ -1,22 +1,20 @@
-//! A plan's lifecycle in one pass, carried out (seed 003): the course
-//! [`crate::plan::lifecycle::course`] decides (the parent's open plan
-//! revalidated, superseded when it no longer describes the pending
-//! changes, rejected, or executed on its decision; a plan created for
-//! changes that have none; a rejection holding the same changes a while),
-//! made against the API server, with its Events.
+//! A plan's lifecycle in one pass, carried out against the API server
+//! (seed 003): the moves ([`PlanMoves`]) of the course the interpreter
+//! plays ([`crate::plan::played`]): the parent's open plan revalidated,
+//! superseded, rejected, or executed on its decision; a plan created for
+//! changes that have none; what a plan deleted while Applying made,
+//! recorded.
 
-use reconciler_conventions::engine::{Event, PlanFacts};
-use reconciler_conventions::verdict::EventType;
 use serde_json::json;
 
 use crate::contract::model::Change;
 use crate::operator::write::children::{Checked, ChildrenError, Made};
 use crate::plan::artifact::{self, Artifact, Counts};
 use crate::plan::digest::{self, Digest, Mode, Target};
-use crate::plan::events;
 use crate::plan::gates::Gates;
-use crate::plan::lifecycle::{self, Course, Decided, Fresh, Situation, Void};
-use crate::plan::record::{self, Decision, Divergence, Phase, Plan};
+use crate::plan::lifecycle::Situation;
+use crate::plan::played::{self, Count, Execution, PlanMoves};
+use crate::plan::record::{self, Divergence, Phase, Plan};
 
 use super::{Identity, PlanError, PlanPass, Planned, Planner, parent_plans, plan_name};
 
@@ -27,6 +25,8 @@ pub(super) struct Run<'p, 'a> {
     pub(super) gates: Gates,
     pub(super) identity: Identity,
     pub(super) namespace: &'a str,
+    /// The pass's changes, until they are executed.
+    pub(super) checked: Option<Checked<'p>>,
     pub(super) out: Planned,
     pub(super) now: jiff::Timestamp,
 }
@@ -59,19 +59,9 @@ impl Run<'_, '_> {
         parent_plans(self.at.source, self.namespace, self.parent_uid())
     }
 
-    pub(super) fn event(&mut self, type_: EventType, reason: &str, note: String) {
-        self.out.events.push(Event {
-            type_,
-            reason: reason.to_owned(),
-            note: reconciler_conventions::message::bound(&note),
-        });
-    }
-
-    pub(super) async fn go(
-        &mut self,
-        checked: Checked<'_>,
-        pending: &[Change],
-    ) -> Result<(), PlanError> {
+    /// Plays the plan of the pass, whose `pending` changes would change
+    /// something.
+    pub(super) async fn go(&mut self, pending: &[Change]) -> Result<(), PlanError> {
         let target = Target {
             cluster: self.identity.cluster.clone(),
             parent: self.parent_uid().to_owned(),
@@ -90,152 +80,126 @@ impl Run<'_, '_> {
             replan_after: self.planner.config.replan_after,
             first_seen: &|plan| first_seen.of(source, namespace, plan, now),
         };
-        let (older, course) = lifecycle::course(&situation);
-        for older in older {
-            self.supersede(&older, Divergence::Replaced).await?;
+        let played = played::play(self, &situation, pending).await?;
+        if played.made && self.out.made.is_none() {
+            // Finished as made before the host stopped.
+            self.out.made = Some(Ok(Made::default()));
         }
-        match course {
-            Course::Wait => Ok(()),
-            // Made before the host stopped: done.
-            Course::FinishEmpty(plan) => self.finish(&plan, Ok(Made::default()), pending).await,
-            Course::Resume(plan) if !self.artifact_intact(&plan).await? => {
-                self.supersede(&plan, Divergence::ArtifactChanged).await?;
-                let then = lifecycle::fresh(&situation);
-                self.fresh(then, checked, pending, &digest, &target).await
-            }
-            Course::Resume(plan) => {
-                let made = self.planner.execute_plan(self.at, checked, &plan).await;
-                self.finish(&plan, made, pending).await
-            }
-            Course::Decided(plan, decided) => self.decided(plan, decided, checked, pending).await,
-            Course::Fresh { void, then } => {
-                match void {
-                    Some((plan, Void::Supersede(why))) => self.supersede(&plan, why).await?,
-                    Some((plan, Void::Fail)) => self.fail(&plan, lifecycle::UNFINISHED).await?,
-                    None => {}
-                }
-                self.fresh(then, checked, pending, &digest, &target).await
-            }
+        self.out.facts = played.facts;
+        self.out.events = played.events;
+        self.out.requeue_after = played.requeue_after;
+        Ok(())
+    }
+}
+
+impl PlanMoves for Run<'_, '_> {
+    type Error = PlanError;
+
+    /// Void: Superseded=True naming the cause (on an undecided plan, its
+    /// Approved=False too); a decision stays as it was recorded.
+    async fn supersede(&mut self, plan: &Plan, why: Divergence) -> Result<(), PlanError> {
+        let now = self.stamp();
+        let mut conditions = record::with_condition(
+            &plan.conditions,
+            record::condition("Superseded", "True", why.reason(), why.message(), &now),
+        );
+        if plan.decision.is_none() {
+            conditions = record::with_condition(
+                &conditions,
+                record::condition("Approved", "False", why.reason(), why.message(), &now),
+            );
         }
+        self.write_status(
+            plan,
+            json!({"phase": Phase::Superseded.as_str()}),
+            conditions,
+        )
+        .await
+        .map(|_| ())
     }
 
-    /// No current plan: the changes made when none is pending, held by a
-    /// rejection of the same changes, or planned.
-    async fn fresh(
+    async fn fail(&mut self, plan: &Plan, why: &str) -> Result<(), PlanError> {
+        let now = self.stamp();
+        let conditions = record::with_condition(
+            &plan.conditions,
+            record::condition("Failed", "True", "ExecutionFailed", why, &now),
+        );
+        self.write_status(plan, json!({"phase": Phase::Failed.as_str()}), conditions)
+            .await
+            .map(|_| ())
+    }
+
+    async fn artifact_intact(&mut self, plan: &Plan) -> Result<bool, PlanError> {
+        self.effects_intact(plan).await
+    }
+
+    /// The revalidated fields advance when the parent's generation moved
+    /// and the plan still describes its changes.
+    async fn revalidate(&mut self, plan: &Plan) -> Result<(), PlanError> {
+        if plan.revalidated_generation == Some(self.generation()) {
+            return Ok(());
+        }
+        self.write_status(
+            plan,
+            json!({"revalidatedGeneration": self.generation(), "revalidatedAt": self.stamp()}),
+            plan.conditions.clone(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn reject(&mut self, plan: &Plan) -> Result<(), PlanError> {
+        self.write_status(
+            plan,
+            json!({"phase": Phase::Rejected.as_str()}),
+            plan.conditions.clone(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn applying(&mut self, plan: &Plan) -> Result<Plan, PlanError> {
+        self.write_status(
+            plan,
+            json!({"phase": Phase::Applying.as_str()}),
+            plan.conditions.clone(),
+        )
+        .await
+    }
+
+    async fn auto_approve(&mut self, plan: &Plan) -> Result<Plan, PlanError> {
+        self.approve_as_host(plan).await
+    }
+
+    /// Created with its effects (a large plan's in a ConfigMap it owns),
+    /// read back into the cache.
+    async fn create(
         &mut self,
-        then: Fresh,
-        checked: Checked<'_>,
         pending: &[Change],
         digest: &Digest,
         target: &Target,
-    ) -> Result<(), PlanError> {
-        match then {
-            Fresh::NothingPending => {
-                // The pass still learns when its certificates are due (no
-                // request is sent).
-                self.out.made = Some(self.planner.execute(self.at, checked).await);
-                self.out.facts = self.facts(None, pending, None);
-                Ok(())
-            }
-            Fresh::HeldByRejection {
-                message,
-                requeue_after,
-            } => {
-                self.out.facts = self.facts(None, &[], Some(message));
-                self.out.requeue_after = Some(requeue_after);
-                Ok(())
-            }
-            Fresh::Create => self.create(checked, pending, digest, target).await,
-        }
-    }
-
-    /// The plan describes the pending changes: its decision, if any,
-    /// moves it.
-    async fn decided(
-        &mut self,
-        plan: Plan,
-        decided: Decided,
-        checked: Checked<'_>,
-        pending: &[Change],
-    ) -> Result<(), PlanError> {
-        match decided {
-            // Mode observe: any decision is accepted and does nothing.
-            Decided::Ignored { message } => {
-                self.revalidate(&plan).await?;
-                self.out.facts = self.facts(Some(&plan), pending, None);
-                if let Some(facts) = &mut self.out.facts {
-                    facts.ignored = Some(message);
-                }
-                Ok(())
-            }
-            Decided::Denied { message } => {
-                self.write_status(
-                    &plan,
-                    json!({"phase": Phase::Rejected.as_str()}),
-                    plan.conditions.clone(),
-                )
-                .await?;
-                self.out.events.push(events::rejected(&message));
-                self.out.facts = self.facts(None, pending, Some(message));
-                self.out.requeue_after = Some(self.planner.config.replan_after);
-                Ok(())
-            }
-            // The next pass (this write passes the parent) plans anew.
-            Decided::Approved { .. } if !self.artifact_intact(&plan).await? => {
-                self.supersede(&plan, Divergence::ArtifactChanged).await
-            }
-            Decided::Approved { by, automatic } => {
-                let plan = self
-                    .write_status(
-                        &plan,
-                        json!({"phase": Phase::Applying.as_str()}),
-                        plan.conditions.clone(),
-                    )
-                    .await?;
-                if !automatic {
-                    self.out.events.push(events::approved(&plan.name, &by));
-                }
-                let made = self.planner.execute_plan(self.at, checked, &plan).await;
-                self.finish(&plan, made, pending).await
-            }
-            Decided::AutoApprove => {
-                let plan = self.auto_approve(&plan).await?;
-                let made = self.planner.execute_plan(self.at, checked, &plan).await;
-                self.finish(&plan, made, pending).await
-            }
-            Decided::Undecided => {
-                self.revalidate(&plan).await?;
-                self.out.facts = self.facts(Some(&plan), pending, None);
-                Ok(())
-            }
-        }
-    }
-
-    /// A plan for the pending changes: created, then approved by the host
-    /// and executed under approval auto, else left for review.
-    pub(super) async fn create(
-        &mut self,
-        checked: Checked<'_>,
-        pending: &[Change],
-        digest: &Digest,
-        target: &Target,
-    ) -> Result<(), PlanError> {
+    ) -> Result<Plan, PlanError> {
         let name = plan_name(self.parent_name());
         let artifact = artifact::artifact(pending);
-        let counts = Counts::of(pending);
         let created = self
-            .create_plan(&name, self.gates.mode, digest, target, &artifact, counts)
+            .create_plan(
+                &name,
+                self.gates.mode,
+                digest,
+                target,
+                &artifact,
+                Counts::of(pending),
+            )
             .await?;
         if let Artifact::ConfigMap { gz, .. } = &artifact {
             self.effects_config_map(&created, gz).await?;
         }
-        let created = created.into_value();
-        let plan = self.cached(created).expect("a created plan reads back");
-        if self.gates.is_direct() {
-            let plan = self.auto_approve(&plan).await?;
-            let made = self.planner.execute_plan(self.at, checked, &plan).await;
-            return self.finish(&plan, made, pending).await;
-        }
+        Ok(self
+            .cached(created.into_value())
+            .expect("a created plan reads back"))
+    }
+
+    async fn await_decision(&mut self, plan: &Plan) -> Result<Plan, PlanError> {
         let (reason, message) = match self.gates.mode {
             Mode::Observe => (
                 "ObserveMode",
@@ -244,106 +208,67 @@ impl Run<'_, '_> {
             Mode::Apply => ("Pending", "awaiting a decision"),
         };
         let now = self.stamp();
-        let plan = self
-            .write_status(
-                &plan,
-                json!({
-                    "phase": Phase::Pending.as_str(),
-                    "revalidatedGeneration": self.generation(),
-                    "revalidatedAt": now,
-                }),
-                vec![record::condition(
-                    "Approved", "False", reason, message, &now,
-                )],
-            )
-            .await?;
-        self.out
-            .events
-            .push(events::created(&plan.name, counts, self.gates));
-        self.out.facts = self.facts(Some(&plan), pending, None);
-        Ok(())
+        self.write_status(
+            plan,
+            json!({
+                "phase": Phase::Pending.as_str(),
+                "revalidatedGeneration": self.generation(),
+                "revalidatedAt": now,
+            }),
+            vec![record::condition(
+                "Approved", "False", reason, message, &now,
+            )],
+        )
+        .await
     }
 
-    /// The execution's end: Applied, or Failed with the error (which the
-    /// pass then reports as its own); when the plan was deleted while
-    /// Applying, what was made is recorded ([`Run::deleted_while_applying`]).
-    pub(super) async fn finish(
-        &mut self,
-        plan: &Plan,
-        made: Result<Made, ChildrenError>,
-        pending: &[Change],
-    ) -> Result<(), PlanError> {
-        match &made {
-            Ok(done) => {
-                let written = self
-                    .write_status(
-                        plan,
-                        json!({"phase": Phase::Applied.as_str()}),
-                        plan.conditions.clone(),
-                    )
-                    .await;
-                match written {
-                    Err(PlanError::Api { .. }) if self.plan_gone(plan).await => {
-                        return self.deleted_while_applying(plan, *done, pending).await;
-                    }
-                    written => written?,
-                };
-                self.out
-                    .events
-                    .push(events::applied(&plan.name, plan.counts));
-                self.out.facts = self.facts(None, &[], None);
-            }
-            Err(ChildrenError::Stopped { made, .. }) => {
-                return self.deleted_while_applying(plan, *made, pending).await;
-            }
-            Err(e) if e.class().is_none() => {
-                // A conflict: the plan stays Applying; the next pass
-                // resumes it if what is left is what was approved.
-            }
-            Err(e) => {
-                self.fail(plan, &e.to_string()).await?;
-                self.out.facts = self.facts(None, &[], None);
-            }
-        }
-        self.out.made = Some(made);
-        Ok(())
-    }
-
-    /// `plan` was deleted while Applying, `made` made before the host
-    /// stopped: a Warning says so and, when anything was made, a new plan
-    /// in phase Applied records it (the changes still pending are planned
-    /// anew by the next pass).
-    pub(super) async fn deleted_while_applying(
-        &mut self,
-        plan: &Plan,
-        made: Made,
-        pending: &[Change],
-    ) -> Result<(), PlanError> {
-        let count = made.applied + made.deleted;
-        let decided = match &plan.decision {
-            Some(Decision::Approved { by }) => format!(" (approved by {by})"),
-            _ => String::new(),
+    async fn execute(&mut self, plan: Option<&Plan>) -> Execution {
+        let checked = self
+            .checked
+            .take()
+            .expect("a pass's changes are executed once");
+        let made = match plan {
+            Some(plan) => self.planner.execute_plan(self.at, checked, plan).await,
+            None => self.planner.execute(self.at, checked).await,
         };
-        self.out.made = Some(Ok(made));
-        if count == 0 {
-            self.event(
-                EventType::Warning,
-                "PlanDeleted",
-                format!(
-                    "ReconcilePlan {}{decided} was deleted while Applying: the host stopped \
-                     before its first change, nothing was made",
-                    plan.name
-                ),
-            );
-            return Ok(());
+        let execution = match &made {
+            Ok(made) => Execution::Made(count(made)),
+            Err(ChildrenError::Stopped { made, .. }) => {
+                let stopped = Execution::Stopped(count(made));
+                self.out.made = Some(Ok(*made));
+                return stopped;
+            }
+            Err(e) if e.class().is_none() => Execution::Conflict,
+            Err(e) => Execution::Failed(e.to_string()),
+        };
+        self.out.made = Some(made);
+        execution
+    }
+
+    async fn applied(&mut self, plan: &Plan) -> Result<bool, PlanError> {
+        let written = self
+            .write_status(
+                plan,
+                json!({"phase": Phase::Applied.as_str()}),
+                plan.conditions.clone(),
+            )
+            .await;
+        match written {
+            Err(PlanError::Api { .. }) if self.plan_gone(plan).await => Ok(false),
+            written => written.map(|_| true),
         }
+    }
+
+    /// A new plan in phase Applied records what was made, Interrupted
+    /// (PlanDeleted); what is left is planned anew by the next pass.
+    async fn deleted(
+        &mut self,
+        _: &Plan,
+        _: Count,
+        message: &str,
+        pending: &[Change],
+    ) -> Result<(), PlanError> {
         let name = plan_name(self.parent_name());
-        let message = format!(
-            "ReconcilePlan {}{decided} was deleted while Applying: {count} of its changes \
-             ({} applied, {} deleted) were made before the host stopped; this plan records \
-             them, and what is left is planned anew",
-            plan.name, made.applied, made.deleted
-        );
         let target = Target {
             cluster: self.identity.cluster.clone(),
             parent: self.parent_uid().to_owned(),
@@ -359,8 +284,9 @@ impl Run<'_, '_> {
                 Counts::of(pending),
             )
             .await?;
-        let created = created.into_value();
-        let record = self.cached(created).expect("a created plan reads back");
+        let record = self
+            .cached(created.into_value())
+            .expect("a created plan reads back");
         let now = self.stamp();
         self.write_status(
             &record,
@@ -369,28 +295,19 @@ impl Run<'_, '_> {
                 "Interrupted",
                 "True",
                 "PlanDeleted",
-                &message,
+                message,
                 &now,
             )],
         )
-        .await?;
-        self.event(EventType::Warning, "PlanDeleted", message);
-        Ok(())
+        .await
+        .map(|_| ())
     }
+}
 
-    /// What the parent's status says: `None` where changes are made
-    /// directly. `held`: changes pending with no current plan.
-    pub(super) fn facts(
-        &self,
-        plan: Option<&Plan>,
-        pending: &[Change],
-        held: Option<String>,
-    ) -> Option<PlanFacts> {
-        lifecycle::plan_facts(
-            self.gates,
-            plan.map(|p| p.name.as_str()),
-            Counts::of(pending),
-            held,
-        )
+/// What an execution made, as a plan counts it.
+fn count(made: &Made) -> Count {
+    Count {
+        applied: made.applied,
+        deleted: made.deleted,
     }
 }

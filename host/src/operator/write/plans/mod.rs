@@ -295,10 +295,11 @@ impl Planner {
             gates,
             identity,
             namespace,
+            checked: Some(checked),
             out: Planned::default(),
             now,
         };
-        run.go(checked, &pending).await?;
+        run.go(&pending).await?;
         run.retain().await;
         run.out.held = run.out.hold().map(|hold| (hold, held));
         Ok(run.out)

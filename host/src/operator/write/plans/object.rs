@@ -1,7 +1,6 @@
 //! The ReconcilePlan object's writes: created (with the ConfigMap of a
-//! large plan's effects), its status moved (approved by the host,
-//! failed, superseded, revalidated) under the version it was read at, and
-//! read back into the cache.
+//! large plan's effects), its status written under the version it was
+//! read at, approved by the host, and read back into the cache.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
@@ -11,11 +10,10 @@ use serde_json::{Value, json};
 
 use crate::plan::artifact::{self, Artifact, Counts};
 use crate::plan::digest::{Digest, Mode, Target};
-use crate::plan::record::{self, Divergence, Phase, Plan};
+use crate::plan::record::{self, Phase, Plan};
 
 use super::{PlanError, Run};
 use crate::operator::cluster::decode::{self, Decoded};
-use crate::plan::events;
 use crate::plan::lifecycle::AUTO_APPROVED;
 
 impl Run<'_, '_> {
@@ -104,7 +102,7 @@ impl Run<'_, '_> {
 
     /// Approved by the host (approval auto), and marked Applying, in one
     /// write: `decidedBy` is the host's authenticated name.
-    pub(super) async fn auto_approve(&mut self, plan: &Plan) -> Result<Plan, PlanError> {
+    pub(super) async fn approve_as_host(&self, plan: &Plan) -> Result<Plan, PlanError> {
         let now = self.stamp();
         let conditions = record::with_condition(
             &plan.conditions,
@@ -144,7 +142,7 @@ impl Run<'_, '_> {
     /// Whether the plan's effects, where they are in a ConfigMap, are the
     /// ones its spec records (artifact::verify). A ConfigMap gone or
     /// changed is not: the plan is not executed.
-    pub(super) async fn artifact_intact(&self, plan: &Plan) -> Result<bool, PlanError> {
+    pub(super) async fn effects_intact(&self, plan: &Plan) -> Result<bool, PlanError> {
         let Some(reference) = &plan.effects_ref else {
             return Ok(true);
         };
@@ -169,61 +167,6 @@ impl Run<'_, '_> {
                 Ok(false)
             }
         }
-    }
-
-    pub(super) async fn fail(&mut self, plan: &Plan, why: &str) -> Result<(), PlanError> {
-        let now = self.stamp();
-        let conditions = record::with_condition(
-            &plan.conditions,
-            record::condition("Failed", "True", "ExecutionFailed", why, &now),
-        );
-        self.write_status(plan, json!({"phase": Phase::Failed.as_str()}), conditions)
-            .await?;
-        self.out.events.push(events::failed(&plan.name, why));
-        Ok(())
-    }
-
-    /// Void: Superseded=True naming the cause (on an undecided plan, its
-    /// Approved=False too); a decision stays as it was recorded.
-    pub(super) async fn supersede(
-        &mut self,
-        plan: &Plan,
-        why: Divergence,
-    ) -> Result<(), PlanError> {
-        let now = self.stamp();
-        let mut conditions = record::with_condition(
-            &plan.conditions,
-            record::condition("Superseded", "True", why.reason(), why.message(), &now),
-        );
-        if plan.decision.is_none() {
-            conditions = record::with_condition(
-                &conditions,
-                record::condition("Approved", "False", why.reason(), why.message(), &now),
-            );
-        }
-        self.write_status(
-            plan,
-            json!({"phase": Phase::Superseded.as_str()}),
-            conditions,
-        )
-        .await?;
-        self.out.events.push(events::superseded(&plan.name, why));
-        Ok(())
-    }
-
-    /// The revalidated fields advance when the parent's generation moved
-    /// and the plan still describes its changes.
-    pub(super) async fn revalidate(&mut self, plan: &Plan) -> Result<(), PlanError> {
-        if plan.revalidated_generation == Some(self.generation()) {
-            return Ok(());
-        }
-        self.write_status(
-            plan,
-            json!({"revalidatedGeneration": self.generation(), "revalidatedAt": self.stamp()}),
-            plan.conditions.clone(),
-        )
-        .await
-        .map(|_| ())
     }
 
     /// Writes `status` and the whole `conditions` list over `plan` as read;
