@@ -10,7 +10,9 @@
 //! again after its changes sees every parent turn from Ready True to
 //! False: `reconciler-host shadow` must hold v2 (exit 1) writing nothing,
 //! and a fresh host under `--promotion auto` must hold it too, the three
-//! parents staying Ready True under v1.
+//! parents staying Ready True under v1. Whoever may write a Probe's status
+//! cannot hide that regression by forging a live Ready False: the review
+//! still holds v2 and says which live status it does not reproduce.
 
 use std::path::Path;
 use std::process::Output;
@@ -21,8 +23,8 @@ use reconciler_host_harness::objects;
 use reconciler_host_harness::operator::eventually;
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::scaffold::{
-    FILE, ProbeHost, all_ready, create_probes, host_command, install_crd_of, modules, place,
-    probes, stay_ready, text, written,
+    API_VERSION, FILE, KIND, ProbeHost, all_ready, create_probes, host_command, install_crd_of,
+    modules, place, probes, stay_ready, text, written,
 };
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
@@ -248,6 +250,207 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     );
     assert_eq!(host.module_sample(&v2_digest), None);
     host.finish();
+    ns.cleanup().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Lets `user` read the Probes of `namespace` and write their status, and
+/// nothing more: whoever runs another controller that writes a Probe's
+/// status (or was given `probes/status` to mend one by hand).
+async fn status_writer(client: &kube::Client, namespace: &str, user: &str) {
+    identity::apply_rbac(
+        client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": {"name": "probe-status-writer", "namespace": namespace},
+               "rules": [
+                   {"apiGroups": ["probes.example.com"], "resources": ["probes"],
+                    "verbs": ["get", "list", "watch"]},
+                   {"apiGroups": ["probes.example.com"], "resources": ["probes/status"],
+                    "verbs": ["get", "patch", "update"]}]}),
+    )
+    .await;
+    identity::apply_rbac(
+        client,
+        identity::role_binding(
+            namespace,
+            "probe-status-writer",
+            "Role",
+            "probe-status-writer",
+            user,
+        ),
+    )
+    .await;
+}
+
+/// A Probe's conditions with Ready forged False (ReconcileError) at the
+/// generation it has, the rest as they are.
+fn ready_forged_false(probe: &Value) -> Value {
+    let generation = probe["metadata"]["generation"].clone();
+    let conditions: Vec<Value> = probe["status"]["conditions"]
+        .as_array()
+        .expect("the host wrote conditions")
+        .iter()
+        .map(|c| {
+            if c["type"] == "Ready" {
+                json!({"type": "Ready", "status": "False", "reason": "ReconcileError",
+                       "message": "forged by a status writer",
+                       "observedGeneration": generation,
+                       "lastTransitionTime": c["lastTransitionTime"]})
+            } else {
+                c.clone()
+            }
+        })
+        .collect();
+    json!({"status": {"conditions": conditions}})
+}
+
+/// Who may write a Probe's status cannot hide a regression from the review
+/// a user runs before shipping a module. Three Probes served by v1 until
+/// Ready True; then a status writer (impersonated, with `probes/status`
+/// and reads only) forges `a`'s live Ready False, so that "live Ready True
+/// turned False" cannot fire for it. `shadow` of v2 still holds it (exit
+/// 1, all three turn Ready True to False: the serving module's own pass
+/// says True), and it says that `a`'s live status is not what the serving
+/// module's pass reproduces: `notReproduced` 1, `a` listed with its forged
+/// Ready. v1 beside itself differs in nothing and still says so of `a`.
+#[tokio::test]
+async fn a_status_writer_forging_ready_false_hides_no_regression_from_shadow() {
+    let dir = target_tmpdir().join(format!("shadow-forged-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cache = dir.join("modules");
+    let (v1, v2) = modules(&dir);
+    let candidate = dir.join("candidate").join(FILE);
+    place(candidate.parent().unwrap(), FILE, &v2);
+
+    let ns = TestNamespace::new("shadow-forged")
+        .await
+        .expect("a test namespace");
+    let client = ns.client();
+    let serving = dir.join("serving").join("guests");
+    place(&serving, FILE, &v1);
+    install_crd_of(&serving.join(FILE), &client).await;
+    create_probes(&ns, &PARENTS, "hi").await;
+    let host = ProbeHost::start(ns.name(), &serving, &cache, &[], "v1").await;
+    all_ready(&ns, &PARENTS, "hi", false).await;
+    host.finish();
+
+    // The status writer forges `a`'s Ready False, as that user.
+    let writer = "probe-status-writer";
+    status_writer(&client, ns.name(), writer).await;
+    let as_writer = kube::Client::try_from(
+        kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(identity::kubeconfig_as(writer, &dir)).unwrap(),
+            &kube::config::KubeConfigOptions::default(),
+        )
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    let theirs = objects::api(&as_writer, ns.name(), API_VERSION, KIND);
+    let a = serde_json::to_value(theirs.get("a").await.expect("the writer reads a")).unwrap();
+    theirs
+        .patch_status(
+            "a",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(ready_forged_false(&a)),
+        )
+        .await
+        .expect("the status writer may write a's status");
+    // Its rights end there: the Probe's spec is not theirs to write.
+    let spec = theirs
+        .patch(
+            "a",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"greeting": "forged"}})),
+        )
+        .await;
+    assert!(
+        matches!(&spec, Err(kube::Error::Api(s)) if s.code == 403),
+        "{spec:?}"
+    );
+
+    let reviewer = "shadow-forged-reviewer";
+    identity::read_only_reviewer(&client, ns.name(), reviewer).await;
+    let kubeconfig = identity::kubeconfig_as(reviewer, &dir);
+    let before = written(&ns).await;
+    let ns_name = ns.name();
+    let forged = format!("{ns_name}/a");
+    // `a`'s entry says its live Ready is the forged one, which the serving
+    // module's pass does not reproduce.
+    let unreproduced_ready = |review: &Value| {
+        let entry = review["differences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["parent"] == forged.as_str())
+            .cloned()
+            .unwrap_or_default();
+        entry["notReproduced"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|u| u["type"] == "Ready")
+            .map(|u| (u["live"].clone(), u["serving"].clone()))
+    };
+
+    // v2 beside v1: held, every parent turning False, `a` not reproduced.
+    let review_path = dir.join("review.yaml");
+    let out = shadow(
+        &kubeconfig,
+        &cache,
+        &candidate,
+        &serving,
+        ns_name,
+        &review_path,
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    let review_text = std::fs::read_to_string(&review_path).unwrap_or_default();
+    assert_eq!(out.status.code(), Some(1), "{stderr}\n{review_text}");
+    let review: Value = serde_yaml::from_str(&review_text).expect("the review is YAML");
+    assert_eq!(review["readyTurnsFalse"], 3, "{review_text}");
+    assert_eq!(review["notReproduced"], 1, "{review_text}");
+    assert_eq!(
+        unreproduced_ready(&review),
+        Some((json!("False (ReconcileError)"), json!("True (AsExpected)"))),
+        "{review_text}"
+    );
+    assert!(
+        stderr.contains("not reproduced: on 1 parent(s)"),
+        "{stderr}"
+    );
+
+    // v1 beside itself: nothing differs, not held, and still not silent
+    // about `a`.
+    let same_path = dir.join("same.yaml");
+    let same = shadow(
+        &kubeconfig,
+        &cache,
+        &serving.join(FILE),
+        &serving,
+        ns_name,
+        &same_path,
+    )
+    .await;
+    let stderr = text(&same.stderr);
+    let same_text = std::fs::read_to_string(&same_path).unwrap_or_default();
+    assert!(same.status.success(), "{stderr}\n{same_text}");
+    let same: Value = serde_yaml::from_str(&same_text).expect("the review is YAML");
+    assert_eq!(same["differ"], 0, "{same_text}");
+    assert_eq!(same["notReproduced"], 1, "{same_text}");
+    assert_eq!(
+        unreproduced_ready(&same),
+        Some((json!("False (ReconcileError)"), json!("True (AsExpected)"))),
+        "{same_text}"
+    );
+    assert!(
+        stderr.contains("not reproduced: on 1 parent(s)"),
+        "{stderr}"
+    );
+
+    // Neither review wrote anything.
+    assert_eq!(written(&ns).await, before, "nothing written by shadow");
     ns.cleanup().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
