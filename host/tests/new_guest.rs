@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use reconciler_host::runtime::ArtifactCache;
+use reconciler_host::runtime::artifacts::digest;
+use reconciler_host_harness::identity;
 use reconciler_host_harness::objects::{self, create};
 use reconciler_host_harness::operator::{condition, eventually, get};
 use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
-use reconciler_host_harness::scaffold::install_crd_of;
+use reconciler_host_harness::scaffold::{ProbeHost, host_command, install_crd_of};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
 
@@ -399,8 +402,14 @@ async fn a_new_guest_with_a_child_owns_it_on_the_cluster() {
 /// the Rust child's fixtures, and, served by the unchanged host, makes its
 /// parent's ConfigMap as the Rust one does. A Python guest owning a child
 /// is refused, naming the languages that have one.
+///
+/// Then (issue 50) a candidate in JavaScript, the same guest with one
+/// thing changed, its ChildReady False once its ConfigMap is made
+/// ([`JS_MADE_FALSE`]): `shadow`, as a reviewer who may only read, holds
+/// it (exit 1) naming the parent, and a fresh host under `--promotion
+/// auto`, nothing applied by it, holds it too when it is dropped in.
 #[tokio::test]
-async fn a_new_js_guest_with_a_child_owns_it_on_the_cluster() {
+async fn a_new_js_guest_with_a_child_owns_it_and_a_candidate_failing_it_is_held() {
     let dir = target_tmpdir().join(format!("new-js-child-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -461,8 +470,155 @@ async fn a_new_js_guest_with_a_child_owns_it_on_the_cluster() {
     owns_its_child(&ns, kind, child, "v1", "-greeting").await;
     let _ = host.kill();
     let _ = host.wait();
+    a_js_candidate_failing_its_made_child_is_held(&dir, &js, &guests, &ns).await;
     ns.cleanup().await.expect("cleanup");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the JavaScript child scaffold says ChildReady True, once its
+/// child is made (exactly one place).
+const JS_MADE_TRUE: &str = "() => ok(CHILD_READY, `${what} is applied as asked`)";
+/// The candidate's: False, with a reason the scaffold registers already.
+const JS_MADE_FALSE: &str = "() => fails(CHILD_READY, CHILD_REFUSED, `${what} is made, and this candidate finds fault with it`)";
+
+/// The JavaScript scaffold in `js` (served from `guests`, its parent
+/// `configmap` Ready True in `ns`, no host running), copied and changed
+/// to [`JS_MADE_FALSE`], built: `shadow` of it holds it, naming the
+/// parent, writing nothing; a host under `--promotion auto` holds it.
+async fn a_js_candidate_failing_its_made_child_is_held(
+    dir: &Path,
+    js: &Path,
+    guests: &Path,
+    ns: &TestNamespace,
+) {
+    let file = "configmapjsgreeting_guest.wasm";
+    let v2 = dir.join("configmapjsgreeting-v2");
+    let mut copy = Command::new("cp");
+    copy.arg("-r").arg(js).arg(&v2);
+    ok(copy, "copying the JavaScript guest");
+    let source = v2.join("src/guest.js");
+    let text = std::fs::read_to_string(&source).unwrap();
+    assert_eq!(text.matches(JS_MADE_TRUE).count(), 1, "{text}");
+    std::fs::write(&source, text.replace(JS_MADE_TRUE, JS_MADE_FALSE)).unwrap();
+    let mut build = Command::new("npm");
+    build.args(["run", "build"]).current_dir(&v2);
+    ok(build, "building the candidate");
+    let candidate = v2.join(file);
+    let (v1_digest, v2_digest) = (
+        digest(&std::fs::read(guests.join(file)).unwrap()),
+        digest(&std::fs::read(&candidate).unwrap()),
+    );
+    assert_ne!(v1_digest, v2_digest, "the candidate is another module");
+
+    // `shadow` as a reviewer who may only read; the modules compiled
+    // where `run` and `test` keep them.
+    let cache = ArtifactCache::default_dir().expect("a cache directory");
+    let reviewer = "new-js-child-reviewer";
+    identity::read_only_reviewer(&ns.client(), ns.name(), reviewer).await;
+    let kubeconfig = identity::kubeconfig_as(reviewer, dir);
+    let review_path = dir.join("review.yaml");
+    let before = parent_and_child(ns).await;
+    let mut shadow = host_command(&kubeconfig, &cache);
+    shadow
+        .arg("shadow")
+        .arg(&candidate)
+        .arg("--guests")
+        .arg(guests)
+        .args(["--namespaces", ns.name(), "-o"])
+        .arg(&review_path);
+    let out = tokio::task::spawn_blocking(move || shadow.output().expect("the host binary runs"))
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let review_text = std::fs::read_to_string(&review_path).unwrap_or_default();
+    assert_eq!(out.status.code(), Some(1), "{stderr}\n{review_text}");
+    assert!(stderr.contains("1 turn Ready True to False"), "{stderr}");
+    let review: Value = serde_yaml::from_str(&review_text).expect("the review is YAML");
+    assert_eq!(review["readyTurnsFalse"], 1, "{review_text}");
+    assert_eq!(review["newGuestErrors"], 0, "{review_text}");
+    let difference = &review["differences"][0];
+    assert_eq!(
+        difference["parent"],
+        format!("{}/configmap", ns.name()),
+        "{review_text}"
+    );
+    let child_ready = difference["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "ChildReady")
+        .cloned();
+    assert_eq!(
+        child_ready,
+        Some(json!({"type": "ChildReady", "serving": "True (AsExpected)",
+                    "candidate": "False (ChildRefused)"})),
+        "{review_text}"
+    );
+    assert_eq!(
+        parent_and_child(ns).await,
+        before,
+        "nothing written by shadow"
+    );
+
+    // A fresh host under `--promotion auto`, the candidate dropped in.
+    let mut host =
+        ProbeHost::start(ns.name(), guests, &cache, &["--promotion", "auto"], "auto").await;
+    std::fs::copy(&candidate, guests.join(file)).unwrap();
+    let line = eventually("the shadow's refusal in the log", async || {
+        match host
+            .lines_with(&[
+                "refused guest configmapjsgreeting_guest",
+                "held (promotion auto)",
+            ])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(line.contains(&v2_digest[..12]), "{line}");
+    assert!(
+        line.contains("1 would turn from Ready True to False"),
+        "{line}"
+    );
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"ConfigMapJsGreeting\"}"),
+        None
+    );
+    let parent = get(&js_parents(ns), "configmap").await;
+    assert_eq!(
+        condition(&parent, "Ready").map(|c| c.status),
+        Some("True".into())
+    );
+    let _ = host.stop();
+}
+
+/// The JavaScript scaffold's parents in `ns`.
+fn js_parents(ns: &TestNamespace) -> kube::Api<kube::api::DynamicObject> {
+    objects::api(
+        &ns.client(),
+        ns.name(),
+        "greetings.example.com/v1alpha1",
+        "ConfigMapJsGreeting",
+    )
+}
+
+/// The parent `configmap` and its ConfigMap in `ns`: resourceVersions.
+async fn parent_and_child(ns: &TestNamespace) -> (String, String) {
+    let version = |o: Value| {
+        o["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let parent = get(&js_parents(ns), "configmap").await;
+    let child = get(
+        &objects::api(&ns.client(), ns.name(), "v1", "ConfigMap"),
+        "configmap-greeting",
+    )
+    .await;
+    (version(parent), version(child))
 }
 
 /// docs/guests.md's Rust snippets build as a reader would use them (issue
