@@ -14,8 +14,9 @@
 //! cannot hide that regression by forging a live Ready False: the review
 //! still holds v2 and says which live status it does not reproduce.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::OnceLock;
 
 use reconciler_host::runtime::artifacts::digest;
 use reconciler_host_harness::identity;
@@ -31,6 +32,56 @@ use serde_json::{Value, json};
 
 /// The parents, each owning the ConfigMap `<name>-greeting`.
 const PARENTS: [&str; 3] = ["a", "b", "c"];
+
+/// v1 and v2 ([`modules`]), built once for this file's tests.
+fn v1_and_v2() -> &'static (Vec<u8>, Vec<u8>) {
+    static BUILT: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = target_tmpdir().join(format!("shadow-child-modules-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        modules(&dir)
+    })
+}
+
+/// A test's directory and namespace, its Probes served by v1 until Ready
+/// True and that host stopped, v2 placed as the candidate.
+struct Served {
+    dir: PathBuf,
+    /// Where the hosts keep compiled modules.
+    cache: PathBuf,
+    /// v2's file.
+    candidate: PathBuf,
+    /// The guests directory serving v1.
+    serving: PathBuf,
+    ns: TestNamespace,
+}
+
+/// [`PARENTS`] served by v1 in a namespace named after `test`.
+async fn served_by_v1(test: &str) -> Served {
+    let (v1, v2) = v1_and_v2();
+    let dir = target_tmpdir().join(format!("{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cache = dir.join("modules");
+    let candidate = dir.join("candidate").join(FILE);
+    place(candidate.parent().unwrap(), FILE, v2);
+    let ns = TestNamespace::new(test).await.expect("a test namespace");
+    let serving = dir.join("serving").join("guests");
+    place(&serving, FILE, v1);
+    install_crd_of(&serving.join(FILE), &ns.client()).await;
+    create_probes(&ns, &PARENTS, "hi").await;
+    let host = ProbeHost::start(ns.name(), &serving, &cache, &[], "v1").await;
+    all_ready(&ns, &PARENTS, "hi", false).await;
+    host.finish();
+    Served {
+        dir,
+        cache,
+        candidate,
+        serving,
+        ns,
+    }
+}
 
 /// `reconciler-host shadow <candidate> --guests <guests> --namespaces <ns>
 /// -o <review>` under `kubeconfig`.
@@ -63,30 +114,19 @@ async fn shadow(
 /// the parents stay Ready True.
 #[tokio::test]
 async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion() {
-    let dir = target_tmpdir().join(format!("shadow-child-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cache = dir.join("modules");
-
-    // 1. v1 and v2.
-    let (v1, v2) = modules(&dir);
-    let (v1_digest, v2_digest) = (digest(&v1), digest(&v2));
-    let candidate = dir.join("candidate").join(FILE);
-    place(candidate.parent().unwrap(), FILE, &v2);
-
-    // 2. Three Probes served by v1 until Ready True, that host stopped.
-    let ns = TestNamespace::new("shadow-child")
-        .await
-        .expect("a test namespace");
+    // 1 and 2. v1 and v2; three Probes served by v1 until Ready True,
+    // that host stopped.
+    let (v1, v2) = v1_and_v2();
+    let (v1_digest, v2_digest) = (digest(v1), digest(v2));
+    let Served {
+        dir,
+        cache,
+        candidate,
+        serving,
+        ns,
+    } = served_by_v1("shadow-child").await;
     let client = ns.client();
-    let serving = dir.join("serving").join("guests");
-    place(&serving, FILE, &v1);
-    install_crd_of(&serving.join(FILE), &client).await;
-    create_probes(&ns, &PARENTS, "hi").await;
     let probes = probes(&ns);
-    let host = ProbeHost::start(ns.name(), &serving, &cache, &[], "v1").await;
-    all_ready(&ns, &PARENTS, "hi", false).await;
-    host.finish();
 
     // 3. `shadow`, as a reviewer who may only read (any write is refused).
     let reviewer = "shadow-child-reviewer";
@@ -198,9 +238,9 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     // 4. A fresh host under `--promotion auto`, nothing applied by it yet,
     // serving v1; v2 dropped over it.
     let auto = dir.join("auto").join("guests");
-    place(&auto, FILE, &v1);
+    place(&auto, FILE, v1);
     let host = ProbeHost::start(ns.name(), &auto, &cache, &["--promotion", "auto"], "auto").await;
-    place(&auto, FILE, &v2);
+    place(&auto, FILE, v2);
     // A candidate that turns parents from Ready True to False is held, in
     // one refusal naming the count and the promotion.
     let line = eventually("the shadow's refusal in the log", async || {
@@ -315,25 +355,14 @@ fn ready_forged_false(probe: &Value) -> Value {
 /// Ready. v1 beside itself differs in nothing and still says so of `a`.
 #[tokio::test]
 async fn a_status_writer_forging_ready_false_hides_no_regression_from_shadow() {
-    let dir = target_tmpdir().join(format!("shadow-forged-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cache = dir.join("modules");
-    let (v1, v2) = modules(&dir);
-    let candidate = dir.join("candidate").join(FILE);
-    place(candidate.parent().unwrap(), FILE, &v2);
-
-    let ns = TestNamespace::new("shadow-forged")
-        .await
-        .expect("a test namespace");
+    let Served {
+        dir,
+        cache,
+        candidate,
+        serving,
+        ns,
+    } = served_by_v1("shadow-forged").await;
     let client = ns.client();
-    let serving = dir.join("serving").join("guests");
-    place(&serving, FILE, &v1);
-    install_crd_of(&serving.join(FILE), &client).await;
-    create_probes(&ns, &PARENTS, "hi").await;
-    let host = ProbeHost::start(ns.name(), &serving, &cache, &[], "v1").await;
-    all_ready(&ns, &PARENTS, "hi", false).await;
-    host.finish();
 
     // The status writer forges `a`'s Ready False, as that user.
     let writer = "probe-status-writer";
