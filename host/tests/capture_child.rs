@@ -2,16 +2,18 @@
 //! (issue 50), end to end against the real local kube-apiserver. The guest
 //! is a scaffold of `reconciler-host new Probe --child ConfigMap` with one
 //! thing changed: once `facts.change-state` says its ConfigMap is made, its
-//! ChildReady also reads the ConfigMap `<parent>-verdict`, which it never
-//! reads before, and is True when that is labelled `verdict: ok`, False
-//! (ChildRefused) otherwise. (A label, not the ConfigMap's data: the host
-//! serves a guest a ConfigMap's key names and value digests only.) So only a capture that answers `change-state`
-//! as the operator would find it (the child made) and evaluates the guest
-//! again keeps that read in its fixture and reaches the live verdict.
+//! ChildReady also reads the Job `<parent>-check` (`facts.job`: the Job and
+//! its Pods), which it never reads before, and is False (ChildRefused) when
+//! that Job failed, True otherwise. So only a capture that answers
+//! `change-state` as the operator would find it (the child made) and
+//! evaluates the guest again keeps that read in its fixture and reaches
+//! the live verdict.
 //!
-//! A parent served until Ready True, the host stopped: its capture holds
-//! the verdict ConfigMap and replays offline. The verdict then turned to
-//! not ok (the live status, Ready True, is now stale): the capture fails
+//! A parent served until Ready True (its check Job running), the host
+//! stopped: its capture holds the Job and replays offline. The Job then
+//! failed (the status the Job controller writes, written by the one helper
+//! named for it: no Job controller runs beside the test API server), so
+//! the live status, Ready True, is stale: the capture fails
 //! naming ChildReady and Ready, live True against this pass False, and
 //! writes nothing; with `--accept-difference` it writes the fixture, the
 //! live status kept beside its expectation, which replays with the pass's
@@ -21,9 +23,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Instant;
 
-use reconciler_host_harness::objects::{self, create, merge};
+use reconciler_host_harness::objects::{self, create};
 use reconciler_host_harness::operator::{condition, eventually, get, resource_version, settle};
 use reconciler_host_harness::paths::target_tmpdir;
+use reconciler_host_harness::pgadmin_objects::{JobOutcome, end_as_job_controller};
 use reconciler_host_harness::scaffold::{
     self, API_VERSION, KIND, MADE_TRUE, ProbeHost, host_command, install_crd_of, is_now, place,
     text,
@@ -33,44 +36,44 @@ use serde_json::{Value, json};
 
 /// The parent; its child is the ConfigMap `<parent>-greeting`.
 const PARENT: &str = "alpha";
-/// The ConfigMap the guest's ChildReady reads once its child is made.
-const VERDICT: &str = "alpha-verdict";
+/// The Job the guest's ChildReady reads once its child is made.
+const CHECK: &str = "alpha-check";
 /// The variant's package, and so its component's file.
-const PACKAGE: &str = "probe-verdict-guest";
-const LIB: &str = "probe_verdict_guest";
+const PACKAGE: &str = "probe-job-guest";
+const LIB: &str = "probe_job_guest";
 /// The variant's ChildReady once the ConfigMap is made, in place of the
-/// scaffold's ([`MADE_TRUE`]): decided by the label `verdict` of
-/// `<parent>-verdict`, read only then.
-/// False takes a reason the scaffold's kind declares already.
-const MADE_BY_VERDICT: &str = r#"{
-            let verdict = format!("{}-verdict", meta.name);
-            let says_ok = facts
-                .get(&child_kind(), &meta.namespace, &verdict)
+/// scaffold's ([`MADE_TRUE`]): decided by the Job `<parent>-check`, read
+/// only then. False takes a reason the scaffold's kind declares already.
+const MADE_BY_JOB: &str = r#"{
+            let check = format!("{}-check", meta.name);
+            let failed = facts
+                .job(&meta.namespace, &check)
                 .ok()
                 .flatten()
-                .is_some_and(|o| o.meta.labels.iter().any(|(k, v)| k == "verdict" && v == "ok"));
-            if says_ok {
-                ok(CHILD_READY, format!("{what} is made, and ConfigMap {verdict} says ok"))
+                .is_some_and(|job| matches!(job.state, reconciler_guest_sdk::JobState::Failed(_)));
+            if failed {
+                fails(CHILD_READY, CHILD_REFUSED, format!("{what} is made, and Job {check} failed"))
             } else {
-                fails(
-                    CHILD_READY,
-                    CHILD_REFUSED,
-                    format!("{what} is made, and ConfigMap {verdict} does not say ok"),
-                )
+                ok(CHILD_READY, format!("{what} is made, and Job {check} did not fail"))
             }
         }"#;
+/// The scaffold reads nothing past its child; the variant reads Jobs and
+/// their Pods (`facts.job`).
+const READS_NOTHING: &str = "reads: vec![],";
+const READS_JOBS: &str = r#"reads: vec![spec::reads(spec::kind_ref("batch", "v1", "Job")), spec::reads(spec::kind_ref("", "v1", "Pod"))],"#;
 
 /// The scaffold of `new Probe --child ConfigMap` made into the variant
 /// (its own package: another test builds `probe-guest` in the same target
 /// directory), built outside the workspace (the guest profile), placed in
 /// `dir/guests`: its component's path.
 fn variant(dir: &Path) -> PathBuf {
-    let crate_dir = dir.join("probe-verdict");
+    let crate_dir = dir.join("probe-job");
     scaffold::new_probe(&crate_dir);
     scaffold::rename_package(&crate_dir, PACKAGE);
     // The scaffold says ChildReady True in exactly one place, once its
     // child is made (and reads nothing there).
-    scaffold::edit_once(&crate_dir, MADE_TRUE, MADE_BY_VERDICT);
+    scaffold::edit_once(&crate_dir, MADE_TRUE, MADE_BY_JOB);
+    scaffold::edit_once(&crate_dir, READS_NOTHING, READS_JOBS);
     let bytes = scaffold::built(&crate_dir, LIB);
     let guests = dir.join("guests");
     let file = format!("{LIB}.wasm");
@@ -106,27 +109,32 @@ async fn replay(cache: &Path, wasm: &Path, fixture: &Path) -> Output {
         .expect("the command's thread")
 }
 
-/// The fixture's objects of kind ConfigMap: each one's name and its label
-/// `verdict` (null where it has none).
-fn config_maps(fixture: &Value) -> Vec<(String, Value)> {
+/// The fixture's objects of `kind`: each one's name and whether it says
+/// Failed=True.
+fn held(fixture: &Value, kind: &str) -> Vec<(String, bool)> {
     fixture["objects"]
         .as_array()
         .expect("objects")
         .iter()
-        .filter(|o| o["kind"] == "ConfigMap")
+        .filter(|o| o["kind"] == kind)
         .map(|o| {
+            let failed = o["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Failed" && c["status"] == "True");
             (
                 o["metadata"]["name"].as_str().expect("a name").to_owned(),
-                o["metadata"]["labels"]["verdict"].clone(),
+                failed,
             )
         })
         .collect()
 }
 
-/// A Probe served until Ready True, its ConfigMap made and its verdict
-/// ok; the host stopped. Its capture keeps the verdict (read only once
-/// the child is made) and replays; the verdict turned not ok, the capture
-/// fails on the stale live status and writes nothing, unless accepted.
+/// A Probe served until Ready True, its ConfigMap made and its check Job
+/// running; the host stopped. Its capture keeps the Job (read only once
+/// the child is made) and replays; the Job failed, the capture fails on
+/// the stale live status and writes nothing, unless accepted.
 #[tokio::test]
 async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_status() {
     let started = Instant::now();
@@ -143,7 +151,8 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     let wasm = variant(&dir);
     let guests = wasm.parent().unwrap().to_path_buf();
 
-    // 2. The CRD, the verdict (ok) and the parent, served until Ready True.
+    // 2. The CRD, the check Job (running: no Pod ever runs here) and the
+    // parent, served until Ready True.
     let ns = TestNamespace::new("capture-child")
         .await
         .expect("a test namespace");
@@ -152,8 +161,10 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     create(
         &client,
         ns.name(),
-        json!({"apiVersion": "v1", "kind": "ConfigMap",
-               "metadata": {"name": VERDICT, "labels": {"verdict": "ok"}}}),
+        json!({"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": CHECK},
+               "spec": {"template": {"spec": {"restartPolicy": "Never",
+                   "containers": [{"name": "check", "image": "busybox"}]}}}}),
     )
     .await;
     create(
@@ -200,22 +211,23 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     // The pass settles on the live status: the capture succeeds.
     assert!(out.status.success(), "capture failed:\n{stdout}\n{stderr}");
     // The printed conditions are the pass's: Ready True, its child
-    // aspect True from the verdict read once the child is made.
+    // aspect True from the Job read once the child is made.
     assert!(stdout.contains("Ready=True/AsExpected"), "{stdout}");
     assert!(stdout.contains("ChildReady=True/AsExpected"), "{stdout}");
     let fixture_text = std::fs::read_to_string(&output).expect("the fixture");
     let fixture: Value = serde_yaml::from_str(&fixture_text).expect("the fixture is YAML");
-    let held = config_maps(&fixture);
-    // The fixture holds every read of both evaluations: the verdict,
-    // read only by the evaluation after the child is answered Made...
-    assert!(
-        held.iter()
-            .any(|(name, verdict)| name == VERDICT && verdict == "ok"),
+    // The fixture holds every read of both evaluations: the Job, not
+    // failed, read only by the evaluation after the child is answered
+    // Made...
+    assert_eq!(
+        held(&fixture, "Job"),
+        [(CHECK.to_owned(), false)],
         "{fixture_text}"
     );
     // ... beside the child, read by the first.
     assert!(
-        held.iter()
+        held(&fixture, "ConfigMap")
+            .iter()
             .any(|(name, _)| *name == format!("{PARENT}-greeting")),
         "{fixture_text}"
     );
@@ -244,14 +256,9 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         text(&replayed.stderr)
     );
 
-    // 4. The verdict turned not ok, the host still stopped: the live
-    // status (Ready True, for the parent's generation) is stale.
-    merge(
-        &configmaps,
-        VERDICT,
-        json!({"metadata": {"labels": {"verdict": "not-ok"}}}),
-    )
-    .await;
+    // 4. The Job failed, the host still stopped: the live status (Ready
+    // True, for the parent's generation) is stale.
+    end_as_job_controller(&client, ns.name(), CHECK, JobOutcome::Failed).await;
     let stale = dir.join("stale.yaml");
     let out = capture(&cache, &guests, ns.name(), &stale, &[]).await;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -266,7 +273,7 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         "{stderr}"
     );
     // It names each condition that differs, live against this pass: the
-    // child aspect (the verdict read once the child is made) and Ready.
+    // child aspect (the Job read once the child is made) and Ready.
     assert!(
         stderr.contains("ChildReady: live True (AsExpected), this pass False (ChildRefused)"),
         "{stderr}"
@@ -319,7 +326,7 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     );
     let stale_fixture: Value = serde_yaml::from_str(&stale_text).expect("the fixture is YAML");
     // Its expectation is the pass's verdict, not the live status: Ready
-    // and ChildReady False, from the verdict now not ok, which it holds.
+    // and ChildReady False, from the Job now failed, which it holds.
     assert_eq!(
         stale_fixture["expect"]["conditions"]["Ready"]["status"], "False",
         "{stale_text}"
@@ -329,10 +336,9 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         json!({"status": "False", "reason": "ChildRefused"}),
         "{stale_text}"
     );
-    assert!(
-        config_maps(&stale_fixture)
-            .iter()
-            .any(|(name, verdict)| name == VERDICT && verdict == "not-ok"),
+    assert_eq!(
+        held(&stale_fixture, "Job"),
+        [(CHECK.to_owned(), true)],
         "{stale_text}"
     );
     // Replayed offline, it passes with the pass's verdict (Ready False).
