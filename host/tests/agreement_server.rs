@@ -1,9 +1,10 @@
 //! One truth of a pass against the real API server (issue 50, "Done when
 //! 3"): the operator's pass, `reconciler-host test` on the fixture
 //! `capture` makes of a live parent, and `shadow` of the module beside
-//! itself settle alike. `operator/reconcile/agreement.rs` holds the fixture
-//! runner to the driver made dry on made-up caches; this holds the CLI and
-//! the operator to each other on what the cluster really serves.
+//! itself settle alike. `fixture/agreement.rs` and `agreement_jobs.rs`
+//! hold the fixture runner to the driver made dry on made-up caches; this
+//! holds the CLI and the operator to each other on what the cluster really
+//! serves.
 //!
 //! Twenty Widgets of the writer test guest (it wants the ConfigMap
 //! `<name>-config` holding `spec.data`), drawn from a fixed seed
