@@ -1,9 +1,10 @@
 //! One truth of a pass against the real API server (issue 50, "Done when
 //! 3"): the operator's pass, `reconciler-host test` on the fixture
 //! `capture` makes of a live parent, and `shadow` of the module beside
-//! itself settle alike. `operator/reconcile/agreement.rs` holds the fixture
-//! runner to the driver made dry on made-up caches; this holds the CLI and
-//! the operator to each other on what the cluster really serves.
+//! itself settle alike. `fixture/agreement.rs` and `agreement_jobs.rs`
+//! hold the fixture runner to the driver made dry on made-up caches; this
+//! holds the CLI and the operator to each other on what the cluster really
+//! serves.
 //!
 //! Twenty Widgets of the writer test guest (it wants the ConfigMap
 //! `<name>-config` holding `spec.data`), drawn from a fixed seed
@@ -15,9 +16,17 @@
 //! ReconcilePlan CRD of `deploy/` installed (plans served); the parents in
 //! two namespaces. Then, in order, nothing else writing meanwhile:
 //!
+//! 0. every other case whose changes wait for a reviewer (ConfigMap absent
+//!    or drifted, mode apply, approval manual) gets its plan before any
+//!    host: created as the host creates it (`record::new_plan`, for the
+//!    pending change, bound to the cluster and the parent), then approved
+//!    with `reconciler-host plan approve` by an approver holding what
+//!    `deploy/` gives reviewers (`reconciler-plan-reviewer`) and the verb
+//!    `approve` on Widgets, as the admission policy asks;
 //! 1. each parent captured as a read-only reviewer (`capture Widget
-//!    <ns>/<name>`: exit 0), and its fixture replayed to its own expect
-//!    block and golden (`test`: exit 0);
+//!    <ns>/<name>`: exit 0; its `plans.current` the plan approved in 0,
+//!    approved by the approver, where there is one, else none), and its
+//!    fixture replayed to its own expect block and golden (`test`: exit 0);
 //! 2. `shadow` of the served module beside itself over every parent, as
 //!    the reviewer: 0 differ, 0 not reproduced, exit 0;
 //! 3. one host (`run`) over both namespaces until every parent's Ready
@@ -45,12 +54,17 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Instant;
 
+use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::DynamicObject;
+use kube::core::{ApiResource, GroupVersionKind};
 use reconciler_host::children::bodies::Owner;
 use reconciler_host::children::pending;
 use reconciler_host::contract::model::Change;
 use reconciler_host::facts::MemorySource;
+use reconciler_host::plan::artifact::{self, Counts};
+use reconciler_host::plan::digest::{self, Mode, Target};
+use reconciler_host::plan::record;
 use reconciler_host::runtime::{
     ArtifactCache, EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig,
 };
@@ -83,6 +97,8 @@ const WASM: &str = "writer_guest.wasm";
 const PARENT_UID_LABEL: &str = "reconciler.dev/parent-uid";
 /// The read-only reviewer `capture` and `shadow` run as.
 const REVIEWER: &str = "agreement-reviewer";
+/// The reviewer who approves plans before any host.
+const APPROVER: &str = "agreement-approver";
 
 /// splitmix64: a few lines, the same draws everywhere.
 struct Rng(u64);
@@ -126,6 +142,8 @@ struct Case {
     mode: Option<&'static str>,
     /// Its `reconciler.dev/approval: manual`.
     manual: bool,
+    /// A plan of its changes is approved by a reviewer before any host.
+    approved: bool,
 }
 
 impl Case {
@@ -144,6 +162,12 @@ impl Case {
 
     fn config_map(&self) -> String {
         format!("{}-config", self.name)
+    }
+
+    /// Its changes wait for a reviewer: something to make, mode apply,
+    /// approval manual.
+    fn awaits_review(&self) -> bool {
+        self.child != Child::AsAsked && self.manual && self.mode != Some("observe")
     }
 }
 
@@ -172,7 +196,7 @@ fn cases(seed: u64) -> Vec<Case> {
         worlds.push(world);
     }
     worlds.truncate(CASES);
-    worlds
+    let mut cases = worlds
         .into_iter()
         .enumerate()
         .map(|(i, (child, mode, manual))| {
@@ -188,9 +212,16 @@ fn cases(seed: u64) -> Vec<Case> {
                 child,
                 mode,
                 manual,
+                approved: false,
             }
         })
-        .collect()
+        .collect::<Vec<_>>();
+    // Every other case awaiting review is approved before any host; the
+    // rest wait for the host's own plan.
+    for case in cases.iter_mut().filter(|c| c.awaits_review()).step_by(2) {
+        case.approved = true;
+    }
+    cases
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -221,9 +252,8 @@ fn writer() -> GuestModule {
     .expect("the writer loads")
 }
 
-/// The ConfigMap the host would apply for `parent` (as stored): the
-/// guest's change, owned and stamped as the host makes it.
-fn as_asked(module: &GuestModule, parent: &Value) -> Value {
+/// The guest's change of the ConfigMap of `parent`.
+fn asked(module: &GuestModule, parent: &Value) -> Change {
     let name = format!("{}-config", parent["metadata"]["name"].as_str().unwrap());
     let evaluated = module.evaluate(EvaluateRequest {
         parent,
@@ -232,11 +262,18 @@ fn as_asked(module: &GuestModule, parent: &Value) -> Value {
         source: Arc::new(MemorySource::new()),
         now: jiff::Timestamp::now(),
     });
-    let change = evaluated
+    evaluated
         .changes
         .iter()
         .find(|c| matches!(c, Change::Apply { .. }) && c.name() == name)
-        .unwrap_or_else(|| panic!("the writer asks for {name}: {:?}", evaluated.changes));
+        .unwrap_or_else(|| panic!("the writer asks for {name}: {:?}", evaluated.changes))
+        .clone()
+}
+
+/// The ConfigMap the host would apply for `parent` (as stored): the
+/// guest's change, owned and stamped as the host makes it.
+fn as_asked(module: &GuestModule, parent: &Value) -> Value {
+    let change = asked(module, parent);
     let md = &parent["metadata"];
     let owner = Owner {
         api_version: widgets::API_VERSION,
@@ -247,7 +284,33 @@ fn as_asked(module: &GuestModule, parent: &Value) -> Value {
         member: None,
         slot: None,
     };
-    pending::desired(change, &MemorySource::new(), &owner).expect("an apply's body")
+    pending::desired(&change, &MemorySource::new(), &owner).expect("an apply's body")
+}
+
+/// The plan the host would create for `parent`'s `pending` changes in
+/// mode apply, on the cluster of identity `cluster`.
+fn plan_of(parent: &Value, pending: &[Change], cluster: &str) -> Value {
+    let target = Target {
+        cluster: cluster.into(),
+        parent: s(&parent["metadata"]["uid"]),
+    };
+    let digest = digest::digest(pending, Mode::Apply, &target);
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("testing.reconciler.dev", "v1", "Widget"),
+        "widgets",
+    );
+    let name = format!("{}-rvwd1", s(&parent["metadata"]["name"]));
+    let mut plan = record::new_plan(
+        &name,
+        &record::ParentRef::of(&resource, parent),
+        Mode::Apply,
+        &digest,
+        &target,
+        &artifact::artifact(pending),
+        Counts::of(pending),
+    );
+    plan["metadata"]["namespace"] = parent["metadata"]["namespace"].clone();
+    plan
 }
 
 /// What a case's captured golden says its first step settled on.
@@ -447,6 +510,30 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
     for ns in &namespaces {
         identity::read_only_reviewer(&client, ns.name(), REVIEWER).await;
     }
+    // The approver: what deploy/ gives reviewers, and `approve` on Widgets.
+    identity::apply_rbac(
+        &client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": format!("{APPROVER}-widgets")},
+               "rules": [{"apiGroups": ["testing.reconciler.dev"], "resources": ["widgets"],
+                          "verbs": ["approve"]}]}),
+    )
+    .await;
+    for ns in &namespaces {
+        for role in ["reconciler-plan-reviewer", &format!("{APPROVER}-widgets")] {
+            identity::apply_rbac(
+                &client,
+                identity::role_binding(
+                    ns.name(),
+                    &format!("{APPROVER}-{role}"),
+                    "ClusterRole",
+                    role,
+                    APPROVER,
+                ),
+            )
+            .await;
+        }
+    }
     // The cluster's identity, which the operator binds into its plans, is
     // kube-system's UID: the reviewer may read namespaces (so the dry run
     // binds its plans as the operator does).
@@ -490,12 +577,31 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
     reconciler_testsupport::await_access(&client, REVIEWER, &[], &wanted)
         .await
         .expect("the reviewer may read");
+    let mut approving = Vec::new();
+    for ns in &namespaces {
+        for (verb, group, resource) in [
+            ("approve", "testing.reconciler.dev", "widgets"),
+            ("patch", "reconciler.dev", "reconcileplans/status"),
+        ] {
+            approving.push(Access {
+                verb,
+                group,
+                resource,
+                namespace: Some(ns.name()),
+            });
+        }
+    }
+    reconciler_testsupport::await_access(&client, APPROVER, &[], &approving)
+        .await
+        .expect("the approver may approve");
     let reviewer = identity::kubeconfig_as(REVIEWER, &dir);
+    let approver = identity::kubeconfig_as(APPROVER, &dir);
     let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
 
     // The parents, and their ConfigMaps where the case has one.
     let module = writer();
     let mut uids = BTreeMap::new();
+    let mut parents = BTreeMap::new();
     for case in &cases {
         let ns = ns_of(case);
         create(&client, &ns, case.widget()).await;
@@ -507,11 +613,38 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
         uids.insert(case.name.clone(), s(&parent["metadata"]["uid"]));
         let mut body = as_asked(&module, &parent);
         match case.child {
-            Child::Absent => continue,
-            Child::AsAsked => {}
-            Child::Drifted => body["data"] = json!({"drifted": "yes"}),
+            Child::Absent => {}
+            Child::AsAsked => create(&client, &ns, body).await,
+            Child::Drifted => {
+                body["data"] = json!({"drifted": "yes"});
+                create(&client, &ns, body).await;
+            }
         }
-        create(&client, &ns, body).await;
+        parents.insert(case.name.clone(), parent);
+    }
+
+    // 0. The plans approved before any host.
+    let cluster = Api::<Namespace>::all(client.clone())
+        .get("kube-system")
+        .await
+        .expect("kube-system")
+        .metadata
+        .uid
+        .expect("its UID");
+    for case in cases.iter().filter(|c| c.approved) {
+        let ns = ns_of(case);
+        let parent = &parents[&case.name];
+        let plan = plan_of(parent, &[asked(&module, parent)], &cluster);
+        let name = s(&plan["metadata"]["name"]);
+        create(&client, &ns, plan).await;
+        let out = cli(&approver, os(&[&"plan", &"approve", &name, &"-n", &ns])).await;
+        assert!(
+            out.status.success(),
+            "{case:?}: approving {name}: {}\n{}{}",
+            out.status,
+            text(&out.stdout),
+            text(&out.stderr)
+        );
     }
 
     // 1. Each parent captured as the reviewer, its fixture replayed.
@@ -556,6 +689,18 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
                 std::fs::read_to_string(&output).unwrap_or_default()
             ));
             continue;
+        }
+        // The capture states the plan approved before any host, and no
+        // other.
+        let captured: Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&output).expect("the capture"))
+                .expect("the capture is YAML");
+        let current = &captured["plans"]["current"];
+        let approved_by = current["approvedBy"].as_str();
+        if approved_by != case.approved.then_some(APPROVER) || current.is_null() == case.approved {
+            differences.push(format!(
+                "{case:?}: the capture states the current plan {current}"
+            ));
         }
         let golden_text = std::fs::read_to_string(output.with_extension("golden")).expect("golden");
         let golden: Vec<Value> = serde_yaml::from_str(&golden_text).expect("the golden is YAML");

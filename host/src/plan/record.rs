@@ -369,7 +369,7 @@ impl<'a> ParentRef<'a> {
 /// The plan object to create: named `name`, controlled by the parent (a
 /// change of it, a decision, passes the parent; it goes with the parent),
 /// labelled with its UID.
-pub(crate) fn new_plan(
+pub fn new_plan(
     name: &str,
     parent: &ParentRef<'_>,
     mode: Mode,
