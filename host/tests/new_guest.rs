@@ -564,19 +564,15 @@ async fn a_js_candidate_failing_its_made_child_is_held(
     let mut host =
         ProbeHost::start(ns.name(), guests, &cache, &["--promotion", "auto"], "auto").await;
     std::fs::copy(&candidate, guests.join(file)).unwrap();
-    let line = eventually("the shadow's refusal in the log", async || {
-        match host
-            .lines_with(&[
+    let line = host
+        .one_line_with(
+            "the shadow's refusal in the log",
+            &[
                 "refused guest configmapjsgreeting_guest",
                 "held (promotion auto)",
-            ])
-            .as_slice()
-        {
-            [line] => Ok(line.clone()),
-            other => Err(other.to_vec()),
-        }
-    })
-    .await;
+            ],
+        )
+        .await;
     assert!(line.contains(&v2_digest[..12]), "{line}");
     assert!(
         line.contains("1 would turn from Ready True to False"),

@@ -92,16 +92,12 @@ async fn probes_of_v1(prefix: &str, guests: &Path) -> TestNamespace {
 /// and checks what it says: how many parents were shadowed, how many
 /// would turn from Ready True to False, and that auto promotion held it.
 async fn held_once(host: &ProbeHost, v2_digest: &str) {
-    let line = eventually("the shadow's refusal in the log", async || {
-        match host
-            .lines_with(&["refused guest probe_guest", "shadowed on 3 parent(s)"])
-            .as_slice()
-        {
-            [line] => Ok(line.clone()),
-            other => Err(other.to_vec()),
-        }
-    })
-    .await;
+    let line = host
+        .one_line_with(
+            "the shadow's refusal in the log",
+            &["refused guest probe_guest", "shadowed on 3 parent(s)"],
+        )
+        .await;
     assert!(line.contains(&v2_digest[..12]), "{line}");
     assert!(
         line.contains("3 would turn from Ready True to False"),

@@ -15,13 +15,12 @@
 //! still holds v2 and says which live status it does not reproduce.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::ExitStatus;
 use std::sync::OnceLock;
 
 use reconciler_host::runtime::artifacts::digest;
 use reconciler_host_harness::identity;
 use reconciler_host_harness::objects;
-use reconciler_host_harness::operator::eventually;
 use reconciler_host_harness::paths::target_tmpdir;
 use reconciler_host_harness::scaffold::{
     API_VERSION, FILE, KIND, ProbeHost, all_ready, create_probes, host_command, install_crd_of,
@@ -83,6 +82,15 @@ async fn served_by_v1(test: &str) -> Served {
     }
 }
 
+/// What a shadow run said: its exit status, its stderr, and the review
+/// it wrote (as text, and as YAML).
+struct Shadowed {
+    status: ExitStatus,
+    stderr: String,
+    text: String,
+    review: Value,
+}
+
 /// `reconciler-host shadow <candidate> --guests <guests> --namespaces <ns>
 /// -o <review>` under `kubeconfig`.
 async fn shadow(
@@ -92,7 +100,7 @@ async fn shadow(
     guests: &Path,
     ns: &str,
     review: &Path,
-) -> Output {
+) -> Shadowed {
     let mut command = host_command(kubeconfig, cache);
     command
         .arg("shadow")
@@ -101,9 +109,16 @@ async fn shadow(
         .arg(guests)
         .args(["--namespaces", ns, "-o"])
         .arg(review);
-    tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
+    let out = tokio::task::spawn_blocking(move || command.output().expect("the host binary runs"))
         .await
-        .expect("the command's thread")
+        .expect("the command's thread");
+    let review_text = std::fs::read_to_string(review).unwrap_or_default();
+    Shadowed {
+        status: out.status,
+        stderr: text(&out.stderr),
+        review: serde_yaml::from_str(&review_text).expect("the review is YAML"),
+        text: review_text,
+    }
 }
 
 /// Three Probes served by v1 until Ready True (their ConfigMaps made),
@@ -134,7 +149,12 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     let kubeconfig = identity::kubeconfig_as(reviewer, &dir);
     let before = written(&ns).await;
     let review_path = dir.join("review.yaml");
-    let out = shadow(
+    let Shadowed {
+        status,
+        stderr,
+        text: review_text,
+        review,
+    } = shadow(
         &kubeconfig,
         &cache,
         &candidate,
@@ -143,17 +163,14 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
         &review_path,
     )
     .await;
-    let stderr = text(&out.stderr);
-    let review_text = std::fs::read_to_string(&review_path).unwrap_or_default();
     // A parent turning from Ready True to False holds the candidate: exit 1.
     assert_eq!(
-        out.status.code(),
+        status.code(),
         Some(1),
         "shadow of v2 beside v1:\n{stderr}\n{review_text}"
     );
     assert!(stderr.contains("3 turn Ready True to False"), "{stderr}");
     assert!(stderr.contains("held: "), "{stderr}");
-    let review: Value = serde_yaml::from_str(&review_text).expect("the review is YAML");
     // Every live parent is shadowed, and every one differs.
     assert_eq!(review["parents"], 3, "{review_text}");
     assert_eq!(review["differ"], 3, "{review_text}");
@@ -208,7 +225,12 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     // The serving module beside itself differs in nothing, and its own
     // pass reproduces every parent's status.
     let same_path = dir.join("same.yaml");
-    let same = shadow(
+    let Shadowed {
+        status,
+        stderr,
+        text: same_text,
+        review: same,
+    } = shadow(
         &kubeconfig,
         &cache,
         &serving.join(FILE),
@@ -217,11 +239,8 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
         &same_path,
     )
     .await;
-    let stderr = text(&same.stderr);
-    let same_text = std::fs::read_to_string(&same_path).unwrap_or_default();
     // Nothing turns False and nothing fails: not held, exit 0.
-    assert!(same.status.success(), "{stderr}\n{same_text}");
-    let same: Value = serde_yaml::from_str(&same_text).expect("the review is YAML");
+    assert!(status.success(), "{stderr}\n{same_text}");
     assert_eq!(same["parents"], 3, "{same_text}");
     assert_eq!(same["differ"], 0, "{same_text}");
     // A parent whose status the serving module's own pass does not
@@ -243,16 +262,12 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     place(&auto, FILE, v2);
     // A candidate that turns parents from Ready True to False is held, in
     // one refusal naming the count and the promotion.
-    let line = eventually("the shadow's refusal in the log", async || {
-        match host
-            .lines_with(&["refused guest probe_guest", "shadowed on 3 parent(s)"])
-            .as_slice()
-        {
-            [line] => Ok(line.clone()),
-            other => Err(other.to_vec()),
-        }
-    })
-    .await;
+    let line = host
+        .one_line_with(
+            "the shadow's refusal in the log",
+            &["refused guest probe_guest", "shadowed on 3 parent(s)"],
+        )
+        .await;
     assert!(line.contains(&v2_digest[..12]), "{line}");
     assert!(
         line.contains("3 would turn from Ready True to False"),
@@ -425,7 +440,12 @@ async fn a_status_writer_forging_ready_false_hides_no_regression_from_shadow() {
 
     // v2 beside v1: held, every parent turning False, `a` not reproduced.
     let review_path = dir.join("review.yaml");
-    let out = shadow(
+    let Shadowed {
+        status,
+        stderr,
+        text: review_text,
+        review,
+    } = shadow(
         &kubeconfig,
         &cache,
         &candidate,
@@ -434,10 +454,7 @@ async fn a_status_writer_forging_ready_false_hides_no_regression_from_shadow() {
         &review_path,
     )
     .await;
-    let stderr = text(&out.stderr);
-    let review_text = std::fs::read_to_string(&review_path).unwrap_or_default();
-    assert_eq!(out.status.code(), Some(1), "{stderr}\n{review_text}");
-    let review: Value = serde_yaml::from_str(&review_text).expect("the review is YAML");
+    assert_eq!(status.code(), Some(1), "{stderr}\n{review_text}");
     assert_eq!(review["readyTurnsFalse"], 3, "{review_text}");
     assert_eq!(review["notReproduced"], 1, "{review_text}");
     assert_eq!(
@@ -453,7 +470,12 @@ async fn a_status_writer_forging_ready_false_hides_no_regression_from_shadow() {
     // v1 beside itself: nothing differs, not held, and still not silent
     // about `a`.
     let same_path = dir.join("same.yaml");
-    let same = shadow(
+    let Shadowed {
+        status,
+        stderr,
+        text: same_text,
+        review: same,
+    } = shadow(
         &kubeconfig,
         &cache,
         &serving.join(FILE),
@@ -462,10 +484,7 @@ async fn a_status_writer_forging_ready_false_hides_no_regression_from_shadow() {
         &same_path,
     )
     .await;
-    let stderr = text(&same.stderr);
-    let same_text = std::fs::read_to_string(&same_path).unwrap_or_default();
-    assert!(same.status.success(), "{stderr}\n{same_text}");
-    let same: Value = serde_yaml::from_str(&same_text).expect("the review is YAML");
+    assert!(status.success(), "{stderr}\n{same_text}");
     assert_eq!(same["differ"], 0, "{same_text}");
     assert_eq!(same["notReproduced"], 1, "{same_text}");
     assert_eq!(

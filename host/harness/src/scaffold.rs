@@ -422,6 +422,16 @@ impl ProbeHost {
             .collect()
     }
 
+    /// Waits (as [`eventually`] does) until exactly one line of the log
+    /// contains every one of `parts` (`what` names it): that line.
+    pub async fn one_line_with(&self, what: &str, parts: &[&str]) -> String {
+        eventually(what, async || match self.lines_with(parts).as_slice() {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        })
+        .await
+    }
+
     /// The Prometheus exposition.
     pub fn metrics(&self) -> String {
         use std::io::{Read, Write};
