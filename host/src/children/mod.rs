@@ -1,6 +1,8 @@
 //! The children a guest asks for, pure: the bodies the host sends for
-//! them ([`bodies`]) and whether a change would change anything
-//! ([`pending`]), for the operator's planner and the fixture runner alike.
+//! them ([`bodies`]), whether a change would change anything
+//! ([`pending`]) and whether the host still owns what it asked for
+//! ([`owned`]), for the operator's planner and the fixture runner alike.
 
 pub mod bodies;
+pub mod owned;
 pub mod pending;
