@@ -38,22 +38,30 @@ pub struct Owner<'a> {
     pub slot: Option<u16>,
 }
 
-/// Whether `actual` already has every field of `desired`: objects by key
-/// (fields `actual` has beyond them do not matter), lists element by
-/// element, the rest equal (a value the cache keeps as its digest, by its
-/// digest).
-pub(crate) fn has_all(desired: &Value, actual: &Value) -> bool {
+/// The first path of `desired` that `actual` does not have (`.` for the
+/// whole), `None` when it has every field: objects by key (fields `actual`
+/// has beyond them do not matter), lists element by element, the rest
+/// equal (a value the cache keeps as its digest, by its digest).
+pub(crate) fn missing(desired: &Value, actual: &Value) -> Option<String> {
+    missing_at(desired, actual, ".")
+}
+
+fn missing_at(desired: &Value, actual: &Value, path: &str) -> Option<String> {
+    let at = |key: &str| format!("{}.{key}", path.trim_end_matches('.'));
     match (desired, actual) {
         (Value::String(d), Value::String(a)) if a.starts_with(DIGEST_PREFIX) => {
-            value_digest(d) == *a
+            (value_digest(d) != *a).then(|| path.to_owned())
         }
-        (Value::Object(d), Value::Object(a)) => d
+        (Value::Object(d), Value::Object(a)) => d.iter().find_map(|(k, v)| match a.get(k) {
+            Some(av) => missing_at(v, av, &at(k)),
+            None => Some(at(k)),
+        }),
+        (Value::Array(d), Value::Array(a)) if d.len() == a.len() => d
             .iter()
-            .all(|(k, v)| a.get(k).is_some_and(|av| has_all(v, av))),
-        (Value::Array(d), Value::Array(a)) => {
-            d.len() == a.len() && d.iter().zip(a).all(|(dv, av)| has_all(dv, av))
-        }
-        (d, a) => d == a,
+            .zip(a)
+            .enumerate()
+            .find_map(|(i, (dv, av))| missing_at(dv, av, &format!("{path}[{i}]"))),
+        (d, a) => (d != a).then(|| path.to_owned()),
     }
 }
 
@@ -190,21 +198,34 @@ mod tests {
     use super::*;
     use crate::facts::meta::controller_uid;
 
+    fn no_missing(desired: &Value, actual: &Value) -> bool {
+        missing(desired, actual).is_none()
+    }
+
     #[test]
-    fn an_object_has_all_of_a_desired_one_when_every_field_it_names_matches() {
+    fn an_object_misses_nothing_of_a_desired_one_when_every_field_it_names_matches() {
         let actual = json!({"metadata": {"name": "a", "uid": "1", "labels": {"x": "1", "y": "2"}},
                             "data": {"k": "v"}, "spec": {"ports": [{"port": 80, "protocol": "TCP"}]}});
-        assert!(has_all(
+        assert!(no_missing(
             &json!({"metadata": {"labels": {"x": "1"}}, "data": {"k": "v"}}),
             &actual
         ));
-        assert!(has_all(
+        assert!(no_missing(
             &json!({"spec": {"ports": [{"port": 80}]}}),
             &actual
         ));
-        assert!(!has_all(&json!({"data": {"k": "w"}}), &actual));
-        assert!(!has_all(&json!({"data": {"other": "v"}}), &actual));
-        assert!(!has_all(&json!({"spec": {"ports": []}}), &actual));
+        assert_eq!(
+            missing(&json!({"data": {"k": "w"}}), &actual),
+            Some(".data.k".into())
+        );
+        assert_eq!(
+            missing(&json!({"data": {"other": "v"}}), &actual),
+            Some(".data.other".into())
+        );
+        assert_eq!(
+            missing(&json!({"spec": {"ports": []}}), &actual),
+            Some(".spec.ports".into())
+        );
     }
 
     #[test]
@@ -212,13 +233,20 @@ mod tests {
         let applied = stamped(json!({"metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}}));
         let mut child = applied.clone();
         child["metadata"]["uid"] = json!("u");
-        assert!(has_all(&applied, &child), "the same body again: not sent");
+        assert!(
+            no_missing(&applied, &child),
+            "the same body again: not sent"
+        );
         let fewer = stamped(json!({"metadata": {"name": "c", "labels": {"a": "1"}}}));
-        assert!(has_all(
+        assert!(no_missing(
             &json!({"metadata": {"labels": {"a": "1"}}}),
             &child
         ));
-        assert!(!has_all(&fewer, &child), "label b is to go: sent");
+        assert_eq!(
+            missing(&fewer, &child),
+            Some(format!(".metadata.annotations.{APPLIED}")),
+            "label b is to go: sent"
+        );
     }
 
     #[test]

@@ -12,6 +12,28 @@
 
 use serde_json::Value;
 
+use crate::marks::FIELD_MANAGER;
+
+/// The `fieldsV1` of the host's own server-side apply entry on `object`
+/// (its field manager, operation Apply, the main resource), if it has one.
+pub fn applied_fields(object: &Value) -> Option<&Value> {
+    applied_in(&object["metadata"]["managedFields"])
+}
+
+/// The `fieldsV1` of the host's own apply entry among `managed_fields` (a
+/// `metadata.managedFields` list).
+pub fn applied_in(managed_fields: &Value) -> Option<&Value> {
+    managed_fields
+        .as_array()?
+        .iter()
+        .find(|e| {
+            e["manager"] == FIELD_MANAGER
+                && e["operation"] == "Apply"
+                && e["subresource"].as_str().unwrap_or_default().is_empty()
+        })
+        .map(|e| &e["fieldsV1"])
+}
+
 /// The first path of `desired` that the host's Apply entry, whose
 /// `fieldsV1` is `fields`, does not own; `None` when it owns them all.
 /// The object's identity (`apiVersion`, `kind`, `metadata.name` and
@@ -27,7 +49,7 @@ pub fn unowned(desired: &Value, fields: &Value) -> Option<String> {
         .find_map(|(key, value)| {
             let path = format!(".{key}");
             let Some(owned) = fields.get(format!("f:{key}")) else {
-                return Some(path);
+                return (!asks_nothing(value)).then_some(path);
             };
             if key == "metadata" {
                 let mut metadata = value.clone();
@@ -41,15 +63,29 @@ pub fn unowned(desired: &Value, fields: &Value) -> Option<String> {
         })
 }
 
+/// An empty list or map asks for no field: the API server records none
+/// for an empty keyed list (`env: []`, measured on v1.37.2), and there is
+/// nothing of it another writer could take.
+fn asks_nothing(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        _ => false,
+    }
+}
+
 /// The first path under `path` of `desired` that `owned` (the entry's
 /// set at that path) does not own.
 fn walk(desired: &Value, owned: &Value, path: String) -> Option<String> {
     match desired {
+        // An atomic struct (an owner reference): owned whole, its entry
+        // lists none of its fields.
+        Value::Object(_) if owned.as_object().is_some_and(serde_json::Map::is_empty) => None,
         Value::Object(fields) => fields.iter().find_map(|(key, value)| {
             let here = format!("{path}.{key}");
             match owned.get(format!("f:{key}")) {
                 Some(sub) => walk(value, sub, here),
-                None => Some(here),
+                None => (!asks_nothing(value)).then_some(here),
             }
         }),
         Value::Array(items) => {
@@ -68,8 +104,10 @@ fn walk(desired: &Value, owned: &Value, path: String) -> Option<String> {
                         let Value::Object(key) = key else {
                             return None;
                         };
+                        // A key field the body leaves out is the
+                        // server's default (a port's `protocol: TCP`).
                         key.iter()
-                            .all(|(f, v)| fields.get(f) == Some(v))
+                            .all(|(f, v)| fields.get(f).is_none_or(|mine| mine == v))
                             .then_some((key, sub))
                     });
                     match found {
@@ -156,6 +194,40 @@ mod tests {
             unowned(&desired, &fields(port)),
             Some(".spec.template.spec.containers[name=\"web\"].ports[0]".into())
         );
+    }
+
+    #[test]
+    fn an_empty_keyed_list_the_server_did_not_record_asks_nothing() {
+        // As kube-apiserver v1.37.2 lists a container applied with `env: []`.
+        let desired = json!({"spec": {"containers": [{"name": "main", "image": "i", "env": []}]}});
+        let fields = json!({"f:spec": {"f:containers": {"k:{\"name\":\"main\"}":
+            {".": {}, "f:image": {}, "f:name": {}}}}});
+        assert_eq!(unowned(&desired, &fields), None);
+        let env = json!({"spec": {"containers": [{"name": "main", "env": [{"name": "A"}]}]}});
+        assert_eq!(
+            unowned(&env, &fields),
+            Some(".spec.containers[name=\"main\"].env".into())
+        );
+    }
+
+    #[test]
+    fn an_atomic_struct_is_owned_whole() {
+        // As kube-apiserver v1.37.2 lists an applied owner reference.
+        let desired = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "testing.reconciler.dev/v1", "kind": "Widget", "name": "w",
+             "uid": "u-1", "controller": true}]}});
+        let fields = json!({"f:metadata": {"f:ownerReferences": {"k:{\"uid\":\"u-1\"}": {}}}});
+        assert_eq!(unowned(&desired, &fields), None);
+    }
+
+    #[test]
+    fn a_key_field_the_body_leaves_out_is_the_servers_default() {
+        let desired = json!({"spec": {"ports": [{"port": 80, "targetPort": "http"}]}});
+        let fields = json!({"f:spec": {"f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}":
+            {".": {}, "f:port": {}, "f:targetPort": {}}}}});
+        assert_eq!(unowned(&desired, &fields), None);
+        let other = json!({"spec": {"ports": [{"port": 80, "protocol": "UDP"}]}});
+        assert_eq!(unowned(&other, &fields), Some(".spec.ports[0]".into()));
     }
 
     #[test]

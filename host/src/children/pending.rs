@@ -6,9 +6,11 @@
 
 use serde_json::Value;
 
-use crate::children::bodies::{Owner, bundle, has_all, stamped, with_owner};
+use crate::children::bodies::{Owner, bundle, missing, stamped, with_owner};
+use crate::children::owned;
 use crate::contract::model::Change;
 use crate::facts::ObjectSource;
+use crate::marks::APPLIED;
 
 /// The body the host would send for `change` of the parent `owner`
 /// (applies and bundles; `None` for the other changes), stamped with its
@@ -29,10 +31,35 @@ pub fn desired(change: &Change, source: &dyn ObjectSource, owner: &Owner<'_>) ->
     }
 }
 
+/// Where the child `cached` does not hold the body `desired` (stamped) as
+/// the API server stores it: the first such path, `None` once it does.
+/// It does when it has every field of the body with its value, or when it
+/// was last applied with this very body (its digest annotation) and the
+/// host's own apply entry in `managedFields` still owns every field of the
+/// body: what the server made of the host's apply (an empty map dropped, a
+/// default filled in, a quantity rewritten) is settled, a field another
+/// writer changed or removed is not (issue 51; docs/design.md "Every
+/// change settles").
+pub fn unsettled(desired: &Value, cached: &Value) -> Option<String> {
+    let missing = missing(desired, cached)?;
+    let stamp = |o: &Value| {
+        o["metadata"]["annotations"][APPLIED]
+            .as_str()
+            .map(str::to_owned)
+    };
+    match owned::applied_fields(cached) {
+        Some(fields) if stamp(cached).is_some() && stamp(cached) == stamp(desired) => {
+            owned::unowned(desired, fields)
+        }
+        _ => Some(missing),
+    }
+}
+
 /// Whether `change` would change something: an apply (or bundle) whose
-/// object lacks a field of `desired` or was last applied with another
-/// body, a generated Secret or a certificate missing (or, `still_good`
-/// says, due for renewal), a deletion of an object that is there.
+/// object does not hold `desired` as the server stores it
+/// ([`unsettled`]), a generated Secret or a certificate missing (or,
+/// `still_good` says, due for renewal), a deletion of an object that is
+/// there.
 pub fn pending(
     change: &Change,
     cached: Option<&Value>,
@@ -40,9 +67,9 @@ pub fn pending(
     still_good: impl FnOnce(&Value) -> bool,
 ) -> bool {
     match change {
-        Change::Apply { .. } | Change::Bundle { .. } => {
-            !cached.zip(desired).is_some_and(|(c, d)| has_all(d, c))
-        }
+        Change::Apply { .. } | Change::Bundle { .. } => cached
+            .zip(desired)
+            .is_none_or(|(c, d)| unsettled(d, c).is_some()),
         Change::Generate { .. } => cached.is_none(),
         Change::Certificate { .. } => !cached.is_some_and(still_good),
         Change::Delete { .. } => cached.is_some(),
@@ -126,6 +153,54 @@ mod tests {
         let changed = apply("2");
         let desired = desired_of(&changed, &source);
         assert!(pending(&changed, Some(&child), Some(&desired), |_| true));
+    }
+
+    #[test]
+    fn a_body_the_server_stored_normalised_is_settled_and_another_writers_change_is_not() {
+        let source = MemorySource::new();
+        let change = Change::Apply {
+            kind: config_map_kind(),
+            name: "w-config".into(),
+            body: json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "w-config"}, "data": {}}),
+        };
+        let desired = desired_of(&change, &source);
+        // As the API server stores it: no `data`, yet the host's entry
+        // lists it (kube-apiserver v1.37.2).
+        let mut stored = desired.clone();
+        stored.as_object_mut().unwrap().remove("data");
+        let entry = |fields: Value| {
+            json!([{"manager": "reconciler-host", "operation": "Apply", "fieldsV1": fields},
+                   {"manager": "reconciler-host", "operation": "Apply",
+                    "subresource": "status", "fieldsV1": {}}])
+        };
+        let owned = json!({"f:data": {}, "f:metadata": {
+            "f:annotations": {"f:reconciler.dev/applied": {}},
+            "f:labels": {"f:app.kubernetes.io/managed-by": {}},
+            "f:ownerReferences": {"k:{\"uid\":\"u-1\"}": {}}}});
+        stored["metadata"]["managedFields"] = entry(owned.clone());
+        assert_eq!(unsettled(&desired, &stored), None);
+        assert!(!pending(&change, Some(&stored), Some(&desired), |_| true));
+        // Without the host's entry (a fixture's object, an older cache):
+        // compared field by field.
+        stored["metadata"]["managedFields"] = json!([]);
+        assert_eq!(unsettled(&desired, &stored), Some(".data".into()));
+        // Another body asked for: the stamp differs, compared field by field.
+        let other = desired_of(&apply("1"), &source);
+        assert!(unsettled(&other, &stored).is_some());
+        // Another writer changed a value the host applied: the field moved
+        // to it, not settled.
+        let mut changed = other.clone();
+        changed["data"]["a"] = json!("2");
+        // (A field set lists a path as `{}` only when the path itself is
+        // owned: with its one field gone, `data` leaves the entry.)
+        let mut taken = owned;
+        taken.as_object_mut().unwrap().remove("f:data");
+        changed["metadata"]["managedFields"] = entry(taken.clone());
+        assert_eq!(unsettled(&other, &changed), Some(".data".into()));
+        taken["f:data"] = json!({"f:a": {}});
+        changed["metadata"]["managedFields"] = entry(taken);
+        assert_eq!(unsettled(&other, &changed), None, "the server's own value");
     }
 
     fn desired_of(change: &Change, source: &MemorySource) -> Value {

@@ -1,5 +1,5 @@
-//! The host's own `managedFields` entry on a status: which entry it is,
-//! and the slim copy of it the cache keeps when it drops every other entry.
+//! The host's own `managedFields` entries: which is its status entry, and
+//! the slim copies the cache keeps when it drops every other entry.
 
 use serde_json::{Map, Value, json};
 
@@ -12,17 +12,35 @@ pub(crate) fn host_entry(md: &Value) -> Option<&Value> {
     })
 }
 
-/// Keeps, of `md.managedFields`, only the host's status entry, reduced to
-/// the names [`crate::operator::write::owned::OwnedStatus::of`] reads (the cache drops the rest).
+/// Keeps, of `md.managedFields`, only the host's own entries: on the status
+/// subresource, reduced to the names
+/// [`crate::operator::write::owned::OwnedStatus::of`] reads; on the main
+/// resource (its applies of a child), whole, for
+/// [`crate::children::pending::unsettled`]. The cache drops the rest.
 pub(crate) fn slim_managed_fields(md: &mut Map<String, Value>) {
-    let Some(entry) = md
-        .get("managedFields")
-        .map(|m| json!({ "managedFields": m }))
-        .and_then(|m| host_entry(&m).cloned())
-    else {
-        md.remove("managedFields");
+    let Some(all) = md.remove("managedFields") else {
         return;
     };
+    let all = json!({ "managedFields": all });
+    let mut kept = Vec::new();
+    if let Some(fields) = crate::children::owned::applied_in(&all["managedFields"]) {
+        kept.push(json!({
+            "manager": FIELD_MANAGER,
+            "operation": "Apply",
+            "fieldsV1": fields,
+        }));
+    }
+    if let Some(entry) = host_entry(&all) {
+        kept.push(slim_status_entry(entry));
+    }
+    if !kept.is_empty() {
+        md.insert("managedFields".into(), Value::Array(kept));
+    }
+}
+
+/// The host's status entry, reduced to the names of the status fields and
+/// conditions it owns.
+fn slim_status_entry(entry: &Value) -> Value {
     let mut status = Map::new();
     for (key, value) in entry["fieldsV1"]["f:status"]
         .as_object()
@@ -43,13 +61,10 @@ pub(crate) fn slim_managed_fields(md: &mut Map<String, Value>) {
         };
         status.insert(key.clone(), kept);
     }
-    md.insert(
-        "managedFields".into(),
-        json!([{
-            "manager": FIELD_MANAGER,
-            "operation": "Apply",
-            "subresource": "status",
-            "fieldsV1": {"f:status": status},
-        }]),
-    );
+    json!({
+        "manager": FIELD_MANAGER,
+        "operation": "Apply",
+        "subresource": "status",
+        "fieldsV1": {"f:status": status},
+    })
 }
