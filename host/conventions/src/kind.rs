@@ -36,6 +36,12 @@ pub const KSTATUS_NEGATIVE_POLARITY: &[&str] = &[
 /// The owner of the reasons every kind shares.
 pub const COMMON_OWNER: &str = "common";
 
+/// Stalled=True: a change the host made twice did not settle (issue 51).
+pub const CHANGE_NOT_SETTLING: &str = "ChangeNotSettling";
+
+/// The host's own stalls, whatever stalls the kind declares.
+pub const HOST_STALLS: &[&str] = &[CHANGE_NOT_SETTLING];
+
 /// Reasons the host itself sets, whatever the kind: always registered.
 pub const HOST_REASONS: &[(&str, &str)] = &[
     (
@@ -125,6 +131,10 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
     (
         "AwaitingApproval",
         "Ready=False in mode apply with approval manual: the changes the parent asks for are planned in a ReconcilePlan awaiting a reviewer's decision; the message names the plan. An aspect False with it: its child's change awaits that decision (facts.change-state).",
+    ),
+    (
+        CHANGE_NOT_SETTLING,
+        "Stalled=True (and Ready=False): the host made the same change of a child twice in a row and the API server stored it otherwise both times, the object unchanged since; the message names the object and the field path that does not settle. The change is not made again until the parent, what the guest asks for or the object changes.",
     ),
     (
         "ChangesDenied",

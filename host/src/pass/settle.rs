@@ -7,9 +7,9 @@ use std::time::Duration;
 use reconciler_conventions::engine::{
     self, ErrorClass, Input, Outcome, Output, PlanFacts, Reported,
 };
-use reconciler_conventions::kind::KindSpec;
+use reconciler_conventions::kind::{CHANGE_NOT_SETTLING, KindSpec};
 use reconciler_conventions::status::Status;
-use reconciler_conventions::verdict::Verdict;
+use reconciler_conventions::verdict::{Stall, Verdict};
 
 use crate::facts::SourceError;
 use crate::runtime::{Blame, GuestError, GuestErrorClass};
@@ -76,6 +76,10 @@ pub struct Happened<'a> {
     /// When the host's own effects ask to pass again (a certificate due
     /// for renewal, a deletion no watch reports, a rejection's hold).
     pub host_requeue: Vec<Duration>,
+    /// A change the host holds back for not settling: the pass stalls
+    /// with the host's reason [`CHANGE_NOT_SETTLING`] and this message,
+    /// unless the guest's verdict stalls already.
+    pub not_settling: Option<String>,
 }
 
 /// A pass, settled.
@@ -107,6 +111,7 @@ pub fn settle(parent: &Parent<'_>, happened: Happened<'_>) -> Settled {
         changes,
         plan_facts,
         host_requeue,
+        not_settling,
     } = happened;
     // When the guest's verdict asked to pass again (an expiry), a failed
     // pass is retried no later than that.
@@ -138,8 +143,18 @@ pub fn settle(parent: &Parent<'_>, happened: Happened<'_>) -> Settled {
                 text: read.to_string(),
             }
         }
-        Ok(verdict) => match plan.or(changes) {
-            None => Outcome::Verdict(verdict),
+        Ok(mut verdict) => match plan.or(changes) {
+            None => {
+                if verdict.stall.is_none()
+                    && let Some(message) = not_settling
+                {
+                    verdict.stall = Some(Stall {
+                        reason: CHANGE_NOT_SETTLING.to_owned(),
+                        message,
+                    });
+                }
+                Outcome::Verdict(verdict)
+            }
             Some(Failure { class: None, .. }) => return Settled::Retry,
             Some(Failure {
                 class: Some(class),
@@ -270,6 +285,7 @@ mod tests {
             changes: None,
             plan_facts: None,
             host_requeue: Vec::new(),
+            not_settling: None,
         }
     }
 

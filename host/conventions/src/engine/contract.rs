@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::kind::KindSpec;
+use crate::kind::{HOST_STALLS, KindSpec};
 use crate::verdict::{ConditionStatus, Verdict};
 
 use super::fields::RESERVED_STATUS_FIELDS;
@@ -117,7 +117,8 @@ pub fn check_verdict(
                 reason: stall.reason.clone(),
             });
         }
-        if spec.stall_rule(&stall.reason).is_none() {
+        if spec.stall_rule(&stall.reason).is_none() && !HOST_STALLS.contains(&stall.reason.as_str())
+        {
             return Err(ContractError::UndeclaredStall {
                 kind: kind(),
                 reason: stall.reason.clone(),

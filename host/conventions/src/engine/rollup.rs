@@ -86,7 +86,9 @@ fn is_settled_failure(spec: &KindSpec, aspect: &Condition) -> bool {
 /// The host conditions of a pass that ended with a verdict.
 ///
 /// - In a stall: Stalled True with the stall's reason and message, and the
-///   convergence condition False with that same reason and message.
+///   convergence condition False with that same reason and message; Ready
+///   False with them too where every aspect is True (a stall of the host's
+///   own, such as a change that does not settle).
 /// - Otherwise Stalled False (AsExpected), and the convergence condition
 ///   True (Reconciling) while some aspect is not True at the current
 ///   generation, False (AsExpected) once every aspect is.
@@ -112,14 +114,18 @@ pub(super) fn from_verdict(
     paused: bool,
     stall: Option<&Stall>,
 ) -> HostFacts {
-    let ready = if paused {
-        Fact::new(
+    let ready = match (paused, stall) {
+        (true, _) => Fact::new(
             ConditionStatus::Unknown,
             RECONCILIATION_PAUSED,
             paused_message(spec),
-        )
-    } else {
-        ready(aspects, generation)
+        ),
+        // A stall the host found with every aspect True (a change that
+        // does not settle): the parent is not Ready.
+        (false, Some(s)) if first_unsettled(aspects, generation).is_none() => {
+            Fact::new(ConditionStatus::False, &s.reason, s.message.clone())
+        }
+        (false, _) => ready(aspects, generation),
     };
     let (convergence, stalled) = match stall {
         Some(s) => (

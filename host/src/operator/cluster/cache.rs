@@ -9,6 +9,7 @@ use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
 use crate::children::bodies::value_digest;
+use crate::children::settling::Unsettled;
 use crate::facts::certificates;
 use crate::facts::source::{AvailabilityTable, ChildKey};
 use crate::facts::{
@@ -376,6 +377,8 @@ pub struct ClusterSource {
     applies: RwLock<HashMap<ChildKey, (ApplyOutcome, Option<jiff::Timestamp>)>>,
     /// What became of the change last asked for each child.
     changes: RwLock<HashMap<ChildKey, ChangeState>>,
+    /// The children whose last apply did not settle (the loop breaker).
+    unsettled: RwLock<HashMap<ChildKey, Unsettled>>,
 }
 
 impl ClusterSource {
@@ -482,6 +485,37 @@ impl ClusterSource {
             .write()
             .expect("changes lock")
             .insert((kind, namespace.to_owned(), name.to_owned()), state);
+    }
+
+    /// What is remembered of the child's last apply that did not settle.
+    pub(crate) fn unsettled(
+        &self,
+        kind: &KindRef,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Unsettled> {
+        self.unsettled
+            .read()
+            .expect("unsettled lock")
+            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+
+    /// Remembers (or, `None`, forgets) the child's last apply that did not
+    /// settle.
+    pub(crate) fn record_unsettled(
+        &self,
+        kind: KindRef,
+        namespace: &str,
+        name: &str,
+        unsettled: Option<Unsettled>,
+    ) {
+        let mut all = self.unsettled.write().expect("unsettled lock");
+        let key = (kind, namespace.to_owned(), name.to_owned());
+        match unsettled {
+            Some(u) => all.insert(key, u),
+            None => all.remove(&key),
+        };
     }
 
     pub fn add_kind(&self, kind: KindRef) -> Arc<ObjectCache> {

@@ -35,6 +35,9 @@ pub(crate) struct Carried {
     pub made: Option<Result<Made, ChildrenError>>,
     /// The plan could not be made or moved (or the withdrawals recorded).
     pub plan_error: Option<PlanError>,
+    /// Changes held back for not settling (docs/design.md "Every change
+    /// settles"): what the stall says of each.
+    pub not_settling: Vec<String>,
 }
 
 impl Carried {
@@ -51,6 +54,17 @@ impl Carried {
             .chain((deleted_unwatched > 0).then_some(OBSERVE_UNWATCHED_AFTER))
             .chain(self.planned.requeue_after)
             .collect()
+    }
+
+    /// The host's stall, where a change does not settle: held back by
+    /// the check, or made a second time in a row by this pass.
+    pub(crate) fn not_settling(&self) -> Option<String> {
+        let made = self.made.as_ref().and_then(|m| m.as_ref().ok());
+        self.not_settling
+            .iter()
+            .chain(made.into_iter().flat_map(|m| &m.not_settling))
+            .next()
+            .cloned()
     }
 
     /// The plan's failure, as the pass's core settles it.
@@ -178,6 +192,7 @@ async fn through_plan(
         Err(e) => return Some(Err(e)),
         Ok(checked) => checked,
     };
+    carried.not_settling = checked.not_settling();
     match effects
         .through_plan(pass.spec, parent, checked)
         .instrument(tracing::info_span!("plan"))

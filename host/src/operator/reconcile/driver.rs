@@ -132,6 +132,7 @@ pub(crate) async fn drive(
             withdrew: carried.withdrew,
             plan_facts: carried.planned.facts.as_ref(),
             host_requeue: carried.host_requeue(),
+            not_settling: carried.not_settling(),
         },
     );
     Driven {

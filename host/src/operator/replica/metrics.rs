@@ -136,6 +136,11 @@ pub struct Metrics {
     /// Every request the host's client sent, by method, verb and resource.
     pub api_requests: Family<RequestLabels, Counter>,
     pub child_applies_unchanged: Family<ChildLabels, Counter>,
+    /// Changes made twice in a row without settling, held back since.
+    pub changes_not_settling: Family<KindLabel, Counter>,
+    /// Passes after which a parent was at the per-parent write bound: its
+    /// next pass waits.
+    pub passes_delayed: Family<KindLabel, Counter>,
     pub child_deletes: Family<ChildLabels, Counter>,
     pub child_refusals: Family<ChildRefusalLabels, Counter>,
     /// How long work has waited with no pass ending (0 while idle).
@@ -198,6 +203,8 @@ impl Metrics {
             child_applies: Family::default(),
             api_requests: Family::default(),
             child_applies_unchanged: Family::default(),
+            changes_not_settling: Family::default(),
+            passes_delayed: Family::default(),
             child_deletes: Family::default(),
             child_refusals: Family::default(),
             stuck_seconds: Gauge::default(),
@@ -310,6 +317,16 @@ impl Metrics {
             "child_applies_unchanged",
             "Child applies not sent: the cached child had every field the guest asked for",
             m.child_applies_unchanged.clone(),
+        );
+        r.register(
+            "changes_not_settling",
+            "Changes made twice in a row that the API server stored otherwise than asked, the object unchanged since: not made again until the parent, the guest's asking or the object changes",
+            m.changes_not_settling.clone(),
+        );
+        r.register(
+            "passes_delayed",
+            "Passes after which the parent had made as many writes in the last minute as the per-parent bound allows (120): its next pass waits until the oldest leaves the window",
+            m.passes_delayed.clone(),
         );
         r.register(
             "child_deletes",

@@ -25,8 +25,9 @@ use reconciler_conventions::engine::ErrorClass;
 use reconciler_conventions::kind::KindRef;
 use serde_json::{Value, json};
 
-use crate::children::bodies::{Owner, generated_secret, has_all, lists_of, with_owner};
+use crate::children::bodies::{Owner, generated_secret, lists_of, with_owner};
 use crate::children::pending;
+use crate::children::settling::{self, Unsettled};
 use crate::contract::model::Change;
 use crate::facts::meta::controller_uid;
 use crate::facts::past_cache::PastCache;
@@ -35,7 +36,7 @@ use crate::marks::{ADOPT, FIELD_MANAGER};
 pub use crate::marks::{APPLIED, MANAGED_BY};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::cluster::decode::{self, Decoded};
-use crate::operator::replica::metrics::{ChildLabels, ChildRefusalLabels, Metrics};
+use crate::operator::replica::metrics::{ChildLabels, ChildRefusalLabels, KindLabel, Metrics};
 use crate::operator::write::api_error::{self, ApiErrorClass};
 use crate::operator::write::authority::Authority;
 
@@ -97,7 +98,7 @@ impl ChildrenError {
 }
 
 /// What the host did with a pass's changes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Made {
     pub applied: usize,
     /// Applies not sent: the cached child already had every field.
@@ -108,6 +109,9 @@ pub struct Made {
     pub deleted_unwatched: usize,
     /// When the earliest serving certificate of the pass is to be renewed.
     pub renew_after: Option<Duration>,
+    /// Applies made a second time in a row without settling
+    /// ([`settling`]): what the stall says of each.
+    pub not_settling: Vec<String>,
 }
 
 /// The changes of a pass checked as a whole against the cache, each with
@@ -140,12 +144,25 @@ impl Checked<'_> {
     fn pending_where(&self, still_good: impl Fn(&Change, &Value) -> bool) -> Vec<Change> {
         self.planned
             .iter()
+            .filter(|p| p.held_back.is_none())
             .filter(|p| {
                 pending::pending(p.change, p.cached.as_ref(), p.desired.as_ref(), |c| {
                     still_good(p.change, c)
                 })
             })
             .map(|p| p.change.clone())
+            .collect()
+    }
+
+    /// The changes held back for not settling ([`settling`]): what the
+    /// stall says of each.
+    pub(crate) fn not_settling(&self) -> Vec<String> {
+        self.planned
+            .iter()
+            .filter_map(|p| {
+                let held = p.held_back.as_ref()?;
+                Some(settling::message(&named(&self.owner, p.change), held))
+            })
             .collect()
     }
 
@@ -209,6 +226,7 @@ pub async fn execute(
         cached,
         desired,
         unwatched,
+        held_back,
     } in planned
     {
         if let Some(why) = stop() {
@@ -249,7 +267,13 @@ pub async fn execute(
             match change {
                 Change::Apply { .. } | Change::Bundle { .. } => {
                     let desired = desired.unwrap_or_default();
-                    if cached.as_ref().is_some_and(|c| has_all(&desired, c)) {
+                    if held_back.is_some() {
+                        break 'one;
+                    }
+                    if cached
+                        .as_ref()
+                        .is_some_and(|c| pending::unsettled(&desired, c).is_none())
+                    {
                         made.unchanged += 1;
                         metrics.child_applies_unchanged.get_or_create(&labels).inc();
                         break 'one;
@@ -286,11 +310,29 @@ pub async fn execute(
                         }
                     }
                     record(source, metrics, &owner, change, &applied);
-                    let stored = applied.map_err(failed)?;
+                    let stored = applied.map_err(failed)?.into_value();
                     made.applied += 1;
                     metrics.child_applies.get_or_create(&labels).inc();
-                    if let Some(cache) = source.cache(&change.kind()) {
-                        cache.apply_if_newer(stored.into_value());
+                    let (kind, name) = (change.kind(), change.name());
+                    let before = source.unsettled(&kind, owner.namespace, name);
+                    let after =
+                        settling::after_apply(before.as_ref(), &desired, cached.as_ref(), &stored);
+                    if let Some(u) = &after
+                        && u.times == settling::NOT_MADE_AFTER
+                    {
+                        let message = settling::message(&named(&owner, change), u);
+                        tracing::warn!(child = %change, %message, "a change does not settle");
+                        metrics
+                            .changes_not_settling
+                            .get_or_create(&KindLabel {
+                                kind: owner.kind.to_owned(),
+                            })
+                            .inc();
+                        made.not_settling.push(message);
+                    }
+                    source.record_unsettled(kind.clone(), owner.namespace, name, after);
+                    if let Some(cache) = source.cache(&kind) {
+                        cache.apply_if_newer(stored);
                     }
                 }
                 Change::Generate { name, keys } => {
@@ -423,6 +465,8 @@ struct CheckedChange<'c> {
     desired: Option<Value>,
     /// `cached` was read past the cache (a deletion only).
     unwatched: bool,
+    /// Made twice without settling, nothing changed since: not made again.
+    held_back: Option<Unsettled>,
 }
 
 /// Checks `changes` as a whole against the cache: nothing is written if
@@ -507,15 +551,31 @@ fn plan<'c>(
             },
         }
         let desired = pending::desired(change, source, owner);
+        let held_back = desired.as_ref().and_then(|d| {
+            let remembered = source.unsettled(kind, owner.namespace, change.name());
+            settling::held_back(remembered.as_ref(), d, cached.as_ref()).cloned()
+        });
         planned.push(CheckedChange {
             change,
             resource,
             cached,
             desired,
             unwatched,
+            held_back,
         });
     }
     Ok(planned)
+}
+
+/// How a message names the object of `change` of the parent `owner`:
+/// `ConfigMap ns/name`.
+fn named(owner: &Owner<'_>, change: &Change) -> String {
+    format!(
+        "{} {}/{}",
+        change.kind().kind,
+        owner.namespace,
+        change.name()
+    )
 }
 
 fn params_force() -> PatchParams {

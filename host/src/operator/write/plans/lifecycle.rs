@@ -235,7 +235,7 @@ impl PlanMoves for Run<'_, '_> {
             Ok(made) => Execution::Made(count(made)),
             Err(ChildrenError::Stopped { made, .. }) => {
                 let stopped = Execution::Stopped(count(made));
-                self.out.made = Some(Ok(*made));
+                self.out.made = Some(Ok(made.clone()));
                 return stopped;
             }
             Err(e) if e.class().is_none() => Execution::Conflict,
