@@ -182,6 +182,7 @@ async fn reconcile(
     };
     reporter.time(driven.guest_time, driven.host_time);
     let plan_events = &driven.carried.planned.events;
+    bound_writes(registry, kind, queue, key, &driven.carried, &output);
     let report = reporter.report(&spec, &parent, &previous, output, plan_events);
     if let Err(done) = report.await {
         return ended(done);
@@ -221,6 +222,39 @@ impl<'a> Pass<'a> {
             kind_gates: registry.planner().kind_gates(spec),
             slot: registry.ring().and_then(|m| m.slot_of(parent)),
         }
+    }
+}
+
+/// Counts the writes of the pass of `key` against the per-parent bound
+/// ([`crate::operator::schedule::write_bound`]): the children it made or
+/// deleted (withdrawals too), its status, its Events (a plan's moves each
+/// publish one). A parent at the bound passes again only once its oldest
+/// write of the last minute leaves the window; the metric counts it.
+fn bound_writes(
+    registry: &Registry,
+    kind: &Kind,
+    queue: &WorkQueue<ParentKey>,
+    key: &ParentKey,
+    carried: &changes::Carried,
+    output: &reconciler_conventions::engine::Output,
+) {
+    let made = carried.made.as_ref().and_then(|m| m.as_ref().ok());
+    let children = made.map_or(0, |m| m.applied + m.deleted)
+        + carried.withdrawn.made.applied
+        + carried.withdrawn.made.deleted;
+    let events =
+        output.events.len() + carried.planned.events.len() + carried.withdrawn.events.len();
+    let writes = children + usize::from(output.changed) + events;
+    if queue.wrote(key, writes) {
+        tracing::warn!(
+            bound = crate::operator::schedule::write_bound::WRITES_PER_MINUTE,
+            "the parent made as many writes in the last minute as the bound allows: its next pass waits"
+        );
+        registry
+            .metrics()
+            .passes_delayed
+            .get_or_create(&Metrics::kind(&kind.resource.kind))
+            .inc();
     }
 }
 

@@ -7,6 +7,7 @@ pub mod dispatch;
 pub mod parents;
 pub mod queue;
 pub mod selections;
+pub mod write_bound;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, RwLock};

@@ -1,6 +1,6 @@
 //! The work queue of one kind: which keys are due for a pass and when, with
-//! de-duplication, one pass per key at a time, and per-key failure backoff
-//! and memory of what its passes reported.
+//! de-duplication, one pass per key at a time, per-key failure backoff,
+//! the per-key write bound, and memory of what its passes reported.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap};
@@ -13,6 +13,7 @@ use reconciler_conventions::engine::Reported;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::operator::schedule::write_bound::Writes;
 use crate::pass::Done;
 
 /// How a queue backs off.
@@ -80,6 +81,9 @@ struct State<K> {
     /// What each key's passes reported by Event that its status may no
     /// longer say; in memory only (see docs/design.md).
     reported: HashMap<K, Reported>,
+    /// The writes each key's passes made in the last minute: the bound
+    /// delays its next pass.
+    writes: HashMap<K, Writes>,
     shut_down: bool,
 }
 
@@ -95,6 +99,7 @@ struct InFlight {
 impl<K: Clone + Eq + Hash + Ord> State<K> {
     /// Asks for a pass of `key` at `at`; the earliest time asked for wins.
     fn schedule(&mut self, key: K, at: Instant) {
+        let at = self.writes.get(&key).map_or(at, |w| w.not_before(at));
         if let Some(pass) = self.in_flight.get_mut(&key) {
             pass.again_at = Some(pass.again_at.map_or(at, |t| t.min(at)));
             return;
@@ -134,6 +139,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
                     in_flight: HashMap::new(),
                     failures: HashMap::new(),
                     reported: HashMap::new(),
+                    writes: HashMap::new(),
                     shut_down: false,
                 }),
                 changed: Notify::new(),
@@ -259,6 +265,21 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
         }
     }
 
+    /// Records `count` writes the key's pass in flight made (children
+    /// made or deleted, its status, its Events): a key at
+    /// [`super::write_bound::WRITES_PER_MINUTE`] in the last minute passes again only once its
+    /// oldest write leaves the window. Whether it is at the bound.
+    pub(crate) fn wrote(&self, key: &K, count: usize) -> bool {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let writes = state.writes.entry(key.clone()).or_default();
+        let at_bound = writes.made(count, now);
+        if writes.is_empty(now) {
+            state.writes.remove(key);
+        }
+        at_bound
+    }
+
     /// The object is gone: drops the key's pending time, backoff and what
     /// it reported. A pass
     /// in flight ends as usual, but its outcome schedules nothing.
@@ -269,6 +290,7 @@ impl<K: Clone + Eq + Hash + Ord + Send + Sync + Debug + 'static> WorkQueue<K> {
         }
         state.failures.remove(key);
         state.reported.remove(key);
+        state.writes.remove(key);
         if let Some(pass) = state.in_flight.get_mut(key) {
             *pass = InFlight {
                 again_at: None,
