@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::observe::{DEFAULT_IMAGE, Observed};
 use crate::world::{
-    self, FREE_AGENTS, GATED_AGENTS, READER, REQUESTER, World, free_agent, gated_agent,
+    self, FREE_AGENTS, GATED_AGENTS, NAMESPACE, READER, REQUESTER, World, free_agent, gated_agent,
 };
 
 /// SplitMix64: a seeded, reproducible sequence (each driver its own).
@@ -512,4 +512,67 @@ pub async fn restore(world: &mut World, original: &Faults) {
         restore_object_store(&world.admin().await, crd).await;
     }
     world.revive();
+}
+
+/// How long the Mirror whose child never settles has to say so.
+const UNSETTLING_BOUND: Duration = Duration::from_secs(120);
+
+/// A parent whose change never settles (issue 51): 15 s in, a Mirror asks
+/// for a ConfigMap with `metadata.creationTimestamp`, which the API server
+/// sets itself on every write. Whether, through the faults, it was stopped
+/// (Stalled ChangeNotSettling) within [`UNSETTLING_BOUND`].
+pub async fn unsettling(client: Client, tally: Arc<Tally>) -> bool {
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let api = reconciler_host_harness::objects::api(
+        &client,
+        NAMESPACE,
+        "testing.reconciler.dev/v1",
+        "Mirror",
+    );
+    let mirror: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "testing.reconciler.dev/v1", "kind": "Mirror",
+        "metadata": {"name": "never", "namespace": NAMESPACE},
+        "spec": {"children": [{"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "never-stamped", "creationTimestamp": "2020-01-01T00:00:00Z"},
+            "data": {"a": "1"}}]}}))
+    .expect("a Mirror");
+    let created = tokio::time::Instant::now();
+    let stopped = loop {
+        if created.elapsed() > UNSETTLING_BOUND {
+            break false;
+        }
+        match api.get_opt("never").await {
+            Ok(None) => {
+                let _ = api.create(&PostParams::default(), &mirror).await;
+            }
+            Ok(Some(o)) => {
+                let o = serde_json::to_value(o).unwrap_or_default();
+                let conditions = o["status"]["conditions"].as_array().cloned();
+                if conditions.into_iter().flatten().any(|c| {
+                    c["type"] == "Stalled"
+                        && c["status"] == "True"
+                        && c["reason"] == "ChangeNotSettling"
+                }) {
+                    break true;
+                }
+            }
+            // The API server restarting: asked again.
+            Err(_) => {}
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
+    eprintln!(
+        "soak: {} the Mirror whose child never settles {} after {:?}",
+        jiff::Timestamp::now(),
+        if stopped {
+            "stopped"
+        } else {
+            "was not stopped"
+        },
+        created.elapsed()
+    );
+    if stopped {
+        tally.add("unsettling parents stopped");
+    }
+    stopped
 }

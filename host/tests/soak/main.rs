@@ -14,7 +14,10 @@
 //! server outage that began within them (no controller can take access
 //! away while the API server is down). One agent's status is nested 200
 //! deep from the start (issue 49): every replica's start lists it, and it
-//! must say ObjectUndecodable while every other agent is passed.
+//! must say ObjectUndecodable while every other agent is passed. No agent
+//! may stall on a change that does not settle (issue 51), and a Mirror
+//! asking for a body the server always rewrites must be stopped
+//! (ChangeNotSettling) within its bound.
 
 mod chaos;
 mod observe;
@@ -124,6 +127,7 @@ async fn soak(length: Duration, seed: u64) -> bool {
         stop.clone(),
         tally.clone(),
     )));
+    let unsettling = tokio::spawn(chaos::unsettling(world.admin().await, tally.clone()));
     tasks.push(tokio::spawn(chaos::access(
         world.client_as(REQUESTER).await,
         world.client_as(APPROVER).await,
@@ -163,6 +167,7 @@ async fn soak(length: Duration, seed: u64) -> bool {
     let unpassed = never_passed(&admin).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let duplicates = observed.duplicate_events(&admin).await;
+    let unstopped = usize::from(!unsettling.await.unwrap_or(false));
     for task in &tasks {
         task.abort();
     }
@@ -195,6 +200,11 @@ async fn soak(length: Duration, seed: u64) -> bool {
             "stale status writes",
             observed.stale_status_writes.load(Ordering::Relaxed),
         ),
+        (
+            "changes not settling",
+            observed.not_settling.lock().unwrap().len(),
+        ),
+        ("unsettling parents not stopped", unstopped),
     ];
     for (what, n) in counts {
         println!("{what}: {n}");

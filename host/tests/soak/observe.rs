@@ -38,6 +38,9 @@ pub struct Observed {
     approved: Mutex<BTreeMap<String, BTreeSet<String>>>,
     /// How many agent versions were seen.
     pub versions: AtomicUsize,
+    /// Agents seen stalled by a change that does not settle (issue 51):
+    /// the bundled guests' changes all settle.
+    pub not_settling: Mutex<BTreeSet<String>>,
 }
 
 /// What the watch of agents remembers of each agent.
@@ -134,6 +137,17 @@ impl Observed {
                 _ => {}
             }
             was.foreign = foreign.max(was.foreign);
+            let stalled = status["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Stalled" && c["reason"] == "ChangeNotSettling");
+            if stalled {
+                let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                if self.not_settling.lock().unwrap().insert(name.to_owned()) {
+                    eprintln!("soak: {name} does not settle: {}", status["conditions"]);
+                }
+            }
             let mut transitions = self.transitions.lock().unwrap();
             for c in status["conditions"].as_array().into_iter().flatten() {
                 let key = c["type"].as_str().unwrap_or_default().to_owned();

@@ -18,11 +18,16 @@ use reconciler_host_harness::paths;
 use reconciler_host_harness::proxy::{FaultProxy, RestartableServer};
 use serde_json::{Value, json};
 
-/// The kinds the soak serves: agents (children, Events, plans) and access
-/// requests (expiry).
+/// The kinds the soak serves: agents (children, Events, plans), access
+/// requests (expiry), and the mirror test guest's one parent whose child
+/// never settles.
 pub const SOAK: Guests = Guests {
     dir: "soak",
-    crates: &["evidenceagent-guest", "pgaccessrequest-guest"],
+    crates: &[
+        "evidenceagent-guest",
+        "pgaccessrequest-guest",
+        "mirror-guest",
+    ],
     settings: &[
         "EvidenceAgent.defaultImage=ghcr.io/fyannk/evidence-agent:1.0",
         "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/",
