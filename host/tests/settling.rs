@@ -316,7 +316,7 @@ impl Cases {
     }
 
     fn chance(&mut self) -> bool {
-        self.next() % 2 == 0
+        self.next().is_multiple_of(2)
     }
 
     /// Sets `object[key]` to one of `choices`, or leaves it out (`Null`
