@@ -298,6 +298,50 @@ async fn a_body_the_server_always_rewrites_stalls_once_instead_of_looping() {
     host.finish();
 }
 
+/// Under approval manual, a change an approved plan made that did not
+/// settle is not planned again: one plan, approved once, then the parent
+/// Stalled (ChangeNotSettling) and no other plan for a minute.
+#[tokio::test]
+async fn under_approval_manual_a_change_that_does_not_settle_is_not_planned_again() {
+    let ns = namespace("settle-never-manual").await;
+    let host = Host::start_in(ns.name(), &["--approval", "Mirror=manual"]).await;
+    let child = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "stamped", "creationTimestamp": "2020-01-01T00:00:00Z"},
+        "data": {"a": "1"}});
+    create(&ns.client(), ns.name(), mirror("never", &child)).await;
+    let pending = eventually("one plan", async || match all_plans(&ns).await.as_slice() {
+        [plan] => Ok(plan.clone()),
+        other => Err(other.len()),
+    })
+    .await;
+    let kubeconfig = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+    let name = pending["metadata"]["name"].as_str().expect("a name");
+    let (ok, out, err) = plans::plan_cli(
+        std::path::Path::new(env!("CARGO_BIN_EXE_reconciler-host")),
+        &kubeconfig,
+        &["approve", name, "-n", ns.name()],
+    );
+    assert!(ok, "{out}{err}");
+    let api = mirrors(&ns);
+    eventually("never: Stalled True ChangeNotSettling", async || {
+        let o = get(&api, "never").await;
+        match condition(&o, "Stalled") {
+            Some(c) if c.status == "True" && c.reason == "ChangeNotSettling" => Ok(()),
+            other => Err(other),
+        }
+    })
+    .await;
+    tokio::time::sleep(QUIET).await;
+    assert_eq!(
+        all_plans(&ns).await.len(),
+        1,
+        "no plan after the approved one"
+    );
+    let applies = applies_in(&host.log_text(), ns.name(), "configmaps", "stamped");
+    assert_eq!(applies, 1, "made once, by the approved plan");
+    host.finish();
+}
+
 /// A seeded generator (SplitMix64): the same seed, the same cases.
 struct Cases(u64);
 

@@ -134,7 +134,7 @@ pub const HOST_REASONS: &[(&str, &str)] = &[
     ),
     (
         CHANGE_NOT_SETTLING,
-        "Stalled=True (and Ready=False): the host made the same change of a child twice in a row and the API server stored it otherwise both times, the object unchanged since; the message names the object and the field path that does not settle. The change is not made again until the parent, what the guest asks for or the object changes.",
+        "Stalled=True (and Ready=False): the host made the same change of a child twice in a row (once under approval manual) and the API server stored it otherwise each time, the object unchanged since; the message names the object and the field path that does not settle. The change is not made or planned again until the parent, what the guest asks for or the object changes.",
     ),
     (
         "ChangesDenied",

@@ -6,9 +6,10 @@
 //! the server drops from every body, such as a status sent to the main
 //! resource, or a writer fighting the host) would make the same change
 //! pass after pass. So an apply whose stored answer still does not hold
-//! its body is remembered; the same body made [`NOT_MADE_AFTER`] times,
-//! the object unchanged since the host's last write of it, is not made
-//! again until the body asked for or the object changes.
+//! its body is remembered; the same body made [`NOT_MADE_AFTER`] times
+//! (once, where a reviewer approves each change), the object unchanged
+//! since the host's last write of it, is not made (nor planned) again
+//! until the body asked for or the object changes.
 
 use serde_json::Value;
 
@@ -71,27 +72,32 @@ pub fn after_apply(
     })
 }
 
-/// Whether `remembered` holds the change back: the same body `desired`
-/// made [`NOT_MADE_AFTER`] times without settling, and the object
-/// `cached` unchanged since the host's last write of it.
-pub fn held_back<'a>(
+/// What `remembered` says of the body `desired` to the object `cached`:
+/// the same body made without settling, the object unchanged since the
+/// host's last write of it. Held back once made [`NOT_MADE_AFTER`] times
+/// (once, where a reviewer approves each change).
+pub fn remembered_for<'a>(
     remembered: Option<&'a Unsettled>,
     desired: &Value,
     cached: Option<&Value>,
 ) -> Option<&'a Unsettled> {
     remembered.filter(|r| {
-        r.times >= NOT_MADE_AFTER
-            && r.digest == stamp(desired)
+        r.digest == stamp(desired)
             && cached.is_some_and(|c| resource_version(c) == r.resource_version)
     })
 }
 
 /// The stall's message for the object `object` (`ConfigMap ns/name`).
 pub fn message(object: &str, unsettled: &Unsettled) -> String {
+    let times = match unsettled.times {
+        1 => "once".to_owned(),
+        2 => "twice".to_owned(),
+        n => format!("{n} times"),
+    };
     format!(
-        "{object} does not settle at {}: the API server stored the same body otherwise {} times in a row; \
+        "{object} does not settle at {}: the API server stored the same body otherwise, made {times} in a row; \
          it is not made again until the parent, what the guest asks for or the object changes",
-        unsettled.path, unsettled.times
+        unsettled.path
     )
 }
 
@@ -125,21 +131,27 @@ mod tests {
         let stored = object("10", "d1", None);
         let first = after_apply(None, &desired, None, &stored).expect("not settled");
         assert_eq!((first.times, first.path.as_str()), (1, ".status"));
-        assert!(held_back(Some(&first), &desired, Some(&stored)).is_none());
+        assert!(
+            remembered_for(Some(&first), &desired, Some(&stored))
+                .is_some_and(|r| r.times < NOT_MADE_AFTER)
+        );
         let second =
             after_apply(Some(&first), &desired, Some(&stored), &stored).expect("not settled");
         assert_eq!(second.times, 2);
-        assert!(held_back(Some(&second), &desired, Some(&stored)).is_some());
+        assert!(
+            remembered_for(Some(&second), &desired, Some(&stored))
+                .is_some_and(|r| r.times >= NOT_MADE_AFTER)
+        );
         assert!(message("Deployment ns/web", &second).contains(".status"));
         // The object changed since: made again, counted afresh.
         let touched = object("11", "d1", None);
-        assert!(held_back(Some(&second), &desired, Some(&touched)).is_none());
+        assert!(remembered_for(Some(&second), &desired, Some(&touched)).is_none());
         let third =
             after_apply(Some(&second), &desired, Some(&touched), &stored).expect("not settled");
         assert_eq!(third.times, 1);
         // Another body asked for: made.
         let other = object("", "d2", Some(json!({"replicas": 9})));
-        assert!(held_back(Some(&second), &other, Some(&stored)).is_none());
+        assert!(remembered_for(Some(&second), &other, Some(&stored)).is_none());
         // A body that settles is forgotten.
         let settled = object("12", "d1", None);
         let plain = object("", "d1", None);

@@ -18,6 +18,8 @@ use crate::operator::write::children::{self, ChildrenError, Made};
 use crate::operator::write::plans::withdrawals::{WithdrawalError, Withdrawn};
 use crate::operator::write::plans::{PlanError, Planned};
 use crate::pass::{self, Failure};
+use crate::plan::digest::Mode;
+use crate::plan::gates::Approval;
 use crate::runtime::Evaluated;
 
 /// How soon after deleting an object read past the cache its parent
@@ -171,6 +173,14 @@ pub(crate) async fn carry_out(
     carried
 }
 
+/// Whether a reviewer approves each of the pass's changes (approval
+/// manual): a change an approved plan made that did not settle is not
+/// planned again.
+fn reviewed(pass: &Pass<'_>) -> bool {
+    pass.gates()
+        .is_ok_and(|g| g.mode == Mode::Apply && g.approval == Approval::Manual)
+}
+
 /// The changes other than withdrawals, checked, then through the plan:
 /// what was made, if the pass made them.
 async fn through_plan(
@@ -190,6 +200,7 @@ async fn through_plan(
         pass.slot,
     ) {
         Err(e) => return Some(Err(e)),
+        Ok(checked) if reviewed(pass) => checked.under_review(),
         Ok(checked) => checked,
     };
     carried.not_settling = checked.not_settling();

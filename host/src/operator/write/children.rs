@@ -119,9 +119,27 @@ pub struct Made {
 pub struct Checked<'a> {
     owner: Owner<'a>,
     planned: Vec<CheckedChange<'a>>,
+    /// After how many applies in a row without settling a change is held
+    /// back ([`settling`]).
+    held_after: u32,
 }
 
 impl Checked<'_> {
+    /// Where a reviewer approves each change: a change an approved plan
+    /// made that did not settle is held back at once, not planned again.
+    pub(crate) fn under_review(mut self) -> Self {
+        self.held_after = 1;
+        self
+    }
+
+    /// What holds `change` back for not settling, if anything does.
+    fn held_back<'c>(&self, change: &'c CheckedChange<'_>) -> Option<&'c Unsettled> {
+        change
+            .unsettled
+            .as_ref()
+            .filter(|u| u.times >= self.held_after)
+    }
+
     /// The changes that would change something now: an apply whose object
     /// lacks a field or was last applied with another body, a generated
     /// Secret or a certificate missing (or due for renewal), a deletion of
@@ -144,7 +162,7 @@ impl Checked<'_> {
     fn pending_where(&self, still_good: impl Fn(&Change, &Value) -> bool) -> Vec<Change> {
         self.planned
             .iter()
-            .filter(|p| p.held_back.is_none())
+            .filter(|p| self.held_back(p).is_none())
             .filter(|p| {
                 pending::pending(p.change, p.cached.as_ref(), p.desired.as_ref(), |c| {
                     still_good(p.change, c)
@@ -160,7 +178,7 @@ impl Checked<'_> {
         self.planned
             .iter()
             .filter_map(|p| {
-                let held = p.held_back.as_ref()?;
+                let held = self.held_back(p)?;
                 Some(settling::message(&named(&self.owner, p.change), held))
             })
             .collect()
@@ -194,7 +212,11 @@ pub fn check<'a>(
         slot,
     };
     let planned = plan(source, past_cache, &owner, changes)?;
-    Ok(Checked { owner, planned })
+    Ok(Checked {
+        owner,
+        planned,
+        held_after: settling::NOT_MADE_AFTER,
+    })
 }
 
 /// Why an execution stops before its next change, if it does: asked
@@ -212,7 +234,19 @@ pub async fn execute(
     checked: Checked<'_>,
     stop: Stop<'_>,
 ) -> Result<Made, ChildrenError> {
-    let Checked { owner, mut planned } = checked;
+    let held: Vec<bool> = checked
+        .planned
+        .iter()
+        .map(|p| checked.held_back(p).is_some())
+        .collect();
+    let Checked {
+        owner,
+        mut planned,
+        held_after,
+    } = checked;
+    for (p, held) in planned.iter_mut().zip(held) {
+        p.held = held;
+    }
     planned.sort_by_key(|p| {
         !matches!(
             p.change,
@@ -226,7 +260,8 @@ pub async fn execute(
         cached,
         desired,
         unwatched,
-        held_back,
+        held,
+        ..
     } in planned
     {
         if let Some(why) = stop() {
@@ -267,7 +302,7 @@ pub async fn execute(
             match change {
                 Change::Apply { .. } | Change::Bundle { .. } => {
                     let desired = desired.unwrap_or_default();
-                    if held_back.is_some() {
+                    if held {
                         break 'one;
                     }
                     if cached
@@ -318,7 +353,7 @@ pub async fn execute(
                     let after =
                         settling::after_apply(before.as_ref(), &desired, cached.as_ref(), &stored);
                     if let Some(u) = &after
-                        && u.times == settling::NOT_MADE_AFTER
+                        && u.times == held_after
                     {
                         let message = settling::message(&named(&owner, change), u);
                         tracing::warn!(child = %change, %message, "a change does not settle");
@@ -465,8 +500,11 @@ struct CheckedChange<'c> {
     desired: Option<Value>,
     /// `cached` was read past the cache (a deletion only).
     unwatched: bool,
-    /// Made twice without settling, nothing changed since: not made again.
-    held_back: Option<Unsettled>,
+    /// The same body made before without settling, the object unchanged
+    /// since: how often ([`settling`]).
+    unsettled: Option<Unsettled>,
+    /// Held back for it: not made.
+    held: bool,
 }
 
 /// Checks `changes` as a whole against the cache: nothing is written if
@@ -551,9 +589,9 @@ fn plan<'c>(
             },
         }
         let desired = pending::desired(change, source, owner);
-        let held_back = desired.as_ref().and_then(|d| {
+        let unsettled = desired.as_ref().and_then(|d| {
             let remembered = source.unsettled(kind, owner.namespace, change.name());
-            settling::held_back(remembered.as_ref(), d, cached.as_ref()).cloned()
+            settling::remembered_for(remembered.as_ref(), d, cached.as_ref()).cloned()
         });
         planned.push(CheckedChange {
             change,
@@ -561,7 +599,8 @@ fn plan<'c>(
             cached,
             desired,
             unwatched,
-            held_back,
+            unsettled,
+            held: false,
         });
     }
     Ok(planned)
