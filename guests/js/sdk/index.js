@@ -114,7 +114,7 @@ export const HOST_REASONS = [
   'AsExpected', 'Initializing', 'Reconciling', 'ReconcileError', 'ReconciliationPaused',
   'ReconciliationFailed', 'QuotaExceeded', 'AdmissionDenied', 'GuestFailed', 'ObjectUndecodable',
   'NamespaceNotWatched', 'Planned', 'ChangesPending', 'InSync', 'ObserveMode', 'PlanCreated', 'PlanApproved', 'PlanRejected',
-  'PlanSuperseded', 'PlanApplied', 'PlanFailed', 'AwaitingApproval', 'ChangesDenied',
+  'PlanSuperseded', 'PlanApplied', 'PlanFailed', 'AwaitingApproval', 'ChangeNotSettling', 'ChangesDenied',
 ];
 
 /** The shared vocabulary, with its meanings (the Rust SDK's COMMON_REASONS). */

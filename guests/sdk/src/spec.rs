@@ -51,6 +51,7 @@ pub const HOST_REASONS: &[&str] = &[
     "PlanApplied",
     "PlanFailed",
     "AwaitingApproval",
+    "ChangeNotSettling",
     "ChangesDenied",
 ];
 
