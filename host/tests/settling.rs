@@ -18,8 +18,8 @@ use kube::api::DynamicObject;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::objects::create;
 use reconciler_host_harness::operator::{
-    Guests, Host, condition, events_about, events_of, eventually, fixture_of, free_addr, get,
-    http_get, install_crds, published, settle,
+    Guests, Host, condition, events_about, events_of, eventually, fixture_of, free_addr, http_get,
+    install_crds, published, settle, wait_for,
 };
 use reconciler_host_harness::plans::{self, install};
 use reconciler_host_harness::widgets::{widget, widgets};
@@ -45,40 +45,24 @@ async fn namespace(prefix: &str) -> TestNamespace {
     ns
 }
 
-fn plan_api(ns: &TestNamespace) -> Api<DynamicObject> {
-    objects::api(
-        &ns.client(),
-        ns.name(),
-        "reconciler.dev/v1alpha1",
-        "ReconcilePlan",
-    )
-}
-
 async fn all_plans(ns: &TestNamespace) -> Vec<Value> {
-    plan_api(ns)
-        .list(&Default::default())
-        .await
-        .expect("listing plans")
-        .items
-        .into_iter()
-        .map(|p| serde_json::to_value(p).unwrap())
-        .collect()
+    plans::listed(&ns.client(), ns.name()).await
 }
 
 /// Waits until the Widget `name` says ChildReady `status`/`reason`.
 async fn child_ready(ns: &TestNamespace, name: &str, status: &str, reason: &str) {
-    let api = widgets(ns);
-    eventually(
-        &format!("{name}: ChildReady {status} {reason}"),
-        async || {
-            let o = get(&api, name).await;
-            match condition(&o, "ChildReady") {
-                Some(c) if c.status == status && c.reason == reason => Ok(()),
-                other => Err(other),
-            }
-        },
+    wait_for(&widgets(ns), name, &[("ChildReady", status, reason)]).await;
+}
+
+/// Waits until the Mirror `name` is stalled by a change that does not
+/// settle.
+async fn not_settling(ns: &TestNamespace, name: &str) -> Value {
+    wait_for(
+        &mirrors(ns),
+        name,
+        &[("Stalled", "True", "ChangeNotSettling")],
     )
-    .await;
+    .await
 }
 
 /// The Widgets of the settling cases: an empty map asked for the child
@@ -255,15 +239,7 @@ async fn a_body_the_server_always_rewrites_stalls_once_instead_of_looping() {
         "metadata": {"name": "stamped", "creationTimestamp": "2020-01-01T00:00:00Z"},
         "data": {"a": "1"}});
     create(&ns.client(), ns.name(), mirror("never", &child)).await;
-    let api = mirrors(&ns);
-    let stalled = eventually("never: Stalled True ChangeNotSettling", async || {
-        let o = get(&api, "never").await;
-        match condition(&o, "Stalled") {
-            Some(c) if c.status == "True" && c.reason == "ChangeNotSettling" => Ok(o),
-            other => Err(other),
-        }
-    })
-    .await;
+    let stalled = not_settling(&ns, "never").await;
     let message = condition(&stalled, "Stalled").unwrap().message;
     assert!(
         message.contains(&format!("ConfigMap {}/stamped", ns.name()))
@@ -322,15 +298,7 @@ async fn under_approval_manual_a_change_that_does_not_settle_is_not_planned_agai
         &["approve", name, "-n", ns.name()],
     );
     assert!(ok, "{out}{err}");
-    let api = mirrors(&ns);
-    eventually("never: Stalled True ChangeNotSettling", async || {
-        let o = get(&api, "never").await;
-        match condition(&o, "Stalled") {
-            Some(c) if c.status == "True" && c.reason == "ChangeNotSettling" => Ok(()),
-            other => Err(other),
-        }
-    })
-    .await;
+    not_settling(&ns, "never").await;
     tokio::time::sleep(QUIET).await;
     assert_eq!(
         all_plans(&ns).await.len(),

@@ -64,6 +64,18 @@ pub async fn install(client: &Client) {
     }
 }
 
+/// The ReconcilePlans of the namespace `ns`, as the API server lists them.
+pub async fn listed(client: &Client, ns: &str) -> Vec<Value> {
+    crate::objects::api(client, ns, "reconciler.dev/v1alpha1", "ReconcilePlan")
+        .list(&Default::default())
+        .await
+        .expect("listing plans")
+        .items
+        .into_iter()
+        .map(|p| serde_json::to_value(p).expect("a plan as JSON"))
+        .collect()
+}
+
 /// `reconciler-host plan <args>` (the binary at `host`) under
 /// `kubeconfig`: whether it succeeded, its stdout and its stderr.
 pub fn plan_cli(host: &Path, kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
