@@ -8,10 +8,11 @@
 //! parent as its controller and the host's managed-by label, and is sent by
 //! server-side apply under the host's field manager, forced on the fields
 //! it sets (a hand edit of those is put back; every other field stays its
-//! writer's), unless the cached child already has every field the guest
-//! asks for and was last applied with that very body (its digest is
-//! annotated): a converged parent costs no request, and a body that drops
-//! a field is sent, so the field goes. Deletions carry the UID
+//! writer's), unless the cached child holds the body as the API server
+//! stores it ([`pending::unsettled`]): a converged parent costs no
+//! request, and a body that drops a field is sent, so the field goes. An
+//! apply the server stored otherwise, made again with nothing changed in
+//! between, is held back ([`settling`]). Deletions carry the UID
 //! the guest saw as a precondition. A generated Secret (random values the
 //! guest never sees) is created when missing and never overwritten. What
 //! each apply came to is recorded for `facts.last-apply`.
@@ -109,8 +110,8 @@ pub struct Made {
     pub deleted_unwatched: usize,
     /// When the earliest serving certificate of the pass is to be renewed.
     pub renew_after: Option<Duration>,
-    /// Applies made a second time in a row without settling
-    /// ([`settling`]): what the stall says of each.
+    /// Applies that, made once more without settling, are held back from
+    /// now on ([`settling`]): what the stall says of each.
     pub not_settling: Vec<String>,
 }
 
@@ -134,10 +135,7 @@ impl Checked<'_> {
 
     /// What holds `change` back for not settling, if anything does.
     fn held_back<'c>(&self, change: &'c CheckedChange<'_>) -> Option<&'c Unsettled> {
-        change
-            .unsettled
-            .as_ref()
-            .filter(|u| u.times >= self.held_after)
+        held_back(change.unsettled.as_ref(), self.held_after)
     }
 
     /// The changes that would change something now: an apply whose object
@@ -234,19 +232,11 @@ pub async fn execute(
     checked: Checked<'_>,
     stop: Stop<'_>,
 ) -> Result<Made, ChildrenError> {
-    let held: Vec<bool> = checked
-        .planned
-        .iter()
-        .map(|p| checked.held_back(p).is_some())
-        .collect();
     let Checked {
         owner,
         mut planned,
         held_after,
     } = checked;
-    for (p, held) in planned.iter_mut().zip(held) {
-        p.held = held;
-    }
     planned.sort_by_key(|p| {
         !matches!(
             p.change,
@@ -260,8 +250,7 @@ pub async fn execute(
         cached,
         desired,
         unwatched,
-        held,
-        ..
+        unsettled,
     } in planned
     {
         if let Some(why) = stop() {
@@ -302,7 +291,7 @@ pub async fn execute(
             match change {
                 Change::Apply { .. } | Change::Bundle { .. } => {
                     let desired = desired.unwrap_or_default();
-                    if held {
+                    if held_back(unsettled.as_ref(), held_after).is_some() {
                         break 'one;
                     }
                     if cached
@@ -503,8 +492,11 @@ struct CheckedChange<'c> {
     /// The same body made before without settling, the object unchanged
     /// since: how often ([`settling`]).
     unsettled: Option<Unsettled>,
-    /// Held back for it: not made.
-    held: bool,
+}
+
+/// `unsettled`, where it holds its change back: made `held_after` times.
+fn held_back(unsettled: Option<&Unsettled>, held_after: u32) -> Option<&Unsettled> {
+    unsettled.filter(|u| u.times >= held_after)
 }
 
 /// Checks `changes` as a whole against the cache: nothing is written if
@@ -526,8 +518,8 @@ fn plan<'c>(
         };
         let mut cached = source
             .cache(kind)
-            .and_then(|c| c.get(owner.namespace, change.name()))
-            .map(|c| (*c).clone());
+            .and_then(|c| c.get_cached(owner.namespace, change.name()))
+            .map(|c| c.with_applied());
         // An object of a kind the host may not watch there, which the
         // pass read past the cache: only ever deleted (seed 000).
         let mut unwatched = false;
@@ -600,7 +592,6 @@ fn plan<'c>(
             desired,
             unwatched,
             unsettled,
-            held: false,
         });
     }
     Ok(planned)
