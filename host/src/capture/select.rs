@@ -59,13 +59,13 @@ pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) 
                 namespace,
                 name,
             } => match source.get(kind, namespace, name) {
-                Ok(found) => found.iter().for_each(|o| keep(&o.value())),
+                Ok(found) => found.iter().for_each(|o| keep(&o.with_applied())),
                 Err(e) => {
                     let refusal = entry(&mut refused, kind, namespace);
                     refusal.availability = Some(unavailable(&e));
                     // Read past the cache: its answer is the fixture's.
                     if let Some(Ok(found)) = source.past_cache(kind, namespace, name) {
-                        found.iter().for_each(|o| keep(&o.value()));
+                        found.iter().for_each(|o| keep(&o.with_applied()));
                         refusal.direct_get = true;
                     }
                 }
@@ -75,12 +75,12 @@ pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) 
                 namespace,
                 selector,
             } => match source.list(kind, namespace, selector) {
-                Ok(found) => found.iter().for_each(|o| keep(&o.value())),
+                Ok(found) => found.iter().for_each(|o| keep(&o.with_applied())),
                 Err(e) => entry(&mut refused, kind, namespace).availability = Some(unavailable(&e)),
             },
             Dependency::Children { kind, controller } => {
                 match source.controlled(kind, namespace, controller) {
-                    Ok(found) => found.iter().for_each(|o| keep(&o.value())),
+                    Ok(found) => found.iter().for_each(|o| keep(&o.with_applied())),
                     Err(e) => {
                         entry(&mut refused, kind, namespace).availability = Some(unavailable(&e))
                     }

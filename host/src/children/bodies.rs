@@ -43,25 +43,32 @@ pub struct Owner<'a> {
 /// has beyond them do not matter), lists element by element, the rest
 /// equal (a value the cache keeps as its digest, by its digest).
 pub(crate) fn missing(desired: &Value, actual: &Value) -> Option<String> {
-    missing_at(desired, actual, ".")
+    missing_below(desired, actual).map(|path| {
+        if path.is_empty() {
+            ".".to_owned()
+        } else {
+            path
+        }
+    })
 }
 
-fn missing_at(desired: &Value, actual: &Value, path: &str) -> Option<String> {
-    let at = |key: &str| format!("{}.{key}", path.trim_end_matches('.'));
+/// [`missing`]'s path below `desired` (empty for `desired` itself), built
+/// only where something is missing: a converged child costs no string.
+fn missing_below(desired: &Value, actual: &Value) -> Option<String> {
     match (desired, actual) {
         (Value::String(d), Value::String(a)) if a.starts_with(DIGEST_PREFIX) => {
-            (value_digest(d) != *a).then(|| path.to_owned())
+            (value_digest(d) != *a).then(String::new)
         }
         (Value::Object(d), Value::Object(a)) => d.iter().find_map(|(k, v)| match a.get(k) {
-            Some(av) => missing_at(v, av, &at(k)),
-            None => Some(at(k)),
+            Some(av) => missing_below(v, av).map(|below| format!(".{k}{below}")),
+            None => Some(format!(".{k}")),
         }),
-        (Value::Array(d), Value::Array(a)) if d.len() == a.len() => d
-            .iter()
-            .zip(a)
-            .enumerate()
-            .find_map(|(i, (dv, av))| missing_at(dv, av, &format!("{path}[{i}]"))),
-        (d, a) => (d != a).then(|| path.to_owned()),
+        (Value::Array(d), Value::Array(a)) if d.len() == a.len() => {
+            d.iter().zip(a).enumerate().find_map(|(i, (dv, av))| {
+                missing_below(dv, av).map(|below| format!("[{i}]{below}"))
+            })
+        }
+        (d, a) => (d != a).then(String::new),
     }
 }
 

@@ -100,9 +100,9 @@ pub fn offline(changes: &[Change], parent: &Value, source: &dyn ObjectSource) ->
                 .get(&change.kind(), &namespace, change.name())
                 .ok()
                 .flatten()
-                .map(|o| o.value());
+                .map(|o| o.with_applied());
             let desired = desired(change, source, &owner);
-            pending(change, cached.as_deref(), desired.as_ref(), |_| true)
+            pending(change, cached.as_ref(), desired.as_ref(), |_| true)
         })
         .cloned()
         .collect()

@@ -33,6 +33,10 @@ pub struct Cached {
     pinned: Option<Arc<Value>>,
     /// Why the host could not read the whole object, if it could not.
     undecodable: Option<Box<str>>,
+    /// The `fieldsV1` of the host's own apply entry (its JSON text), kept
+    /// beside the object rather than in it: no guest reads it, and only
+    /// whether a change settles asks for it ([`Cached::with_applied`]).
+    applied: Option<Box<str>>,
     memo: Memo,
 }
 
@@ -56,6 +60,12 @@ fn boxed(value: &Value) -> Box<str> {
 
 impl Cached {
     pub fn new(value: Arc<Value>) -> Arc<Self> {
+        Cached::applied(value, None)
+    }
+
+    /// The object `value` with the `fieldsV1` of the host's apply entry
+    /// on it, taken out of it beforehand ([`crate::children::owned`]).
+    pub fn applied(value: Arc<Value>, applied: Option<&Value>) -> Arc<Self> {
         let md = &value["metadata"];
         let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
             .as_object()
@@ -77,6 +87,7 @@ impl Cached {
                 .get(crate::marks::UNDECODABLE)
                 .and_then(Value::as_str)
                 .map(Into::into),
+            applied: applied.map(|fields| fields.to_string().into()),
             memo: Memo::default(),
         })
     }
@@ -95,6 +106,22 @@ impl Cached {
         );
         *parsed = Arc::downgrade(&value);
         value
+    }
+
+    /// The object with the host's apply entry back in its
+    /// `metadata.managedFields`, where it has one: what tells whether a
+    /// change settles ([`crate::children::pending::unsettled`]) and what a
+    /// captured fixture keeps.
+    pub fn with_applied(&self) -> Value {
+        let mut object = Value::clone(&self.value());
+        if let Some(fields) = self
+            .applied
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        {
+            crate::children::owned::put_applied(&mut object, fields);
+        }
+        object
     }
 
     /// The object's JSON text.

@@ -255,8 +255,14 @@ impl MemorySource {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        self.objects
-            .insert((kind, namespace, name), Cached::new(Arc::new(object)));
+        // As the operator's cache holds it: the host's apply entry beside
+        // the object, which guests do not read.
+        let mut object = object;
+        let applied = crate::children::owned::take_applied(&mut object);
+        self.objects.insert(
+            (kind, namespace, name),
+            Cached::applied(Arc::new(object), applied.as_ref()),
+        );
     }
 
     pub(crate) fn set_availability(

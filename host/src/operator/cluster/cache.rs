@@ -145,8 +145,11 @@ impl ObjectCache {
             o.insert("apiVersion".into(), Value::String(self.kind.api_version()));
             o.insert("kind".into(), Value::String(self.kind.kind.clone()));
         }
-        let value = Arc::new(slim(object));
-        (Cached::new(value.clone()), value)
+        let mut slimmed = slim(object);
+        // The host's apply entry is kept beside the object: no guest reads it.
+        let applied = crate::children::owned::take_applied(&mut slimmed);
+        let value = Arc::new(slimmed);
+        (Cached::applied(value.clone(), applied.as_ref()), value)
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
@@ -494,10 +497,12 @@ impl ClusterSource {
         namespace: &str,
         name: &str,
     ) -> Option<Unsettled> {
-        self.unsettled
-            .read()
-            .expect("unsettled lock")
-            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+        let all = self.unsettled.read().expect("unsettled lock");
+        // Nearly always empty: no key is built on a converged pass.
+        if all.is_empty() {
+            return None;
+        }
+        all.get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
             .cloned()
     }
 
