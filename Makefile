@@ -135,18 +135,24 @@ unit: guests guests-js guests-py test-js
 
 ## test: everything a change must pass, a two-minute soak included.
 test: unit fixtures
-	$(MAKE) soak SOAK_MINUTES=2
+	$(MAKE) soak SOAK_MINUTES=2 SOAK_SETTLING_CASES=0
 
 ## soak: every promise at once against the local API server for
 ## SOAK_MINUTES (default 10): spec churn, API server restarts, 503s and
 ## latency, replicas killed and frozen, hot swaps, a CRD reinstalled, a
 ## foreign status writer, plan reviews with tampering, expiring access.
 ## SOAK_SEED repeats a run's choices; it prints the counts users rely on
-## and fails unless every one is 0.
+## and fails unless every one is 0. Then the settling fuzz with
+## SOAK_SETTLING_CASES child bodies (default 1000; `make test` runs 300 in
+## `unit` and none here).
 SOAK_MINUTES ?= 10
+SOAK_SETTLING_CASES ?= 1000
 .PHONY: soak
 soak: guests
 	SOAK_MINUTES=$(SOAK_MINUTES) $(CARGO) test -p reconciler-host --test soak
+	@if [ "$(SOAK_SETTLING_CASES)" != 0 ]; then \
+	  SETTLING_CASES=$(SOAK_SETTLING_CASES) $(CARGO) test -p reconciler-host --test settling random_child_bodies; \
+	fi
 
 ## lint: formatting, clippy (native and wasm), and the SDK's reference
 ## built as a guest author reads it (rustdoc warnings denied: a broken
