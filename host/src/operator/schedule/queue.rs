@@ -432,6 +432,29 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_key_at_the_write_bound_waits_for_its_oldest_write_to_leave_the_window() {
+        use crate::operator::schedule::write_bound::{WINDOW, WRITES_PER_MINUTE};
+        let q = queue();
+        q.add("a");
+        assert_eq!(q.next().await, Some("a"));
+        assert!(!q.wrote(&"a", WRITES_PER_MINUTE - 1), "under the bound");
+        q.done(&"a", CONVERGED);
+        q.add("a");
+        assert_eq!(next_with_wait(&q).await, ("a", Duration::ZERO));
+        assert!(q.wrote(&"a", 1), "at the bound");
+        // Asked for during the pass and again after it: not before the
+        // window frees, whatever asks.
+        q.add("a");
+        q.done(&"a", CONVERGED);
+        q.add("a");
+        assert_eq!(next_with_wait(&q).await, ("a", WINDOW));
+        assert!(!q.wrote(&"a", 0), "the window moved on");
+        q.done(&"a", CONVERGED);
+        q.add("a");
+        assert_eq!(next_with_wait(&q).await, ("a", Duration::ZERO));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_key_added_during_its_pass_is_handed_out_again_after_done() {
         let q = queue();
         q.add("a");
