@@ -131,7 +131,7 @@ bless: guests host
 
 ## unit: every crate's tests (the host's runtime tests build the guests they load).
 unit: guests guests-js guests-py test-js
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --no-fail-fast
 
 ## test: everything a change must pass, a two-minute soak included.
 test: unit fixtures

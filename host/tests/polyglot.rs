@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reconciler_host::operator::modules::gate;
 use reconciler_host::runtime::{
@@ -161,28 +161,18 @@ fn javascript_cannot_escape_the_pass() {
         .unwrap(),
         "wall 1893456000500 2030-01-01T00:00:00.500Z"
     );
-    // A sleep returns at once, the virtual clock advanced by it.
-    let start = Instant::now();
+    // A sleep returns, the virtual clock advanced by it: one that held the
+    // host thread would hold this test for the hour (no wall-clock bound
+    // here: CI shares its cores).
     assert_eq!(
-        attempt(&m, json!({"attempt": "sleep", "seconds": 5})),
-        "slept 5s"
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
+        attempt(&m, json!({"attempt": "sleep", "seconds": 3600})),
+        "slept 3600s"
     );
     // Time does not pass while the guest computes: waiting for it is a
     // loop, and the deadline ends it.
-    let start = Instant::now();
     let e = attempt_at(&m, json!({"attempt": "monotonic", "ms": 10}), "1", NOW)
         .expect_err("a busy wait never ends");
     assert_eq!(e.class, GuestErrorClass::Deadline, "{e}");
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        start.elapsed()
-    );
     // Random replays per pass, and differs between passes.
     let random = attempt(&m, json!({"attempt": "random"}));
     assert_eq!(
@@ -215,10 +205,8 @@ fn javascript_cannot_escape_the_pass() {
     listener.assert_untouched();
     assert_eq!(attempt(&m, json!({"attempt": "env"})), "env [] args []");
     // A loop meets the deadline; an exception's message reaches the error.
-    let start = Instant::now();
     let e = attempt_at(&m, json!({"attempt": "loop"}), "1", NOW).expect_err("interrupted");
     assert_eq!(e.class, GuestErrorClass::Deadline, "{e}");
-    assert!(start.elapsed() < Duration::from_secs(5));
     let e = attempt_at(&m, json!({"attempt": "throw"}), "1", NOW).expect_err("it throws");
     assert_eq!(e.class, GuestErrorClass::Trap, "{e}");
     assert!(
@@ -236,15 +224,9 @@ fn python_cannot_escape_the_pass() {
         attempt(&m, json!({"attempt": "clock"})),
         "wall 1795953600.0"
     );
-    let start = Instant::now();
     assert_eq!(
-        attempt(&m, json!({"attempt": "sleep", "seconds": 5})),
-        "slept 5.0"
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
+        attempt(&m, json!({"attempt": "sleep", "seconds": 3600})),
+        "slept 3600.0"
     );
     let random = attempt(&m, json!({"attempt": "random"}));
     assert_eq!(
@@ -275,10 +257,8 @@ fn python_cannot_escape_the_pass() {
     let said = attempt(&m, json!({"attempt": "resolve", "host": "localhost"}));
     assert!(said.starts_with("resolve refused"), "{said}");
     assert_eq!(attempt(&m, json!({"attempt": "env"})), "env {} args []");
-    let start = Instant::now();
     let e = attempt_at(&m, json!({"attempt": "loop"}), "1", NOW).expect_err("interrupted");
     assert_eq!(e.class, GuestErrorClass::Deadline, "{e}");
-    assert!(start.elapsed() < Duration::from_secs(5));
     let e = attempt_at(&m, json!({"attempt": "raise"}), "1", NOW).expect_err("it raises");
     assert_eq!(e.class, GuestErrorClass::Trap, "{e}");
     assert!(

@@ -7,7 +7,7 @@
 use reconciler_host_harness::escape::{NOW, attempt, attempt_at};
 use reconciler_host_harness::guests as support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reconciler_host::runtime::{GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig};
 use serde_json::json;
@@ -51,30 +51,20 @@ fn the_wall_clock_is_the_pass_s_now() {
 fn a_sleep_returns_at_once_and_never_blocks_past_the_deadline() {
     let rt = runtime();
     let m = escape(&rt);
-    let start = Instant::now();
-    let said = attempt(&m, json!({"attempt": "sleep", "seconds": 5}));
-    // The guest sees its 5 s pass on the virtual monotonic clock...
-    assert_eq!(said, "slept 5s");
-    // ...while the host thread was never held (the deadline is 100 ms).
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
+    // The guest sees an hour pass on the virtual monotonic clock, and the
+    // call returns: a sleep that held the host thread would hold this test
+    // for the hour (no wall-clock bound here: CI shares its cores).
+    let said = attempt(&m, json!({"attempt": "sleep", "seconds": 3600}));
+    assert_eq!(said, "slept 3600s");
 }
 
 #[test]
 fn a_loop_of_sleeps_meets_the_deadline() {
     let rt = runtime();
     let m = escape(&rt);
-    let start = Instant::now();
+    // A loop of sleeps never ends by itself: the deadline ends it.
     let e = attempt_at(&m, json!({"attempt": "loop"}), "1", NOW).expect_err("interrupted");
     assert_eq!(e.class, GuestErrorClass::Deadline, "{e}");
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        start.elapsed()
-    );
 }
 
 #[test]
