@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::children::bodies::{Owner, bundle, missing, stamped, with_owner};
 use crate::children::owned;
 use crate::contract::model::Change;
-use crate::facts::ObjectSource;
+use crate::facts::{ObjectSource, applied};
 use crate::marks::APPLIED;
 
 /// The body the host would send for `change` of the parent `owner`
@@ -47,7 +47,7 @@ pub fn unsettled(desired: &Value, cached: &Value) -> Option<String> {
             .as_str()
             .map(str::to_owned)
     };
-    match owned::applied_fields(cached) {
+    match applied::applied_fields(cached) {
         Some(fields) if stamp(cached).is_some() && stamp(cached) == stamp(desired) => {
             owned::unowned(desired, fields)
         }

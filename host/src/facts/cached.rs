@@ -64,7 +64,7 @@ impl Cached {
     }
 
     /// The object `value` with the `fieldsV1` of the host's apply entry
-    /// on it, taken out of it beforehand ([`crate::children::owned`]).
+    /// on it, taken out of it beforehand ([`crate::facts::applied`]).
     pub fn applied(value: Arc<Value>, applied: Option<&Value>) -> Arc<Self> {
         let md = &value["metadata"];
         let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
@@ -110,7 +110,7 @@ impl Cached {
 
     /// The object with the host's apply entry back in its
     /// `metadata.managedFields`, where it has one: what tells whether a
-    /// change settles ([`crate::children::pending::unsettled`]) and what a
+    /// change settles (`children/pending.rs`) and what a
     /// captured fixture keeps.
     pub fn with_applied(&self) -> Value {
         let mut object = Value::clone(&self.value());
@@ -119,7 +119,7 @@ impl Cached {
             .as_deref()
             .and_then(|text| serde_json::from_str::<Value>(text).ok())
         {
-            crate::children::owned::put_applied(&mut object, fields);
+            crate::facts::applied::put_applied(&mut object, fields);
         }
         object
     }

@@ -1,6 +1,7 @@
 //! Facts: what the host derives from Kubernetes objects and serves to
 //! guests, through a reader that records every read.
 
+pub mod applied;
 pub mod cached;
 pub mod certificates;
 pub mod dependency;

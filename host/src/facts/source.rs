@@ -258,7 +258,7 @@ impl MemorySource {
         // As the operator's cache holds it: the host's apply entry beside
         // the object, which guests do not read.
         let mut object = object;
-        let applied = crate::children::owned::take_applied(&mut object);
+        let applied = crate::facts::applied::take_applied(&mut object);
         self.objects.insert(
             (kind, namespace, name),
             Cached::applied(Arc::new(object), applied.as_ref()),

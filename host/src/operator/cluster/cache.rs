@@ -147,7 +147,7 @@ impl ObjectCache {
         }
         let mut slimmed = slim(object);
         // The host's apply entry is kept beside the object: no guest reads it.
-        let applied = crate::children::owned::take_applied(&mut slimmed);
+        let applied = crate::facts::applied::take_applied(&mut slimmed);
         let value = Arc::new(slimmed);
         (Cached::applied(value.clone(), applied.as_ref()), value)
     }

@@ -23,7 +23,7 @@ pub(crate) fn slim_managed_fields(md: &mut Map<String, Value>) {
     };
     let all = json!({ "managedFields": all });
     let mut kept = Vec::new();
-    if let Some(fields) = crate::children::owned::applied_in(&all["managedFields"]) {
+    if let Some(fields) = crate::facts::applied::applied_in(&all["managedFields"]) {
         kept.push(json!({
             "manager": FIELD_MANAGER,
             "operation": "Apply",
