@@ -271,6 +271,13 @@ sdks:
 ## 65532, no shell, assembled by tools/image (go-containerregistry) as an
 ## OCI image layout tarball, $(IMAGE); prints its digest and size; the
 ## SBOM of the binary's dependencies beside it (cargo-cyclonedx, CycloneDX).
+## It needs, besides Rust: a C compiler for musl, MUSL_CC (default
+## musl-gcc; ring, psm and wasmtime compile C for the musl target), and Go
+## (tools/image). `image-deps` (tools/image-deps) checks both before the
+## build; with musl-gcc missing it installs Debian's musl-tools when it runs
+## as root with apt-get (as .ci/run installs packages), else it fails
+## saying what to install. It adds the Rust musl target (rustup) and
+## installs cargo-cyclonedx under $(CACHE_DIR)/tools.
 ## image-push: pushes it to $(REGISTRY)/reconciler-host:$(VERSION)
 ## (INSECURE=1 for plain HTTP), prints the reference pinned to its digest
 ## (deploy/README.md says how to pin it), and with COSIGN_KEY signs it
@@ -284,11 +291,19 @@ SBOM       := $(IMAGE_DIR)/reconciler-host.cdx.json
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CYCLONEDX_VERSION := 0.5.9
 CYCLONEDX  := $(CACHE_DIR)/tools/bin/cargo-cyclonedx
-.PHONY: image image-push
+.PHONY: image image-push image-deps
+# The C compiler cc-rs runs for the musl target, named so that it is the
+# one image-deps checked (on its own cc-rs looks for x86_64-linux-musl-gcc,
+# then musl-gcc; Debian's musl-tools brings both).
+MUSL_CC    ?= $(or $(CC_x86_64_unknown_linux_musl),musl-gcc)
 $(CYCLONEDX):
 	$(CARGO) install cargo-cyclonedx --version $(CYCLONEDX_VERSION) --locked --root $(CACHE_DIR)/tools
 
-image: $(CYCLONEDX)
+image-deps:
+	@tools/image-deps $(MUSL_CC)
+
+image: export CC_x86_64_unknown_linux_musl := $(MUSL_CC)
+image: image-deps $(CYCLONEDX)
 	rustup target add $(MUSL)
 	$(CARGO) build --profile image --target $(MUSL) -p reconciler-host --bin reconciler-host
 	@mkdir -p $(IMAGE_DIR)
