@@ -4,7 +4,8 @@
 //! kept by kube-lease-manager. Standbys sync their caches and wait; the
 //! leader that loses its Lease (a renewal refused or failing) stops the
 //! process at once, before the Lease lapses for the others
-//! (docs/design.md, "Leadership and shards").
+//! (docs/decisions/0015-running-it-in-production.md, "One writer per
+//! parent").
 
 use std::sync::Arc;
 use std::time::Duration;
