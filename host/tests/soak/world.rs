@@ -12,7 +12,7 @@ use kube::{Api, Client};
 use reconciler_host::operator::cluster::decode::{self, Decoded};
 use reconciler_host_harness::access_requests::furnish;
 use reconciler_host_harness::http_proxy::HttpFaultProxy;
-use reconciler_host_harness::objects::{self, CLUSTER, PodState, agent, backup_setup, create};
+use reconciler_host_harness::objects::{self, CLUSTER, agent, backup_setup, create};
 use reconciler_host_harness::operator::{Guests, Host, fixture_of};
 use reconciler_host_harness::paths;
 use reconciler_host_harness::proxy::{FaultProxy, RestartableServer};
