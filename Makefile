@@ -133,9 +133,16 @@ bless: guests host
 unit: guests guests-js guests-py test-js
 	$(CARGO) test --workspace --no-fail-fast
 
-## test: everything a change must pass, a two-minute soak included.
-test: unit fixtures
-	$(MAKE) soak SOAK_MINUTES=2 SOAK_SETTLING_CASES=0
+## test: everything a change must pass, a two-minute soak included. Each
+## of the three runs even when one before it failed (`unit` runs every test
+## binary, cargo naming each that failed); the end says which failed.
+test:
+	@failed=""; \
+	$(MAKE) unit || failed="$$failed unit"; \
+	$(MAKE) fixtures || failed="$$failed fixtures"; \
+	$(MAKE) soak SOAK_MINUTES=2 SOAK_SETTLING_CASES=0 || failed="$$failed soak"; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed" >&2; exit 1; fi; \
+	echo "make test: unit, fixtures and soak passed"
 
 ## soak: every promise at once against the local API server for
 ## SOAK_MINUTES (default 10): spec churn, API server restarts, 503s and
