@@ -282,159 +282,18 @@ pub fn changes(
     for c in changes {
         let change = match c {
             wit::Change::Withdraw(w) => {
-                let withdrawal = Withdrawal {
-                    kind: kind_ref(&w.object.kind),
-                    name: w.object.name,
-                    uid: w.object.uid,
-                    event: w.event.map(kind_event),
-                };
-                if !is_withdrawable(&withdrawal.kind) {
-                    let kinds: Vec<&str> = WITHDRAWABLE.iter().map(|(_, k)| *k).collect();
-                    return Err(format!(
-                        "{withdrawal}: only a deletion that takes access or exposure away is a \
-                         withdrawal ({}), and deleting a {} is not one: ask for it as a delete",
-                        kinds.join(", "),
-                        withdrawal.kind
-                    ));
-                }
-                if let Some(event) = &withdrawal.event
-                    && !spec.reasons.iter().any(|r| r.name == event.reason)
-                {
-                    return Err(format!(
-                        "{withdrawal}: its Event's reason {:?} is not in the kind's registry",
-                        event.reason
-                    ));
-                }
-                let deletion = withdrawal.deletion();
-                if !spec.writes.contains(&deletion.kind()) {
-                    return Err(format!(
-                        "{withdrawal}: the kind-spec's writes do not declare {}",
-                        deletion.kind()
-                    ));
-                }
-                if !seen.insert((deletion.kind(), deletion.name().to_owned())) {
-                    return Err(format!("{withdrawal}: the pass changes that object twice"));
-                }
-                withdrawals.push(withdrawal);
+                withdrawals.push(checked_withdrawal(w, spec, &mut seen)?);
                 continue;
             }
-            wit::Change::Apply(a) => {
-                let kind = kind_ref(&a.kind);
-                let what = format!("apply of {} {}", kind.kind, a.name);
-                if a.body.len() > MAX_BODY_BYTES {
-                    return Err(format!(
-                        "{what}: its body is {} bytes, more than {MAX_BODY_BYTES}",
-                        a.body.len()
-                    ));
-                }
-                let body: serde_json::Value = serde_json::from_str(&a.body)
-                    .map_err(|e| format!("{what}: its body is not JSON: {e}"))?;
-                if !body.is_object() {
-                    return Err(format!(
-                        "{what}: its body must be a JSON object, got {}",
-                        kind_of_json(&body)
-                    ));
-                }
-                let api_version = kind.api_version();
-                if body["apiVersion"] != api_version.as_str() || body["kind"] != kind.kind.as_str()
-                {
-                    return Err(format!(
-                        "{what}: its body says apiVersion {} and kind {}, not {api_version} and {}",
-                        body["apiVersion"], body["kind"], kind.kind
-                    ));
-                }
-                if body["metadata"]["name"] != a.name.as_str() {
-                    return Err(format!(
-                        "{what}: its body's metadata.name is {}",
-                        body["metadata"]["name"]
-                    ));
-                }
-                if let Some(ns) = body["metadata"]["namespace"].as_str()
-                    && ns != namespace
-                {
-                    return Err(format!(
-                        "{what}: it is in namespace {ns:?}; a guest writes only in its parent's namespace {namespace:?}"
-                    ));
-                }
-                if body["metadata"].get("ownerReferences").is_some() {
-                    return Err(format!(
-                        "{what}: it sets metadata.ownerReferences; the host makes the parent its controller"
-                    ));
-                }
-                Change::Apply {
-                    kind,
-                    name: a.name,
-                    body,
-                }
-            }
+            wit::Change::Apply(a) => checked_apply(a, namespace)?,
             wit::Change::Delete(d) => Change::Delete {
                 kind: kind_ref(&d.kind),
                 name: d.name,
                 uid: d.uid,
             },
-            wit::Change::Generate(g) => {
-                let what = format!("generated Secret {}", g.name);
-                if g.keys.is_empty() {
-                    return Err(format!("{what}: it names no key"));
-                }
-                for (key, length) in &g.keys {
-                    if !is_key(key) {
-                        return Err(format!("{what}: {key:?} is not a Secret key"));
-                    }
-                    if *length == 0 || *length > MAX_GENERATED_BYTES {
-                        return Err(format!(
-                            "{what}: key {key} asks for {length} bytes; 1 to {MAX_GENERATED_BYTES}"
-                        ));
-                    }
-                }
-                Change::Generate {
-                    name: g.name,
-                    keys: g.keys,
-                }
-            }
-            wit::Change::Certificate(c) => {
-                let what = format!("serving certificate Secret {}", c.name);
-                if c.dns_names.is_empty() || c.dns_names.len() > MAX_DNS_NAMES {
-                    return Err(format!(
-                        "{what}: it names {} DNS names; 1 to {MAX_DNS_NAMES}",
-                        c.dns_names.len()
-                    ));
-                }
-                if let Some(bad) = c.dns_names.iter().find(|n| !is_dns_name(n)) {
-                    return Err(format!("{what}: {bad:?} is not a DNS name"));
-                }
-                Change::Certificate {
-                    name: c.name,
-                    dns_names: c.dns_names,
-                }
-            }
-            wit::Change::Bundle(b) => {
-                let what = format!("CA bundle ConfigMap {}", b.name);
-                if !is_key(&b.key) {
-                    return Err(format!("{what}: {:?} is not a ConfigMap key", b.key));
-                }
-                if b.sources.len() > MAX_BUNDLE_SOURCES {
-                    return Err(format!(
-                        "{what}: {} sources, more than {MAX_BUNDLE_SOURCES}",
-                        b.sources.len()
-                    ));
-                }
-                if let Some((secret, key)) = b
-                    .sources
-                    .iter()
-                    .find(|(s, k)| !is_dns_name(s) || s.starts_with('*') || !is_key(k))
-                {
-                    return Err(format!(
-                        "{what}: source {secret:?} key {key:?} does not name a Secret key"
-                    ));
-                }
-                Change::Bundle {
-                    name: b.name,
-                    key: b.key,
-                    sources: b.sources,
-                    labels: b.labels,
-                }
-            }
+            wit::Change::Generate(g) => checked_generate(g)?,
+            wit::Change::Certificate(c) => checked_certificate(c)?,
+            wit::Change::Bundle(b) => checked_bundle(b)?,
         };
         if !spec.writes.contains(&change.kind()) {
             return Err(format!(
@@ -448,6 +307,170 @@ pub fn changes(
         checked.push(change);
     }
     Ok((checked, withdrawals))
+}
+
+/// A withdrawal checked: withdrawable, its Event's reason registered, its
+/// kind declared, and its object not changed before in the pass (`seen`).
+fn checked_withdrawal(
+    w: wit::Withdrawal,
+    spec: &KindSpec,
+    seen: &mut std::collections::BTreeSet<(model::KindRef, String)>,
+) -> Result<Withdrawal, String> {
+    let withdrawal = Withdrawal {
+        kind: kind_ref(&w.object.kind),
+        name: w.object.name,
+        uid: w.object.uid,
+        event: w.event.map(kind_event),
+    };
+    if !is_withdrawable(&withdrawal.kind) {
+        let kinds: Vec<&str> = WITHDRAWABLE.iter().map(|(_, k)| *k).collect();
+        return Err(format!(
+            "{withdrawal}: only a deletion that takes access or exposure away is a \
+             withdrawal ({}), and deleting a {} is not one: ask for it as a delete",
+            kinds.join(", "),
+            withdrawal.kind
+        ));
+    }
+    if let Some(event) = &withdrawal.event
+        && !spec.reasons.iter().any(|r| r.name == event.reason)
+    {
+        return Err(format!(
+            "{withdrawal}: its Event's reason {:?} is not in the kind's registry",
+            event.reason
+        ));
+    }
+    let deletion = withdrawal.deletion();
+    if !spec.writes.contains(&deletion.kind()) {
+        return Err(format!(
+            "{withdrawal}: the kind-spec's writes do not declare {}",
+            deletion.kind()
+        ));
+    }
+    if !seen.insert((deletion.kind(), deletion.name().to_owned())) {
+        return Err(format!("{withdrawal}: the pass changes that object twice"));
+    }
+    Ok(withdrawal)
+}
+
+/// An apply checked: a bounded JSON object naming its own kind and name, in
+/// the parent's `namespace`, with no owner references of its own.
+fn checked_apply(a: wit::ApplyObject, namespace: &str) -> Result<Change, String> {
+    let kind = kind_ref(&a.kind);
+    let what = format!("apply of {} {}", kind.kind, a.name);
+    if a.body.len() > MAX_BODY_BYTES {
+        return Err(format!(
+            "{what}: its body is {} bytes, more than {MAX_BODY_BYTES}",
+            a.body.len()
+        ));
+    }
+    let body: serde_json::Value =
+        serde_json::from_str(&a.body).map_err(|e| format!("{what}: its body is not JSON: {e}"))?;
+    if !body.is_object() {
+        return Err(format!(
+            "{what}: its body must be a JSON object, got {}",
+            kind_of_json(&body)
+        ));
+    }
+    let api_version = kind.api_version();
+    if body["apiVersion"] != api_version.as_str() || body["kind"] != kind.kind.as_str() {
+        return Err(format!(
+            "{what}: its body says apiVersion {} and kind {}, not {api_version} and {}",
+            body["apiVersion"], body["kind"], kind.kind
+        ));
+    }
+    if body["metadata"]["name"] != a.name.as_str() {
+        return Err(format!(
+            "{what}: its body's metadata.name is {}",
+            body["metadata"]["name"]
+        ));
+    }
+    if let Some(ns) = body["metadata"]["namespace"].as_str()
+        && ns != namespace
+    {
+        return Err(format!(
+            "{what}: it is in namespace {ns:?}; a guest writes only in its parent's namespace {namespace:?}"
+        ));
+    }
+    if body["metadata"].get("ownerReferences").is_some() {
+        return Err(format!(
+            "{what}: it sets metadata.ownerReferences; the host makes the parent its controller"
+        ));
+    }
+    Ok(Change::Apply {
+        kind,
+        name: a.name,
+        body,
+    })
+}
+
+/// A generated Secret checked: at least one key, each a Secret key with a
+/// bounded length.
+fn checked_generate(g: wit::GenerateSecret) -> Result<Change, String> {
+    let what = format!("generated Secret {}", g.name);
+    if g.keys.is_empty() {
+        return Err(format!("{what}: it names no key"));
+    }
+    for (key, length) in &g.keys {
+        if !is_key(key) {
+            return Err(format!("{what}: {key:?} is not a Secret key"));
+        }
+        if *length == 0 || *length > MAX_GENERATED_BYTES {
+            return Err(format!(
+                "{what}: key {key} asks for {length} bytes; 1 to {MAX_GENERATED_BYTES}"
+            ));
+        }
+    }
+    Ok(Change::Generate {
+        name: g.name,
+        keys: g.keys,
+    })
+}
+
+/// A serving certificate checked: 1 to [`MAX_DNS_NAMES`] DNS names.
+fn checked_certificate(c: wit::ServingCertificate) -> Result<Change, String> {
+    let what = format!("serving certificate Secret {}", c.name);
+    if c.dns_names.is_empty() || c.dns_names.len() > MAX_DNS_NAMES {
+        return Err(format!(
+            "{what}: it names {} DNS names; 1 to {MAX_DNS_NAMES}",
+            c.dns_names.len()
+        ));
+    }
+    if let Some(bad) = c.dns_names.iter().find(|n| !is_dns_name(n)) {
+        return Err(format!("{what}: {bad:?} is not a DNS name"));
+    }
+    Ok(Change::Certificate {
+        name: c.name,
+        dns_names: c.dns_names,
+    })
+}
+
+/// A CA bundle checked: a ConfigMap key and a bounded list of Secret keys.
+fn checked_bundle(b: wit::CaBundle) -> Result<Change, String> {
+    let what = format!("CA bundle ConfigMap {}", b.name);
+    if !is_key(&b.key) {
+        return Err(format!("{what}: {:?} is not a ConfigMap key", b.key));
+    }
+    if b.sources.len() > MAX_BUNDLE_SOURCES {
+        return Err(format!(
+            "{what}: {} sources, more than {MAX_BUNDLE_SOURCES}",
+            b.sources.len()
+        ));
+    }
+    if let Some((secret, key)) = b
+        .sources
+        .iter()
+        .find(|(s, k)| !is_dns_name(s) || s.starts_with('*') || !is_key(k))
+    {
+        return Err(format!(
+            "{what}: source {secret:?} key {key:?} does not name a Secret key"
+        ));
+    }
+    Ok(Change::Bundle {
+        name: b.name,
+        key: b.key,
+        sources: b.sources,
+        labels: b.labels,
+    })
 }
 
 fn kind_event(e: wit::KindEvent) -> KindEvent {
