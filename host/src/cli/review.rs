@@ -76,6 +76,33 @@ async fn compared(
     owner: &Owner<'_>,
 ) -> (String, String) {
     let name = effect["name"].as_str().unwrap_or_default();
+    if let Some(made) = made_by_host(effect) {
+        return made;
+    }
+    let gvk = gvk(effect);
+    let api = match served_api(client, resources, &gvk, owner).await {
+        Ok(api) => api,
+        Err(not) => return not,
+    };
+    let live = match live_object(&api, name).await {
+        Ok(live) => live,
+        Err(not) => return not,
+    };
+    if effect["op"] == "delete" {
+        return deleted(effect, live);
+    }
+    let Some(body) = body(effect, owner, live.as_ref()) else {
+        return (
+            format!("not compared: an unknown operation {}", effect["op"]),
+            String::new(),
+        );
+    };
+    dry_run_applied(&api, name, live.as_ref(), &body).await
+}
+
+/// What an effect the host makes itself when applying the plan (a generated Secret, a serving certificate, a CA
+/// bundle) would be, with no diff: `None` for any other effect.
+fn made_by_host(effect: &Value) -> Option<(String, String)> {
     match effect["op"].as_str() {
         Some("generate") => {
             let keys: Vec<String> = effect["keys"]
@@ -84,97 +111,108 @@ async fn compared(
                 .flatten()
                 .map(|(k, n)| format!("{k} ({n} bytes)"))
                 .collect();
-            return (
+            Some((
                 format!(
                     "a Secret the host generates when applying the plan, keys {}; its values are never shown",
                     keys.join(", ")
                 ),
                 String::new(),
-            );
+            ))
         }
-        Some("certificate") => {
-            return (
-                format!(
-                    "a serving certificate the host's CA issues when applying the plan, for {}",
-                    effect["dnsNames"]
-                ),
-                String::new(),
-            );
-        }
-        Some("bundle") => {
-            return (
-                format!(
-                    "a ConfigMap of the certificates in {}, assembled by the host when applying the plan",
-                    effect["sources"]
-                ),
-                String::new(),
-            );
-        }
-        _ => {}
+        Some("certificate") => Some((
+            format!(
+                "a serving certificate the host's CA issues when applying the plan, for {}",
+                effect["dnsNames"]
+            ),
+            String::new(),
+        )),
+        Some("bundle") => Some((
+            format!(
+                "a ConfigMap of the certificates in {}, assembled by the host when applying the plan",
+                effect["sources"]
+            ),
+            String::new(),
+        )),
+        _ => None,
     }
-    let gvk = gvk(effect);
-    if !resources.contains_key(&gvk) {
-        let resolved = kube::discovery::pinned_kind(client, &gvk)
+}
+
+/// The API of `gvk`'s resource in the owner's namespace (or cluster-wide), asking discovery once per kind; else
+/// why it is not compared.
+async fn served_api(
+    client: &Client,
+    resources: &mut Resources,
+    gvk: &GroupVersionKind,
+    owner: &Owner<'_>,
+) -> Result<Api<Decoded>, (String, String)> {
+    if !resources.contains_key(gvk) {
+        let resolved = kube::discovery::pinned_kind(client, gvk)
             .await
             .map(|(resource, caps)| (resource, caps.scope == Scope::Namespaced))
             .map_err(|e| e.to_string());
         resources.insert(gvk.clone(), resolved);
     }
-    let api = match &resources[&gvk] {
-        Ok((resource, true)) => decode::api(client, resource, owner.namespace),
-        Ok((resource, false)) => decode::api(client, resource, ""),
-        Err(e) => {
-            return (
-                format!(
-                    "not compared: {} is not served here: {e}",
-                    gvk.api_version()
-                ),
-                String::new(),
-            );
-        }
-    };
-    let live = match api.get_opt(name).await {
-        Ok(live) => live.map(Decoded::into_value),
-        Err(kube::Error::Api(e)) if e.code == 403 => {
-            return (
-                format!(
-                    "not compared: you may not read it (get on {}): {}",
-                    plural(&api),
-                    e.message
-                ),
-                String::new(),
-            );
-        }
-        Err(e) => return (format!("not compared: reading it: {e}"), String::new()),
-    };
-    if effect["op"] == "delete" {
-        return match live {
-            None => ("deleted, but it is already gone".to_owned(), String::new()),
-            Some(live) if live["metadata"]["uid"] != effect["uid"] => (
-                format!(
-                    "not deleted: the live object is another one now (uid {}), which the host would refuse to delete",
-                    live["metadata"]["uid"]
-                ),
-                String::new(),
+    match &resources[gvk] {
+        Ok((resource, true)) => Ok(decode::api(client, resource, owner.namespace)),
+        Ok((resource, false)) => Ok(decode::api(client, resource, "")),
+        Err(e) => Err((
+            format!(
+                "not compared: {} is not served here: {e}",
+                gvk.api_version()
             ),
-            Some(live) => (
-                format!("deleted (uid {})", live["metadata"]["uid"]),
-                diff(Some(&live), None).unwrap_or_default(),
-            ),
-        };
-    }
-    let Some(body) = body(effect, owner, live.as_ref()) else {
-        return (
-            format!("not compared: an unknown operation {}", effect["op"]),
             String::new(),
-        );
-    };
+        )),
+    }
+}
+
+/// The live object `name` (`None`: there is none), or why it is not compared.
+async fn live_object(api: &Api<Decoded>, name: &str) -> Result<Option<Value>, (String, String)> {
+    match api.get_opt(name).await {
+        Ok(live) => Ok(live.map(Decoded::into_value)),
+        Err(kube::Error::Api(e)) if e.code == 403 => Err((
+            format!(
+                "not compared: you may not read it (get on {}): {}",
+                plural(api),
+                e.message
+            ),
+            String::new(),
+        )),
+        Err(e) => Err((format!("not compared: reading it: {e}"), String::new())),
+    }
+}
+
+/// What a delete `effect` would do to the `live` object: nothing where it is gone or another one now.
+fn deleted(effect: &Value, live: Option<Value>) -> (String, String) {
+    match live {
+        None => ("deleted, but it is already gone".to_owned(), String::new()),
+        Some(live) if live["metadata"]["uid"] != effect["uid"] => (
+            format!(
+                "not deleted: the live object is another one now (uid {}), which the host would refuse to delete",
+                live["metadata"]["uid"]
+            ),
+            String::new(),
+        ),
+        Some(live) => (
+            format!("deleted (uid {})", live["metadata"]["uid"]),
+            diff(Some(&live), None).unwrap_or_default(),
+        ),
+    }
+}
+
+/// What applying `body` would do to the `live` object, as a server-side apply dry run by the host's field manager
+/// answers; estimated here where the reviewer may not ask for one.
+async fn dry_run_applied(
+    api: &Api<Decoded>,
+    name: &str,
+    live: Option<&Value>,
+    body: &Value,
+) -> (String, String) {
     let what = if live.is_some() { "changed" } else { "created" };
     let params = PatchParams::apply(FIELD_MANAGER).force().dry_run();
-    match api.patch(name, &params, &Patch::Apply(&body)).await {
+    match api.patch(name, &params, &Patch::Apply(body)).await {
         Ok(after) => {
             let after = serde_json::to_value(after).unwrap_or_default();
-            match diff(live.as_ref(), Some(&after)) {
+            match diff(live, Some(&after)) {
                 Some(shown) => (format!("{what}, as a server-side apply dry run answers"), shown),
                 None => (
                     "unchanged: the API server would change nothing (the object already holds the change)"
@@ -184,17 +222,17 @@ async fn compared(
             }
         }
         Err(kube::Error::Api(e)) if e.code == 403 => {
-            let after = match &live {
-                Some(live) => overlay(live, &body),
+            let after = match live {
+                Some(live) => overlay(live, body),
                 None => body.clone(),
             };
             (
                 format!(
                     "{what}, estimated here: you may not ask the API server for a dry run (patch on {}), so \
                      fields the host would stop setting are not shown",
-                    plural(&api)
+                    plural(api)
                 ),
-                diff(live.as_ref(), Some(&after)).unwrap_or_default(),
+                diff(live, Some(&after)).unwrap_or_default(),
             )
         }
         Err(kube::Error::Api(e)) => (
