@@ -116,7 +116,20 @@ fn header(out: &mut String, specs: &[&KindSpec]) {
     out.push('\n');
 }
 
+/// The section of one kind: its overview table, then its conditions,
+/// Events, reasons, stalls and quiet reasons.
 fn kind_section(out: &mut String, spec: &KindSpec) {
+    overview_table(out, spec);
+    conditions_section(out, spec);
+    events_section(out, spec);
+    reasons_section(out, spec);
+    stalls_section(out, spec);
+    quiet_section(out, spec);
+}
+
+/// The kind's heading and its table of API version, plural, scope, profile
+/// and pause annotation.
+fn overview_table(out: &mut String, spec: &KindSpec) {
     let _ = writeln!(out, "## {}\n", spec.kind);
     out.push_str("| | |\n|---|---|\n");
     let _ = writeln!(
@@ -146,7 +159,11 @@ fn kind_section(out: &mut String, spec: &KindSpec) {
     };
     let _ = writeln!(out, "| Pause annotation | {pause} |");
     out.push('\n');
+}
 
+/// The kind's conditions: aspects, advisory, negative polarity, and who
+/// writes each type.
+fn conditions_section(out: &mut String, spec: &KindSpec) {
     out.push_str("### Conditions\n\n");
     let _ = writeln!(
         out,
@@ -181,9 +198,11 @@ fn kind_section(out: &mut String, spec: &KindSpec) {
         let _ = writeln!(out, "| `{}` | {by} | {polarity} |", cell(type_));
     }
     out.push('\n');
+}
 
-    events_section(out, spec);
-
+/// The kind's reason registry: each reason's owner, whether it stalls or
+/// is quiet, and its meaning.
+fn reasons_section(out: &mut String, spec: &KindSpec) {
     out.push_str("### Reasons\n\n");
     out.push_str("| Reason | Owner | Stalls | Quiet | Meaning |\n|---|---|---|---|---|\n");
     for entry in spec.registry() {
@@ -212,7 +231,10 @@ fn kind_section(out: &mut String, spec: &KindSpec) {
         );
     }
     out.push('\n');
+}
 
+/// The reasons that stall the kind, with their periodic recheck.
+fn stalls_section(out: &mut String, spec: &KindSpec) {
     out.push_str("### Stalls\n\n");
     let mut stalls: Vec<_> = spec.stalls.iter().collect();
     stalls.sort_by(|a, b| a.reason.cmp(&b.reason));
@@ -229,7 +251,10 @@ fn kind_section(out: &mut String, spec: &KindSpec) {
         }
         out.push('\n');
     }
+}
 
+/// The quiet reasons, and whether the kind or the host makes each quiet.
+fn quiet_section(out: &mut String, spec: &KindSpec) {
     out.push_str("### Quiet reasons\n\n");
     let quiet: Vec<String> = spec
         .registry()
