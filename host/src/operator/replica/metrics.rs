@@ -215,165 +215,194 @@ impl Metrics {
             ring_parents_unowned: Gauge::default(),
             parent_unpassed_seconds: Family::default(),
         };
-        let r = &mut m.registry;
+        m.register_passes();
+        m.register_modules();
+        m.register_watches();
+        m.register_writes();
+        m.register_progress();
+        m
+    }
+
+    /// Registers what passes do: the modules serving, passes, writes, Events, errors, time.
+    fn register_passes(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "module",
             "The guest module serving each kind (1), by digest",
-            m.modules.clone(),
+            self.modules.clone(),
         );
-        r.register("passes", "Passes run", m.passes.clone());
+        r.register("passes", "Passes run", self.passes.clone());
         r.register(
             "status_writes",
             "Status writes that succeeded",
-            m.status_writes.clone(),
+            self.status_writes.clone(),
         );
-        r.register("events", "Events published", m.events.clone());
+        r.register("events", "Events published", self.events.clone());
         r.register(
             "guest_errors",
             "Passes whose guest failed, by class",
-            m.guest_errors.clone(),
+            self.guest_errors.clone(),
         );
         r.register(
             "pass_host_seconds",
             "Host time of a pass (guest evaluation and conventions engine), API round trips excluded",
-            m.pass_seconds.clone(),
+            self.pass_seconds.clone(),
         );
         r.register(
             "guest_evaluation_seconds",
             "Time of a guest's evaluation (instantiation and evaluate) in a pass",
-            m.guest_seconds.clone(),
+            self.guest_seconds.clone(),
         );
+    }
+
+    /// Registers hot swaps, refused namespaces, pending modules, unwatched namespaces.
+    fn register_modules(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "swaps",
             "Guest modules swapped in while running",
-            m.swaps.clone(),
+            self.swaps.clone(),
         );
         r.register(
             "swap_refusals",
             "Guest modules refused, at start or by the hot-swap gate, by the check that failed",
-            m.swap_refusals.clone(),
+            self.swap_refusals.clone(),
         );
         r.register(
             "rollbacks",
             "Swapped-in guest modules rolled back to the previous one",
-            m.rollbacks.clone(),
+            self.rollbacks.clone(),
         );
         r.register(
             "optional_api_refused_namespaces",
             "Watched namespaces where an optional API is refused (403)",
-            m.refused_namespaces.clone(),
+            self.refused_namespaces.clone(),
         );
         r.register(
             "modules_pending",
             "Guest modules held pending: an API their kind needs (its CRD, a kind it reads) is not served; retried on every poll",
-            m.modules_pending.clone(),
+            self.modules_pending.clone(),
         );
         r.register(
             "unwatched_namespaces",
             "Watched namespaces left out of the watch at start: the host may not list a kind it needs there",
-            m.unwatched_namespaces.clone(),
+            self.unwatched_namespaces.clone(),
         );
+    }
+
+    /// Registers the dependency index, queue depths, cached objects and watch health.
+    fn register_watches(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "dependency_entries",
             "(read, parent) pairs in the dependency index",
-            m.dependency_entries.clone(),
+            self.dependency_entries.clone(),
         );
         r.register(
             "queue_depth",
             "Parents waiting for a pass (due or backing off), per kind",
-            m.queue_depth.clone(),
+            self.queue_depth.clone(),
         );
         r.register(
             "cached_objects",
             "Objects this replica caches, per kind",
-            m.cached_objects.clone(),
+            self.cached_objects.clone(),
         );
         r.register(
             "watch_connected",
             "Whether a watch is connected (1) or failing and retrying (0)",
-            m.watch_connected.clone(),
+            self.watch_connected.clone(),
         );
         r.register(
             "watch_last_event_timestamp_seconds",
             "Unix time of a watch's last event (its age: time() minus this)",
-            m.watch_last_event.clone(),
+            self.watch_last_event.clone(),
         );
         r.register(
             "watch_restarts",
             "Times a watch failed and restarted",
-            m.watch_restarts.clone(),
+            self.watch_restarts.clone(),
         );
+    }
+
+    /// Registers the requests sent and the children applied, held, deleted, refused.
+    fn register_writes(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "api_requests",
             "Requests the host sent to the API server (watches count once, when they start), by method, verb and resource",
-            m.api_requests.clone(),
+            self.api_requests.clone(),
         );
         r.register(
             "child_applies",
             "Children applied (server-side apply) for a guest",
-            m.child_applies.clone(),
+            self.child_applies.clone(),
         );
         r.register(
             "child_applies_unchanged",
             "Child applies not sent: the cached child had every field the guest asked for",
-            m.child_applies_unchanged.clone(),
+            self.child_applies_unchanged.clone(),
         );
         r.register(
             "changes_not_settling",
             "Changes made twice in a row that the API server stored otherwise than asked, the object unchanged since: not made again until the parent, the guest's asking or the object changes",
-            m.changes_not_settling.clone(),
+            self.changes_not_settling.clone(),
         );
         r.register(
             "passes_delayed",
             "Passes after which the parent had made as many writes in the last minute as the per-parent bound allows (120): its next pass waits until the oldest leaves the window",
-            m.passes_delayed.clone(),
+            self.passes_delayed.clone(),
         );
         r.register(
             "child_deletes",
             "Children deleted for a guest",
-            m.child_deletes.clone(),
+            self.child_deletes.clone(),
         );
         r.register(
             "child_refusals",
             "Child applies the API server refused, by class",
-            m.child_refusals.clone(),
+            self.child_refusals.clone(),
         );
+    }
+
+    /// Registers waiting and the ring: stuck time, plans, refused withdrawals, members.
+    fn register_progress(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "stuck_seconds",
             "How long parents have waited with no pass ending (0 while none waits); /healthz fails past --wedged-after",
-            m.stuck_seconds.clone(),
+            self.stuck_seconds.clone(),
         );
         r.register(
             "plans_pending",
             "ReconcilePlans awaiting a reviewer's decision, per parent kind",
-            m.plans_pending.clone(),
+            self.plans_pending.clone(),
         );
         r.register(
             "plan_oldest_pending_seconds",
             "Age of the oldest ReconcilePlan awaiting a decision, per parent kind (0: none)",
-            m.plan_oldest_pending_seconds.clone(),
+            self.plan_oldest_pending_seconds.clone(),
         );
         r.register(
             "withdrawals_refused",
             "Passes whose withdrawals (access or exposure taken away, such as a RoleBinding at its expiry) the API server refused",
-            m.withdrawals_refused.clone(),
+            self.withdrawals_refused.clone(),
         );
         r.register(
             "ring_members",
             "The ring's members by state (serving, unacknowledged, refused), as its coordinator sees their Leases",
-            m.ring_members.clone(),
+            self.ring_members.clone(),
         );
         r.register(
             "ring_parents_unowned",
             "Parents the ring's coordinator finds assigned to no member serving",
-            m.ring_parents_unowned.clone(),
+            self.ring_parents_unowned.clone(),
         );
         r.register(
             "parent_unpassed_seconds",
             "Per kind, how long the oldest parent this replica serves has waited for a pass since its spec changed (0: none)",
-            m.parent_unpassed_seconds.clone(),
+            self.parent_unpassed_seconds.clone(),
         );
-        m
     }
 
     pub fn kind(kind: &str) -> KindLabel {
