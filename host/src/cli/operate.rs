@@ -1,7 +1,7 @@
 //! `run`: the operator, until SIGTERM or Ctrl-C.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -311,56 +311,12 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
         "--rollback-threshold {}: expected a fraction from 0 to 1",
         args.rollback_threshold
     );
-    let mut plans = PlanConfig {
-        kinds: args.gates.kinds(),
-        replan_after: args.gates.replan_after,
-        ..PlanConfig::default()
-    };
-    for (phase, count) in args.plan_retention {
-        plans.retention.0.insert(phase, count);
-    }
-    anyhow::ensure!(
-        args.shard_index < args.shards,
-        "--shard-index {} is not a shard of --shards {} (0 to {})",
-        args.shard_index,
-        args.shards,
-        args.shards - 1
-    );
-    let shard = Shard {
-        count: args.shards,
-        index: args.shard_index,
-    };
-    let identity = args.identity.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/etc/hostname")
-            .map(|h| h.trim().to_owned())
-            .ok()
-            .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "reconciler-host".to_owned())
-    });
-    let certificate_authority = args.certificate_authority;
-    let certificate_validity = args.certificate_validity;
+    let plans = plan_config(&args);
+    let shard = shard(&args)?;
+    let identity = args.identity.clone().unwrap_or_else(hostname);
     let guest_modules = if args.guest_modules {
-        anyhow::ensure!(
-            !args.guests_poll.is_zero(),
-            "--guest-modules: GuestModules are swapped in as the guests directory's files are; give --guests-poll more than 0"
-        );
-        let policy = args.verification_policy.as_deref().context(
-            "--guest-modules needs --verification-policy: a module from a registry is served only as the policy says",
-        )?;
-        let cache = ModuleCache::new(
-            args.pulled_dir
-                .clone()
-                .or_else(ModuleCache::default_dir)
-                .context("no cache directory for pulled modules: give --pulled-dir")?,
-        )
-        .bounded(args.pulled_max_mib.saturating_mul(1 << 20));
-        let mut floors = BTreeMap::new();
-        for (kind, floor) in &args.promotion_floors {
-            anyhow::ensure!(
-                floors.insert(kind.clone(), *floor).is_none(),
-                "--promotion-floor: kind {kind} is given two floors"
-            );
-        }
+        let (policy, cache, floors) =
+            guest_module_checks(&args, args.verification_policy.as_deref())?;
         Some(GuestModulesConfig {
             puller: Puller {
                 remote: Arc::new(args.registry.remote()?),
@@ -377,6 +333,8 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    let certificate_authority = args.certificate_authority;
+    let certificate_validity = args.certificate_validity;
     let mut config = OperatorConfig {
         guests_dir: args.guests,
         namespaces: args
@@ -413,29 +371,14 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let tokio = tokio::runtime::Runtime::new()?;
     tokio.block_on(async {
-        // A replica elected by Lease writes only while its Lease is
-        // confirmed valid; a single replica is never fenced.
-        let fence = if args.ring {
-            LeaderConfig::member_fence(args.lease_duration)
-        } else if args.leader_elect {
-            LeaderConfig::fence(args.lease_duration)
-        } else {
-            Fence::open()
-        };
+        let fence = lease_fence(args.ring, args.leader_elect, args.lease_duration);
         let client = operator::replica::client::counted(&config.metrics, &fence)
             .await
             .context(
                 "no Kubernetes client configuration (KUBECONFIG, ~/.kube/config or in-cluster)",
             )?;
-        if let Some(guest_modules) = &mut config.guest_modules {
-            guest_modules.entries =
-                Some(operator::replica::client::counted(&config.metrics, &Fence::open()).await?);
-            // A `configMap` source is read in the host's own namespace.
-            let own = args
-                .lease_namespace
-                .clone()
-                .unwrap_or_else(|| client.default_namespace().to_owned());
-            guest_modules.puller.config_maps = Some(kube::Api::namespaced(client.clone(), &own));
+        if let Some(modules) = &mut config.guest_modules {
+            connect_guest_modules(modules, &config.metrics, &client, &args.lease_namespace).await?;
         }
         if args.leader_elect || args.ring {
             config.leader = Some(LeaderConfig {
@@ -450,15 +393,114 @@ pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
             });
         }
         (config.authority.namespace, config.authority.name) =
-            certificate_authority.unwrap_or_else(|| {
-                (
-                    client.default_namespace().to_owned(),
-                    reconciler_host::rbac::CA_SECRET.to_owned(),
-                )
-            });
+            certificate_authority.unwrap_or_else(|| default_authority(&client));
         operator::run(client, runtime, config, shutdown_signal()).await
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The plans' configuration: the gated kinds, when to replan, and `--plan-retention`.
+fn plan_config(args: &RunArgs) -> PlanConfig {
+    let mut plans = PlanConfig {
+        kinds: args.gates.kinds(),
+        replan_after: args.gates.replan_after,
+        ..PlanConfig::default()
+    };
+    for &(phase, count) in &args.plan_retention {
+        plans.retention.0.insert(phase, count);
+    }
+    plans
+}
+
+/// The shard this replica serves (`--shard-index`), checked to be one of `--shards`.
+fn shard(args: &RunArgs) -> anyhow::Result<Shard> {
+    anyhow::ensure!(
+        args.shard_index < args.shards,
+        "--shard-index {} is not a shard of --shards {} (0 to {})",
+        args.shard_index,
+        args.shards,
+        args.shards - 1
+    );
+    Ok(Shard {
+        count: args.shards,
+        index: args.shard_index,
+    })
+}
+
+/// This host's name (`/etc/hostname`), else `reconciler-host`.
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "reconciler-host".to_owned())
+}
+
+/// `--guest-modules`' checks, in order: polling on, a policy, a cache for pulls, one floor a kind.
+fn guest_module_checks<'p>(
+    args: &RunArgs,
+    policy: Option<&'p Path>,
+) -> anyhow::Result<(&'p Path, ModuleCache, BTreeMap<String, PromotionName>)> {
+    anyhow::ensure!(
+        !args.guests_poll.is_zero(),
+        "--guest-modules: GuestModules are swapped in as the guests directory's files are; give --guests-poll more than 0"
+    );
+    let policy = policy.context(
+        "--guest-modules needs --verification-policy: a module from a registry is served only as the policy says",
+    )?;
+    let cache = ModuleCache::new(
+        args.pulled_dir
+            .clone()
+            .or_else(ModuleCache::default_dir)
+            .context("no cache directory for pulled modules: give --pulled-dir")?,
+    )
+    .bounded(args.pulled_max_mib.saturating_mul(1 << 20));
+    let mut floors = BTreeMap::new();
+    for (kind, floor) in &args.promotion_floors {
+        anyhow::ensure!(
+            floors.insert(kind.clone(), *floor).is_none(),
+            "--promotion-floor: kind {kind} is given two floors"
+        );
+    }
+    Ok((policy, cache, floors))
+}
+
+/// The fence of this replica's writes, by how it holds a Lease (if at all).
+fn lease_fence(ring: bool, leader_elect: bool, lease_duration: Duration) -> Arc<Fence> {
+    // A replica elected by Lease writes only while its Lease is
+    // confirmed valid; a single replica is never fenced.
+    if ring {
+        LeaderConfig::member_fence(lease_duration)
+    } else if leader_elect {
+        LeaderConfig::fence(lease_duration)
+    } else {
+        Fence::open()
+    }
+}
+
+/// Gives GuestModules an unfenced client for this replica's status entry, and ConfigMaps.
+async fn connect_guest_modules(
+    guest_modules: &mut GuestModulesConfig,
+    metrics: &Arc<Metrics>,
+    client: &kube::Client,
+    lease_namespace: &Option<String>,
+) -> anyhow::Result<()> {
+    guest_modules.entries =
+        Some(operator::replica::client::counted(metrics, &Fence::open()).await?);
+    // A `configMap` source is read in the host's own namespace.
+    let own = lease_namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_owned());
+    guest_modules.puller.config_maps = Some(kube::Api::namespaced(client.clone(), &own));
+    Ok(())
+}
+
+/// The CA's Secret without `--certificate-authority`: the default one, in the client's namespace.
+fn default_authority(client: &kube::Client) -> (String, String) {
+    (
+        client.default_namespace().to_owned(),
+        reconciler_host::rbac::CA_SECRET.to_owned(),
+    )
 }
 
 async fn shutdown_signal() {
