@@ -18,6 +18,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::watcher::{self, Event, ExponentialBackoff};
 use kube::{Api, Client};
+use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -83,52 +84,12 @@ pub async fn run(
     // (a failing watch retries, and fails, within its longest backoff).
     let mut failed = false;
     let mut listing: Vec<Value> = Vec::new();
-    let kind = cache.kind().clone();
-    let send = |old: Option<Arc<Value>>, new: Option<Arc<Value>>| {
-        let o = new
-            .as_ref()
-            .or(old.as_ref())
-            .expect("a change has an object");
-        let md = &o["metadata"];
-        let change = ObjectChange {
-            kind: kind.clone(),
-            namespace: md["namespace"].as_str().unwrap_or_default().to_owned(),
-            name: md["name"].as_str().unwrap_or_default().to_owned(),
-            old,
-            new,
-        };
-        let _ = changes.send(CacheEvent::Object(change));
-    };
-    // Sent after the cache holds the new state: every read of the kind
-    // here answers otherwise now, including the reads that found nothing
-    // (no object changes for them).
-    let flipped = |served: bool| {
-        let _ = changes.send(CacheEvent::Served(ServedChange {
-            kind: kind.clone(),
-            namespace: namespace.clone(),
-            served,
-        }));
-    };
-    // Recovered: every parent the cache holds here is passed now (their
-    // passes may have failed while the API server was away, and back off).
-    let recovered = || {
-        tracing::info!(kind = %cache.kind(), namespace, "the watch is back after a failure");
-        probe.heard();
-        let objects = cache
-            .list(&namespace, &Default::default())
-            .iter()
-            .map(|o| {
-                let md = &o["metadata"];
-                (
-                    md["namespace"].as_str().unwrap_or_default().to_owned(),
-                    md["name"].as_str().unwrap_or_default().to_owned(),
-                )
-            })
-            .collect();
-        let _ = changes.send(CacheEvent::Recovered(RecoveredChange {
-            kind: kind.clone(),
-            objects,
-        }));
+    let report = Reporter {
+        kind: cache.kind().clone(),
+        namespace: &namespace,
+        cache: &cache,
+        changes: &changes,
+        probe: &probe,
     };
     loop {
         let next = tokio::select! {
@@ -147,13 +108,13 @@ pub async fn run(
         };
         let Some(next) = next else {
             failed = false;
-            recovered();
+            report.recovered();
             continue;
         };
         let Some(event) = next else { break };
         if failed && event.is_ok() {
             failed = false;
-            recovered();
+            report.recovered();
         }
         match &event {
             Ok(Event::InitDone) => probe.synced(),
@@ -166,54 +127,128 @@ pub async fn run(
             Ok(Event::Init) => listing.clear(),
             Ok(Event::InitApply(o)) => listing.push(to_json(o)),
             Ok(Event::InitDone) => {
-                let changed = cache.replace(&namespace, std::mem::take(&mut listing));
-                let back = cache.set_served(&namespace, true);
-                if back {
-                    tracing::warn!(kind = %cache.kind(), namespace, "the API is served again: reads of the kind resume");
-                }
-                for (old, new) in changed {
-                    send(old, new);
-                }
-                if back {
-                    flipped(true);
-                }
+                report.listed(std::mem::take(&mut listing));
                 if let Some(s) = synced.take() {
                     let _ = s.send(());
                 }
             }
             Ok(Event::Apply(o)) => {
                 if let Some((new, old)) = cache.apply(to_json(o)) {
-                    send(old, Some(new));
+                    report.object_changed(old, Some(new));
                 }
             }
             Ok(Event::Delete(o)) => {
                 let old = cache.delete(&to_json(o));
                 if old.is_some() {
-                    send(old, None);
+                    report.object_changed(old, None);
                 }
             }
-            Err(e) if is_not_found(&e) => {
-                // The kind is gone (its CRD deleted): passes that read it
-                // fail with not-served, and its stale objects are dropped,
-                // until a listing succeeds. The API server deletes the
-                // objects first, so their readers may have run already,
-                // finding them missing: the flip re-queues every reader.
-                let gone = cache.set_served(&namespace, false);
-                if gone {
-                    tracing::warn!(kind = %cache.kind(), namespace, error = %e, "the API is no longer served (404): reads of the kind fail until it is served again");
-                }
-                listing.clear();
-                for (old, new) in cache.replace(&namespace, Vec::new()) {
-                    send(old, new);
-                }
-                if gone {
-                    flipped(false);
-                }
-            }
+            Err(e) if is_not_found(&e) => report.not_served(&e, &mut listing),
             Err(e) => {
                 failed = true;
                 tracing::warn!(kind = %cache.kind(), namespace, error = %e, "watch failed; retrying")
             }
+        }
+    }
+}
+
+/// Where one watch says what it saw: into its cache, the changes' channel, its probe.
+struct Reporter<'a> {
+    kind: KindRef,
+    namespace: &'a str,
+    cache: &'a ObjectCache,
+    changes: &'a mpsc::UnboundedSender<CacheEvent>,
+    probe: &'a WatchProbe,
+}
+
+impl Reporter<'_> {
+    /// Sends the change of one object (`old` or `new` absent: it came or went).
+    fn object_changed(&self, old: Option<Arc<Value>>, new: Option<Arc<Value>>) {
+        let o = new
+            .as_ref()
+            .or(old.as_ref())
+            .expect("a change has an object");
+        let md = &o["metadata"];
+        let change = ObjectChange {
+            kind: self.kind.clone(),
+            namespace: md["namespace"].as_str().unwrap_or_default().to_owned(),
+            name: md["name"].as_str().unwrap_or_default().to_owned(),
+            old,
+            new,
+        };
+        let _ = self.changes.send(CacheEvent::Object(change));
+    }
+
+    /// Sends that the kind is served here again (`true`) or no longer.
+    fn served_changed(&self, served: bool) {
+        // Sent after the cache holds the new state: every read of the kind
+        // here answers otherwise now, including the reads that found nothing
+        // (no object changes for them).
+        let _ = self.changes.send(CacheEvent::Served(ServedChange {
+            kind: self.kind.clone(),
+            namespace: self.namespace.to_owned(),
+            served,
+        }));
+    }
+
+    /// Says the watch is back after a failure and sends every parent it caches.
+    fn recovered(&self) {
+        // Recovered: every parent the cache holds here is passed now (their
+        // passes may have failed while the API server was away, and back off).
+        let (cache, namespace) = (self.cache, self.namespace);
+        tracing::info!(kind = %cache.kind(), namespace, "the watch is back after a failure");
+        self.probe.heard();
+        let objects = cache
+            .list(namespace, &Default::default())
+            .iter()
+            .map(|o| {
+                let md = &o["metadata"];
+                (
+                    md["namespace"].as_str().unwrap_or_default().to_owned(),
+                    md["name"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        let _ = self.changes.send(CacheEvent::Recovered(RecoveredChange {
+            kind: self.kind.clone(),
+            objects,
+        }));
+    }
+
+    /// Replaces the cache with a complete `listing`, and sends what changed.
+    fn listed(&self, listing: Vec<Value>) {
+        let (cache, namespace) = (self.cache, self.namespace);
+        let changed = cache.replace(namespace, listing);
+        let back = cache.set_served(namespace, true);
+        if back {
+            tracing::warn!(kind = %cache.kind(), namespace, "the API is served again: reads of the kind resume");
+        }
+        for (old, new) in changed {
+            self.object_changed(old, new);
+        }
+        if back {
+            self.served_changed(true);
+        }
+    }
+
+    /// The kind is gone (404): drops its objects here and sends it not served.
+    fn not_served(&self, e: &watcher::Error, listing: &mut Vec<Value>) {
+        // The kind is gone (its CRD deleted): passes that read it
+        // fail with not-served, and its stale objects are dropped,
+        // until a listing succeeds. The API server deletes the
+        // objects first, so their readers may have run already,
+        // finding them missing: the flip re-queues every reader.
+        let (cache, namespace) = (self.cache, self.namespace);
+        let gone = cache.set_served(namespace, false);
+        if gone {
+            tracing::warn!(kind = %cache.kind(), namespace, error = %e, "the API is no longer served (404): reads of the kind fail until it is served again");
+        }
+        listing.clear();
+        for (old, new) in cache.replace(namespace, Vec::new()) {
+            self.object_changed(old, new);
+        }
+        if gone {
+            self.served_changed(false);
         }
     }
 }
