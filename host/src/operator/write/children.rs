@@ -243,231 +243,31 @@ pub async fn execute(
             Change::Generate { .. } | Change::Certificate { .. }
         )
     });
-    let mut made = Made::default();
-    for CheckedChange {
-        change,
-        resource,
-        cached,
-        desired,
-        unwatched,
-        unsettled,
-    } in planned
-    {
+    let mut maker = Maker {
+        client,
+        source,
+        metrics,
+        authority,
+        owner: &owner,
+        held_after,
+        made: Made::default(),
+    };
+    for p in planned {
+        let change = p.change;
         if let Some(why) = stop() {
             return Err(ChildrenError::Stopped {
                 change: change.to_string(),
                 why,
-                made,
+                made: maker.made,
             });
         }
-        let labels = ChildLabels {
-            kind: owner.kind.to_owned(),
-            child: change.kind().kind.clone(),
-        };
-        // Every answer is the whole child: decoded bounded.
-        let api = decode::api(client, &resource, owner.namespace);
-        let applier = api.clone();
-        // A refusal is what became of the change (`facts.change-state`).
-        let failed = |e: kube::Error| {
-            if let kube::Error::Api(status) = &e {
-                source.record_change(
-                    change.kind(),
-                    owner.namespace,
-                    change.name(),
-                    ChangeState::Refused {
-                        code: status.code,
-                        reason: status.reason.clone(),
-                        message: status.message.clone(),
-                    },
-                );
+        match change {
+            Change::Apply { .. } | Change::Bundle { .. } => maker.apply(p).await?,
+            Change::Generate { name, keys } => maker.generate(&p, name, keys).await?,
+            Change::Certificate { name, dns_names } => {
+                maker.certificate(&p, name, dns_names).await?;
             }
-            ChildrenError::Api {
-                change: change.to_string(),
-                class: api_error::classify(&e),
-                text: api_error::text(&e),
-            }
-        };
-        'one: {
-            match change {
-                Change::Apply { .. } | Change::Bundle { .. } => {
-                    let desired = desired.unwrap_or_default();
-                    if held_back(unsettled.as_ref(), held_after).is_some() {
-                        break 'one;
-                    }
-                    if cached
-                        .as_ref()
-                        .is_some_and(|c| pending::unsettled(&desired, c).is_none())
-                    {
-                        made.unchanged += 1;
-                        metrics.child_applies_unchanged.get_or_create(&labels).inc();
-                        break 'one;
-                    }
-                    let mut applied = applier
-                        .patch(change.name(), &params_force(), &Patch::Apply(&desired))
-                        .await;
-                    // Refused as invalid over a child the parent controls: a
-                    // list entry another writer keyed differently (a Service
-                    // port changed by hand) stays beside the host's. The lists
-                    // the body sets are taken back whole, then applied again.
-                    if let (Err(kube::Error::Api(s)), Some(current)) = (&applied, &cached)
-                        && s.code == 422
-                        && controller_uid(current) == Some(owner.uid)
-                        && let Some(lists) = lists_of(&desired)
-                    {
-                        let mut reset = lists;
-                        reset["metadata"] = json!({
-                            "resourceVersion": current["metadata"]["resourceVersion"],
-                        });
-                        let params = PatchParams {
-                            field_manager: Some(FIELD_MANAGER.to_owned()),
-                            ..PatchParams::default()
-                        };
-                        tracing::info!(child = %change, "taking back the lists another writer changed");
-                        if applier
-                            .patch(change.name(), &params, &Patch::Merge(&reset))
-                            .await
-                            .is_ok()
-                        {
-                            applied = applier
-                                .patch(change.name(), &params_force(), &Patch::Apply(&desired))
-                                .await;
-                        }
-                    }
-                    record(source, metrics, &owner, change, &applied);
-                    let stored = applied.map_err(failed)?.into_value();
-                    made.applied += 1;
-                    metrics.child_applies.get_or_create(&labels).inc();
-                    let (kind, name) = (change.kind(), change.name());
-                    let before = source.unsettled(&kind, owner.namespace, name);
-                    let after =
-                        settling::after_apply(before.as_ref(), &desired, cached.as_ref(), &stored);
-                    if let Some(u) = &after
-                        && u.times == held_after
-                    {
-                        let message = settling::message(&named(&owner, change), u);
-                        tracing::warn!(child = %change, %message, "a change does not settle");
-                        metrics
-                            .changes_not_settling
-                            .get_or_create(&KindLabel {
-                                kind: owner.kind.to_owned(),
-                            })
-                            .inc();
-                        made.not_settling.push(message);
-                    }
-                    source.record_unsettled(kind.clone(), owner.namespace, name, after);
-                    if let Some(cache) = source.cache(&kind) {
-                        cache.apply_if_newer(stored);
-                    }
-                }
-                Change::Generate { name, keys } => {
-                    // Never overwritten: one that exists (the parent's, or no
-                    // one's) is adopted as it is.
-                    if cached.is_some() {
-                        made.unchanged += 1;
-                        metrics.child_applies_unchanged.get_or_create(&labels).inc();
-                        break 'one;
-                    }
-                    let secret =
-                        generated_secret(name, keys).map_err(|e| ChildrenError::Random {
-                            change: change.to_string(),
-                            text: e.to_string(),
-                        })?;
-                    let secret = with_owner(&secret, &owner);
-                    match create(&api, secret).await {
-                        Ok(_) => {
-                            made.applied += 1;
-                            metrics.child_applies.get_or_create(&labels).inc();
-                            source.record_apply(
-                                change.kind(),
-                                owner.namespace,
-                                name,
-                                ApplyOutcome::Applied,
-                            );
-                        }
-                        // Made meanwhile (a second replica): adopted as it is.
-                        Err(kube::Error::Api(s))
-                            if s.code == 409 && s.reason == "AlreadyExists" => {}
-                        Err(e) => return Err(failed(e)),
-                    }
-                }
-                Change::Certificate { name, dns_names } => {
-                    let now = jiff::Timestamp::now();
-                    let good = cached
-                        .as_ref()
-                        .and_then(|c| authority.still_good(c, dns_names, now));
-                    if let Some(left) = good {
-                        made.unchanged += 1;
-                        made.renew_after = earliest(made.renew_after, left);
-                        metrics.child_applies_unchanged.get_or_create(&labels).inc();
-                        break 'one;
-                    }
-                    let issued = authority.issue(name, dns_names).await.map_err(|e| {
-                        ChildrenError::Certificate {
-                            change: change.to_string(),
-                            text: e.to_string(),
-                        }
-                    })?;
-                    let mut secret = with_owner(&issued.secret, &owner);
-                    let written = match &cached {
-                        None => create(&api, secret).await,
-                        // Replaced only if it is still the one the cache
-                        // holds: a second replica's renewal is not overwritten.
-                        Some(current) => {
-                            secret["metadata"]["resourceVersion"] =
-                                current["metadata"]["resourceVersion"].clone();
-                            match serde_json::from_value::<DynamicObject>(secret) {
-                                Ok(secret) => {
-                                    api.replace(name, &PostParams::default(), &Decoded::new(secret))
-                                        .await
-                                }
-                                Err(e) => Err(kube::Error::SerdeError(e)),
-                            }
-                        }
-                    };
-                    record(source, metrics, &owner, change, &written);
-                    match written {
-                        Ok(_) => {
-                            made.applied += 1;
-                            made.renew_after = earliest(made.renew_after, issued.renew_after);
-                            metrics.child_applies.get_or_create(&labels).inc();
-                        }
-                        // Issued meanwhile by a second replica: its certificate
-                        // is the one; the next pass reads it.
-                        Err(kube::Error::Api(s)) if s.code == 409 && cached.is_none() => {}
-                        Err(e) => return Err(failed(e)),
-                    }
-                }
-                Change::Delete { name, uid, .. } => {
-                    if cached.is_none() {
-                        break 'one;
-                    }
-                    let params = DeleteParams {
-                        preconditions: Some(Preconditions {
-                            uid: Some(uid.clone()),
-                            resource_version: None,
-                        }),
-                        ..DeleteParams::background()
-                    };
-                    match api.delete(name, &params).await {
-                        Ok(_) => {
-                            made.deleted += 1;
-                            made.deleted_unwatched += usize::from(unwatched);
-                            metrics.child_deletes.get_or_create(&labels).inc();
-                        }
-                        // Gone already, or another object by that name now.
-                        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
-                        Err(e) => {
-                            // What the guest learns of an object it cannot
-                            // watch: its deletion refused (seed 000: the
-                            // sentence on ExposureReady instead).
-                            if unwatched {
-                                record_refusal(source, metrics, &owner, change, &e);
-                            }
-                            return Err(failed(e));
-                        }
-                    }
-                }
-            }
+            Change::Delete { name, uid, .. } => maker.delete(&p, name, uid).await?,
         }
         // Made, or found made.
         source.record_change(
@@ -477,7 +277,269 @@ pub async fn execute(
             ChangeState::Made,
         );
     }
-    Ok(made)
+    Ok(maker.made)
+}
+
+/// What making the changes of a pass writes with, records to and counts
+/// in, and what it made so far: each kind of change made by its method.
+struct Maker<'m> {
+    client: &'m Client,
+    source: &'m ClusterSource,
+    metrics: &'m Metrics,
+    authority: &'m Authority,
+    owner: &'m Owner<'m>,
+    /// After how many applies in a row without settling a change is held
+    /// back ([`settling`]).
+    held_after: u32,
+    made: Made,
+}
+
+/// One change made, found made or held back; or why not.
+type Step = Result<(), ChildrenError>;
+
+impl Maker<'_> {
+    /// The API of `p`'s object and the labels it is counted by.
+    fn to(&self, p: &CheckedChange<'_>) -> (Api<Decoded>, ChildLabels) {
+        let labels = ChildLabels {
+            kind: self.owner.kind.to_owned(),
+            child: p.change.kind().kind.clone(),
+        };
+        // Every answer is the whole child: decoded bounded.
+        let api = decode::api(self.client, &p.resource, self.owner.namespace);
+        (api, labels)
+    }
+
+    /// The error of `change` the API server refused, the refusal recorded
+    /// as what became of the change (`facts.change-state`).
+    fn failed(&self, change: &Change, e: kube::Error) -> ChildrenError {
+        if let kube::Error::Api(status) = &e {
+            self.source.record_change(
+                change.kind(),
+                self.owner.namespace,
+                change.name(),
+                ChangeState::Refused {
+                    code: status.code,
+                    reason: status.reason.clone(),
+                    message: status.message.clone(),
+                },
+            );
+        }
+        ChildrenError::Api {
+            change: change.to_string(),
+            class: api_error::classify(&e),
+            text: api_error::text(&e),
+        }
+    }
+
+    /// An apply (or a bundle): sent by server-side apply unless held back
+    /// or the cached child holds it already, then its settling followed.
+    async fn apply(&mut self, p: CheckedChange<'_>) -> Step {
+        let (api, labels) = self.to(&p);
+        let (source, metrics, owner, change) = (self.source, self.metrics, self.owner, p.change);
+        let desired = p.desired.unwrap_or_default();
+        if held_back(p.unsettled.as_ref(), self.held_after).is_some() {
+            return Ok(());
+        }
+        if p.cached
+            .as_ref()
+            .is_some_and(|c| pending::unsettled(&desired, c).is_none())
+        {
+            self.made.unchanged += 1;
+            metrics.child_applies_unchanged.get_or_create(&labels).inc();
+            return Ok(());
+        }
+        let mut applied = api
+            .patch(change.name(), &params_force(), &Patch::Apply(&desired))
+            .await;
+        // Refused as invalid over a child the parent controls: a
+        // list entry another writer keyed differently (a Service
+        // port changed by hand) stays beside the host's. The lists
+        // the body sets are taken back whole, then applied again.
+        if let (Err(kube::Error::Api(s)), Some(current)) = (&applied, &p.cached)
+            && s.code == 422
+            && controller_uid(current) == Some(owner.uid)
+            && let Some(lists) = lists_of(&desired)
+        {
+            let mut reset = lists;
+            reset["metadata"] = json!({
+                "resourceVersion": current["metadata"]["resourceVersion"],
+            });
+            let params = PatchParams {
+                field_manager: Some(FIELD_MANAGER.to_owned()),
+                ..PatchParams::default()
+            };
+            tracing::info!(child = %change, "taking back the lists another writer changed");
+            if api
+                .patch(change.name(), &params, &Patch::Merge(&reset))
+                .await
+                .is_ok()
+            {
+                applied = api
+                    .patch(change.name(), &params_force(), &Patch::Apply(&desired))
+                    .await;
+            }
+        }
+        record(source, metrics, owner, change, &applied);
+        let stored = applied.map_err(|e| self.failed(change, e))?.into_value();
+        self.made.applied += 1;
+        metrics.child_applies.get_or_create(&labels).inc();
+        let (kind, name) = (change.kind(), change.name());
+        let before = source.unsettled(&kind, owner.namespace, name);
+        let after = settling::after_apply(before.as_ref(), &desired, p.cached.as_ref(), &stored);
+        if let Some(u) = &after
+            && u.times == self.held_after
+        {
+            let message = settling::message(&named(owner, change), u);
+            tracing::warn!(child = %change, %message, "a change does not settle");
+            metrics
+                .changes_not_settling
+                .get_or_create(&KindLabel {
+                    kind: owner.kind.to_owned(),
+                })
+                .inc();
+            self.made.not_settling.push(message);
+        }
+        source.record_unsettled(kind.clone(), owner.namespace, name, after);
+        if let Some(cache) = source.cache(&kind) {
+            cache.apply_if_newer(stored);
+        }
+        Ok(())
+    }
+
+    /// A generated Secret `name` of random `keys`: created when missing,
+    /// never overwritten.
+    async fn generate(
+        &mut self,
+        p: &CheckedChange<'_>,
+        name: &str,
+        keys: &[(String, u32)],
+    ) -> Step {
+        let (api, labels) = self.to(p);
+        let change = p.change;
+        // Never overwritten: one that exists (the parent's, or no
+        // one's) is adopted as it is.
+        if p.cached.is_some() {
+            self.made.unchanged += 1;
+            let unchanged = &self.metrics.child_applies_unchanged;
+            unchanged.get_or_create(&labels).inc();
+            return Ok(());
+        }
+        let secret = generated_secret(name, keys).map_err(|e| ChildrenError::Random {
+            change: change.to_string(),
+            text: e.to_string(),
+        })?;
+        let secret = with_owner(&secret, self.owner);
+        match create(&api, secret).await {
+            Ok(_) => {
+                self.made.applied += 1;
+                self.metrics.child_applies.get_or_create(&labels).inc();
+                self.source.record_apply(
+                    change.kind(),
+                    self.owner.namespace,
+                    name,
+                    ApplyOutcome::Applied,
+                );
+            }
+            // Made meanwhile (a second replica): adopted as it is.
+            Err(kube::Error::Api(s)) if s.code == 409 && s.reason == "AlreadyExists" => {}
+            Err(e) => return Err(self.failed(change, e)),
+        }
+        Ok(())
+    }
+
+    /// A serving certificate Secret `name` for `dns_names`: kept while
+    /// still good, else issued, and created or replaced.
+    async fn certificate(
+        &mut self,
+        p: &CheckedChange<'_>,
+        name: &str,
+        dns_names: &[String],
+    ) -> Step {
+        let (api, labels) = self.to(p);
+        let (metrics, owner, change) = (self.metrics, self.owner, p.change);
+        let now = jiff::Timestamp::now();
+        let good = p
+            .cached
+            .as_ref()
+            .and_then(|c| self.authority.still_good(c, dns_names, now));
+        if let Some(left) = good {
+            self.made.unchanged += 1;
+            self.made.renew_after = earliest(self.made.renew_after, left);
+            metrics.child_applies_unchanged.get_or_create(&labels).inc();
+            return Ok(());
+        }
+        let issued = self.authority.issue(name, dns_names).await.map_err(|e| {
+            ChildrenError::Certificate {
+                change: change.to_string(),
+                text: e.to_string(),
+            }
+        })?;
+        let mut secret = with_owner(&issued.secret, owner);
+        let written = match &p.cached {
+            None => create(&api, secret).await,
+            // Replaced only if it is still the one the cache
+            // holds: a second replica's renewal is not overwritten.
+            Some(current) => {
+                secret["metadata"]["resourceVersion"] =
+                    current["metadata"]["resourceVersion"].clone();
+                match serde_json::from_value::<DynamicObject>(secret) {
+                    Ok(secret) => {
+                        api.replace(name, &PostParams::default(), &Decoded::new(secret))
+                            .await
+                    }
+                    Err(e) => Err(kube::Error::SerdeError(e)),
+                }
+            }
+        };
+        record(self.source, metrics, owner, change, &written);
+        match written {
+            Ok(_) => {
+                self.made.applied += 1;
+                self.made.renew_after = earliest(self.made.renew_after, issued.renew_after);
+                metrics.child_applies.get_or_create(&labels).inc();
+            }
+            // Issued meanwhile by a second replica: its certificate
+            // is the one; the next pass reads it.
+            Err(kube::Error::Api(s)) if s.code == 409 && p.cached.is_none() => {}
+            Err(e) => return Err(self.failed(change, e)),
+        }
+        Ok(())
+    }
+
+    /// A deletion of `name`, with the `uid` the guest saw as its
+    /// precondition: nothing to do if the object is gone.
+    async fn delete(&mut self, p: &CheckedChange<'_>, name: &str, uid: &str) -> Step {
+        let (api, labels) = self.to(p);
+        if p.cached.is_none() {
+            return Ok(());
+        }
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => {
+                self.made.deleted += 1;
+                self.made.deleted_unwatched += usize::from(p.unwatched);
+                self.metrics.child_deletes.get_or_create(&labels).inc();
+            }
+            // Gone already, or another object by that name now.
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+            Err(e) => {
+                // What the guest learns of an object it cannot
+                // watch: its deletion refused (seed 000: the
+                // sentence on ExposureReady instead).
+                if p.unwatched {
+                    record_refusal(self.source, self.metrics, self.owner, p.change, &e);
+                }
+                return Err(self.failed(p.change, e));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A change checked and ready to make: its kind's resource, the child as
