@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::operator::kinds::Registry;
 use crate::operator::kinds::probation::short;
 use crate::operator::kinds::served::{Probation, RollbackPolicy};
+use crate::operator::kinds::{Kind, Registry};
 use crate::operator::modules::gate::{self, Check, Refusal};
 use crate::operator::modules::golden_lists::Golden;
 use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
@@ -33,7 +33,7 @@ use crate::operator::modules::unserved::Unserved;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use crate::operator::schedule::KindId;
 use crate::pass::review::Review;
-use crate::runtime::Runtime;
+use crate::runtime::{GuestModule, Runtime};
 
 /// Watches the guests directory and swaps modules in.
 pub(crate) struct Reloader<'r> {
@@ -266,65 +266,11 @@ impl<'r> Reloader<'r> {
             tracing::info!(guest = %file.stem, digest = %file.digest, "guest file changed: checking the new module");
         }
         let started = Instant::now();
-        let module = match self.runtime.load(&file.stem, &file.bytes) {
-            Ok(m) => m,
-            Err(e) => {
-                return refuse(
-                    registry,
-                    &file,
-                    served_kind.as_deref().unwrap_or_default(),
-                    Refusal::from_load(&e),
-                );
-            }
+        let served_kind = served_kind.as_deref().unwrap_or_default();
+        let module = match self.loaded(registry, &file, served_kind, must_serve) {
+            Ok(module) => module,
+            Err(refused) => return refused,
         };
-        if let Some(kind) = must_serve
-            && module.spec().kind != kind
-        {
-            let refusal = Refusal::new(
-                Check::Kind,
-                format!(
-                    "it serves kind {}, not {kind} as it was offered for",
-                    module.spec().kind_ref()
-                ),
-            );
-            return refuse(registry, &file, kind, refusal);
-        }
-        // The golden lists shipped beside it hold at hot swap as at start.
-        match Golden::read(&self.dir, module.name()) {
-            Ok(golden) => {
-                if let Err(refusal) = golden.check(module.spec()) {
-                    if self.allow_golden_drift {
-                        tracing::warn!(
-                            guest = module.name(),
-                            "--allow-golden-drift: swapping in guest {} though {}",
-                            module.name(),
-                            refusal.detail
-                        );
-                    } else {
-                        return refuse(
-                            registry,
-                            &file,
-                            served_kind.as_deref().unwrap_or_default(),
-                            refusal,
-                        );
-                    }
-                }
-            }
-            Err(e) => {
-                return refuse(
-                    registry,
-                    &file,
-                    served_kind.as_deref().unwrap_or_default(),
-                    Refusal::new(
-                        Check::Read,
-                        format!(
-                            "cannot read its golden lists ({0}.reasons, {0}.aspects): {e}",
-                            module.name()
-                        ),
-                    ),
-                );
-            }
-        }
         let claims = module.spec().kind_ref();
         let claimed = registry
             .kinds()
@@ -344,21 +290,9 @@ impl<'r> Reloader<'r> {
                 j
             }
             (None, None) => {
-                if let Err(refusal) = gate::fixtures(&module, &file.fixtures).await {
-                    return refuse(registry, &file, &claims.kind, refusal);
-                }
-                if promotion == Promotion::Checked {
-                    return Offered::Checked;
-                }
-                return match self.serving.serve(registry, &module).await {
-                    Ok(index) => {
-                        self.files.insert(file.file, index);
-                        Offered::Serving
-                    }
-                    Err(not_yet) => {
-                        self.not_yet(registry, file, &claims.kind, not_yet, last, promotion)
-                    }
-                };
+                return self
+                    .serve_new(registry, file, &module, &claims.kind, last, promotion)
+                    .await;
             }
         };
         let kind = registry.kind(index);
@@ -385,34 +319,17 @@ impl<'r> Reloader<'r> {
             return refuse(registry, &file, &name, refusal);
         }
         // Watches of kinds it reads that the host does not watch yet.
-        let synced = match self.serving.watch_reads(registry, &module).await {
-            Ok(synced) => synced,
-            Err(not_yet) => {
-                return self.not_yet(registry, file, &name, not_yet, last, promotion);
-            }
-        };
-        if !synced.is_empty()
-            && tokio::time::timeout(SYNC_TIMEOUT, futures::future::join_all(synced))
-                .await
-                .is_err()
-        {
-            tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
+        if let Err(not_yet) = self.sync_reads(registry, &module, &name).await {
+            return self.not_yet(registry, file, &name, not_yet, last, promotion);
         }
         // Auto promotion: what it would make of every parent, first.
-        if matches!(promotion, Promotion::Auto | Promotion::Checked) && was_serving {
-            let review = promotion::shadow(registry, &kind, &old, &module).await;
-            let held = promotion::held(&review, promotion);
-            self.review = Some(review.bounded(REVIEWED));
-            match held {
-                Ok(parents) => tracing::info!(
-                    kind = %name,
-                    parents,
-                    "shadowed guest {} (digest {}…) on {parents} parent(s): no parent turns from Ready True to False, no new guest error",
-                    module.name(),
-                    short(module.digest()),
-                ),
-                Err(refusal) => return refuse(registry, &file, &name, refusal),
-            }
+        if matches!(promotion, Promotion::Auto | Promotion::Checked)
+            && was_serving
+            && let Err(refusal) = self
+                .shadowed(registry, &kind, &name, &old, &module, promotion)
+                .await
+        {
+            return refuse(registry, &file, &name, refusal);
         }
         if promotion == Promotion::Checked {
             tracing::info!(
@@ -423,41 +340,9 @@ impl<'r> Reloader<'r> {
             );
             return Offered::Checked;
         }
-        {
-            let mut served = kind.served.write().expect("served lock");
-            served.module = module.clone();
-            served.serving = true;
-            // A swap during a probation falls back to the module that was
-            // serving before it, the last one that proved itself. A module
-            // returning after its file was removed has nothing serving to
-            // fall back to.
-            let previous = served
-                .probation
-                .take()
-                .map_or_else(|| old.clone(), |p| p.previous);
-            served.probation = was_serving.then(|| Probation {
-                previous,
-                policy: self.rollback,
-                passes: 0,
-                failures: 0,
-                swapped_at: Instant::now(),
-            });
-        }
+        self.install(&kind, &module, &old, was_serving);
         self.files.insert(file.file, index);
-        registry
-            .metrics()
-            .modules
-            .remove(&ModuleLabels::of(&name, &old));
-        registry
-            .metrics()
-            .modules
-            .get_or_create(&ModuleLabels::of(&name, &module))
-            .set(1);
-        registry
-            .metrics()
-            .swaps
-            .get_or_create(&Metrics::kind(&name))
-            .inc();
+        swap_counted(registry, &name, &old, &module);
         tracing::info!(
             kind = %name,
             checked_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
@@ -471,6 +356,161 @@ impl<'r> Reloader<'r> {
         );
         registry.requeue_all(index);
         Offered::Serving
+    }
+
+    /// Loads `file`'s module and holds it to what it is offered for
+    /// (`must_serve`) and to its golden lists; a refusal is counted
+    /// against `served_kind` (the kind the file serves, if any).
+    fn loaded(
+        &self,
+        registry: &Registry,
+        file: &GuestFile,
+        served_kind: &str,
+        must_serve: Option<&str>,
+    ) -> Result<GuestModule, Offered> {
+        let module = match self.runtime.load(&file.stem, &file.bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                return Err(refuse(registry, file, served_kind, Refusal::from_load(&e)));
+            }
+        };
+        if let Some(kind) = must_serve
+            && module.spec().kind != kind
+        {
+            let refusal = Refusal::new(
+                Check::Kind,
+                format!(
+                    "it serves kind {}, not {kind} as it was offered for",
+                    module.spec().kind_ref()
+                ),
+            );
+            return Err(refuse(registry, file, kind, refusal));
+        }
+        // The golden lists shipped beside it hold at hot swap as at start.
+        match Golden::read(&self.dir, module.name()) {
+            Ok(golden) => {
+                if let Err(refusal) = golden.check(module.spec()) {
+                    if self.allow_golden_drift {
+                        tracing::warn!(
+                            guest = module.name(),
+                            "--allow-golden-drift: swapping in guest {} though {}",
+                            module.name(),
+                            refusal.detail
+                        );
+                    } else {
+                        return Err(refuse(registry, file, served_kind, refusal));
+                    }
+                }
+            }
+            Err(e) => {
+                return Err(refuse(
+                    registry,
+                    file,
+                    served_kind,
+                    Refusal::new(
+                        Check::Read,
+                        format!(
+                            "cannot read its golden lists ({0}.reasons, {0}.aspects): {e}",
+                            module.name()
+                        ),
+                    ),
+                ));
+            }
+        }
+        Ok(module)
+    }
+
+    /// A module for `kind`, which no module serves: its fixtures run, then
+    /// it serves the kind (unless only checked), or waits for it pending.
+    async fn serve_new(
+        &mut self,
+        registry: &Arc<Registry>,
+        file: GuestFile,
+        module: &GuestModule,
+        kind: &str,
+        last: Option<String>,
+        promotion: Promotion,
+    ) -> Offered {
+        if let Err(refusal) = gate::fixtures(module, &file.fixtures).await {
+            return refuse(registry, &file, kind, refusal);
+        }
+        if promotion == Promotion::Checked {
+            return Offered::Checked;
+        }
+        match self.serving.serve(registry, module).await {
+            Ok(index) => {
+                self.files.insert(file.file, index);
+                Offered::Serving
+            }
+            Err(not_yet) => self.not_yet(registry, file, kind, not_yet, last, promotion),
+        }
+    }
+
+    /// Starts the watches of the kinds `module` reads that the host does
+    /// not watch yet, and waits (bounded) for their first listings.
+    async fn sync_reads(
+        &self,
+        registry: &Registry,
+        module: &GuestModule,
+        name: &str,
+    ) -> Result<(), NotYet> {
+        let synced = self.serving.watch_reads(registry, module).await?;
+        if !synced.is_empty()
+            && tokio::time::timeout(SYNC_TIMEOUT, futures::future::join_all(synced))
+                .await
+                .is_err()
+        {
+            tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
+        }
+        Ok(())
+    }
+
+    /// Shadows `module` beside `old` on every parent of `kind` (`name`),
+    /// keeping the review: refused if `promotion` holds it back.
+    async fn shadowed(
+        &mut self,
+        registry: &Registry,
+        kind: &Kind,
+        name: &str,
+        old: &GuestModule,
+        module: &GuestModule,
+        promotion: Promotion,
+    ) -> Result<(), Refusal> {
+        let review = promotion::shadow(registry, kind, old, module).await;
+        let held = promotion::held(&review, promotion);
+        self.review = Some(review.bounded(REVIEWED));
+        let parents = held?;
+        tracing::info!(
+            kind = %name,
+            parents,
+            "shadowed guest {} (digest {}…) on {parents} parent(s): no parent turns from Ready True to False, no new guest error",
+            module.name(),
+            short(module.digest()),
+        );
+        Ok(())
+    }
+
+    /// Makes `module` serve `kind` in place of `old`, on probation if
+    /// `old` was serving.
+    fn install(&self, kind: &Kind, module: &GuestModule, old: &GuestModule, was_serving: bool) {
+        let mut served = kind.served.write().expect("served lock");
+        served.module = module.clone();
+        served.serving = true;
+        // A swap during a probation falls back to the module that was
+        // serving before it, the last one that proved itself. A module
+        // returning after its file was removed has nothing serving to
+        // fall back to.
+        let previous = served
+            .probation
+            .take()
+            .map_or_else(|| old.clone(), |p| p.previous);
+        served.probation = was_serving.then(|| Probation {
+            previous,
+            policy: self.rollback,
+            passes: 0,
+            failures: 0,
+            swapped_at: Instant::now(),
+        });
     }
 
     /// A module not served (yet): refused; kept pending and retried on
@@ -529,6 +569,25 @@ fn refused_count(registry: &Registry, kind: &str, check: Check) {
             kind: kind.to_owned(),
             check: check.to_string(),
         })
+        .inc();
+}
+
+/// Counts a swap of kind `name`'s module: the labels of `old` give way to
+/// those of `module`.
+fn swap_counted(registry: &Registry, name: &str, old: &GuestModule, module: &GuestModule) {
+    registry
+        .metrics()
+        .modules
+        .remove(&ModuleLabels::of(name, old));
+    registry
+        .metrics()
+        .modules
+        .get_or_create(&ModuleLabels::of(name, module))
+        .set(1);
+    registry
+        .metrics()
+        .swaps
+        .get_or_create(&Metrics::kind(name))
         .inc();
 }
 
