@@ -45,50 +45,9 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
     let mut v = Verdict::default();
     let staged = match known.staged {
         Ok(staged) => staged,
-        Err(Unstaged::Unreachable(m)) => {
-            v.aspects.push(bad(PULLED, PULL_FAILED, m));
-            v.requeue_after_seconds = Some(PULL_RETRY_SECONDS);
-            return v;
-        }
-        Err(Unstaged::NotAModule(m)) => {
-            v.aspects.push(bad(PULLED, NOT_A_MODULE, m));
-            return stalled(v, NOT_A_MODULE, m);
-        }
-        Err(Unstaged::Refused(m)) => {
-            v.aspects.push(good(
-                PULLED,
-                "Read the module's source (its manifest, or its ConfigMap)",
-            ));
-            v.aspects.push(bad(VERIFIED, SIGNATURE_REFUSED, m));
-            return stalled(v, SIGNATURE_REFUSED, m);
-        }
+        Err(unstaged) => return not_staged(v, unstaged),
     };
-    v.status_fields
-        .insert("digest".into(), json!(staged.digest));
-    v.status_fields
-        .insert("pinned".into(), json!(staged.pinned));
-    v.status_fields.insert(
-        "promotion".into(),
-        json!(known.promotion.promotion.as_str()),
-    );
-    if let Some(review) = known.review {
-        v.status_fields.insert(SHADOW.into(), json!(review));
-    }
-    v.aspects
-        .push(good(PULLED, &format!("Pulled {}", staged.pinned)));
-    let verified = if staged.signers.is_empty() {
-        format!(
-            "The verification policy serves kind {} unsigned",
-            known.kind
-        )
-    } else {
-        format!(
-            "Signed by {}, as the verification policy asks for kind {}",
-            staged.signers.join(", "),
-            known.kind
-        )
-    };
-    v.aspects.push(good(VERIFIED, &verified));
+    pulled_and_verified(&mut v, known, staged);
     let Some(offered) = known.offered else {
         v.aspects.push(Decision {
             type_: COMPATIBLE.into(),
@@ -122,10 +81,75 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
     }
     // Shadowed True says a shadow ran only when one did: its review.
     let said = in_force(known);
-    v.aspects.push(match (known.promotion.promotion, known.review) {
-        (PromotionName::Direct, _) => skipped(&format!(
-            "Not shadowed: {said} swaps it in on probation"
-        )),
+    v.aspects.push(shadowed(known, &said));
+    if *offered == Offered::Checked {
+        return awaiting_decision(v, known, staged, &said);
+    }
+    serving(v, known, staged)
+}
+
+/// The verdict on a module not staged: Pulled False (retried, or stalled
+/// on what is not a module), or Verified False on a refused signature.
+fn not_staged(mut v: Verdict, unstaged: &Unstaged) -> Verdict {
+    match unstaged {
+        Unstaged::Unreachable(m) => {
+            v.aspects.push(bad(PULLED, PULL_FAILED, m));
+            v.requeue_after_seconds = Some(PULL_RETRY_SECONDS);
+            v
+        }
+        Unstaged::NotAModule(m) => {
+            v.aspects.push(bad(PULLED, NOT_A_MODULE, m));
+            stalled(v, NOT_A_MODULE, m)
+        }
+        Unstaged::Refused(m) => {
+            v.aspects.push(good(
+                PULLED,
+                "Read the module's source (its manifest, or its ConfigMap)",
+            ));
+            v.aspects.push(bad(VERIFIED, SIGNATURE_REFUSED, m));
+            stalled(v, SIGNATURE_REFUSED, m)
+        }
+    }
+}
+
+/// The status fields of a staged module, and its Pulled and Verified
+/// aspects (both True).
+fn pulled_and_verified(v: &mut Verdict, known: &Known<'_>, staged: &Staged) {
+    v.status_fields
+        .insert("digest".into(), json!(staged.digest));
+    v.status_fields
+        .insert("pinned".into(), json!(staged.pinned));
+    v.status_fields.insert(
+        "promotion".into(),
+        json!(known.promotion.promotion.as_str()),
+    );
+    if let Some(review) = known.review {
+        v.status_fields.insert(SHADOW.into(), json!(review));
+    }
+    v.aspects
+        .push(good(PULLED, &format!("Pulled {}", staged.pinned)));
+    let verified = if staged.signers.is_empty() {
+        format!(
+            "The verification policy serves kind {} unsigned",
+            known.kind
+        )
+    } else {
+        format!(
+            "Signed by {}, as the verification policy asks for kind {}",
+            staged.signers.join(", "),
+            known.kind
+        )
+    };
+    v.aspects.push(good(VERIFIED, &verified));
+}
+
+/// The Shadowed aspect of a module past the gate (`said`: the promotion
+/// in force as messages say it): True, skipped or with its review.
+fn shadowed(known: &Known<'_>, said: &str) -> Decision {
+    match (known.promotion.promotion, known.review) {
+        (PromotionName::Direct, _) => {
+            skipped(&format!("Not shadowed: {said} swaps it in on probation"))
+        }
         (_, None) => skipped(&format!(
             "Not shadowed ({said}): no module served kind {} to compare it with",
             known.kind
@@ -137,32 +161,40 @@ pub(crate) fn verdict(known: &Known<'_>) -> Verdict {
                 review.parents
             ),
         ),
-    });
-    if *offered == Offered::Checked {
-        let decision = known.approval.filter(|a| a.digest == staged.digest);
-        return match decision {
-            Some(a) if a.decision == super::kind::Decision::Denied => {
-                let m = format!(
-                    "{} denied promoting {}; the serving module stays",
-                    a.decided_by.username, staged.digest
-                );
-                v.aspects.push(bad(SERVING, PROMOTION_DENIED, &m));
-                stalled(v, PROMOTION_DENIED, &m)
-            }
-            _ => {
-                v.aspects.push(bad(
-                    SERVING,
-                    AWAITING_APPROVAL,
-                    &format!(
-                        "{}: awaiting a reviewer's decision on {} in status.approval",
-                        capitalized(&said),
-                        staged.digest
-                    ),
-                ));
-                v
-            }
-        };
     }
+}
+
+/// The verdict on a checked module: Serving False, stalled on a denial of
+/// its digest, else awaiting a reviewer's decision.
+fn awaiting_decision(mut v: Verdict, known: &Known<'_>, staged: &Staged, said: &str) -> Verdict {
+    let decision = known.approval.filter(|a| a.digest == staged.digest);
+    match decision {
+        Some(a) if a.decision == super::kind::Decision::Denied => {
+            let m = format!(
+                "{} denied promoting {}; the serving module stays",
+                a.decided_by.username, staged.digest
+            );
+            v.aspects.push(bad(SERVING, PROMOTION_DENIED, &m));
+            stalled(v, PROMOTION_DENIED, &m)
+        }
+        _ => {
+            v.aspects.push(bad(
+                SERVING,
+                AWAITING_APPROVAL,
+                &format!(
+                    "{}: awaiting a reviewer's decision on {} in status.approval",
+                    capitalized(said),
+                    staged.digest
+                ),
+            ));
+            v
+        }
+    }
+}
+
+/// The Serving aspect of a module swapped in: True while it serves, else
+/// False and stalled, its probation failed and rolled back.
+fn serving(mut v: Verdict, known: &Known<'_>, staged: &Staged) -> Verdict {
     match known.served {
         Served::This => v.aspects.push(good(
             SERVING,
