@@ -1,65 +1,12 @@
 //! Contract 0.1.0, served by delegating to the current version: later
 //! versions only add, so each 0.1 `facts` function is its current
-//! namesake, and every value crosses as its same-shaped twin ([`convert`]).
+//! namesake, and every value crosses as its same-shaped twin.
 
-use crate::contract::convert;
-use crate::contract::facts::Host as Current;
 use crate::contract::v0_1::reconciler::guest0_1_0::{facts as v1, types as v1_types};
-use crate::facts::FactServer;
 
-impl v1_types::Host for FactServer {}
-
-impl v1::Host for FactServer {
-    fn now(&mut self) -> v1_types::Timestamp {
-        convert(Current::now(self))
-    }
-
-    fn workload(
-        &mut self,
-        namespace: String,
-        name: String,
-    ) -> Result<Option<v1::WorkloadFact>, v1::ReadError> {
-        convert(Current::workload(self, namespace, name))
-    }
-
-    fn secret(
-        &mut self,
-        namespace: String,
-        name: String,
-    ) -> Result<Option<v1::SecretFact>, v1::ReadError> {
-        convert(Current::secret(self, namespace, name))
-    }
-
-    fn config_map(
-        &mut self,
-        namespace: String,
-        name: String,
-    ) -> Result<Option<v1::ConfigMapFact>, v1::ReadError> {
-        convert(Current::config_map(self, namespace, name))
-    }
-
-    fn get(
-        &mut self,
-        kind: v1_types::KindRef,
-        namespace: String,
-        name: String,
-    ) -> Result<Option<v1_types::Object>, v1::ReadError> {
-        convert(Current::get(self, convert(kind), namespace, name))
-    }
-
-    fn list(
-        &mut self,
-        kind: v1_types::KindRef,
-        namespace: String,
-        selector: Vec<(String, String)>,
-    ) -> Result<Vec<v1_types::Object>, v1::ReadError> {
-        convert(Current::list(self, convert(kind), namespace, selector))
-    }
-
-    fn api_availability(&mut self, kind: v1_types::KindRef, namespace: String) -> v1::Availability {
-        convert(Current::api_availability(self, convert(kind), namespace))
-    }
-}
+delegate_facts!(v1, v1_types:
+    now, workload, secret, config_map, get, list, api_availability,
+);
 
 #[cfg(test)]
 mod tests {
