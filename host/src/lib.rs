@@ -1,6 +1,8 @@
 //! The reconciler host: loads kinds' WebAssembly guests and runs them as a
 //! Kubernetes operator.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod capture;
 pub mod children;
 pub mod conditions_page;

@@ -1,5 +1,7 @@
 //! `reconciler-host`: the operator binary and its offline tools.
 
+#![warn(clippy::too_many_lines)]
+
 mod cli;
 
 use std::process::ExitCode;

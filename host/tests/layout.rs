@@ -1,14 +1,18 @@
 //! The house's layout, as a newcomer relies on it: no import cycle between
 //! the folders of `host/src` (a folder's files may use a folder below or
-//! beside it, never one that uses them back), and no file over 600 lines of
-//! code (comments, blank lines and in-file tests aside); and every answer
-//! of the API server decoded bounded, in one place.
+//! beside it, never one that uses them back), no file over 600 lines of
+//! code and no function over 120 (comments, blank lines and in-file tests
+//! aside); and every answer of the API server decoded bounded, in one
+//! place.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The most lines of code a file of `host/src` holds.
 const MAX_LINES: usize = 600;
+
+/// The most lines of code a function of `host/src` holds: a screen.
+const MAX_FUNCTION_LINES: usize = 120;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -227,6 +231,68 @@ fn no_file_of_host_src_is_over_600_lines_of_code() {
     );
 }
 
+/// The functions of a file's code ([`code`]) and how many lines each
+/// holds: from its `fn` line to the `}` at the same indentation.
+fn functions(code: &[&str]) -> Vec<(String, usize)> {
+    let mut found = Vec::new();
+    for (start, line) in code.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let Some(name) = function_name(trimmed) else {
+            continue;
+        };
+        if trimmed.trim_end().ends_with(';') || trimmed.trim_end().ends_with('}') {
+            continue; // a declaration without a body, or a body on one line
+        }
+        let close = format!("{}}}", &line[..line.len() - trimmed.len()]);
+        if let Some(end) = code[start..].iter().position(|l| l.trim_end() == close) {
+            found.push((name.to_owned(), end + 1));
+        }
+    }
+    found
+}
+
+/// The name of the function a trimmed line starts, if it starts one.
+fn function_name(trimmed: &str) -> Option<&str> {
+    let mut rest = trimmed;
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = match after.strip_prefix('(') {
+            Some(scoped) => scoped.split_once(')')?.1,
+            None => after,
+        }
+        .trim_start();
+    }
+    for qualifier in ["async ", "const ", "unsafe "] {
+        rest = rest.strip_prefix(qualifier).unwrap_or(rest);
+    }
+    let name = rest.strip_prefix("fn ")?;
+    let end = name.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    Some(&name[..end])
+}
+
+#[test]
+fn no_function_of_host_src_is_over_120_lines_of_code() {
+    let (mut files, mut folders) = (Vec::new(), BTreeSet::new());
+    walk(&src(), &mut files, &mut folders);
+    let mut over = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        let relative = file.strip_prefix(src()).expect("under host/src");
+        for (name, lines) in functions(&code(&text)) {
+            if lines > MAX_FUNCTION_LINES {
+                over.push(format!(
+                    "{}: {name}, {lines} lines of code",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines of code (split them by stage or variant):\n{}",
+        over.join("\n")
+    );
+}
+
 /// What makes kube decode an answer whole, with serde_json's recursion
 /// limit: an `Api` of a kind whose objects a user shapes (a custom
 /// resource's free-form fields nest as deep as they like), typed metadata,
@@ -272,6 +338,15 @@ fn every_answer_is_decoded_bounded() {
         found.is_empty(),
         "answers decoded whole (use operator::cluster::decode's api, metadata_api or leases):\n{}",
         found.join("\n")
+    );
+}
+
+#[test]
+fn the_function_check_counts_from_fn_to_its_closing_brace() {
+    let text = "impl A {\n    pub(crate) async fn long(&self) {\n        if x {\n        }\n    }\n    fn short() -> u8 { 1 }\n    fn decl();\n}\nfn free() {\n    a();\n}\n";
+    assert_eq!(
+        functions(&code(text)),
+        vec![("long".to_owned(), 4), ("free".to_owned(), 3)]
     );
 }
 
