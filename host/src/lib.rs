@@ -1,7 +1,7 @@
 //! The reconciler host: loads kinds' WebAssembly guests and runs them as a
 //! Kubernetes operator.
 
-#![warn(clippy::too_many_lines)]
+#![warn(clippy::too_many_lines, unreachable_pub)]
 
 pub mod capture;
 pub mod children;

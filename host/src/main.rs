@@ -1,6 +1,6 @@
 //! `reconciler-host`: the operator binary and its offline tools.
 
-#![warn(clippy::too_many_lines)]
+#![warn(clippy::too_many_lines, unreachable_pub)]
 
 mod cli;
 

@@ -18,7 +18,7 @@ use super::gates::GateArgs;
 use super::live::LiveArgs;
 
 #[derive(Args)]
-pub struct CaptureArgs {
+pub(super) struct CaptureArgs {
     /// The parent's kind, as its guest names it (PgToolBoxConsole).
     kind: String,
     /// The parent: `<namespace>/<name>`, or `<name>` for a cluster-scoped
@@ -60,7 +60,7 @@ fn parse_target(s: &str) -> Result<Subject, String> {
     }
 }
 
-pub fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(runtime: &Runtime, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     let module = args.live.serving(runtime, &args.kind)?;
     let settings = args.live.settings(&module.spec().kind)?;
     let settings_given: Vec<(String, String)> = settings

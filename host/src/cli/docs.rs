@@ -10,7 +10,7 @@ use reconciler_host::conditions_page::{REGENERATE, conditions_page, first_differ
 use reconciler_host::runtime::Runtime;
 
 #[derive(Args)]
-pub struct DocsArgs {
+pub(super) struct DocsArgs {
     /// Guest modules (*.wasm), one kind each.
     #[arg(required = true)]
     guests: Vec<PathBuf>,
@@ -20,7 +20,7 @@ pub struct DocsArgs {
     check: Option<PathBuf>,
 }
 
-pub fn run(runtime: &Runtime, args: DocsArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(runtime: &Runtime, args: DocsArgs) -> anyhow::Result<ExitCode> {
     let mut specs = Vec::with_capacity(args.guests.len());
     for guest in &args.guests {
         let module = runtime.load_file(guest)?;

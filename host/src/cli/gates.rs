@@ -11,7 +11,7 @@ use reconciler_host::plan::gates::{Approval, KindGates};
 use super::operate::parse_duration;
 
 #[derive(Args)]
-pub struct GateArgs {
+pub(super) struct GateArgs {
     /// A kind's mode, `<Kind>=observe|apply` (default apply): observe plans
     /// the changes and makes none. A parent's `spec.mode`, when its schema
     /// has one, or its annotation `reconciler.dev/mode` overrides it.
@@ -33,7 +33,7 @@ impl GateArgs {
     /// The gates given, by kind name in lower case (a kind is named in any
     /// case; for each of its gates the last one given wins): what `run`'s
     /// planner and `capture` both read.
-    pub fn kinds(&self) -> BTreeMap<String, KindGates> {
+    pub(super) fn kinds(&self) -> BTreeMap<String, KindGates> {
         let mut kinds: BTreeMap<String, KindGates> = BTreeMap::new();
         for (kind, mode) in &self.modes {
             kinds.entry(kind.to_lowercase()).or_default().mode = Some(*mode);
@@ -45,7 +45,7 @@ impl GateArgs {
     }
 
     /// The gates given for `kind` (any case).
-    pub fn of(&self, kind: &str) -> KindGates {
+    pub(super) fn of(&self, kind: &str) -> KindGates {
         self.kinds()
             .remove(&kind.to_lowercase())
             .unwrap_or_default()

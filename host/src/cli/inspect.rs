@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use reconciler_host::runtime::Runtime;
 
-pub fn describe(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn describe(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     let module = runtime.load_file(guest)?;
     // A YAML comment: the output stays the kind spec, parseable as such.
     println!("# contract: reconciler:guest@{}", module.contract_version());
@@ -13,7 +13,7 @@ pub fn describe(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn reasons(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn reasons(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
     let module = runtime.load_file(guest)?;
     for entry in module.spec().registry() {
         println!("{}", entry.name);
@@ -22,7 +22,7 @@ pub fn reasons(runtime: &Runtime, guest: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// The CRD of `guest`'s kind, or without one the GuestModule kind's.
-pub fn crd(runtime: &Runtime, guest: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub(super) fn crd(runtime: &Runtime, guest: Option<&Path>) -> anyhow::Result<ExitCode> {
     let crd = match guest {
         Some(guest) => reconciler_host::crd::render(runtime.load_file(guest)?.spec()),
         None => reconciler_host::operator::guest_modules::kind::crd(),
@@ -33,7 +33,7 @@ pub fn crd(runtime: &Runtime, guest: Option<&Path>) -> anyhow::Result<ExitCode> 
 
 /// `rbac`'s arguments.
 #[derive(clap::Args)]
-pub struct RbacArgs {
+pub(super) struct RbacArgs {
     #[arg(required = true)]
     guests: Vec<std::path::PathBuf>,
     /// The roles' name.
@@ -55,7 +55,7 @@ pub struct RbacArgs {
     ring: bool,
 }
 
-pub fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn rbac(runtime: &Runtime, args: RbacArgs) -> anyhow::Result<ExitCode> {
     use reconciler_host::rbac::{Resource, offline};
     let modules = args
         .guests

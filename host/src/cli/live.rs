@@ -16,7 +16,7 @@ use super::operate::parse_settings;
 
 /// The operator's view of the cluster, as `run` takes it.
 #[derive(Args)]
-pub struct LiveArgs {
+pub(super) struct LiveArgs {
     /// The directory of guest modules (*.wasm), loaded as `run` loads it.
     #[arg(long, env = "GUESTS_DIR")]
     pub guests: PathBuf,
@@ -37,7 +37,7 @@ pub struct LiveArgs {
 impl LiveArgs {
     /// The module of the guests directory serving `kind` (a refused file
     /// fails the command: it runs the modules it names).
-    pub fn serving(&self, runtime: &Runtime, kind: &str) -> anyhow::Result<GuestModule> {
+    pub(super) fn serving(&self, runtime: &Runtime, kind: &str) -> anyhow::Result<GuestModule> {
         let mut dir = GuestsDir::open(&self.guests)
             .with_context(|| format!("opening the guests directory {}", self.guests.display()))?;
         let modules = load_dir(runtime, &mut dir, self.allow_golden_drift, true)?
@@ -49,7 +49,7 @@ impl LiveArgs {
     }
 
     /// `kind`'s settings, each name once (the first value given).
-    pub fn settings(
+    pub(super) fn settings(
         &self,
         kind: &str,
     ) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
@@ -58,7 +58,7 @@ impl LiveArgs {
     }
 
     /// The namespaces watched: `[""]` for all.
-    pub fn scopes(&self) -> Vec<String> {
+    pub(super) fn scopes(&self) -> Vec<String> {
         let scopes: Vec<String> = self
             .namespaces
             .iter()

@@ -26,7 +26,7 @@ use reconciler_host::runtime::{ArtifactCache, Limits, Runtime, RuntimeConfig, ar
     version,
     about = "Runs kinds' WebAssembly guests as a Kubernetes operator"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// How log lines are written to stderr: `text` (colour only on a
     /// terminal) or `json` (one object a line, the pass's parent as
     /// `parent.kind`, `parent.namespace` and `parent.name`).
@@ -44,7 +44,7 @@ pub struct Cli {
 
 /// The format of log lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
@@ -164,7 +164,7 @@ const GUEST_OPTIONS: [&str; 7] = [
 impl Cli {
     /// The command line, parsed; each command's `--help` showing only the
     /// shared options that apply to it ([`NOT_APPLYING`]).
-    pub fn parse_shown() -> Cli {
+    pub(crate) fn parse_shown() -> Cli {
         let mut command = Cli::command();
         for (name, hidden) in NOT_APPLYING {
             let copies: Vec<clap::Arg> = command
@@ -208,7 +208,7 @@ impl RuntimeArgs {
     }
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let instances = match cli.command {
         // Plans are the cluster's: no guest runs.
         Command::Plan(args) => return plan::run(args),

@@ -26,7 +26,7 @@ use super::gates::GateArgs;
 use super::registry::RegistryArgs;
 
 #[derive(Args)]
-pub struct RunArgs {
+pub(super) struct RunArgs {
     /// The directory of guest modules (*.wasm), one kind each.
     #[arg(long, env = "GUESTS_DIR")]
     guests: PathBuf,
@@ -247,7 +247,7 @@ impl RunArgs {
     /// in the guests directory at start, plus headroom for loads and the
     /// hot-swap gate. Kinds added later share the pool; a pass that finds
     /// it full waits for a slot.
-    pub fn instances(&self) -> u32 {
+    pub(super) fn instances(&self) -> u32 {
         let kinds = std::fs::read_dir(&self.guests)
             .map(|dir| {
                 dir.filter_map(Result::ok)
@@ -287,7 +287,9 @@ pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// `--setting`s (`<Kind>.<name>=<value>`) by kind, in the order given.
-pub fn parse_settings(given: &[String]) -> anyhow::Result<BTreeMap<String, Vec<(String, String)>>> {
+pub(super) fn parse_settings(
+    given: &[String],
+) -> anyhow::Result<BTreeMap<String, Vec<(String, String)>>> {
     let mut settings: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for s in given {
         let (key, value) = s
@@ -304,7 +306,7 @@ pub fn parse_settings(given: &[String]) -> anyhow::Result<BTreeMap<String, Vec<(
     Ok(settings)
 }
 
-pub fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(runtime: &Runtime, args: RunArgs) -> anyhow::Result<ExitCode> {
     let settings = parse_settings(&args.settings)?;
     anyhow::ensure!(
         (0.0..=1.0).contains(&args.rollback_threshold),

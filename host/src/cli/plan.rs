@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 /// `plan`'s arguments.
 #[derive(clap::Args)]
-pub struct PlanArgs {
+pub(super) struct PlanArgs {
     #[command(subcommand)]
     command: PlanCommand,
 }
@@ -49,7 +49,7 @@ struct PlanName {
     namespace: Option<String>,
 }
 
-pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     tokio::runtime::Runtime::new()?.block_on(async {
         let client = Client::try_default()
             .await

@@ -13,7 +13,7 @@ use reconciler_host::runtime::Runtime;
 
 /// How registries are reached.
 #[derive(clap::Args)]
-pub struct RegistryArgs {
+pub(super) struct RegistryArgs {
     /// A registry reached over plain HTTP, `host:port` (a registry on
     /// loopback); every other one over HTTPS.
     #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
@@ -41,7 +41,7 @@ impl RegistryArgs {
 
 /// `push`'s arguments.
 #[derive(clap::Args)]
-pub struct PushArgs {
+pub(super) struct PushArgs {
     /// The module (`<dir>/<stem>.wasm`); `<stem>.reasons`, `<stem>.aspects`
     /// and `<stem>.fixtures/*.yaml` beside it travel with it.
     guest: PathBuf,
@@ -53,7 +53,7 @@ pub struct PushArgs {
 
 /// `pull`'s arguments.
 #[derive(clap::Args)]
-pub struct PullArgs {
+pub(super) struct PullArgs {
     /// The module: `registry/repository@sha256:...`, or a tag, resolved
     /// once to the digest everything after reads.
     reference: String,
@@ -81,7 +81,7 @@ pub struct PullArgs {
 
 /// Pushes a module the host serves (loaded first: what the host would
 /// refuse is not published); prints the reference pinned to its digest.
-pub fn push(runtime: &Runtime, args: PushArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn push(runtime: &Runtime, args: PushArgs) -> anyhow::Result<ExitCode> {
     let module = runtime.load_file(&args.guest)?;
     let packaged = Packaged::read(&args.guest)?;
     let remote = args.registry.remote()?;
@@ -103,7 +103,7 @@ pub fn push(runtime: &Runtime, args: PushArgs) -> anyhow::Result<ExitCode> {
 /// Pulls a module by digest, loads it (a module the host would refuse is
 /// not placed: the directory keeps what it had), and places it in the
 /// guests directory, the module itself last.
-pub fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn pull(runtime: &Runtime, args: PullArgs) -> anyhow::Result<ExitCode> {
     let cache = ModuleCache::new(
         args.pulled_dir
             .or_else(ModuleCache::default_dir)

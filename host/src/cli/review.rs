@@ -17,7 +17,11 @@ use serde_json::Value;
 /// it would change in the live object. An apply is asked of the API server as a server-side apply dry run by the
 /// host's field manager, so the diff is what the server would make; where the reviewer may not ask, it is
 /// estimated here and says so.
-pub async fn section(client: &Client, plan: &DynamicObject, text: Result<&str, &str>) -> String {
+pub(super) async fn section(
+    client: &Client,
+    plan: &DynamicObject,
+    text: Result<&str, &str>,
+) -> String {
     let mut out = String::from("Diff:        each change against the live object\n");
     let effects = match text.map(review::effects) {
         Ok(Ok(effects)) => effects,

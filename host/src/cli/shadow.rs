@@ -21,7 +21,7 @@ use super::gates::GateArgs;
 use super::live::LiveArgs;
 
 #[derive(Args)]
-pub struct ShadowArgs {
+pub(super) struct ShadowArgs {
     /// The candidate module (*.wasm).
     candidate: PathBuf,
     /// The operator's view: its module of the candidate's kind serves, and
@@ -45,7 +45,7 @@ fn module(module: &GuestModule) -> Module {
     }
 }
 
-pub fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(runtime: &Runtime, args: ShadowArgs) -> anyhow::Result<ExitCode> {
     let candidate = runtime.load_file(&args.candidate)?;
     let kind = candidate.spec().kind.clone();
     let serving = args.live.serving(runtime, &kind)?;

@@ -8,7 +8,7 @@ use reconciler_host::fixture::golden;
 use reconciler_host::fixture::{Fixture, run_fixture};
 use reconciler_host::runtime::Runtime;
 
-pub fn run(
+pub(super) fn run(
     runtime: &Runtime,
     guest: &Path,
     fixtures: &[PathBuf],

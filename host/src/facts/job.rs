@@ -33,7 +33,7 @@ pub(crate) struct JobPart {
 
 impl JobPart {
     /// The selector that picks the Job's Pods.
-    pub fn selector(&self) -> &Selector {
+    pub(crate) fn selector(&self) -> &Selector {
         &self.selector
     }
 

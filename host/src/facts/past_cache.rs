@@ -68,7 +68,7 @@ pub(crate) struct WithPastCache {
 }
 
 impl WithPastCache {
-    pub fn new(inner: Arc<dyn ObjectSource>, answers: Arc<PastCache>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn ObjectSource>, answers: Arc<PastCache>) -> Self {
         WithPastCache { inner, answers }
     }
 }

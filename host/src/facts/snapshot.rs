@@ -40,7 +40,10 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// `inner` held still; `facts.change-state` answered by `changes`
     /// where given.
-    pub fn new(inner: Arc<dyn ObjectSource>, changes: Option<Arc<dyn ChangeStates>>) -> Self {
+    pub(crate) fn new(
+        inner: Arc<dyn ObjectSource>,
+        changes: Option<Arc<dyn ChangeStates>>,
+    ) -> Self {
         Snapshot {
             inner,
             changes,

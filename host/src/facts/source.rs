@@ -58,11 +58,11 @@ pub(crate) type PastCacheAnswer = Result<Option<Arc<Cached>>, SourceError>;
 pub(crate) struct AvailabilityTable(BTreeMap<(KindRef, String), Availability>);
 
 impl AvailabilityTable {
-    pub fn set(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
+    pub(crate) fn set(&mut self, kind: KindRef, namespace: &str, availability: Availability) {
         self.0.insert((kind, namespace.to_owned()), availability);
     }
 
-    pub fn get(&self, kind: &KindRef, namespace: &str) -> Availability {
+    pub(crate) fn get(&self, kind: &KindRef, namespace: &str) -> Availability {
         self.0
             .get(&(kind.clone(), namespace.to_owned()))
             .or_else(|| self.0.get(&(kind.clone(), String::new())))
@@ -71,7 +71,7 @@ impl AvailabilityTable {
     }
 
     /// `Ok` when `kind` can be read in `namespace`, else why not.
-    pub fn check(&self, kind: &KindRef, namespace: &str) -> Result<(), SourceError> {
+    pub(crate) fn check(&self, kind: &KindRef, namespace: &str) -> Result<(), SourceError> {
         match self.get(kind, namespace) {
             Availability::Available => Ok(()),
             Availability::NotServed => Err(SourceError::NotServed(kind.clone())),

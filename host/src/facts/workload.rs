@@ -85,7 +85,7 @@ pub(crate) struct DeploymentPart {
 
 impl DeploymentPart {
     /// The Deployment's Pod selector.
-    pub fn selector(&self) -> &Selector {
+    pub(crate) fn selector(&self) -> &Selector {
         &self.selector
     }
 

@@ -18,7 +18,7 @@ use crate::plan::record::{self, Phase, Plan};
 /// `reconciler_stuck_seconds` (and the liveness's waiting work), `reconciler_plans_pending` and
 /// `reconciler_plan_oldest_pending_seconds`, `reconciler_parent_unpassed_seconds` current, every second, from what
 /// the host holds: no request.
-pub async fn every_second(registry: Arc<Registry>, liveness: Arc<Liveness>) {
+pub(super) async fn every_second(registry: Arc<Registry>, liveness: Arc<Liveness>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut waiting = Waiting::default();
     loop {

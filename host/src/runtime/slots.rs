@@ -37,7 +37,7 @@ pub(crate) struct SlotsBusy {
 
 impl Slots {
     /// `total` slots; a call waits at most `wait` for one.
-    pub fn new(total: u32, wait: Duration) -> Self {
+    pub(crate) fn new(total: u32, wait: Duration) -> Self {
         Slots {
             total,
             free: Mutex::new(total),
@@ -46,7 +46,7 @@ impl Slots {
         }
     }
 
-    pub fn total(&self) -> u32 {
+    pub(crate) fn total(&self) -> u32 {
         self.total
     }
 

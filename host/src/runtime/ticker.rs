@@ -15,7 +15,7 @@ pub(crate) struct EpochTicker {
 }
 
 impl EpochTicker {
-    pub fn start(engine: Engine, interval: Duration) -> std::io::Result<Self> {
+    pub(super) fn start(engine: Engine, interval: Duration) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()

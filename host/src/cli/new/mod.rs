@@ -9,7 +9,7 @@ use anyhow::{Context as _, bail};
 
 /// `new`'s arguments.
 #[derive(clap::Args)]
-pub struct NewArgs {
+pub(super) struct NewArgs {
     /// The kind, in UpperCamelCase (`Greeting`).
     kind: String,
     /// The directory to create (it must not exist, or be empty).
@@ -65,7 +65,7 @@ impl Lang {
 
 /// The componentize-py a Python guest is built with: the Makefile's
 /// `COMPONENTIZE_PY_VERSION` (host/tests/new_guest.rs holds them equal).
-pub const COMPONENTIZE_PY: &str = "0.25.1";
+pub(super) const COMPONENTIZE_PY: &str = "0.25.1";
 
 /// The kinds of child `new --child` writes an example of.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -123,7 +123,7 @@ fn fill_child(text: &str, child: Option<Child>, lang: Lang) -> String {
         .replace("{{child_suffix}}", suffix)
 }
 
-pub fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
     let kind = &args.kind;
     if kind.is_empty()
         || !kind.starts_with(|c: char| c.is_ascii_uppercase())

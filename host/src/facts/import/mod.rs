@@ -128,7 +128,12 @@ macro_rules! delegated {
             namespace: String,
             name: String,
         ) -> Option<$t::Timestamp> {
-            convert(Current::last_apply_time(self, convert(kind), namespace, name))
+            convert(Current::last_apply_time(
+                self,
+                convert(kind),
+                namespace,
+                name,
+            ))
         }
     };
     (job, $f:ident, $t:ident) => {

@@ -13,7 +13,7 @@ use crate::operator::modules::offers::Offered;
 use crate::pass::review::Review;
 
 /// A registry that could not be read is tried again this often.
-pub const PULL_RETRY_SECONDS: u32 = 30;
+pub(crate) const PULL_RETRY_SECONDS: u32 = 30;
 
 /// The module its kind serves on this replica, against the staged one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

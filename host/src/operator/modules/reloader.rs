@@ -62,7 +62,7 @@ pub(crate) struct Reloader<'r> {
 }
 
 impl<'r> Reloader<'r> {
-    pub fn new(
+    pub(crate) fn new(
         runtime: &'r Runtime,
         dir: GuestsDir,
         files: BTreeMap<String, KindId>,
@@ -189,7 +189,7 @@ impl<'r> Reloader<'r> {
             .await
     }
 
-    pub async fn poll(&mut self, registry: &Arc<Registry>) {
+    pub(crate) async fn poll(&mut self, registry: &Arc<Registry>) {
         let events = match self.dir.scan() {
             Ok(events) => {
                 self.last_scan_error = None;

@@ -23,13 +23,13 @@ use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
 /// capture's, held still; a fixture's objects) and what answers the reads
 /// past them.
 #[derive(Clone, Copy)]
-pub struct World<'a> {
+pub(crate) struct World<'a> {
     pub source: &'a Arc<ClusterSource>,
     pub past: PastReads<'a>,
 }
 
 /// One evaluation of a pass's parent by its guest.
-pub struct Evaluation<'a> {
+pub(crate) struct Evaluation<'a> {
     pub world: World<'a>,
     pub evaluator: &'a Arc<dyn Evaluator>,
     pub module: &'a GuestModule,

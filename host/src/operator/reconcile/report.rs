@@ -33,7 +33,7 @@ pub(crate) struct Reporter<'a, E> {
 
 impl<E: Effects> Reporter<'_, E> {
     /// What the parent's passes reported before.
-    pub fn reported(&self) -> Reported {
+    pub(super) fn reported(&self) -> Reported {
         self.queue.reported(self.key)
     }
 
@@ -48,7 +48,7 @@ impl<E: Effects> Reporter<'_, E> {
     /// status's own Events, never for a transition that was not written;
     /// what they reported is remembered. A failed write ends the pass as
     /// [`Reporter::write`] says.
-    pub async fn report(
+    pub(super) async fn report(
         &self,
         spec: &KindSpec,
         parent: &Value,
@@ -66,7 +66,7 @@ impl<E: Effects> Reporter<'_, E> {
     }
 
     /// Records how long the pass's guest and host took.
-    pub fn time(&self, guest: Duration, host: Duration) {
+    pub(super) fn time(&self, guest: Duration, host: Duration) {
         let label = Metrics::kind(&self.kind.resource.kind);
         let metrics = self.registry.metrics();
         metrics
@@ -101,7 +101,7 @@ impl<E: Effects> Reporter<'_, E> {
     }
 
     /// Publishes `events` about `parent`.
-    pub async fn publish(&self, parent: &Value, events: &[Event]) {
+    pub(super) async fn publish(&self, parent: &Value, events: &[Event]) {
         if !events.is_empty() {
             self.effects.publish(parent, events).await;
         }
@@ -112,7 +112,7 @@ impl<E: Effects> Reporter<'_, E> {
     /// delivers it. A failed write ends the pass: a conflict is retried
     /// quietly; another class is written as Ready=False (ReconcileError)
     /// over the `stored` status when possible, and reported once.
-    pub async fn write(
+    pub(super) async fn write(
         &self,
         spec: &KindSpec,
         parent: &Value,
@@ -152,7 +152,7 @@ impl<E: Effects> Reporter<'_, E> {
     /// refused too (an admission webhook on `/status` that refuses every
     /// status), the class is reported by its Event all the same, once: the
     /// status cannot say it, the memory of the parent's queue entry does.
-    pub async fn error(
+    pub(super) async fn error(
         &self,
         spec: &KindSpec,
         parent: &Value,

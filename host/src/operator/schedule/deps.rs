@@ -82,7 +82,7 @@ impl<P: Clone + Eq + Hash + Ord> Default for DependencyIndex<P> {
 }
 
 impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         DependencyIndex {
             reads: HashMap::new(),
             by_kind: HashMap::new(),
@@ -91,7 +91,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
 
     /// Records what the parent's latest pass read, replacing what its
     /// previous pass read. A parent that read nothing is dropped.
-    pub fn replace(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
+    pub(crate) fn replace(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
         let old = self.reads.remove(parent).unwrap_or_default();
         for gone in old.difference(&reads) {
             self.unindex(parent, gone);
@@ -106,14 +106,14 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
 
     /// Adds to what the parent's latest pass read (a second evaluation of
     /// that pass).
-    pub fn extend(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
+    pub(crate) fn extend(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
         let mut all = self.reads.get(parent).cloned().unwrap_or_default();
         all.extend(reads);
         self.replace(parent, all);
     }
 
     /// The parent was deleted: drops all its entries.
-    pub fn remove(&mut self, parent: &P) {
+    pub(crate) fn remove(&mut self, parent: &P) {
         self.replace(parent, BTreeSet::new());
     }
 
@@ -195,12 +195,12 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
 
     /// Parents with at least one read.
     #[cfg(test)]
-    pub fn parents(&self) -> usize {
+    pub(crate) fn parents(&self) -> usize {
         self.reads.len()
     }
 
     /// (read, parent) pairs in the index.
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         self.by_kind
             .values()
             .map(|index| {

@@ -13,7 +13,7 @@ impl<P> Default for Parents<P> {
 
 impl<P: Ord> Parents<P> {
     /// Adds `parent`; whether it was not there yet.
-    pub fn insert(&mut self, parent: P) -> bool {
+    pub(crate) fn insert(&mut self, parent: P) -> bool {
         match self.0.binary_search(&parent) {
             Ok(_) => false,
             Err(at) => {
@@ -24,7 +24,7 @@ impl<P: Ord> Parents<P> {
     }
 
     /// Removes `parent`; whether it was there.
-    pub fn remove(&mut self, parent: &P) -> bool {
+    pub(crate) fn remove(&mut self, parent: &P) -> bool {
         match self.0.binary_search(parent) {
             Ok(at) => {
                 self.0.remove(at);
@@ -34,15 +34,15 @@ impl<P: Ord> Parents<P> {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
-    pub fn iter(&self) -> std::slice::Iter<'_, P> {
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, P> {
         self.0.iter()
     }
 }

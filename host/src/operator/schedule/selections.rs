@@ -41,7 +41,7 @@ fn anchor(selector: &Selector) -> Option<Label> {
 
 impl<P: Ord> Selections<P> {
     /// Files `parent` under `selector`; whether it was not there yet.
-    pub fn insert(&mut self, selector: &Selector, parent: P) -> bool {
+    pub(crate) fn insert(&mut self, selector: &Selector, parent: P) -> bool {
         let bucket = match anchor(selector) {
             Some(label) => self.anchored.entry(label).or_default(),
             None => &mut self.unanchored,
@@ -50,7 +50,7 @@ impl<P: Ord> Selections<P> {
     }
 
     /// Removes one entry, and every bucket it leaves empty.
-    pub fn remove(&mut self, selector: &Selector, parent: &P) {
+    pub(crate) fn remove(&mut self, selector: &Selector, parent: &P) {
         let label = anchor(selector);
         let bucket = match &label {
             Some(label) => match self.anchored.get_mut(label) {
@@ -72,12 +72,12 @@ impl<P: Ord> Selections<P> {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.anchored.is_empty() && self.unanchored.is_empty()
     }
 
     /// Every selector with its parents.
-    pub fn iter(&self) -> impl Iterator<Item = (&Selector, &Parents<P>)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Selector, &Parents<P>)> {
         self.anchored
             .values()
             .flatten()
@@ -85,7 +85,7 @@ impl<P: Ord> Selections<P> {
     }
 
     /// The parents whose selector matches `labels`.
-    pub fn matching<'a>(
+    pub(crate) fn matching<'a>(
         &'a self,
         labels: &'a std::collections::BTreeMap<String, String>,
     ) -> impl Iterator<Item = &'a Parents<P>> + 'a {

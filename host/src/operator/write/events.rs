@@ -67,7 +67,7 @@ pub(crate) fn event_name(parent: &str, suffix: &str) -> String {
 }
 
 impl EventPublisher {
-    pub fn new(client: Client) -> Self {
+    pub(crate) fn new(client: Client) -> Self {
         EventPublisher {
             client,
             instance: std::env::var("POD_NAME").unwrap_or_else(|_| FIELD_MANAGER.to_owned()),
@@ -76,7 +76,7 @@ impl EventPublisher {
     }
 
     /// Publishes `event` about the object `regarding`.
-    pub async fn publish(
+    pub(crate) async fn publish(
         &self,
         regarding: &ObjectReference,
         event: &Event,

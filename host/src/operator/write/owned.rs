@@ -31,7 +31,7 @@ pub(crate) struct OwnedStatus {
 
 impl OwnedStatus {
     /// Reads what the host owns from `object`'s metadata.
-    pub fn of(object: &Value) -> Self {
+    pub(crate) fn of(object: &Value) -> Self {
         let mut owned = OwnedStatus::default();
         let Some(entry) = host_entry(&object["metadata"]) else {
             return owned;
