@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 /// One entry a cache keeps: when it was last read (its modification time,
 /// see [`mark_read`]), its size, and where it is.
-pub(crate) struct Entry {
+pub(crate) struct CacheEntry {
     pub read: SystemTime,
     pub bytes: u64,
     pub path: PathBuf,
@@ -23,7 +23,7 @@ pub(crate) fn mark_read(path: &Path) {
 /// entry that cannot be removed is left; the bound is kept the next time.
 pub(crate) fn evict(
     cache: &'static str,
-    mut entries: Vec<Entry>,
+    mut entries: Vec<CacheEntry>,
     max_bytes: u64,
     keep: &Path,
     remove: impl Fn(&Path) -> std::io::Result<()>,

@@ -150,7 +150,7 @@ pub async fn fixture(
     target: &Subject,
     settings: &BTreeMap<String, String>,
     live: &LivePass,
-    plans: &plans::Recorded,
+    plans: &plans::RecordedPlans,
     accept_difference: bool,
 ) -> Result<Captured, CaptureError> {
     let pass = &live.pass;
@@ -168,7 +168,7 @@ pub async fn fixture(
             differences: live_differences,
         });
     }
-    let mut captured = render::Captured {
+    let mut captured = render::CapturedFixture {
         module,
         target,
         now: live.now,

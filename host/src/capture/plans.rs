@@ -30,7 +30,7 @@ pub struct GivenGates {
 
 /// What a capture records of the parent's plans.
 #[derive(Debug, Default, PartialEq)]
-pub struct Recorded {
+pub struct RecordedPlans {
     /// The fixture's `plans:`; `None`: the cluster serves no ReconcilePlan,
     /// so the operator makes changes directly or fails the pass.
     pub plans: Option<Value>,
@@ -49,12 +49,12 @@ pub async fn record(
     changes: &[Change],
     source: &dyn ObjectSource,
     given: GivenGates,
-) -> Result<Recorded, CaptureError> {
+) -> Result<RecordedPlans, CaptureError> {
     let resolved = probe::resolve(client, &record::kind_ref())
         .await
         .map_err(|e| CaptureError::Probe(Box::new(e)))?;
     if resolved.is_none() {
-        return Ok(Recorded::default());
+        return Ok(RecordedPlans::default());
     }
     let what = format!("the ReconcilePlans of {} {target}", spec.kind);
     let api = decode::api(client, &record::resource(), &target.namespace);
@@ -79,7 +79,7 @@ pub async fn record(
     if let Some(after) = given.replan_after {
         block.insert("replanAfterSeconds".into(), after.as_secs().into());
     }
-    let mut recorded = Recorded::default();
+    let mut recorded = RecordedPlans::default();
     if let Some(plan) = current(&plans) {
         let gates = gates::resolve(
             SchemaFields::of(spec.spec_schema.as_deref()),

@@ -6,12 +6,12 @@ use reconciler_conventions::verdict::{Decision, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::live::Subject;
-use super::plans::Recorded;
-use super::select::Selection;
+use super::plans::RecordedPlans;
+use super::select::SelectedReads;
 use crate::runtime::{GuestError, GuestModule};
 
 /// What a captured fixture holds.
-pub struct Captured<'a> {
+pub struct CapturedFixture<'a> {
     pub module: &'a GuestModule,
     pub target: &'a Subject,
     pub now: jiff::Timestamp,
@@ -19,9 +19,9 @@ pub struct Captured<'a> {
     pub settings: &'a BTreeMap<String, String>,
     /// The parent, as the operator's cache holds it.
     pub parent: &'a Value,
-    pub selection: &'a Selection,
+    pub selection: &'a SelectedReads,
     /// The parent's plans, as the operator's pass would find them.
-    pub plans: &'a Recorded,
+    pub plans: &'a RecordedPlans,
     /// How many reads the pass recorded.
     pub reads: usize,
     /// Where the live status differs from the pass, each condition a line
@@ -48,7 +48,7 @@ pub const LEFT_OUT: &[&str] = &[
 
 /// The fixture's text; `expect` is its expect block (`{}` before the
 /// replay has produced one).
-pub fn fixture_text(c: &Captured<'_>, expect: &Value) -> String {
+pub fn fixture_text(c: &CapturedFixture<'_>, expect: &Value) -> String {
     let kind = c.module.spec().kind_ref();
     let mut out = String::new();
     out.push_str(&format!(

@@ -11,7 +11,7 @@ use crate::facts::{Availability, Dependency, ObjectSource, SourceError};
 /// The objects and unavailable APIs a fixture needs to serve the same
 /// answers to the same reads.
 #[derive(Debug, Default)]
-pub struct Selection {
+pub struct SelectedReads {
     /// Sorted by kind, namespace and name; each once.
     pub objects: Vec<Value>,
     /// `unavailable` entries, as the fixture format writes them.
@@ -33,7 +33,7 @@ struct Refusal {
 /// source the pass's last evaluation read, its reads past the cache
 /// included), each object as a fixture keeps it ([`redact::for_fixture`]).
 /// `namespace` is the parent's: where its children are.
-pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) -> Selection {
+pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) -> SelectedReads {
     let mut objects: BTreeMap<Key, Value> = BTreeMap::new();
     let mut refused: BTreeMap<(KindRef, String), Refusal> = BTreeMap::new();
     let mut keep = |found: &Value| {
@@ -119,7 +119,7 @@ pub fn select(reads: &[Dependency], source: &dyn ObjectSource, namespace: &str) 
             deduped.push(entry);
         }
     }
-    Selection {
+    SelectedReads {
         objects: objects.into_values().collect(),
         unavailable: deduped,
     }
@@ -162,7 +162,7 @@ mod tests {
         p
     }
 
-    fn names(selection: &Selection) -> Vec<String> {
+    fn names(selection: &SelectedReads) -> Vec<String> {
         selection
             .objects
             .iter()

@@ -129,7 +129,7 @@ impl ModuleCache {
             .filter_map(|entry| {
                 let path = entry.path();
                 let read = std::fs::metadata(path.join(RECORD)).ok()?.modified().ok()?;
-                Some(disk_bound::Entry {
+                Some(disk_bound::CacheEntry {
                     read,
                     bytes: size(&path),
                     path,

@@ -24,7 +24,7 @@ pub struct Review {
     /// would do.
     pub not_reproduced: usize,
     /// Only the parents for which something differs or is not reproduced.
-    pub differences: Vec<Entry>,
+    pub differences: Vec<DifferingParent>,
     /// Parents that differ but are not listed ([`Review::bounded`]).
     #[serde(skip_serializing_if = "is_zero")]
     pub not_listed: usize,
@@ -40,7 +40,7 @@ pub struct Module {
 
 /// One parent that differs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Entry {
+pub struct DifferingParent {
     /// `namespace/name`, or `name`.
     pub parent: String,
     #[serde(flatten)]
@@ -80,7 +80,9 @@ impl Review {
             let differs = !difference.is_empty() || difference.ready_turns_false;
             review.differ += usize::from(differs);
             if differs || unreproduced {
-                review.differences.push(Entry { parent, difference });
+                review
+                    .differences
+                    .push(DifferingParent { parent, difference });
             }
         }
         review
@@ -108,8 +110,9 @@ impl Review {
     /// The review listing at most `most` parents, those that hold the
     /// candidate first; the others counted in `not_listed`.
     pub fn bounded(mut self, most: usize) -> Review {
-        let holds =
-            |e: &Entry| e.difference.ready_turns_false || e.difference.new_guest_error.is_some();
+        let holds = |e: &DifferingParent| {
+            e.difference.ready_turns_false || e.difference.new_guest_error.is_some()
+        };
         self.differences.sort_by_key(|e| !holds(e));
         self.not_listed = self.differences.len().saturating_sub(most);
         self.differences.truncate(most);

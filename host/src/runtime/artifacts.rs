@@ -134,7 +134,7 @@ impl ArtifactCache {
             .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
             .filter_map(|e| {
                 let meta = e.metadata().ok()?;
-                Some(disk_bound::Entry {
+                Some(disk_bound::CacheEntry {
                     read: meta.modified().ok()?,
                     bytes: meta.len(),
                     path: e.path(),
