@@ -24,14 +24,14 @@ const MAX_INTERMEDIATES: usize = 4;
 
 /// Who a keyless signature's certificate was issued to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identity {
+pub struct SignerIdentity {
     /// The OIDC issuer that vouched for the subject.
     pub issuer: String,
     /// The e-mail or URI the certificate names.
     pub subject: String,
 }
 
-impl fmt::Display for Identity {
+impl fmt::Display for SignerIdentity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (issuer {})", self.subject, self.issuer)
     }
@@ -48,7 +48,7 @@ pub struct TrustRoots {
 /// A signer's certificate, read and chained to a root.
 #[derive(Debug)]
 pub struct Certified {
-    pub identity: Identity,
+    pub identity: SignerIdentity,
     /// The key the certificate certifies: the one that signed.
     pub key: PublicKey,
 }
@@ -147,7 +147,7 @@ impl TrustRoots {
 }
 
 /// The identity a signer's certificate names.
-fn identity(leaf: &X509Certificate<'_>) -> Result<Identity, String> {
+fn identity(leaf: &X509Certificate<'_>) -> Result<SignerIdentity, String> {
     let subject = leaf
         .subject_alternative_name()
         .ok()
@@ -171,7 +171,7 @@ fn identity(leaf: &X509Certificate<'_>) -> Result<Identity, String> {
         .ok_or(format!(
             "its certificate names no OIDC issuer (extension {ISSUER})"
         ))?;
-    Ok(Identity { issuer, subject })
+    Ok(SignerIdentity { issuer, subject })
 }
 
 /// The DER of every CERTIFICATE block of a PEM text.
@@ -248,7 +248,7 @@ mod tests {
         let (root_pem, root) = ca("root", None);
         let (intermediate_pem, intermediate) = ca("intermediate", Some(&root));
         let roots = TrustRoots::from_pem(root_pem.as_bytes()).unwrap();
-        let want = Identity {
+        let want = SignerIdentity {
             issuer: GITHUB.into(),
             subject: WORKFLOW.into(),
         };

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::certificates::{Identity, TrustRoots};
+use super::certificates::{SignerIdentity, TrustRoots};
 use super::keys::PublicKey;
 use super::transparency::Logs;
 
@@ -139,7 +139,7 @@ pub enum By {
     /// The signature carries a certificate issued to it, chained to the
     /// policy's trust roots, whose key verifies the signature.
     Identity {
-        identity: Identity,
+        identity: SignerIdentity,
         roots: Arc<TrustRoots>,
     },
 }
@@ -245,7 +245,7 @@ impl Rule {
                                 Signer::key(path, base, kind, key, &mut inline)
                             }
                             WrittenSigner::Identity(WrittenIdentity { issuer, subject }) => {
-                                let identity = Identity { issuer, subject };
+                                let identity = SignerIdentity { issuer, subject };
                                 let roots = roots.ok_or_else(|| {
                                     wrong(&format!(
                                         "names the identity {identity}, but the policy gives no trustRoots to check it against"

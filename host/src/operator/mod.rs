@@ -143,7 +143,7 @@ pub async fn run_with(
     let liveness = Arc::new(Liveness::default());
     startup::endpoints(&config, &health, &liveness, &unserved, &mut tasks).await?;
 
-    let startup::Resolved {
+    let startup::ResolvedModules {
         required,
         files,
         modules,

@@ -54,7 +54,7 @@ pub(super) fn load(runtime: &Runtime, config: &OperatorConfig) -> anyhow::Result
             config.guests_dir.display()
         )
     })?;
-    let modules::Loaded { modules, refused } = modules::load_dir(
+    let modules::FirstScan { modules, refused } = modules::load_dir(
         runtime,
         &mut guests_dir,
         config.allow_golden_drift,
@@ -109,7 +109,7 @@ pub(super) async fn endpoints(
 
 /// The loaded modules sorted by what the cluster serves: those served now
 /// (by file), and those held pending until what they need is installed.
-pub(super) struct Resolved {
+pub(super) struct ResolvedModules {
     /// The kinds the host needs wherever it watches, resolved.
     pub(super) required: BTreeMap<KindRef, probe::Resolved>,
     pub(super) files: Vec<String>,
@@ -125,8 +125,8 @@ pub(super) async fn resolve(
     client: &Client,
     loaded: Vec<(GuestFile, GuestModule)>,
     config: &OperatorConfig,
-) -> anyhow::Result<Resolved> {
-    let mut resolved = Resolved {
+) -> anyhow::Result<ResolvedModules> {
+    let mut resolved = ResolvedModules {
         required: BTreeMap::new(),
         files: Vec::new(),
         modules: Vec::new(),

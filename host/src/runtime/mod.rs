@@ -27,7 +27,7 @@ pub use module::{EvaluateRequest, Evaluated, GuestModule, PassState};
 use crate::contract::{v0_1, v0_2, v0_3, v0_4, v0_5};
 use crate::facts::FactServer;
 use deadline::Deadline;
-use slots::Slots;
+use slots::InstanceSlots;
 use ticker::EpochTicker;
 
 /// The largest guest module the host reads (a JavaScript or Python guest
@@ -59,7 +59,7 @@ pub struct Runtime {
     limits: Limits,
     epoch_tick: Duration,
     cache: Option<ArtifactCache>,
-    slots: Arc<Slots>,
+    slots: Arc<InstanceSlots>,
     _ticker: EpochTicker,
 }
 
@@ -172,7 +172,7 @@ impl Runtime {
             limits: config.limits,
             epoch_tick,
             cache: config.cache,
-            slots: Arc::new(Slots::new(instances, wait)),
+            slots: Arc::new(InstanceSlots::new(instances, wait)),
             _ticker: ticker,
         })
     }

@@ -14,7 +14,7 @@ use super::deadline::{Deadline, DeadlineExceeded};
 use super::error::{GuestError, GuestErrorClass, LoadError};
 use super::limits::{MemoryCapExceeded, MemoryLimiter};
 use super::sandbox::{self, Sandbox, SandboxView, Seed};
-use super::slots::{Slot, Slots};
+use super::slots::{InstanceSlot, InstanceSlots};
 use super::{Runtime, artifacts};
 use crate::contract::exports::{
     Change as WitChange, Evaluation, KindSpec as WitKindSpec, Verdict as WitVerdict,
@@ -63,7 +63,7 @@ pub struct GuestModule {
     contract: ContractVersion,
     pre: Pre,
     engine: wasmtime::Engine,
-    slots: Arc<Slots>,
+    slots: Arc<InstanceSlots>,
     memory_bytes: usize,
     deadline: Deadline,
     from_cache: bool,
@@ -336,7 +336,7 @@ impl GuestModule {
     }
 
     /// A slot of the instance pool, for one call's store (dropped after it).
-    fn slot(&self) -> Result<Slot<'_>, GuestError> {
+    fn slot(&self) -> Result<InstanceSlot<'_>, GuestError> {
         self.slots
             .acquire()
             .map_err(|busy| GuestError::new(&self.name, GuestErrorClass::Host, busy.to_string()))

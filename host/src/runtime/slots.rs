@@ -7,7 +7,7 @@
 //! pool itself is never asked for more than it holds: a call beyond the
 //! pool's size waits for a slot (passes are CPU-bound; more of them at once
 //! than the pool holds gains nothing), and one that waits longer than
-//! [`Slots::wait`] fails with a host error naming the pool, rather than
+//! [`InstanceSlots::wait`] fails with a host error naming the pool, rather than
 //! with wasmtime's pool-exhaustion error.
 
 use std::sync::{Condvar, Mutex};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// A counting semaphore over the pool's instance slots.
 #[derive(Debug)]
-pub(crate) struct Slots {
+pub(crate) struct InstanceSlots {
     total: u32,
     free: Mutex<u32>,
     freed: Condvar,
@@ -23,7 +23,7 @@ pub(crate) struct Slots {
 }
 
 /// One slot, held for the lifetime of a store; given back on drop.
-pub(crate) struct Slot<'a>(&'a Slots);
+pub(crate) struct InstanceSlot<'a>(&'a InstanceSlots);
 
 /// No slot came free in time.
 #[derive(Debug, thiserror::Error)]
@@ -35,10 +35,10 @@ pub(crate) struct SlotsBusy {
     pub waited: Duration,
 }
 
-impl Slots {
+impl InstanceSlots {
     /// `total` slots; a call waits at most `wait` for one.
     pub(crate) fn new(total: u32, wait: Duration) -> Self {
-        Slots {
+        InstanceSlots {
             total,
             free: Mutex::new(total),
             freed: Condvar::new(),
@@ -51,7 +51,7 @@ impl Slots {
     }
 
     /// Takes a slot, waiting up to the pool's wait for one.
-    pub(crate) fn acquire(&self) -> Result<Slot<'_>, SlotsBusy> {
+    pub(crate) fn acquire(&self) -> Result<InstanceSlot<'_>, SlotsBusy> {
         let start = Instant::now();
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         while *free == 0 {
@@ -69,11 +69,11 @@ impl Slots {
                 .0;
         }
         *free -= 1;
-        Ok(Slot(self))
+        Ok(InstanceSlot(self))
     }
 }
 
-impl Drop for Slot<'_> {
+impl Drop for InstanceSlot<'_> {
     fn drop(&mut self) {
         let mut free = self.0.free.lock().unwrap_or_else(|e| e.into_inner());
         *free += 1;
@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn a_call_beyond_the_pool_waits_for_a_slot_then_gives_up_naming_the_pool() {
-        let slots = Arc::new(Slots::new(2, Duration::from_millis(50)));
+        let slots = Arc::new(InstanceSlots::new(2, Duration::from_millis(50)));
         let a = slots.acquire().unwrap();
         let _b = slots.acquire().unwrap();
         let busy = slots.acquire().err().expect("no slot is free");

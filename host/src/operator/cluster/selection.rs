@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 /// One selection: a label selector, a `shardSelector`, or both.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Selector {
+pub struct WatchSelector {
     pub labels: Option<String>,
     pub shards: Option<String>,
 }
@@ -25,15 +25,15 @@ pub enum Selecting {
     /// The objects a label selector selects.
     Labels(String),
     /// The objects the selection of the moment selects.
-    Following(watch::Receiver<Selector>),
+    Following(watch::Receiver<WatchSelector>),
 }
 
 impl Selecting {
     /// The selection of the moment.
-    pub fn now(&self) -> Selector {
+    pub fn now(&self) -> WatchSelector {
         match self {
-            Selecting::All => Selector::default(),
-            Selecting::Labels(labels) => Selector {
+            Selecting::All => WatchSelector::default(),
+            Selecting::Labels(labels) => WatchSelector {
                 labels: Some(labels.clone()),
                 shards: None,
             },
@@ -55,7 +55,7 @@ impl Selecting {
     }
 }
 
-impl Selector {
+impl WatchSelector {
     /// The watcher's configuration of this selection.
     pub fn config(&self) -> watcher::Config {
         match &self.labels {
@@ -64,7 +64,7 @@ impl Selector {
         }
     }
 
-    /// `client`, its reads of collections selecting [`Selector::shards`]
+    /// `client`, its reads of collections selecting [`WatchSelector::shards`]
     /// (kube's list and watch parameters have no `shardSelector` yet).
     pub fn client(&self, client: &Client) -> Client {
         let Some(shards) = self.shards.clone() else {
@@ -148,10 +148,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_following_selection_is_read_as_it_changes() {
-        let (tx, rx) = watch::channel(Selector::default());
+        let (tx, rx) = watch::channel(WatchSelector::default());
         let mut selecting = Selecting::Following(rx);
-        assert_eq!(selecting.now(), Selector::default());
-        let next = Selector {
+        assert_eq!(selecting.now(), WatchSelector::default());
+        let next = WatchSelector {
             labels: Some("a=b".into()),
             shards: None,
         };

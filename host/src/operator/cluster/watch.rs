@@ -27,7 +27,7 @@ use crate::operator::cluster::cache::{
 };
 use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::cluster::health::WatchProbe;
-use crate::operator::cluster::selection::{Selecting, Selector};
+use crate::operator::cluster::selection::{Selecting, WatchSelector};
 
 /// How long a failed watch must go without an error to count as back.
 const RECOVERED_AFTER: Duration = Duration::from_secs(5);
@@ -70,7 +70,7 @@ pub async fn run(
         namespace,
         mut selecting,
     } = watched;
-    let open = |selector: Selector| {
+    let open = |selector: WatchSelector| {
         let api: Api<Decoded> = decode::api(&selector.client(&client), &resource, &namespace);
         watcher::watcher(api, selector.config())
             .backoff(backoff())

@@ -189,15 +189,15 @@ pub const APPROVAL: &str = "approval";
 /// A reviewer's decision, as `.status.approval` records it.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Approval {
+pub struct ModuleApproval {
     /// The candidate decided on (the manifest's digest).
     pub digest: String,
-    pub decision: Decision,
+    pub decision: ModuleDecision,
     pub decided_by: DecidedBy,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum Decision {
+pub enum ModuleDecision {
     Approved,
     Denied,
 }
@@ -207,9 +207,9 @@ pub struct DecidedBy {
     pub username: String,
 }
 
-impl Approval {
+impl ModuleApproval {
     /// The decision `object`'s status records, if it reads as one.
-    pub fn of(object: &Value) -> Option<Approval> {
+    pub fn of(object: &Value) -> Option<ModuleApproval> {
         serde_json::from_value(object["status"][APPROVAL].clone()).ok()
     }
 }

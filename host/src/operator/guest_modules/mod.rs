@@ -36,7 +36,7 @@ use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
 use crate::operator::write::status::{FIELD_MANAGER, StatusWriter};
 use crate::pass::review::Review;
-use kind::{Approval, Decision, GuestModuleSpec, InForce, ModuleSource, PromotionName};
+use kind::{GuestModuleSpec, InForce, ModuleApproval, ModuleDecision, ModuleSource, PromotionName};
 pub use stage::Puller;
 use stage::{Staged, Unstaged};
 use verdict::{Known, Served};
@@ -315,8 +315,8 @@ impl GuestModules {
         };
         // Under manual promotion: checked only, until its digest is
         // approved; then offered again, to be swapped in.
-        let approved = Approval::of(&tracked.object)
-            .is_some_and(|a| a.digest == staged.digest && a.decision == Decision::Approved);
+        let approved = ModuleApproval::of(&tracked.object)
+            .is_some_and(|a| a.digest == staged.digest && a.decision == ModuleDecision::Approved);
         let in_force = self.config.in_force(&spec).promotion;
         let manual = in_force == PromotionName::Manual;
         let promotion = match (manual, approved, &tracked.offered) {
@@ -365,7 +365,7 @@ impl GuestModules {
             }
             _ => Served::Other,
         };
-        let approval = Approval::of(&tracked.object);
+        let approval = ModuleApproval::of(&tracked.object);
         let verdict = verdict::verdict(&Known {
             kind: &spec.kind,
             staged,

@@ -34,7 +34,7 @@ pub(crate) struct Known<'a> {
     pub promotion: InForce,
     /// The reviewer's decision the object records, if any (under manual
     /// promotion; one on another digest is superseded).
-    pub approval: Option<&'a Approval>,
+    pub approval: Option<&'a ModuleApproval>,
     /// The review of its shadow run, if it was shadowed.
     pub review: Option<&'a Review>,
     pub served: Served,
@@ -169,7 +169,7 @@ fn shadowed(known: &Known<'_>, said: &str) -> Decision {
 fn awaiting_decision(mut v: Verdict, known: &Known<'_>, staged: &Staged, said: &str) -> Verdict {
     let decision = known.approval.filter(|a| a.digest == staged.digest);
     match decision {
-        Some(a) if a.decision == super::kind::Decision::Denied => {
+        Some(a) if a.decision == super::kind::ModuleDecision::Denied => {
             let m = format!(
                 "{} denied promoting {}; the serving module stays",
                 a.decided_by.username, staged.digest
@@ -296,8 +296,8 @@ mod tests {
         })
     }
 
-    fn approval(digest: &str, decision: super::super::kind::Decision) -> Approval {
-        Approval {
+    fn approval(digest: &str, decision: super::super::kind::ModuleDecision) -> ModuleApproval {
+        ModuleApproval {
             digest: digest.into(),
             decision,
             decided_by: DecidedBy {
@@ -308,7 +308,7 @@ mod tests {
 
     /// The verdict on a checked candidate (digest `sha256:b`) under
     /// manual promotion, the decision `approval` recorded.
-    fn checked(approval: Option<&Approval>) -> Verdict {
+    fn checked(approval: Option<&ModuleApproval>) -> Verdict {
         verdict(&Known {
             kind: "Hostile",
             staged: &staged("sha256:b"),
@@ -325,7 +325,9 @@ mod tests {
 
     /// The last aspect (the first that is not True, or Serving) as
     /// (type, status, reason), and the stall's reason.
-    fn outcome(approval: Option<&Approval>) -> ((String, ConditionStatus, String), Option<String>) {
+    fn outcome(
+        approval: Option<&ModuleApproval>,
+    ) -> ((String, ConditionStatus, String), Option<String>) {
         let v = checked(approval);
         let last = v.aspects.last().unwrap();
         (
@@ -339,7 +341,7 @@ mod tests {
     /// its own digest; one on another digest is superseded.
     #[test]
     fn a_checked_candidate_awaits_a_decision_on_its_own_digest() {
-        use super::super::kind::Decision::*;
+        use super::super::kind::ModuleDecision::*;
         let waiting = (
             (
                 SERVING.to_owned(),
@@ -360,7 +362,7 @@ mod tests {
     /// person's decision, not retried), naming who denied it.
     #[test]
     fn a_denied_candidate_is_stalled_naming_the_reviewer() {
-        let denied = approval("sha256:b", super::super::kind::Decision::Denied);
+        let denied = approval("sha256:b", super::super::kind::ModuleDecision::Denied);
         assert_eq!(
             outcome(Some(&denied)),
             (

@@ -28,7 +28,7 @@ use guests_dir::{DirEvent, GuestFile, GuestsDir};
 
 /// What the first scan of the guests directory served, and what it
 /// refused.
-pub struct Loaded {
+pub struct FirstScan {
     /// The modules to serve, by file.
     pub modules: Vec<(GuestFile, GuestModule)>,
     /// The files refused, each said once at WARN as at run time.
@@ -60,11 +60,11 @@ pub fn load_dir(
     dir: &mut GuestsDir,
     allow_golden_drift: bool,
     strict: bool,
-) -> anyhow::Result<Loaded> {
+) -> anyhow::Result<FirstScan> {
     let events = dir
         .scan()
         .with_context(|| format!("reading the guests directory {}", dir.path().display()))?;
-    let mut loaded = Loaded {
+    let mut loaded = FirstScan {
         modules: Vec::new(),
         refused: Vec::new(),
     };
@@ -138,7 +138,7 @@ pub fn load_dir(
     Ok(loaded)
 }
 
-impl Loaded {
+impl FirstScan {
     /// Refuses a file: the start fails when `strict`, else one WARN line
     /// (the words of a refusal at run time) and the others are served.
     fn refuse(

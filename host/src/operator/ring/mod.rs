@@ -82,7 +82,7 @@ impl std::str::FromStr for Selection {
 /// say it: the server filters them all the same.)
 pub async fn server_selects(client: &Client, namespace: &str) -> Result<bool, kube::Error> {
     let leases = decode::leases(client, namespace);
-    let everything = crate::operator::cluster::selection::Selector {
+    let everything = crate::operator::cluster::selection::WatchSelector {
         labels: None,
         shards: slots::shard_selector(&slots::all()),
     };

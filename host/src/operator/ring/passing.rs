@@ -12,15 +12,15 @@ use tokio::sync::{Notify, watch};
 use super::acks::OwnLease;
 use super::slots::{self, Slot, Slots};
 use super::view::View;
-use crate::operator::cluster::selection::Selector;
+use crate::operator::cluster::selection::WatchSelector;
 
 /// A member's passes, where the API server selects.
 pub struct Passing {
     identity: String,
     state: Mutex<State>,
     ended: Notify,
-    parents: watch::Sender<Selector>,
-    children: watch::Sender<Selector>,
+    parents: watch::Sender<WatchSelector>,
+    children: watch::Sender<WatchSelector>,
     /// The slots the last view followed let the member pass anew.
     gained: watch::Sender<Slots>,
 }
@@ -55,13 +55,13 @@ impl Drop for InFlight {
 
 /// The selection of the parents in `slots`: the API server's shard
 /// selector of their uid ranges (for no slot, a label no parent has).
-fn parents_of(slots: &Slots) -> Selector {
+fn parents_of(slots: &Slots) -> WatchSelector {
     match slots::shard_selector(slots) {
-        Some(shards) => Selector {
+        Some(shards) => WatchSelector {
             labels: None,
             shards: Some(shards),
         },
-        None => Selector {
+        None => WatchSelector {
             labels: Some(slots::label_selector(slots)),
             shards: None,
         },
@@ -69,8 +69,8 @@ fn parents_of(slots: &Slots) -> Selector {
 }
 
 /// The selection of the children of parents in `slots`, by their label.
-fn children_of(slots: &Slots) -> Selector {
-    Selector {
+fn children_of(slots: &Slots) -> WatchSelector {
+    WatchSelector {
         labels: Some(slots::label_selector(slots)),
         shards: None,
     }
@@ -91,12 +91,12 @@ impl Passing {
     }
 
     /// What the member's parent watches select, as it changes.
-    pub fn parents(&self) -> watch::Receiver<Selector> {
+    pub fn parents(&self) -> watch::Receiver<WatchSelector> {
         self.parents.subscribe()
     }
 
     /// What the member's watches of the kinds guests only write select.
-    pub fn children(&self) -> watch::Receiver<Selector> {
+    pub fn children(&self) -> watch::Receiver<WatchSelector> {
         self.children.subscribe()
     }
 
@@ -175,7 +175,7 @@ impl Passing {
     }
 }
 
-fn replace(current: &mut Selector, new: Selector) -> bool {
+fn replace(current: &mut WatchSelector, new: WatchSelector) -> bool {
     if *current == new {
         return false;
     }
