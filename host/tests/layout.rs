@@ -2,8 +2,8 @@
 //! the folders of `host/src` (a folder's files may use a folder below or
 //! beside it, never one that uses them back), no file over 600 lines of
 //! code and no function over 120 (comments, blank lines and in-file tests
-//! aside); and every answer of the API server decoded bounded, in one
-//! place.
+//! aside); no two `pub` types of one name; and every answer of the API
+//! server decoded bounded, in one place.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -290,6 +290,95 @@ fn no_function_of_host_src_is_over_120_lines_of_code() {
         over.is_empty(),
         "functions over {MAX_FUNCTION_LINES} lines of code (split them by stage or variant):\n{}",
         over.join("\n")
+    );
+}
+
+/// The name of the type a trimmed line declares with any `pub`
+/// visibility (`pub`, `pub(crate)`, `pub(super)`, `pub(in …)`): a struct,
+/// an enum, a trait or a type alias.
+fn public_type_name(trimmed: &str) -> Option<&str> {
+    let after = trimmed.strip_prefix("pub")?;
+    let rest = match after.strip_prefix('(') {
+        Some(scoped) => scoped.split_once(')')?.1,
+        None => after,
+    };
+    let rest = rest.strip_prefix(' ')?;
+    let name = ["struct ", "enum ", "trait ", "type "]
+        .iter()
+        .find_map(|item| rest.strip_prefix(item))?;
+    let end = name
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(name.len());
+    (end > 0).then(|| &name[..end])
+}
+
+/// One word, one meaning: no two types of `host/src` that any `pub` makes
+/// nameable beyond their file share a name (issue 52, item 4).
+#[test]
+fn no_two_types_of_host_src_share_a_name() {
+    let (mut files, mut folders) = (Vec::new(), BTreeSet::new());
+    walk(&src(), &mut files, &mut folders);
+    let mut declared: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        let relative = file.strip_prefix(src()).expect("under host/src");
+        for line in code(&text) {
+            if let Some(name) = public_type_name(line.trim_start()) {
+                declared
+                    .entry(name.to_owned())
+                    .or_default()
+                    .insert(relative.display().to_string());
+            }
+        }
+    }
+    let shared: Vec<String> = declared
+        .iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(name, files)| {
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            format!("{name}: {}", files.join(", "))
+        })
+        .collect();
+    assert!(
+        shared.is_empty(),
+        "types declared pub in more than one file of host/src (name each for what it is):\n{}",
+        shared.join("\n")
+    );
+}
+
+#[test]
+fn the_type_check_reads_every_pub_and_every_kind_of_type() {
+    let names: Vec<Option<&str>> = [
+        "pub struct Slots {",
+        "pub(crate) struct Slot<'a>(&'a Slots);",
+        "pub(super) enum Settled {",
+        "pub(in crate::a) trait Effects: Send {",
+        "pub type Slot = u16;",
+        "pub struct Unit;",
+        "struct Private {",
+        "pub fn step() -> Step {",
+        "pub use settle::Settled;",
+        "pub structure: String,",
+        "pub r#type: String,",
+    ]
+    .into_iter()
+    .map(public_type_name)
+    .collect();
+    assert_eq!(
+        names,
+        [
+            Some("Slots"),
+            Some("Slot"),
+            Some("Settled"),
+            Some("Effects"),
+            Some("Slot"),
+            Some("Unit"),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ]
     );
 }
 
