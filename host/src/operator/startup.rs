@@ -17,6 +17,7 @@ use super::kinds::Registry;
 use super::kinds::evaluator::Evaluator;
 use super::kinds::watches::{ReadRefused, Watches};
 use super::modules::guests_dir::{GuestFile, GuestsDir};
+use super::modules::resolution::{self, Unmet};
 use super::modules::unserved::Unserved;
 use super::replica::leadership::{LeaderConfig, Leadership, LeadershipError};
 use super::replica::liveness::Liveness;
@@ -119,8 +120,8 @@ pub(super) struct ResolvedModules {
 
 /// A module whose kind, or a kind it needs to read, is not served is held
 /// pending (one line now, its refusal and count on the first poll, served
-/// once the API appears), as a module dropped in while the host runs is:
-/// the others are served.
+/// once the API appears), as a module dropped in while the host runs is
+/// ([`resolution::needs`], one path for both): the others are served.
 pub(super) async fn resolve(
     client: &Client,
     loaded: Vec<(GuestFile, GuestModule)>,
@@ -133,12 +134,17 @@ pub(super) async fn resolve(
         pending: Vec::new(),
     };
     for (file, module) in loaded {
-        match needs(client, &module, &mut resolved.required).await? {
-            None => {
+        match resolution::needs(client, module.spec(), &resolved.required).await {
+            Ok(needs) => {
+                resolved
+                    .required
+                    .insert(module.spec().kind_ref(), needs.kind);
+                resolved.required.extend(needs.reads);
                 resolved.files.push(file.file);
                 resolved.modules.push(module);
             }
-            Some(missing) => {
+            Err(Unmet::Probe(e)) => return Err(e.into()),
+            Err(missing) => {
                 tracing::warn!(
                     guest = module.name(),
                     kind = %module.spec().kind_ref(),
@@ -159,41 +165,6 @@ pub(super) async fn resolve(
         .modules_pending
         .set(i64::try_from(resolved.pending.len()).unwrap_or(i64::MAX));
     Ok(resolved)
-}
-
-/// What `module` needs that the cluster does not serve (its kind's CRD, or
-/// a kind it must read), `None` when everything resolves; what resolves is
-/// added to `required`, the kinds the host needs wherever it watches.
-async fn needs(
-    client: &Client,
-    module: &GuestModule,
-    required: &mut BTreeMap<KindRef, probe::Resolved>,
-) -> anyhow::Result<Option<String>> {
-    let kind_ref = module.spec().kind_ref();
-    let mut resolved = Vec::new();
-    match probe::resolve(client, &kind_ref).await? {
-        Some(r) => resolved.push((kind_ref.clone(), r)),
-        None => {
-            return Ok(Some(format!(
-                "the CustomResourceDefinition of {kind_ref} is not installed (see `reconciler-host crd`)"
-            )));
-        }
-    }
-    for (kind, optional) in kinds::watches::reads_of(module.spec()) {
-        if optional || required.contains_key(&kind) || kind == kind_ref {
-            continue;
-        }
-        match probe::resolve(client, &kind).await? {
-            Some(r) => resolved.push((kind, r)),
-            None => {
-                return Ok(Some(format!(
-                    "it reads {kind}, which this cluster does not serve"
-                )));
-            }
-        }
-    }
-    required.extend(resolved);
-    Ok(None)
 }
 
 /// Every kind read by some guest, optional unless one needs it; a kind a

@@ -15,6 +15,7 @@ pub mod guests_dir;
 pub mod offers;
 pub mod promotion;
 pub mod reloader;
+pub(crate) mod resolution;
 pub mod serving;
 pub mod unserved;
 

@@ -11,8 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Client;
-use kube::core::ApiResource;
-use reconciler_conventions::kind::KindRef;
 use tokio::sync::oneshot;
 
 use crate::facts::Availability;
@@ -22,6 +20,7 @@ use crate::operator::kinds::not_watched::mark_not_watched;
 use crate::operator::kinds::watches::{ReadRefused, Watches, reads_of};
 use crate::operator::kinds::{Registry, settings_of};
 use crate::operator::modules::gate::{Check, Refusal};
+use crate::operator::modules::resolution::{self, Unmet, crd_name};
 use crate::operator::reconcile::workers::Workers;
 use crate::operator::schedule::KindId;
 use crate::runtime::GuestModule;
@@ -53,6 +52,19 @@ impl NotYet {
     }
 }
 
+impl From<Unmet> for NotYet {
+    fn from(e: Unmet) -> Self {
+        match e {
+            Unmet::NotInstalled { .. } => NotYet::retry(
+                Check::Crd,
+                format!("{e}; retrying on every poll until it is"),
+            ),
+            Unmet::Read(e) => e.into(),
+            Unmet::Probe(e) => NotYet::retry(Check::Probe, e.to_string()),
+        }
+    }
+}
+
 impl From<ReadRefused> for NotYet {
     fn from(e: ReadRefused) -> Self {
         match e {
@@ -70,15 +82,6 @@ pub struct Serving {
     pub left_out: LeftOut,
     pub settings: BTreeMap<String, Vec<(String, String)>>,
     pub concurrency: usize,
-}
-
-fn crd_name(kind: &KindRef, resource: Option<&ApiResource>, plural: &str) -> String {
-    let plural = resource.map_or(plural, |r| r.plural.as_str());
-    if kind.group.is_empty() {
-        plural.to_owned()
-    } else {
-        format!("{plural}.{}", kind.group)
-    }
 }
 
 impl Serving {
@@ -113,18 +116,9 @@ impl Serving {
     ) -> Result<KindId, NotYet> {
         let spec = module.spec();
         let kind_ref = spec.kind_ref();
-        let resolved = probe::resolve(&self.client, &kind_ref)
-            .await
-            .map_err(|e| NotYet::retry(Check::Probe, e.to_string()))?;
-        let Some(resolved) = resolved else {
-            return Err(NotYet::retry(
-                Check::Crd,
-                format!(
-                    "the CustomResourceDefinition {} of kind {kind_ref} is not installed (see `reconciler-host crd`); retrying on every poll until it is",
-                    crd_name(&kind_ref, None, &spec.plural)
-                ),
-            ));
-        };
+        let resolved = resolution::needs(&self.client, spec, &BTreeMap::new())
+            .await?
+            .kind;
         let resource = resolved.resource.clone();
         if resource.kind != kind_ref.kind {
             return Err(NotYet::refuse(
