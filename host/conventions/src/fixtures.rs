@@ -23,7 +23,7 @@ fn strings(names: &[&str]) -> Vec<String> {
 }
 
 /// PgToolBoxConsole as seed 000 describes it.
-pub fn console() -> KindSpec {
+pub(crate) fn console() -> KindSpec {
     let mut registry = reasons(
         "common",
         &[
@@ -95,7 +95,7 @@ pub fn console() -> KindSpec {
 
 /// A kstatus kind (seed 004): two aspects, Degraded advisory (negative),
 /// ContentDrift advisory declared negative, one quiet reason.
-pub fn registry_kind() -> KindSpec {
+pub(crate) fn registry_kind() -> KindSpec {
     KindSpec {
         group: "omnia.example".to_owned(),
         version: "v1alpha1".to_owned(),
@@ -129,18 +129,18 @@ pub fn registry_kind() -> KindSpec {
     }
 }
 
-pub fn stall_rule(reason: &str, recheck_seconds: Option<u32>) -> StallRule {
+pub(crate) fn stall_rule(reason: &str, recheck_seconds: Option<u32>) -> StallRule {
     StallRule {
         reason: reason.to_owned(),
         recheck_seconds,
     }
 }
 
-pub fn t(seconds: i64) -> jiff::Timestamp {
+pub(crate) fn t(seconds: i64) -> jiff::Timestamp {
     jiff::Timestamp::from_second(1_767_225_600 + seconds).expect("a valid test time")
 }
 
-pub fn cond(type_: &str, status: ConditionStatus, reason: &str, message: &str) -> Fact {
+pub(crate) fn cond(type_: &str, status: ConditionStatus, reason: &str, message: &str) -> Fact {
     Fact {
         type_: type_.to_owned(),
         status,
@@ -149,19 +149,19 @@ pub fn cond(type_: &str, status: ConditionStatus, reason: &str, message: &str) -
     }
 }
 
-pub fn ok(type_: &str) -> Fact {
+pub(crate) fn ok(type_: &str) -> Fact {
     cond(type_, ConditionStatus::True, "AsExpected", "")
 }
 
-pub fn bad(type_: &str, reason: &str, message: &str) -> Fact {
+pub(crate) fn bad(type_: &str, reason: &str, message: &str) -> Fact {
     cond(type_, ConditionStatus::False, reason, message)
 }
 
-pub fn unknown(type_: &str, reason: &str) -> Fact {
+pub(crate) fn unknown(type_: &str, reason: &str) -> Fact {
     cond(type_, ConditionStatus::Unknown, reason, "")
 }
 
-pub fn verdict(aspects: Vec<Fact>) -> Verdict {
+pub(crate) fn verdict(aspects: Vec<Fact>) -> Verdict {
     Verdict {
         aspects,
         ..Verdict::default()
@@ -169,18 +169,18 @@ pub fn verdict(aspects: Vec<Fact>) -> Verdict {
 }
 
 /// Every aspect of the spec True.
-pub fn all_ok(spec: &KindSpec) -> Verdict {
+pub(crate) fn all_ok(spec: &KindSpec) -> Verdict {
     verdict(spec.aspects.iter().map(|a| ok(a)).collect())
 }
 
-pub fn stall(reason: &str, message: &str) -> Option<Stall> {
+pub(crate) fn stall(reason: &str, message: &str) -> Option<Stall> {
     Some(Stall {
         reason: reason.to_owned(),
         message: message.to_owned(),
     })
 }
 
-pub fn kind_event(type_: EventType, reason: &str, message: &str) -> KindEvent {
+pub(crate) fn kind_event(type_: EventType, reason: &str, message: &str) -> KindEvent {
     KindEvent {
         type_,
         reason: reason.to_owned(),
@@ -190,7 +190,7 @@ pub fn kind_event(type_: EventType, reason: &str, message: &str) -> KindEvent {
 
 /// One pass.
 #[derive(Clone, Copy)]
-pub struct Pass<'a> {
+pub(crate) struct Pass<'a> {
     pub spec: &'a KindSpec,
     pub generation: i64,
     pub paused: bool,
@@ -200,7 +200,7 @@ pub struct Pass<'a> {
 }
 
 impl<'a> Pass<'a> {
-    pub fn new(spec: &'a KindSpec) -> Pass<'a> {
+    pub(crate) fn new(spec: &'a KindSpec) -> Pass<'a> {
         Pass {
             spec,
             generation: 1,
@@ -211,32 +211,32 @@ impl<'a> Pass<'a> {
     }
 
     /// The pass follows passes that reported `reported`.
-    pub fn after(self, reported: &'a Reported) -> Pass<'a> {
+    pub(crate) fn after(self, reported: &'a Reported) -> Pass<'a> {
         Pass {
             reported: Some(reported),
             ..self
         }
     }
 
-    pub fn at(self, seconds: i64) -> Pass<'a> {
+    pub(crate) fn at(self, seconds: i64) -> Pass<'a> {
         Pass {
             now: t(seconds),
             ..self
         }
     }
 
-    pub fn generation(self, generation: i64) -> Pass<'a> {
+    pub(crate) fn generation(self, generation: i64) -> Pass<'a> {
         Pass { generation, ..self }
     }
 
-    pub fn paused(self) -> Pass<'a> {
+    pub(crate) fn paused(self) -> Pass<'a> {
         Pass {
             paused: true,
             ..self
         }
     }
 
-    pub fn outcome(&self, previous: &Status, outcome: Outcome) -> Output {
+    pub(crate) fn outcome(&self, previous: &Status, outcome: Outcome) -> Output {
         let none = Reported::default();
         decide(Input {
             spec: self.spec,
@@ -249,11 +249,11 @@ impl<'a> Pass<'a> {
         })
     }
 
-    pub fn verdict(&self, previous: &Status, verdict: Verdict) -> Output {
+    pub(crate) fn verdict(&self, previous: &Status, verdict: Verdict) -> Output {
         self.outcome(previous, Outcome::Verdict(verdict))
     }
 
-    pub fn error(&self, previous: &Status, class: ErrorClass, text: &str) -> Output {
+    pub(crate) fn error(&self, previous: &Status, class: ErrorClass, text: &str) -> Output {
         self.outcome(
             previous,
             Outcome::Error {

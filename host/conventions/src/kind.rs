@@ -422,6 +422,17 @@ impl KindSpec {
 
     /// Refuses a spec the host cannot serve consistently.
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.validate_conditions()?;
+        self.validate_reasons()?;
+        self.validate_polarity()?;
+        self.validate_reads_and_writes()?;
+        self.validate_printer_columns()?;
+        self.validate_schema()
+    }
+
+    /// The names present, at least one aspect, and every condition type
+    /// well formed, not the host's own, declared once, within the bound.
+    fn validate_conditions(&self) -> Result<(), SpecError> {
         for (field, value) in [
             ("version", &self.version),
             ("kind", &self.kind),
@@ -453,6 +464,12 @@ impl KindSpec {
                 types: self.condition_types().collect::<Vec<_>>().join(", "),
             });
         }
+        Ok(())
+    }
+
+    /// Every reason well formed, owned, not the host's, declared once; every
+    /// quiet and stall reason registered.
+    fn validate_reasons(&self) -> Result<(), SpecError> {
         let mut reasons = BTreeSet::new();
         for r in &self.reasons {
             if !is_camel_identifier(&r.name) {
@@ -489,6 +506,11 @@ impl KindSpec {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Negative polarity only on the kind's own conditions, never an aspect.
+    fn validate_polarity(&self) -> Result<(), SpecError> {
         for t in &self.negative_polarity {
             if !self.condition_types().any(|c| c == t) {
                 return Err(SpecError::UnknownPolarityType(t.clone()));
@@ -497,6 +519,11 @@ impl KindSpec {
         if let Some(a) = self.aspects.iter().find(|a| self.is_negative_polarity(a)) {
             return Err(SpecError::NegativeAspect(a.clone()));
         }
+        Ok(())
+    }
+
+    /// Each kind read once, each written once, and never the kind itself.
+    fn validate_reads_and_writes(&self) -> Result<(), SpecError> {
         let mut reads = BTreeSet::new();
         for r in &self.reads {
             if !reads.insert(&r.kind) {
@@ -512,6 +539,12 @@ impl KindSpec {
                 return Err(SpecError::DuplicateWrite(w.clone()));
             }
         }
+        Ok(())
+    }
+
+    /// At most the bound of columns, each named once (not as the host's),
+    /// of a known type, with a path into the object.
+    fn validate_printer_columns(&self) -> Result<(), SpecError> {
         if self.printer_columns.len() > MAX_PRINTER_COLUMNS {
             return Err(SpecError::BadPrinterColumn {
                 name: self.printer_columns[MAX_PRINTER_COLUMNS].name.clone(),
@@ -546,6 +579,11 @@ impl KindSpec {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// The spec's schema, when given, a JSON object.
+    fn validate_schema(&self) -> Result<(), SpecError> {
         if let Some(schema) = &self.spec_schema {
             match serde_json::from_str::<serde_json::Value>(schema) {
                 Ok(serde_json::Value::Object(_)) => {}

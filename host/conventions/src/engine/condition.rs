@@ -17,7 +17,7 @@ pub(super) struct Fact {
 }
 
 impl Fact {
-    pub fn new(status: ConditionStatus, reason: &str, message: impl Into<String>) -> Fact {
+    pub(super) fn new(status: ConditionStatus, reason: &str, message: impl Into<String>) -> Fact {
         Fact {
             status,
             reason: reason.to_owned(),
@@ -26,7 +26,7 @@ impl Fact {
     }
 
     /// Not evaluated yet: Unknown, never a guessed state.
-    pub fn initializing() -> Fact {
+    pub(super) fn initializing() -> Fact {
         Fact::new(ConditionStatus::Unknown, INITIALIZING, "Not evaluated yet")
     }
 }
@@ -45,7 +45,11 @@ pub(super) struct ConditionWriter<'a> {
 }
 
 impl<'a> ConditionWriter<'a> {
-    pub fn new(previous: &'a Status, generation: i64, now: jiff::Timestamp) -> ConditionWriter<'a> {
+    pub(super) fn new(
+        previous: &'a Status,
+        generation: i64,
+        now: jiff::Timestamp,
+    ) -> ConditionWriter<'a> {
         ConditionWriter {
             previous,
             generation,
@@ -53,14 +57,14 @@ impl<'a> ConditionWriter<'a> {
         }
     }
 
-    pub fn generation(&self) -> i64 {
+    pub(super) fn generation(&self) -> i64 {
         self.generation
     }
 
     /// (Re)writes a condition: observedGeneration is the current generation;
     /// lastTransitionTime moves only when the status (True/False/Unknown)
     /// moves, whatever happens to reason and message.
-    pub fn write(&self, type_: &str, fact: Fact) -> Condition {
+    pub(super) fn write(&self, type_: &str, fact: Fact) -> Condition {
         let last_transition_time = match self.previous.condition(type_) {
             Some(before) if before.status == fact.status => before.last_transition_time.clone(),
             _ => rfc3339_seconds(self.now),
@@ -78,7 +82,7 @@ impl<'a> ConditionWriter<'a> {
     /// The previous condition as it was written, its observedGeneration
     /// still saying which generation it describes; only its message is
     /// bounded (a no-op for anything the engine wrote).
-    pub fn keep(&self, type_: &str) -> Option<Condition> {
+    pub(super) fn keep(&self, type_: &str) -> Option<Condition> {
         self.previous.condition(type_).map(|before| Condition {
             message: bound(&before.message),
             ..before.clone()
@@ -89,7 +93,7 @@ impl<'a> ConditionWriter<'a> {
     /// observedGeneration included, when it says the same (status, reason
     /// and message), else (re)written at the current generation. How a
     /// pass that did not evaluate a condition gives it again.
-    pub fn carry_forward(&self, type_: &str, fact: Fact) -> Condition {
+    pub(super) fn carry_forward(&self, type_: &str, fact: Fact) -> Condition {
         match self.keep(type_) {
             Some(before)
                 if before.status == fact.status
@@ -104,7 +108,7 @@ impl<'a> ConditionWriter<'a> {
 
     /// The previous condition, or Unknown/Initializing when there is none:
     /// for a condition the kind always carries that this pass did not set.
-    pub fn keep_or_initialize(&self, type_: &str) -> Condition {
+    pub(super) fn keep_or_initialize(&self, type_: &str) -> Condition {
         self.keep(type_)
             .unwrap_or_else(|| self.write(type_, Fact::initializing()))
     }
