@@ -525,6 +525,9 @@ export function notWithdrawn(what, state) {
 
 // ---- testing ---------------------------------------------------------------------
 
+/** The top-level `.status` fields the host owns: a verdict may not set them. */
+const RESERVED_STATUS_FIELDS = ['conditions', 'observedGeneration', 'currentPlanRef', 'changeSummary'];
+
 /**
  * What the host checks of a verdict (the Rust SDK's
  * `testing::keeps_contract`), for a guest's tests: every aspect once in
@@ -558,7 +561,7 @@ export function keepsContract(spec, verdict, paused = false) {
   for (const c of verdict.advisory) if (!kind.advisory.includes(c.type)) broken(`${c.type} is not advisory`);
   for (const e of verdict.events) if (!registered(e.reason)) broken(`unregistered event ${e.reason}`);
   const fields = verdict.statusFields ? JSON.parse(verdict.statusFields) : {};
-  for (const reserved of ['conditions', 'observedGeneration']) {
+  for (const reserved of RESERVED_STATUS_FIELDS) {
     if (fields && Object.hasOwn(fields, reserved)) broken(`${reserved} is the host's`);
   }
   if (verdict.stall !== undefined && !kind.stalls.some((s) => s.reason === verdict.stall.reason)) {

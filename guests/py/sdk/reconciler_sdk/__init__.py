@@ -119,6 +119,7 @@ COMMON_REASONS = {
     "SecretNotFound": "A referenced Secret does not exist.",
     "SecretKeyMissing": "A referenced Secret's key is missing.",
     "ConfigMapNotFound": "A referenced ConfigMap does not exist.",
+    "ClusterNotFound": "A referenced CloudNativePG Cluster does not exist in the namespace.",
     "RolloutInProgress": "A rollout is on its way.",
     "RolloutStuck": "The Deployment's progress deadline is exceeded.",
     "PodUnschedulable": "The child's own fact, copied: a Pod cannot be scheduled.",
@@ -127,6 +128,15 @@ COMMON_REASONS = {
     "ReplicaFailure": "The child's own fact, copied: the Deployment cannot create a Pod (e.g. a quota).",
     "PodNotReady": "The child's own fact, copied: a Pod is not Ready.",
     "ScaledToZero": "Registered; no current reconciler sets it.",
+    "NotRequested": "The exposure is clusterIP: nothing to publish.",
+    "NotAdmitted": "The Route or Ingress was not accepted by its controller.",
+    "NotAccepted": "The HTTPRoute was not accepted by its controller.",
+    "GatewayNotFound": "The Gateway named by parentRef is absent. Registered; the current reconcilers do not set it.",
+    "HostnameConflict": "Another route claims the hostname. Registered; the current reconcilers do not set it.",
+    "RouteAPIUnavailable": "The Route API the exposure needs is not served or not readable.",
+    "GatewayAPIUnavailable": "The Gateway API the exposure needs is not served or not readable.",
+    "ImageNotAllowed": "A spec.image or oauth-proxy image repository is outside the operator's allow-list.",
+    "HostnameNotAllowed": "spec.exposure.hostname is outside the allowed host suffixes; what was published under the name is withdrawn.",
 }
 
 
