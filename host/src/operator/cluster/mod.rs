@@ -12,3 +12,4 @@ pub mod past_cache_reads;
 pub mod probe;
 pub mod selection;
 pub mod watch;
+pub mod watching;

@@ -3,20 +3,15 @@
 //! the kind is served there (its CRD deleted, or back), and a fresh listing
 //! after a failure (the API server restarted, a watch answered 410).
 //!
-//! A failed watch restarts after a short backoff (100 ms doubling to 2 s,
-//! with jitter, reset after 30 s of health) rather than kube-runtime's
-//! default (0.8 s doubling to 30 s): an operator that lost its API server
-//! should be back within a couple of seconds of it, and a 410 (the watch's
-//! version compacted away) costs one relist, not a long wait.
+//! A failed watch restarts after the host's one watch backoff
+//! ([`super::watching`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use kube::core::ApiResource;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::utils::ResetTimerBackoff;
-use kube::runtime::watcher::{self, Event, ExponentialBackoff};
+use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
@@ -28,21 +23,10 @@ use crate::operator::cluster::cache::{
 use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::cluster::health::WatchProbe;
 use crate::operator::cluster::selection::{Selecting, WatchSelector};
+use crate::operator::cluster::watching;
 
 /// How long a failed watch must go without an error to count as back.
 const RECOVERED_AFTER: Duration = Duration::from_secs(5);
-
-/// The backoff of a failed watch (with jitter, each delay is up to twice
-/// the base: at most 4 s).
-fn backoff() -> ResetTimerBackoff<ExponentialBackoff> {
-    let builder = backon::ExponentialBuilder::default()
-        .with_min_delay(Duration::from_millis(100))
-        .with_max_delay(Duration::from_secs(2))
-        .with_factor(2.0)
-        .with_jitter()
-        .without_max_times();
-    ResetTimerBackoff::new(builder.into(), Duration::from_secs(30))
-}
 
 /// What one watch follows: `resource`'s objects in `namespace` ("" for
 /// all) that `selecting` selects, read with `client`.
@@ -72,9 +56,7 @@ pub async fn run(
     } = watched;
     let open = |selector: WatchSelector| {
         let api: Api<Decoded> = decode::api(&selector.client(&client), &resource, &namespace);
-        watcher::watcher(api, selector.config())
-            .backoff(backoff())
-            .boxed()
+        watching::watch(api, selector.config()).boxed()
     };
     let mut synced = Some(synced);
     let mut stream = open(selecting.now());

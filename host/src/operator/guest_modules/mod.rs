@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use kube::api::{Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Api, Client};
 use reconciler_conventions::engine::{self, Input, Outcome, Reported};
 use reconciler_conventions::kind::KindSpec;
@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 use crate::operator::cluster::decode::{self, Decoded};
+use crate::operator::cluster::watching;
 use crate::operator::kinds::Registry;
 use crate::operator::modules::offers::{Offer, OfferSender, Offered};
 use crate::operator::modules::promotion::Promotion;
@@ -140,7 +141,7 @@ pub(crate) async fn run(
     if let Some(selector) = &guest_modules.config.selector {
         watched = watched.labels(selector);
     }
-    let mut stream = watcher(api, watched).default_backoff().boxed();
+    let mut stream = watching::watch(api, watched).boxed();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_error: Option<String> = None;

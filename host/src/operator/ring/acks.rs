@@ -10,19 +10,19 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube::Client;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use serde_json::json;
 use tokio::sync::Notify;
 
 use super::view::{self, View};
 use super::{FIELD_MANAGER, members};
 use crate::operator::cluster::decode::{self, Decoded};
+use crate::operator::cluster::watching;
 use crate::operator::replica::metrics::Metrics;
 
 /// How often a member looks again without a change (its acknowledgement
@@ -52,18 +52,11 @@ impl OwnLease {
         let api = decode::leases(client, namespace);
         let (store, writer) = reflector::store();
         let wake = Arc::new(Notify::new());
-        let watching = {
-            let wake = wake.clone();
-            let stream =
-                reflector::reflector(writer, watcher(api.clone(), watcher::Config::default()))
-                    .default_backoff();
-            tokio::spawn(async move {
-                let mut stream = stream.boxed();
-                while stream.next().await.is_some() {
-                    wake.notify_one();
-                }
-            })
-        };
+        let watching = tokio::spawn(watching::drive(
+            watching::reflect(writer, api.clone(), watcher::Config::default()),
+            wake.clone(),
+            "ring: a member's watch of its Lease",
+        ));
         OwnLease {
             api,
             store,

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
@@ -28,7 +28,7 @@ use kube::api::{
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::discovery::Scope;
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinSet;
@@ -37,12 +37,16 @@ use super::acks::Views;
 use super::view::{self, View};
 use super::{DRAIN, FIELD_MANAGER, MEMBER, assignment, members};
 use crate::operator::cluster::decode::{self, Decoded};
+use crate::operator::cluster::watching;
 use crate::operator::replica::leadership::{LeaderConfig, Leadership};
 use crate::operator::replica::metrics::{MemberLabel, Metrics};
 
 /// How often the coordinator looks again without a change (a member's
 /// Lease lapses without one).
 const TICK: Duration = Duration::from_secs(1);
+
+/// What a failed watch of the coordinator's is said as.
+const WATCH: &str = "ring: a coordinator watch";
 
 /// How long a lapsed member's Lease is kept before it is deleted.
 const FORGET_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
@@ -163,11 +167,10 @@ async fn coordinate(
     let mut watches = JoinSet::new();
     let leases = decode::leases(client, namespace);
     let (lease_store, writer) = reflector::store();
-    watches.spawn(drive(
-        reflector::reflector(writer, watcher(leases.clone(), watcher::Config::default()))
-            .default_backoff()
-            .boxed(),
+    watches.spawn(watching::drive(
+        watching::reflect(writer, leases.clone(), watcher::Config::default()),
         wake.clone(),
+        WATCH,
     ));
     if lease_store.wait_until_ready().await.is_err() {
         return;
@@ -210,10 +213,10 @@ async fn coordinate(
                 // twice a member's RSS with them), each parent decoded
                 // bounded (one nested too deep is still assigned).
                 let api = decode::metadata_api(client, &resource, scope);
-                let stream = watcher(api, watcher::Config::default()).default_backoff();
-                watches.spawn(drive(
-                    reflector::reflector(writer, stream).boxed(),
+                watches.spawn(watching::drive(
+                    watching::reflect(writer, api, watcher::Config::default()),
                     wake.clone(),
+                    WATCH,
                 ));
             }
             parents.insert(key, Parents { resource, stores });
@@ -431,20 +434,6 @@ pub(super) fn members_by_state(metrics: &Metrics, serving: usize, waiting: usize
                 state: state.to_owned(),
             })
             .set(i64::try_from(n).unwrap_or(i64::MAX));
-    }
-}
-
-/// Drives a reflector's stream, waking the coordinator on every change.
-async fn drive<S, K>(stream: S, wake: Arc<Notify>)
-where
-    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Unpin,
-{
-    let mut stream = stream.map_ok(|_| ());
-    while let Some(event) = stream.next().await {
-        if let Err(e) = event {
-            tracing::debug!(error = %e, "ring: a coordinator watch failed; it retries");
-        }
-        wake.notify_one();
     }
 }
 
