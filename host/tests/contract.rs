@@ -40,72 +40,10 @@ fn sdk_message_bound_is_the_hosts() {
     }
 }
 
-/// The text of `file` (from the workspace root) between the line starting
-/// with `from` and the next line starting with `to`.
-fn block(file: &str, from: &str, to: &str) -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
-    text.lines()
-        .skip_while(|l| !l.starts_with(from))
-        .skip(1)
-        .take_while(|l| !l.starts_with(to))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// `name: 'meaning',` (JavaScript) or `"name": "meaning",` (Python) lines
-/// as pairs; the quote around the meaning is whichever the line uses.
-fn pairs(lines: &[String]) -> Vec<(String, String)> {
-    lines
-        .iter()
-        .filter_map(|l| {
-            let (name, rest) = l.trim().split_once(": ")?;
-            let rest = rest.strip_suffix(',')?;
-            let quote = rest.chars().next()?;
-            let meaning = rest.strip_prefix(quote)?.strip_suffix(quote)?;
-            Some((name.trim_matches('"').to_owned(), meaning.to_owned()))
-        })
-        .collect()
-}
-
 #[test]
-fn the_javascript_sdks_host_reasons_mirror_the_engine() {
-    let listed: Vec<String> = block("guests/js/sdk/index.js", "export const HOST_REASONS", "];")
-        .iter()
-        .flat_map(|l| l.split(',').map(|n| n.trim().trim_matches('\'').to_owned()))
-        .filter(|n| !n.is_empty())
-        .collect();
-    let engine: Vec<&str> = HOST_REASONS.iter().map(|(name, _)| *name).collect();
-    assert_eq!(listed, engine);
-}
-
-#[test]
-fn the_javascript_and_python_sdks_common_reasons_are_the_rust_sdks() {
-    let rust: Vec<(String, String)> = reconciler_guest_sdk::spec::COMMON_REASONS
-        .iter()
-        .map(|(n, m)| ((*n).to_owned(), (*m).to_owned()))
-        .collect();
-    let js = pairs(&block(
-        "guests/js/sdk/index.js",
-        "export const COMMON_REASONS",
-        "};",
-    ));
+fn sdk_reserved_status_fields_are_the_engines() {
     assert_eq!(
-        js, rust,
-        "JavaScript: every common reason, in order, word for word"
+        reconciler_guest_sdk::verdict::RESERVED_STATUS_FIELDS,
+        reconciler_conventions::engine::RESERVED_STATUS_FIELDS
     );
-    let py = pairs(&block(
-        "guests/py/sdk/reconciler_sdk/__init__.py",
-        "COMMON_REASONS = {",
-        "}",
-    ));
-    assert!(!py.is_empty(), "the Python SDK's common reasons are read");
-    for entry in &py {
-        assert!(
-            rust.contains(entry),
-            "Python's {entry:?} is not the Rust SDK's word for word"
-        );
-    }
 }

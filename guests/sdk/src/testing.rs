@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::read::RETRY_SECONDS;
 use crate::spec::{COMMON, HOST_REASONS};
-use crate::verdict::{AS_EXPECTED, RECONCILING};
+use crate::verdict::{AS_EXPECTED, RECONCILING, RESERVED_STATUS_FIELDS};
 use crate::{Condition, ConditionStatus, KindSpec, Verdict};
 
 /// The aspect every ConfigurationValid=False stalls with.
@@ -73,8 +73,8 @@ pub fn keeps_contract(spec: &KindSpec, verdict: &Verdict, paused: bool) {
         assert!(registered(&e.reason), "unregistered event {}", e.reason);
     }
     let fields = verdict.fields();
-    for reserved in ["conditions", "observedGeneration"] {
-        assert!(fields.get(reserved).is_none(), "{reserved} is the host's");
+    for reserved in RESERVED_STATUS_FIELDS {
+        assert!(fields.get(*reserved).is_none(), "{reserved} is the host's");
     }
     if let Some(stall) = &verdict.stall {
         assert!(

@@ -18,6 +18,15 @@ pub const AS_EXPECTED: &str = "AsExpected";
 /// assert_eq!(c.reason, "Reconciling");
 /// ```
 pub const RECONCILING: &str = "Reconciling";
+/// The status fields the host writes and a verdict may not set (its
+/// `status-fields`): the conditions, observedGeneration, and the plan's
+/// `currentPlanRef` and `changeSummary`.
+pub const RESERVED_STATUS_FIELDS: &[&str] = &[
+    "conditions",
+    "observedGeneration",
+    "currentPlanRef",
+    "changeSummary",
+];
 
 /// `type` is True with reason AsExpected.
 ///
