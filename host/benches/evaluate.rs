@@ -340,24 +340,9 @@ fn bench(
     let scenario = Scenario::new(&fixture);
     let wasm_path = support::guest_wasm(case.crate_name);
     let module = runtime.load_file(&wasm_path).expect("the guest loads");
-    let native_eval = case.native;
 
     // Both paths, once, compared before anything is timed.
-    let counting = Arc::new(Counting::new(scenario.fresh_source()));
-    let wasm_verdict = scenario
-        .wasm(&module, counting.clone(), false)
-        .expect("the wasm evaluation succeeds");
-    let source_reads = counting.total();
-    let recorder = Recorder::new(&scenario, &module);
-    let native_first = native_eval(&scenario.input, &recorder);
-    let (derived, calls) = recorder.finish();
-    let native_verdict = native_eval(&scenario.input, &derived);
-    assert_eq!(
-        summary_sdk(&native_first),
-        summary_sdk(&native_verdict),
-        "the native verdict is the same from derived facts as from the recorder"
-    );
-    let agreed = assert_same(&wasm_verdict, &native_verdict);
+    let agreement = agree(case, &scenario, &module);
 
     // The operator's steady state: the cache's objects, memo warm.
     let source: Arc<dyn ObjectSource> = Arc::new(scenario.source.clone());
@@ -368,13 +353,96 @@ fn bench(
         return None;
     }
 
+    let passes = time_passes(
+        case,
+        &scenario,
+        &module,
+        &source,
+        &agreement,
+        native_iters,
+        wasm_iters,
+    );
+    // Where the wasm time goes.
+    let wasm_parts = time_wasm_parts(&scenario, &module, &wasm_path, &source, wasm_iters);
+    let host_parts = time_host_parts(&scenario, &module, &source, &agreement.calls, native_iters);
+
+    // The report.
+    report(case, &agreement, &passes, &wasm_parts, &host_parts);
+    Some(Headline {
+        kind: case.kind,
+        native: passes.native,
+        wasm: passes.wasm,
+        cold: passes.cold,
+        instantiate: wasm_parts.instantiate,
+        derivation: host_parts.derivation,
+    })
+}
+
+/// What both paths agreed on, and what the native one needs to run again.
+struct Agreement {
+    /// The facts the host derived, as the native path reads them.
+    derived: Derived,
+    /// The guest's fact calls, in order.
+    calls: Vec<Call>,
+    /// The verdict both paths gave.
+    agreed: String,
+    /// How many reads of the object source one wasm evaluation makes.
+    source_reads: usize,
+}
+
+/// Both paths, once: the wasm verdict and the native one (from the
+/// recorder and from the facts it derived) asserted equal.
+fn agree(case: &Case, scenario: &Scenario, module: &GuestModule) -> Agreement {
+    let native_eval = case.native;
+    let counting = Arc::new(Counting::new(scenario.fresh_source()));
+    let wasm_verdict = scenario
+        .wasm(module, counting.clone(), false)
+        .expect("the wasm evaluation succeeds");
+    let source_reads = counting.total();
+    let recorder = Recorder::new(scenario, module);
+    let native_first = native_eval(&scenario.input, &recorder);
+    let (derived, calls) = recorder.finish();
+    let native_verdict = native_eval(&scenario.input, &derived);
+    assert_eq!(
+        summary_sdk(&native_first),
+        summary_sdk(&native_verdict),
+        "the native verdict is the same from derived facts as from the recorder"
+    );
+    let agreed = assert_same(&wasm_verdict, &native_verdict);
+
+    Agreement {
+        derived,
+        calls,
+        agreed,
+        source_reads,
+    }
+}
+
+/// A whole pass: native, and through wasm with the memo warm and cold.
+struct Passes {
+    native: Stats,
+    wasm: Stats,
+    cold: Stats,
+}
+
+fn time_passes(
+    case: &Case,
+    scenario: &Scenario,
+    module: &GuestModule,
+    source: &Arc<dyn ObjectSource>,
+    agreement: &Agreement,
+    native_iters: usize,
+    wasm_iters: usize,
+) -> Passes {
+    let native_eval = case.native;
+    let derived = &agreement.derived;
     // Native.
     let native = time(native_iters, native_iters / 10, || {
-        black_box(native_eval(black_box(&scenario.input), black_box(&derived)));
+        black_box(native_eval(black_box(&scenario.input), black_box(derived)));
     });
     // Through wasm, the host's way.
     let wasm = time(wasm_iters, wasm_iters / 10, || {
-        black_box(scenario.wasm(&module, source.clone(), false).unwrap());
+        black_box(scenario.wasm(module, source.clone(), false).unwrap());
     });
     // Every object new to the memo: a fresh copy of the source each pass.
     let cold_iters = (wasm_iters / 5).max(1);
@@ -384,27 +452,45 @@ fn bench(
         .into_iter();
     let cold = time(cold_iters, cold_iters / 10, || {
         let source = fresh.next().expect("a fresh source per pass");
-        black_box(scenario.wasm(&module, source, false).unwrap());
+        black_box(scenario.wasm(module, source, false).unwrap());
     });
+    Passes { native, wasm, cold }
+}
 
-    // Where the wasm time goes.
+/// The wasm pass taken apart: the runtime's slot, store and instance, and
+/// the same on wasmtime's on-demand allocator.
+struct WasmParts {
+    paused: Stats,
+    instantiate: Stats,
+    replica_instantiate: Stats,
+    replica_full: Stats,
+    warm: Stats,
+}
+
+fn time_wasm_parts(
+    scenario: &Scenario,
+    module: &GuestModule,
+    wasm_path: &std::path::Path,
+    source: &Arc<dyn ObjectSource>,
+    wasm_iters: usize,
+) -> WasmParts {
     let breakdown_iters = wasm_iters;
     let paused = time(breakdown_iters, breakdown_iters / 10, || {
-        black_box(scenario.wasm(&module, source.clone(), true).unwrap());
+        black_box(scenario.wasm(module, source.clone(), true).unwrap());
     });
     let instantiate = time(breakdown_iters, breakdown_iters / 10, || {
         module.instantiate_only().expect("instantiates");
     });
-    let replica = Replica::new(&wasm_path, &module).expect("the replica links");
+    let replica = Replica::new(wasm_path, module).expect("the replica links");
     let replica_instantiate = time(breakdown_iters, breakdown_iters / 10, || {
-        let mut store = replica.store(&scenario, source.clone());
+        let mut store = replica.store(scenario, source.clone());
         black_box(replica.pre.instantiate(&mut store).unwrap());
     });
     let replica_full = time(breakdown_iters, breakdown_iters / 10, || {
-        black_box(replica.evaluate(&scenario, source.clone()));
+        black_box(replica.evaluate(scenario, source.clone()));
     });
     let warm = {
-        let mut store = replica.store(&scenario, source.clone());
+        let mut store = replica.store(scenario, source.clone());
         let guest = replica.pre.instantiate(&mut store).expect("instantiates");
         let input = scenario.wit_input();
         time(breakdown_iters, breakdown_iters / 10, || {
@@ -423,13 +509,39 @@ fn bench(
             );
         })
     };
+    WasmParts {
+        paused,
+        instantiate,
+        replica_instantiate,
+        replica_full,
+        warm,
+    }
+}
+
+/// The host's share of a pass: the parent's marshalling and the fact
+/// derivation replayed natively, whole and call by call.
+struct HostParts {
+    parent_marshal: Stats,
+    derivation: Stats,
+    cold_derivation: Stats,
+    server_only: Stats,
+    per_call: Vec<(String, Stats)>,
+}
+
+fn time_host_parts(
+    scenario: &Scenario,
+    module: &GuestModule,
+    source: &Arc<dyn ObjectSource>,
+    calls: &[Call],
+    native_iters: usize,
+) -> HostParts {
     let parent_marshal = time(native_iters, native_iters / 10, || {
         black_box(scenario.parent_object());
     });
     let declared: Vec<KindRef> = module.spec().readable().cloned().collect();
     let replay = |source: Arc<dyn ObjectSource>| {
         let mut server = FactServer::new(source, declared.iter().cloned(), scenario.now);
-        for call in &calls {
+        for call in calls {
             call.replay(&mut server);
         }
         black_box(server.into_reads());
@@ -451,7 +563,7 @@ fn bench(
         ));
     });
     let mut per_call: Vec<(String, Stats)> = Vec::new();
-    for call in dedup(&calls) {
+    for call in dedup(calls) {
         let stats = time(native_iters / 4, native_iters / 40, || {
             let mut server =
                 FactServer::new(source.clone(), declared.iter().cloned(), scenario.now);
@@ -460,22 +572,57 @@ fn bench(
         let repeats = calls.iter().filter(|c| **c == call).count();
         per_call.push((format!("{call} (x{repeats})"), stats));
     }
+    HostParts {
+        parent_marshal,
+        derivation,
+        cold_derivation,
+        server_only,
+        per_call,
+    }
+}
 
-    // The report.
+fn report(
+    case: &Case,
+    agreement: &Agreement,
+    passes: &Passes,
+    wasm_parts: &WasmParts,
+    host_parts: &HostParts,
+) {
+    let Agreement {
+        calls,
+        agreed,
+        source_reads,
+        ..
+    } = agreement;
+    let Passes { native, wasm, cold } = passes;
+    let WasmParts {
+        paused,
+        instantiate,
+        replica_instantiate,
+        replica_full,
+        warm,
+    } = wasm_parts;
+    let HostParts {
+        parent_marshal,
+        derivation,
+        cold_derivation,
+        server_only,
+        per_call,
+    } = host_parts;
     println!();
     println!("{} evaluation: {}, first pass", case.kind, case.fixture);
     println!("verdict (both paths, asserted equal): {agreed}");
     println!(
         "facts per evaluation: {} guest calls ({}), {} object-source reads",
         calls.len(),
-        call_counts(&calls),
+        call_counts(calls),
         source_reads
     );
     println!();
     header();
-    row(&format!("native  {}::evaluate", case.kind), &native);
-    row("wasm    GuestModule::evaluate, memo warm", &wasm);
-    row("wasm    GuestModule::evaluate, memo cold", &cold);
+    row(&format!("native  {}::evaluate", case.kind), native);
+    row("wasm    GuestModule::evaluate, memo warm", wasm);
+    row("wasm    GuestModule::evaluate, memo cold", cold);
     for (name, s) in [("memo warm", &wasm), ("memo cold", &cold)] {
         println!(
             "{:<58} {:>9} {:>10} {:>10}",
@@ -488,34 +635,34 @@ fn bench(
     println!();
     println!("where the wasm time goes (per evaluation)");
     header();
-    row("wasm, paused (slot + store + instantiate + call)", &paused);
+    row("wasm, paused (slot + store + instantiate + call)", paused);
     row(
         "runtime: slot + fresh store + instantiate + drop",
-        &instantiate,
+        instantiate,
     );
     row(
         "on-demand allocator: fresh store + instantiate",
-        &replica_instantiate,
+        replica_instantiate,
     );
     row(
         "on-demand allocator: + evaluate (the runtime before)",
-        &replica_full,
+        replica_full,
     );
-    row("evaluate again, same warm instance, fresh facts", &warm);
+    row("evaluate again, same warm instance, fresh facts", warm);
     row(
         "host: parent marshalling (meta + JSON text)",
-        &parent_marshal,
+        parent_marshal,
     );
     row(
         &format!("host: fact derivation, {} calls, memo warm", calls.len()),
-        &derivation,
+        derivation,
     );
     row(
         &format!("host: fact derivation, {} calls, memo cold", calls.len()),
-        &cold_derivation,
+        cold_derivation,
     );
-    row("  FactServer::new alone (once per pass)", &server_only);
-    for (name, stats) in &per_call {
+    row("  FactServer::new alone (once per pass)", server_only);
+    for (name, stats) in per_call {
         row(&format!("  {name}, memo warm, + FactServer::new"), stats);
     }
     let guest_in_wasm = wasm
@@ -530,14 +677,6 @@ fn bench(
         micros(guest_in_wasm),
         micros(native.mean),
     );
-    Some(Headline {
-        kind: case.kind,
-        native,
-        wasm,
-        cold,
-        instantiate,
-        derivation,
-    })
 }
 
 fn iterations(var: &str, default: usize) -> usize {

@@ -32,6 +32,7 @@ use reconciler_host_harness::objects;
 
 use common::{Contention, HostProcess, Metrics, Table, env_num, free_port};
 use std::ffi::OsStr;
+use std::net::SocketAddr;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -318,8 +319,40 @@ async fn run(
     let client = ns.client();
     let name = ns.name().to_owned();
     let api = objects::api(&client, &name, API_VERSION, KIND);
+    let (mut host, guests, metrics) = start_host(m, &name, kubeconfig).await?;
 
-    let guests = m.dir.join(&name).join("guests");
+    // --- setup (not measured) ---
+    let setup = create_all(&client, &name, &api, n).await?;
+    ensure!(host.is_alive(), "the host exited during the setup");
+
+    let swap = swap_under_churn(&api, m, &guests, metrics, n, rate).await?;
+    ensure!(host.is_alive(), "the host exited during the bench");
+
+    // --- the report ---
+    let mut out = report(n, rate, setup, &swap);
+    let status = host.stop();
+    let problems = host.problems();
+    out.row(
+        "host stop (SIGTERM) / WARN+ERROR log lines",
+        format!("{status} / {}", problems.len()),
+    );
+    for p in problems.iter().take(5) {
+        eprintln!("bench: host log: {p}");
+    }
+    if status.success() && problems.is_empty() {
+        let _ = std::fs::remove_dir_all(m.dir.join(&name));
+    }
+    Ok(out.finish())
+}
+
+/// The host on a ConfigMap-style guests directory holding the base module,
+/// synced; the directory and the host's metrics address.
+async fn start_host(
+    m: &Modules,
+    name: &str,
+    kubeconfig: &Path,
+) -> Result<(HostProcess, PathBuf, SocketAddr)> {
+    let guests = m.dir.join(name).join("guests");
     let _ = std::fs::remove_dir_all(&guests);
     std::fs::create_dir_all(&guests).context("a guests directory")?;
     configmap(&guests, &m.base).context("the ConfigMap-style guests directory")?;
@@ -341,14 +374,22 @@ async fn run(
     ];
     let mut host = HostProcess::start(kubeconfig, log, metrics, &args)?;
     host.wait_synced(LIMIT).await?;
+    Ok((host, guests, metrics))
+}
 
-    // --- setup (not measured) ---
+/// `n` objects created and evaluated by the base module; how long it took.
+async fn create_all(
+    client: &kube::Client,
+    name: &str,
+    api: &Api<DynamicObject>,
+    n: usize,
+) -> Result<Duration> {
     let setup_started = Instant::now();
     tokio::time::timeout(
         LIMIT,
         stream::iter(0..n)
             .map(|i| {
-                let (client, name) = (client.clone(), name.clone());
+                let (client, name) = (client.clone(), name.to_owned());
                 async move {
                     objects::create(
                         &client,
@@ -368,53 +409,76 @@ async fn run(
     )
     .await
     .map_err(|_| anyhow!("creating {n} objects took over {LIMIT:?}"))?;
-    if let Err(e) = wait_all(&api, |_| Churn::message(0), n).await? {
+    if let Err(e) = wait_all(api, |_| Churn::message(0), n).await? {
         bail!("the base module did not evaluate every object: {e}");
     }
     let setup = setup_started.elapsed();
-    ensure!(host.is_alive(), "the host exited during the setup");
+    Ok(setup)
+}
 
+/// The passes the host made and the spec changes sent, at one moment.
+struct Sample {
+    passes: f64,
+    sent: u64,
+    at: Instant,
+}
+
+impl Sample {
+    async fn take(metrics: SocketAddr, churn: &Churn) -> Result<Sample> {
+        Ok(Sample {
+            passes: Metrics::scrape(metrics)
+                .await?
+                .counter("reconciler_passes_total"),
+            sent: churn.sent.load(Ordering::SeqCst),
+            at: Instant::now(),
+        })
+    }
+}
+
+/// What the swap under churn measured.
+struct Swap {
+    /// Before the churn's window before the flip, at the flip, and at the
+    /// end of the window from it.
+    samples: [Sample; 3],
+    churn: Churn,
+    polled: Polled,
+    /// Every object on its last message, or which were not.
+    settled: Result<Duration, String>,
+    /// The busy loops competing for the CPUs.
+    loops: usize,
+    /// The host's metrics at the end.
+    end: Metrics,
+}
+
+/// The churn on, the ..data flip to the new module under it, the churn off,
+/// and every object then on `v2: <its last message>`.
+async fn swap_under_churn(
+    api: &Api<DynamicObject>,
+    m: &Modules,
+    guests: &Path,
+    metrics: SocketAddr,
+    n: usize,
+    rate: f64,
+) -> Result<Swap> {
     // --- churn before the swap ---
     let contention = Contention::from_env(Duration::from_secs(60))?;
-    let (churn, churning) = Churn::start(&api, n, rate);
+    let (churn, churning) = Churn::start(api, n, rate);
     tokio::time::sleep(WARM_UP).await;
-    let (p0, s0, t0) = (
-        Metrics::scrape(metrics)
-            .await?
-            .counter("reconciler_passes_total"),
-        churn.sent.load(Ordering::SeqCst),
-        Instant::now(),
-    );
+    let before = Sample::take(metrics, &churn).await?;
     tokio::time::sleep(BEFORE).await;
-    let (p1, s1, t1) = (
-        Metrics::scrape(metrics)
-            .await?
-            .counter("reconciler_passes_total"),
-        churn.sent.load(Ordering::SeqCst),
-        Instant::now(),
-    );
+    let at_flip = Sample::take(metrics, &churn).await?;
 
     // --- the flip, the churn on for DURING ---
     let flipped = Instant::now();
-    configmap_update(&guests, &m.message).context("the ..data flip")?;
+    configmap_update(guests, &m.message).context("the ..data flip")?;
     let first_v2 = tokio::spawn(poll_first_v2(api.clone(), n, flipped));
     tokio::time::sleep(DURING.saturating_sub(flipped.elapsed())).await;
-    let (p2, s2, t2) = (
-        Metrics::scrape(metrics)
-            .await?
-            .counter("reconciler_passes_total"),
-        churn.sent.load(Ordering::SeqCst),
-        Instant::now(),
-    );
+    let during = Sample::take(metrics, &churn).await?;
     churn.stop.store(true, Ordering::SeqCst);
     churning
         .await
         .map_err(|e| anyhow!("the churn failed: {e}"))?;
-    let Polled {
-        seen,
-        lists,
-        round_trip,
-    } = first_v2
+    let polled = first_v2
         .await
         .map_err(|e| anyhow!("the status polling failed: {e}"))?;
 
@@ -423,13 +487,37 @@ async fn run(
     for slot in &churn.last {
         last.push(*slot.lock().await);
     }
-    let settled = wait_all(&api, |i| format!("v2: {}", Churn::message(last[i])), n).await?;
+    let settled = wait_all(api, |i| format!("v2: {}", Churn::message(last[i])), n).await?;
     let loops = contention.loops();
     drop(contention);
     let end = Metrics::scrape(metrics).await?;
-    ensure!(host.is_alive(), "the host exited during the bench");
+    Ok(Swap {
+        samples: [before, at_flip, during],
+        churn,
+        polled,
+        settled,
+        loops,
+        end,
+    })
+}
 
-    // --- the report ---
+/// The table of the bench, but for how the host stopped.
+fn report(n: usize, rate: f64, setup: Duration, swap: &Swap) -> Table {
+    let Swap {
+        samples: [before, at_flip, during],
+        churn,
+        polled: Polled {
+            seen,
+            lists,
+            round_trip,
+        },
+        settled,
+        loops,
+        end,
+    } = swap;
+    let (p0, s0, t0) = (before.passes, before.sent, before.at);
+    let (p1, s1, t1) = (at_flip.passes, at_flip.sent, at_flip.at);
+    let (p2, s2, t2) = (during.passes, during.sent, during.at);
     let mut out = Table::default();
     out.title(format!(
         "hot swap under load: {n} Hostile objects, target {rate} spec changes/s ({IN_FLIGHT} in flight), --guests-poll {GUESTS_POLL}, {} host, {} CPUs, {loops} busy loops competing",
@@ -518,19 +606,7 @@ async fn run(
         },
     );
     out.row("passes in total", end.counter("reconciler_passes_total"));
-    let status = host.stop();
-    let problems = host.problems();
-    out.row(
-        "host stop (SIGTERM) / WARN+ERROR log lines",
-        format!("{status} / {}", problems.len()),
-    );
-    for p in problems.iter().take(5) {
-        eprintln!("bench: host log: {p}");
-    }
-    if status.success() && problems.is_empty() {
-        let _ = std::fs::remove_dir_all(m.dir.join(&name));
-    }
-    Ok(out.finish())
+    out
 }
 
 /// When each object first showed a `v2: ` message, from the flip.

@@ -290,28 +290,7 @@ async fn shadowed(out: &mut Table, parents: usize) -> Result<()> {
     let ns = TestNamespace::new("bench-shadow").await?;
     let client = ns.client();
     reconciler_testsupport::install_crd(&client, crd).await?;
-    let started = Instant::now();
-    let created: Vec<Result<()>> = stream::iter(0..parents)
-        .map(|i| {
-            let client = client.clone();
-            let ns = ns.name().to_owned();
-            async move {
-                objects::create(
-                    &client,
-                    &ns,
-                    json!({"apiVersion": API_VERSION, "kind": "LegacyWidget",
-                           "metadata": {"name": format!("w-{i:05}")},
-                           "spec": {"message": "hello"}}),
-                )
-                .await;
-                Ok(())
-            }
-        })
-        .buffer_unordered(CREATING)
-        .collect()
-        .await;
-    created.into_iter().collect::<Result<Vec<()>>>()?;
-    let setup = started.elapsed();
+    let setup = create_widgets(&client, ns.name(), parents).await?;
 
     let reviewer = "bench-shadow-reviewer";
     identity::read_only_reviewer(&client, ns.name(), reviewer).await;
@@ -335,37 +314,15 @@ async fn shadowed(out: &mut Table, parents: usize) -> Result<()> {
     let before = versions(API_VERSION, "LegacyWidget").await?;
     let review = dir.join("review.yaml");
     let candidate = guest_wasm("legacy-v0_1-guest");
-    let (ran, took) = {
-        let (kubeconfig, guests, compiled, review, candidate, namespace) = (
-            kubeconfig.clone(),
-            guests.clone(),
-            compiled.clone(),
-            review.clone(),
-            candidate.clone(),
-            ns.name().to_owned(),
-        );
-        tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let out = Command::new(paths::host_binary())
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-                .env("KUBECONFIG", &kubeconfig)
-                .env("NO_COLOR", "1")
-                .arg("--cache-dir")
-                .arg(&compiled)
-                .arg("shadow")
-                .arg(&candidate)
-                .arg("--guests")
-                .arg(&guests)
-                .args(["--namespaces", &namespace, "-o"])
-                .arg(&review)
-                .output()
-                .expect("the host binary runs");
-            (out, started.elapsed())
-        })
-        .await?
-    };
+    let (ran, took) = shadow_run(ShadowRun {
+        kubeconfig: kubeconfig.clone(),
+        guests: guests.clone(),
+        compiled: compiled.clone(),
+        review: review.clone(),
+        candidate: candidate.clone(),
+        namespace: ns.name().to_owned(),
+    })
+    .await?;
     ensure!(
         ran.status.code() == Some(1),
         "the shadow run should hold the 0.1 module (exit 1): {}",
@@ -415,6 +372,80 @@ async fn shadowed(out: &mut Table, parents: usize) -> Result<()> {
     ensure!(written == 0, "the shadow run wrote {written} object(s)");
     ns.cleanup().await?;
     Ok(())
+}
+
+/// `parents` LegacyWidgets created; how long it took.
+async fn create_widgets(
+    client: &kube::Client,
+    namespace: &str,
+    parents: usize,
+) -> Result<Duration> {
+    let started = Instant::now();
+    let created: Vec<Result<()>> = stream::iter(0..parents)
+        .map(|i| {
+            let client = client.clone();
+            let ns = namespace.to_owned();
+            async move {
+                objects::create(
+                    &client,
+                    &ns,
+                    json!({"apiVersion": API_VERSION, "kind": "LegacyWidget",
+                           "metadata": {"name": format!("w-{i:05}")},
+                           "spec": {"message": "hello"}}),
+                )
+                .await;
+                Ok(())
+            }
+        })
+        .buffer_unordered(CREATING)
+        .collect()
+        .await;
+    created.into_iter().collect::<Result<Vec<()>>>()?;
+    Ok(started.elapsed())
+}
+
+/// What `reconciler-host shadow` is given.
+struct ShadowRun {
+    kubeconfig: PathBuf,
+    guests: PathBuf,
+    compiled: PathBuf,
+    review: PathBuf,
+    candidate: PathBuf,
+    namespace: String,
+}
+
+/// `reconciler-host shadow` of the candidate beside the guests directory,
+/// as the kubeconfig's user; its output and how long it ran.
+async fn shadow_run(run: ShadowRun) -> Result<(Output, Duration)> {
+    let ShadowRun {
+        kubeconfig,
+        guests,
+        compiled,
+        review,
+        candidate,
+        namespace,
+    } = run;
+    Ok(tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let out = Command::new(paths::host_binary())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("KUBECONFIG", &kubeconfig)
+            .env("NO_COLOR", "1")
+            .arg("--cache-dir")
+            .arg(&compiled)
+            .arg("shadow")
+            .arg(&candidate)
+            .arg("--guests")
+            .arg(&guests)
+            .args(["--namespaces", &namespace, "-o"])
+            .arg(&review)
+            .output()
+            .expect("the host binary runs");
+        (out, started.elapsed())
+    })
+    .await?)
 }
 
 /// The Behaving message of each Hostile parent evaluated at its
@@ -493,28 +524,7 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
     // binaries.
     let message = std::fs::read(guest_wasm_with("hostile-guest", Some("variant-message")))?;
     let plain = std::fs::read(guest_wasm_with("hostile-guest", None))?;
-    let compiled = dir.join("push-compiled");
-    let mut pinned = Vec::new();
-    for (bytes, tag) in [(&plain, "plain"), (&message, "message")] {
-        let module = dir.join(tag).join("hostile_guest.wasm");
-        std::fs::create_dir_all(module.parent().unwrap())?;
-        std::fs::write(&module, bytes)?;
-        let pushed = host(
-            &compiled,
-            &[],
-            &[
-                "push",
-                module.to_str().unwrap(),
-                &format!("{address}/guests/hostile:{tag}"),
-                "--insecure-registry",
-                &address,
-            ],
-        );
-        ensure!(pushed.status.success(), "push: {}", text(&pushed.stderr));
-        let reference = text(&pushed.stdout).trim().to_owned();
-        key.sign(&reference);
-        pinned.push(reference);
-    }
+    let pinned = push_signed(&dir, &key, &address, [&plain, &message])?;
     let guests = dir.join("guests");
     std::fs::create_dir_all(&guests)?;
     std::fs::write(guests.join("hostile_guest.wasm"), &plain)?;
@@ -535,25 +545,7 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
 
     let hostile = objects::api(&client, ns.name(), "testing.reconciler.dev/v1", "Hostile");
     let names: Vec<String> = (0..objects).map(|i| format!("h{i:04}")).collect();
-    let said = |name: &str, round: usize| format!("{name} round {round}");
-    stream::iter(&names)
-        .map(|name| {
-            let (client, ns) = (client.clone(), ns.name().to_owned());
-            async move {
-                objects::create(
-                    &client,
-                    &ns,
-                    json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "Hostile",
-                           "metadata": {"name": name}, "spec": {"message": said(name, 0)}}),
-                )
-                .await
-            }
-        })
-        .buffer_unordered(CREATING)
-        .collect::<Vec<()>>()
-        .await;
-    until_all(&hostile, &names, |n| said(n, 0), Instant::now()).await?;
-
+    create_hostile(&client, ns.name(), &names).await?;
     let modules = guest_modules(&client);
     let name = format!("bench-hostile-{}", ns.name());
     modules
@@ -564,64 +556,12 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
         .await
         .context("creating the GuestModule")?;
     // Serving the plain module, as the guests directory did.
-    let since = Instant::now();
-    loop {
-        let o = serde_json::to_value(modules.get(&name).await?)?;
-        let ready = o["status"]["conditions"].as_array().is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        });
-        if ready {
-            break;
-        }
-        ensure!(
-            since.elapsed() < SETTLE_LIMIT,
-            "the GuestModule is not Ready after {SETTLE_LIMIT:?}: {}",
-            o["status"]
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_module_ready(&modules, &name).await?;
     let swaps_before = Metrics::scrape(metrics)
         .await?
         .counter("reconciler_swaps_total");
 
-    let (mut first, mut every) = (Vec::new(), Vec::new());
-    let mut cold = None;
-    for update in 1..=updates {
-        let variant = update % 2 == 1;
-        let rendered = move |text: String| if variant { format!("v2: {text}") } else { text };
-        let written = Instant::now();
-        modules
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"source": {"oci": pinned[usize::from(variant)]}}})),
-            )
-            .await
-            .context("updating the GuestModule")?;
-        let (to_first, to_every) =
-            until_all(&hostile, &names, |n| rendered(said(n, update - 1)), written).await?;
-        if update == 1 {
-            cold = Some(to_first);
-        } else {
-            first.push(to_first);
-            every.push(to_every);
-        }
-        // A spec change on every parent right after the swap: each must
-        // end on the new module's rendering of it.
-        stream::iter(&names)
-            .map(|n| objects::merge(&hostile, n, json!({"spec": {"message": said(n, update)}})))
-            .buffer_unordered(CREATING)
-            .collect::<Vec<()>>()
-            .await;
-        until_all(
-            &hostile,
-            &names,
-            |n| rendered(said(n, update)),
-            Instant::now(),
-        )
-        .await?;
-    }
+    let rounds = update_rounds(&modules, &name, &hostile, &names, &pinned, updates).await?;
     let last = |n: &str| {
         let text = said(n, updates);
         if updates % 2 == 1 {
@@ -643,9 +583,189 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
         after.counter("reconciler_rollbacks_total"),
     );
     served.stop();
+
+    let counted = Counted {
+        swaps,
+        lost,
+        errors,
+        refusals,
+        rollbacks,
+    };
+    report_updates(out, objects, updates, &rounds, &counted)?;
+    modules.delete(&name, &Default::default()).await?;
+    ns.cleanup().await?;
+    drop(registry);
+    Ok(())
+}
+
+/// The plain and the message Hostile modules pushed to the registry and
+/// signed with `key`; their references, pinned by digest, in that order.
+fn push_signed(
+    dir: &Path,
+    key: &KeyPair,
+    address: &str,
+    modules: [&Vec<u8>; 2],
+) -> Result<Vec<String>> {
+    let [plain, message] = modules;
+    let compiled = dir.join("push-compiled");
+    let mut pinned = Vec::new();
+    for (bytes, tag) in [(&plain, "plain"), (&message, "message")] {
+        let module = dir.join(tag).join("hostile_guest.wasm");
+        std::fs::create_dir_all(module.parent().unwrap())?;
+        std::fs::write(&module, bytes)?;
+        let pushed = host(
+            &compiled,
+            &[],
+            &[
+                "push",
+                module.to_str().unwrap(),
+                &format!("{address}/guests/hostile:{tag}"),
+                "--insecure-registry",
+                address,
+            ],
+        );
+        ensure!(pushed.status.success(), "push: {}", text(&pushed.stderr));
+        let reference = text(&pushed.stdout).trim().to_owned();
+        key.sign(&reference);
+        pinned.push(reference);
+    }
+    Ok(pinned)
+}
+
+/// A Hostile parent for each name, saying round 0, each evaluated.
+async fn create_hostile(client: &kube::Client, namespace: &str, names: &[String]) -> Result<()> {
+    let hostile = objects::api(client, namespace, "testing.reconciler.dev/v1", "Hostile");
+    stream::iter(names)
+        .map(|name| {
+            let (client, ns) = (client.clone(), namespace.to_owned());
+            async move {
+                objects::create(
+                    &client,
+                    &ns,
+                    json!({"apiVersion": "testing.reconciler.dev/v1", "kind": "Hostile",
+                           "metadata": {"name": name}, "spec": {"message": said(name, 0)}}),
+                )
+                .await
+            }
+        })
+        .buffer_unordered(CREATING)
+        .collect::<Vec<()>>()
+        .await;
+    until_all(&hostile, names, |n| said(n, 0), Instant::now()).await?;
+
+    Ok(())
+}
+
+/// Waits for the GuestModule `name` to be Ready.
+async fn until_module_ready(modules: &kube::Api<DynamicObject>, name: &str) -> Result<()> {
+    let since = Instant::now();
+    loop {
+        let o = serde_json::to_value(modules.get(name).await?)?;
+        let ready = o["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        });
+        if ready {
+            break;
+        }
+        ensure!(
+            since.elapsed() < SETTLE_LIMIT,
+            "the GuestModule is not Ready after {SETTLE_LIMIT:?}: {}",
+            o["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// How long the updates took to reach the parents: the first update (cold)
+/// to the first parent, and each later one to the first and to every
+/// parent, sorted.
+struct Rounds {
+    cold: Option<Duration>,
+    first: Vec<Duration>,
+    every: Vec<Duration>,
+}
+
+/// `updates` updates of the GuestModule, alternating between the pinned
+/// modules, each followed by a spec change on every parent that must end
+/// on the new module's rendering of it.
+async fn update_rounds(
+    modules: &kube::Api<DynamicObject>,
+    name: &str,
+    hostile: &kube::Api<DynamicObject>,
+    names: &[String],
+    pinned: &[String],
+    updates: usize,
+) -> Result<Rounds> {
+    let (mut first, mut every) = (Vec::new(), Vec::new());
+    let mut cold = None;
+    for update in 1..=updates {
+        let variant = update % 2 == 1;
+        let rendered = move |text: String| if variant { format!("v2: {text}") } else { text };
+        let written = Instant::now();
+        modules
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"source": {"oci": pinned[usize::from(variant)]}}})),
+            )
+            .await
+            .context("updating the GuestModule")?;
+        let (to_first, to_every) =
+            until_all(hostile, names, |n| rendered(said(n, update - 1)), written).await?;
+        if update == 1 {
+            cold = Some(to_first);
+        } else {
+            first.push(to_first);
+            every.push(to_every);
+        }
+        // A spec change on every parent right after the swap: each must
+        // end on the new module's rendering of it.
+        stream::iter(names)
+            .map(|n| objects::merge(hostile, n, json!({"spec": {"message": said(n, update)}})))
+            .buffer_unordered(CREATING)
+            .collect::<Vec<()>>()
+            .await;
+        until_all(
+            hostile,
+            names,
+            |n| rendered(said(n, update)),
+            Instant::now(),
+        )
+        .await?;
+    }
     first.sort();
     every.sort();
+    Ok(Rounds { cold, first, every })
+}
 
+/// What the host counted over the updates, and the parents not on their
+/// last spec.
+struct Counted {
+    swaps: f64,
+    lost: usize,
+    errors: f64,
+    refusals: f64,
+    rollbacks: f64,
+}
+
+/// The updates' rows of the table, and the checks that they passed cleanly.
+fn report_updates(
+    out: &mut Table,
+    objects: usize,
+    updates: usize,
+    rounds: &Rounds,
+    counted: &Counted,
+) -> Result<()> {
+    let Rounds { cold, first, every } = rounds;
+    let &Counted {
+        swaps,
+        lost,
+        errors,
+        refusals,
+        rollbacks,
+    } = counted;
     out.section(&format!(
         "a GuestModule updated {updates} times, the signed plain and v2 Hostile modules alternating, promotion direct, {objects} parents served"
     ));
@@ -661,16 +781,16 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
             ),
             format!(
                 "p50 {}, p99 {}",
-                quantile(&first, 0.5),
-                quantile(&first, 0.99)
+                quantile(first, 0.5),
+                quantile(first, 0.99)
             ),
         );
         out.row(
             &format!("update to every parent on it ({objects} parents)"),
             format!(
                 "p50 {}, p99 {}",
-                quantile(&every, 0.5),
-                quantile(&every, 0.99)
+                quantile(every, 0.5),
+                quantile(every, 0.99)
             ),
         );
     }
@@ -692,10 +812,12 @@ async fn updated(out: &mut Table, objects: usize, updates: usize, kubeconfig: &P
         errors == 0.0 && refusals == 0.0 && rollbacks == 0.0,
         "guest errors {errors}, refusals {refusals}, rollbacks {rollbacks}: the updates should pass cleanly"
     );
-    modules.delete(&name, &Default::default()).await?;
-    ns.cleanup().await?;
-    drop(registry);
     Ok(())
+}
+
+/// What a Hostile parent says in a round.
+fn said(name: &str, round: usize) -> String {
+    format!("{name} round {round}")
 }
 
 /// Part 4: the JavaScript EvidenceAgent served by a running host from a

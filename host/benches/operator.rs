@@ -397,61 +397,19 @@ async fn run(
     let mut out = Table::default();
 
     // --- setup (not measured) ---
-    let setup_started = Instant::now();
-    let mut setup = objects::backup_setup();
-    setup.push(json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": UNRELATED},
-        "data": {"note": "read by no agent"},
-    }));
-    let count = setup.len();
-    eprintln!("bench: creating {count} objects (setup) in {name}");
-    tokio::time::timeout(
-        SETUP_LIMIT,
-        stream::iter(setup)
-            .map(|o| objects::create(&client, &name, o))
-            .buffer_unordered(IN_FLIGHT)
-            .collect::<Vec<()>>(),
-    )
-    .await
-    .map_err(|_| anyhow!("the setup ({count} objects) did not finish within {SETUP_LIMIT:?}"))?;
-    let setup_time = setup_started.elapsed();
+    let (count, setup_time) = create_setup(&client, &name).await?;
 
     // --- the host ---
     let metrics_addr = free_port()?;
     let host_started = Instant::now();
-    let f = harness::fixture();
-    let image = format!("EvidenceAgent.defaultImage={IMAGE}");
     let concurrency = concurrency.map(|c| c.to_string());
-    let mut args: Vec<&OsStr> = vec![
-        "--cache-dir".as_ref(),
-        f.cache_dir.as_os_str(),
-        "run".as_ref(),
-        "--guests".as_ref(),
-        f.guests_dir.as_os_str(),
-        "--namespaces".as_ref(),
-        name.as_ref(),
-        "--setting".as_ref(),
-        image.as_ref(),
-        "--setting".as_ref(),
-        "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/".as_ref(),
-    ];
-    if let Some(c) = &concurrency {
-        args.extend([OsStr::new("--concurrency"), OsStr::new(c)]);
-    }
-    let log = f.logs_dir.join(format!("bench-{name}.log"));
-    let mut host = match variant {
-        Variant::Wasm => HostProcess::start(&kubeconfig, log, metrics_addr, &args)?,
-        Variant::Native => HostProcess::start_program(
-            &std::env::current_exe().context("this bench's binary")?,
-            &[(native_host::ROLE, "1")],
-            &kubeconfig,
-            log,
-            metrics_addr,
-            &args,
-        )?,
-    };
+    let mut host = start_host(
+        variant,
+        &name,
+        concurrency.as_deref(),
+        &kubeconfig,
+        metrics_addr,
+    )?;
     host.wait_synced(START_LIMIT).await?;
     let sync_time = host_started.elapsed();
     let cpu_synced = host.cpu()?;
@@ -466,21 +424,205 @@ async fn run(
 
     // --- convergence (measured) ---
     let contention = Contention::from_env(Duration::from_secs(300))?;
-    let agents = objects::agents(&client, &name);
-    let apiserver = kubeconfig
-        .parent()
-        .map(|d| d.join("pid"))
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|p| p.trim().parse::<u32>().ok());
+    let apiserver = apiserver_pid(&kubeconfig);
     let others_before = (cpu_of(apiserver), cpu_of(Some(std::process::id())));
     let load_average = std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
     let profile = Profile::start(host.pid(), variant)?;
+    let convergence = converge(&mut host, &client, &name, parents, timeout).await?;
+    let converged = convergence.converged;
+    let profile = profile.map(Profile::stop).transpose()?;
+    let at_converged = Metrics::scrape(metrics_addr).await?;
+    let cpu_converged = host.cpu()?;
+    let others_after = (cpu_of(apiserver), cpu_of(Some(std::process::id())));
+    let rss_converged = host.memory()?;
+
+    // --- steady state ---
+    let idle = window(&host, metrics_addr, None).await?;
+    let unrelated = objects::api(&client, &name, "v1", "ConfigMap");
+    let touching = window(&host, metrics_addr, Some(&unrelated)).await?;
+    let at_end = Metrics::scrape(metrics_addr).await?;
+    let cpu_end = host.cpu()?;
+    let rss_end = host.memory()?;
+
+    // --- the report ---
+    let passes = at_converged.counter("reconciler_passes_total");
+    let conc = concurrency.map_or("host default".to_owned(), |c| c.to_string());
+    out.title(format!(
+        "operator bench: {parents} EvidenceAgents in one namespace, {}, --concurrency {conc}, {} CPUs, {} busy loops competing; load average at the start {}",
+        variant.name(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        contention.loops(),
+        load_average
+    ));
+    out.row(
+        "setup: shared objects (not measured)",
+        format!("{count} objects in {:.1} s", setup_time.as_secs_f64()),
+    );
+    out.row(
+        "host start until caches synced",
+        format!("{:.2} s", sync_time.as_secs_f64()),
+    );
+    convergence_section(&mut out, parents, &convergence);
+    steady_section(&mut out, &idle, &touching);
+    let cpu = Cpu {
+        synced: cpu_synced,
+        converged: cpu_converged,
+        end: cpu_end,
+        others_before,
+        others_after,
+    };
+    host_time_section(&mut out, &at_converged, passes, &cpu);
+    totals_section(
+        &mut out,
+        ns,
+        [&at_converged, &at_end],
+        rss_converged,
+        rss_end,
+    )
+    .await;
+
+    if let Some(file) = profile {
+        out.row(
+            "perf profile of the host, convergence (BENCH_PERF)",
+            file.display(),
+        );
+    }
+    let requests = requests_section(&mut out, parents, &before, &at_converged);
+    let cached = cached_objects(&client, &name, &at_end).await?;
+    memory_section(&mut out, &cached, rss_synced, rss_converged.0);
+
+    // --- the host stops cleanly, with nothing to warn about ---
+    let status = host.stop();
+    let problems = host.problems();
+    out.row(
+        "host stop (SIGTERM) / WARN+ERROR log lines",
+        format!("{status} / {}", problems.len()),
+    );
+    for p in problems.iter().take(5) {
+        eprintln!("bench: host log: {p}");
+    }
+    if status.success() && problems.is_empty() {
+        let _ = std::fs::remove_file(&host.log);
+    }
+    Ok(Run {
+        variant,
+        runs: 1,
+        table: out.finish(),
+        converged: converged.as_secs_f64(),
+        passes,
+        host_cpu: cpu_converged - cpu_synced,
+        apiserver_cpu: others_before.0.zip(others_after.0).map(|(a, b)| b - a),
+        guest_seconds: at_converged
+            .histogram("reconciler_guest_evaluation_seconds")
+            .sum,
+        rss_kib: rss_converged.0,
+        requests,
+    })
+}
+
+/// The API server's process, from the `pid` file beside its kubeconfig.
+fn apiserver_pid(kubeconfig: &std::path::Path) -> Option<u32> {
+    kubeconfig
+        .parent()
+        .map(|d| d.join("pid"))
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|p| p.trim().parse::<u32>().ok())
+}
+
+/// The objects every agent shares, and one no agent reads, created; how
+/// many and how long it took.
+async fn create_setup(client: &kube::Client, name: &str) -> Result<(usize, Duration)> {
+    let setup_started = Instant::now();
+    let mut setup = objects::backup_setup();
+    setup.push(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": UNRELATED},
+        "data": {"note": "read by no agent"},
+    }));
+    let count = setup.len();
+    eprintln!("bench: creating {count} objects (setup) in {name}");
+    tokio::time::timeout(
+        SETUP_LIMIT,
+        stream::iter(setup)
+            .map(|o| objects::create(client, name, o))
+            .buffer_unordered(IN_FLIGHT)
+            .collect::<Vec<()>>(),
+    )
+    .await
+    .map_err(|_| anyhow!("the setup ({count} objects) did not finish within {SETUP_LIMIT:?}"))?;
+    let setup_time = setup_started.elapsed();
+    Ok((count, setup_time))
+}
+
+/// The host (`reconciler-host`, or this bench's binary as the native host)
+/// on the fixture's guests, serving the namespace `name`; not yet synced.
+fn start_host(
+    variant: Variant,
+    name: &str,
+    concurrency: Option<&str>,
+    kubeconfig: &std::path::Path,
+    metrics_addr: SocketAddr,
+) -> Result<HostProcess> {
+    let f = harness::fixture();
+    let image = format!("EvidenceAgent.defaultImage={IMAGE}");
+    let mut args: Vec<&OsStr> = vec![
+        "--cache-dir".as_ref(),
+        f.cache_dir.as_os_str(),
+        "run".as_ref(),
+        "--guests".as_ref(),
+        f.guests_dir.as_os_str(),
+        "--namespaces".as_ref(),
+        name.as_ref(),
+        "--setting".as_ref(),
+        image.as_ref(),
+        "--setting".as_ref(),
+        "EvidenceAgent.allowedImageRepositories=ghcr.io/fyannk/".as_ref(),
+    ];
+    if let Some(c) = concurrency {
+        args.extend([OsStr::new("--concurrency"), OsStr::new(c)]);
+    }
+    let log = f.logs_dir.join(format!("bench-{name}.log"));
+    let host = match variant {
+        Variant::Wasm => HostProcess::start(kubeconfig, log, metrics_addr, &args)?,
+        Variant::Native => HostProcess::start_program(
+            &std::env::current_exe().context("this bench's binary")?,
+            &[(native_host::ROLE, "1")],
+            kubeconfig,
+            log,
+            metrics_addr,
+            &args,
+        )?,
+    };
+    Ok(host)
+}
+
+/// When, from the first agent's creation, all agents were created, first
+/// touched, had their certificate and were Ready; how many lists it took.
+struct Convergence {
+    created: Duration,
+    touched: Option<Duration>,
+    certified: Option<Duration>,
+    converged: Duration,
+    lists: usize,
+}
+
+/// Creates `parents` agents and lists them until every one is Ready
+/// True/AsExpected at its generation.
+async fn converge(
+    host: &mut HostProcess,
+    client: &kube::Client,
+    name: &str,
+    parents: usize,
+    timeout: Duration,
+) -> Result<Convergence> {
+    let agents = objects::agents(client, name);
     let started = Instant::now();
     let mut creating = Some(tokio::spawn({
         let client = client.clone();
-        let name = name.clone();
+        let name = name.to_owned();
         async move {
             stream::iter(0..parents)
                 .map(|i| {
@@ -515,41 +657,12 @@ async fn run(
                 .map_err(|_| anyhow!("listing the agents took over 30 s"))?
                 .context("listing the agents")?;
         lists += 1;
-        let (mut first_touched, mut with_certificate, mut ready) = (0usize, 0usize, 0usize);
-        let mut not_ready: Option<String> = None;
-        for o in &state.items {
-            let o = serde_json::to_value(o)?;
-            if o["status"]["conditions"]
-                .as_array()
-                .is_some_and(|c| !c.is_empty())
-            {
-                first_touched += 1;
-            }
-            let generation = o["metadata"]["generation"].as_i64().unwrap_or(-2);
-            if harness::condition(&o, "ServingCertificateReady")
-                .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
-            {
-                with_certificate += 1;
-            }
-            match harness::condition(&o, "Ready") {
-                Some(c)
-                    if c.status == "True"
-                        && c.reason == "AsExpected"
-                        && c.observed_generation == generation =>
-                {
-                    ready += 1
-                }
-                _ => {
-                    if not_ready.is_none() {
-                        not_ready = Some(format!(
-                            "{}: {:?}",
-                            o["metadata"]["name"].as_str().unwrap_or("?"),
-                            harness::summary(&o)
-                        ));
-                    }
-                }
-            }
-        }
+        let Tally {
+            first_touched,
+            with_certificate,
+            ready,
+            not_ready,
+        } = tally(&state.items)?;
         if touched.is_none() && first_touched == parents {
             touched = Some(started.elapsed());
         }
@@ -592,39 +705,77 @@ async fn run(
             .map_err(|e| anyhow!("creating the agents failed: {e}"))?,
         (None, None) => converged,
     };
-    let profile = profile.map(Profile::stop).transpose()?;
-    let at_converged = Metrics::scrape(metrics_addr).await?;
-    let cpu_converged = host.cpu()?;
-    let others_after = (cpu_of(apiserver), cpu_of(Some(std::process::id())));
-    let rss_converged = host.memory()?;
+    Ok(Convergence {
+        created,
+        touched,
+        certified,
+        converged,
+        lists,
+    })
+}
 
-    // --- steady state ---
-    let idle = window(&host, metrics_addr, None).await?;
-    let unrelated = objects::api(&client, &name, "v1", "ConfigMap");
-    let touching = window(&host, metrics_addr, Some(&unrelated)).await?;
-    let at_end = Metrics::scrape(metrics_addr).await?;
-    let cpu_end = host.cpu()?;
-    let rss_end = host.memory()?;
+/// How many agents of one list have some status, their certificate, and
+/// Ready True/AsExpected at their generation; one not Ready.
+struct Tally {
+    first_touched: usize,
+    with_certificate: usize,
+    ready: usize,
+    not_ready: Option<String>,
+}
 
-    // --- the report ---
-    let passes = at_converged.counter("reconciler_passes_total");
-    let hist = at_converged.histogram("reconciler_pass_host_seconds");
-    let conc = concurrency.map_or("host default".to_owned(), |c| c.to_string());
-    out.title(format!(
-        "operator bench: {parents} EvidenceAgents in one namespace, {}, --concurrency {conc}, {} CPUs, {} busy loops competing; load average at the start {}",
-        variant.name(),
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
-        contention.loops(),
-        load_average
-    ));
-    out.row(
-        "setup: shared objects (not measured)",
-        format!("{count} objects in {:.1} s", setup_time.as_secs_f64()),
-    );
-    out.row(
-        "host start until caches synced",
-        format!("{:.2} s", sync_time.as_secs_f64()),
-    );
+fn tally(items: &[kube::api::DynamicObject]) -> Result<Tally> {
+    let (mut first_touched, mut with_certificate, mut ready) = (0usize, 0usize, 0usize);
+    let mut not_ready: Option<String> = None;
+    for o in items {
+        let o = serde_json::to_value(o)?;
+        if o["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+        {
+            first_touched += 1;
+        }
+        let generation = o["metadata"]["generation"].as_i64().unwrap_or(-2);
+        if harness::condition(&o, "ServingCertificateReady")
+            .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
+        {
+            with_certificate += 1;
+        }
+        match harness::condition(&o, "Ready") {
+            Some(c)
+                if c.status == "True"
+                    && c.reason == "AsExpected"
+                    && c.observed_generation == generation =>
+            {
+                ready += 1
+            }
+            _ => {
+                if not_ready.is_none() {
+                    not_ready = Some(format!(
+                        "{}: {:?}",
+                        o["metadata"]["name"].as_str().unwrap_or("?"),
+                        harness::summary(&o)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Tally {
+        first_touched,
+        with_certificate,
+        ready,
+        not_ready,
+    })
+}
+
+/// Section 1: convergence, clock from the first agent's creation.
+fn convergence_section(out: &mut Table, parents: usize, c: &Convergence) {
+    let Convergence {
+        created,
+        touched,
+        certified,
+        converged,
+        lists,
+    } = c;
     out.section("1. convergence, clock from the first agent's creation");
     out.row(
         "all agents created (last create returned)",
@@ -647,10 +798,14 @@ async fn run(
             poll_interval(parents).as_millis()
         ),
     );
+}
+
+/// Section 2: the steady state of the converged agents.
+fn steady_section(out: &mut Table, idle: &Window, touching: &Window) {
     out.section("2. steady state, the converged agents (goal: 0 API requests/s)");
     for (label, w) in [
-        ("idle", &idle),
-        ("unrelated ConfigMap touched 1/s", &touching),
+        ("idle", idle),
+        ("unrelated ConfigMap touched 1/s", touching),
     ] {
         out.row(
             &format!("{} s {label}", WINDOW.as_secs()),
@@ -667,6 +822,28 @@ async fn run(
             ),
         );
     }
+}
+
+/// Host CPU seconds at the sync, at convergence and at the end, and the
+/// API server's and the bench's before and after convergence.
+struct Cpu {
+    synced: f64,
+    converged: f64,
+    end: f64,
+    others_before: (Option<f64>, Option<f64>),
+    others_after: (Option<f64>, Option<f64>),
+}
+
+/// Section 3: host time per pass, to convergence.
+fn host_time_section(out: &mut Table, at_converged: &Metrics, passes: f64, cpu: &Cpu) {
+    let &Cpu {
+        synced: cpu_synced,
+        converged: cpu_converged,
+        end: cpu_end,
+        others_before,
+        others_after,
+    } = cpu;
+    let hist = at_converged.histogram("reconciler_pass_host_seconds");
     out.section("3. host time per pass (to convergence)");
     out.row(
         "reconciler_pass_host_seconds p50 (bucket upper bound)",
@@ -715,8 +892,18 @@ async fn run(
         "host process CPU, steady-state windows (20 s)",
         format!("{:.3} s", cpu_end - cpu_converged),
     );
+}
+
+/// Section 4: the totals at convergence and at the end.
+async fn totals_section(
+    out: &mut Table,
+    ns: &TestNamespace,
+    [at_converged, at_end]: [&Metrics; 2],
+    rss_converged: (u64, u64),
+    rss_end: (u64, u64),
+) {
     out.section("4. totals");
-    for (label, m) in [("at convergence", &at_converged), ("at the end", &at_end)] {
+    for (label, m) in [("at convergence", at_converged), ("at the end", at_end)] {
         out.row(
             &format!("passes / status writes / Events, {label}"),
             format!(
@@ -727,7 +914,7 @@ async fn run(
             ),
         );
     }
-    for (label, m) in [("at convergence", &at_converged), ("at the end", &at_end)] {
+    for (label, m) in [("at convergence", at_converged), ("at the end", at_end)] {
         out.row(
             &format!("children applied / unchanged / deleted, {label}"),
             format!(
@@ -769,44 +956,6 @@ async fn run(
         format!("{} / {}", mib(rss_converged.0), mib(rss_end.0)),
     );
     out.row("host peak RSS (VmHWM)", mib(rss_end.1));
-
-    if let Some(file) = profile {
-        out.row(
-            "perf profile of the host, convergence (BENCH_PERF)",
-            file.display(),
-        );
-    }
-    let requests = requests_section(&mut out, parents, &before, &at_converged);
-    let cached = cached_objects(&client, &name, &at_end).await?;
-    memory_section(&mut out, &cached, rss_synced, rss_converged.0);
-
-    // --- the host stops cleanly, with nothing to warn about ---
-    let status = host.stop();
-    let problems = host.problems();
-    out.row(
-        "host stop (SIGTERM) / WARN+ERROR log lines",
-        format!("{status} / {}", problems.len()),
-    );
-    for p in problems.iter().take(5) {
-        eprintln!("bench: host log: {p}");
-    }
-    if status.success() && problems.is_empty() {
-        let _ = std::fs::remove_file(&host.log);
-    }
-    Ok(Run {
-        variant,
-        runs: 1,
-        table: out.finish(),
-        converged: converged.as_secs_f64(),
-        passes,
-        host_cpu: cpu_converged - cpu_synced,
-        apiserver_cpu: others_before.0.zip(others_after.0).map(|(a, b)| b - a),
-        guest_seconds: at_converged
-            .histogram("reconciler_guest_evaluation_seconds")
-            .sum,
-        rss_kib: rss_converged.0,
-        requests,
-    })
 }
 
 /// Section 5: the host's requests from its start until convergence, by

@@ -140,52 +140,9 @@ async fn main() {
     fixture_of(&WRITER);
     // The API server of the bench's own, with the gate on, kept until the
     // end.
-    let (_gated, ring, ns) = if server {
-        let dir = paths::target_tmpdir().join(format!("bench-shards-{}", std::process::id()));
-        let gated = tokio::task::block_in_place(|| {
-            RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
-        })
-        .expect("an API server with ShardedListAndWatch on");
-        let admin = gated.client().await.expect("an admin client");
-        for crd in fixture().crds.clone() {
-            reconciler_testsupport::install_crd(&admin, crd)
-                .await
-                .expect("installing a CRD");
-        }
-        let ns = TestNamespace::on(admin, "bench-shards")
-            .await
-            .expect("a test namespace");
-        let ring = Ring {
-            kubeconfig: gated.kubeconfig(),
-            server: true,
-        };
-        (Some(gated), ring, ns)
-    } else {
-        let ns = TestNamespace::new("bench-shards")
-            .await
-            .expect("a test namespace");
-        install_crds(&ns.client()).await;
-        let ring = Ring {
-            kubeconfig: reconciler_testsupport::kubeconfig_path().expect("the test apiserver"),
-            server: false,
-        };
-        (None, ring, ns)
-    };
-    let client = ns.client();
+    let (_gated, ring, ns) = ring_namespace(server).await;
     let names: Vec<String> = (0..parents).map(|i| format!("w{i}")).collect();
-    let created = Instant::now();
-    stream::iter(names.iter())
-        .map(|n| {
-            let (client, ns_name) = (client.clone(), ns.name().to_owned());
-            async move { create(&client, &ns_name, widget(n, json!({"data": {"n": n}}))).await }
-        })
-        .buffer_unordered(32)
-        .collect::<Vec<_>>()
-        .await;
-    eprintln!(
-        "bench: {parents} Widgets created in {:?}",
-        created.elapsed()
-    );
+    create_widgets(&ns, &names).await;
 
     let moves: Moves = Arc::default();
     let watch = if ring.server {
@@ -202,30 +159,8 @@ async fn main() {
     ));
 
     // 1. Three replicas to convergence.
-    let started = Instant::now();
-    let mut replicas: Vec<Replica> = (0..3).map(|i| start(&ring, &ns, i)).collect();
-    let three = converge(&ring, &ns, &names, &replicas, 3).await;
-    let convergence = started.elapsed();
-    // The cache gauges are sampled every second.
-    tokio::time::sleep(CACHE_GAUGES).await;
-    table.section("three replicas");
-    table.row("convergence", format!("{:.1} s", convergence.as_secs_f64()));
-    let mut worst_ratio: f64 = 0.0;
-    for r in &replicas {
-        let cached = cached(r.metrics).await;
-        let ratio = cached as f64 / (2 * parents) as f64;
-        worst_ratio = worst_ratio.max(ratio);
-        table.row(
-            &format!("{}: cached objects / all", r.prefix),
-            format!("{cached} / {} = {ratio:.3}", 2 * parents),
-        );
-        table.row(
-            &format!("{}: RSS", r.prefix),
-            format!("{:.1} MiB", rss_mib(r.host.pid())),
-        );
-    }
-    println!("cached objects per replica / all: {worst_ratio:.3}");
-    drop(three);
+    let (mut replicas, convergence, worst_ratio) =
+        three_replicas(&ring, &ns, &names, &mut table).await;
 
     // 2. Churn; a fourth joins; one leaves, one is killed.
     let last: Arc<Mutex<BTreeMap<String, String>>> = Arc::new(Mutex::new(
@@ -239,38 +174,7 @@ async fn main() {
         rate,
         stop.clone(),
     ));
-    let joined = Instant::now();
-    replicas.push(start(&ring, &ns, 3));
-    converge(&ring, &ns, &names, &replicas, 4).await;
-    let join_convergence = joined.elapsed();
-    tokio::time::sleep(CACHE_GAUGES).await;
-    table.section("a fourth joins, under churn");
-    table.row(
-        "convergence",
-        format!("{:.1} s", join_convergence.as_secs_f64()),
-    );
-    for r in &replicas {
-        table.row(
-            &format!("{}: cached objects / all", r.prefix),
-            format!(
-                "{:.3}",
-                cached(r.metrics).await as f64 / (2 * parents) as f64
-            ),
-        );
-    }
-
-    let left = Instant::now();
-    let leaving = leave(&mut replicas[0].host).await;
-    replicas[0].stopped = Some(Timestamp::now());
-    replicas[1].host.kill();
-    replicas[1].stopped = Some(Timestamp::now());
-    converge(&ring, &ns, &names, &replicas, 2).await;
-    table.section("one leaves (SIGTERM), one is killed (SIGKILL), under churn");
-    table.row("the leaving one exited", leaving);
-    table.row(
-        "convergence",
-        format!("{:.1} s", left.elapsed().as_secs_f64()),
-    );
+    join_and_leave(&ring, &ns, &names, &mut replicas, &mut table).await;
 
     // 3. The churn stops; every change made; steady state.
     stop.store(true, Ordering::Relaxed);
@@ -278,20 +182,7 @@ async fn main() {
     let wanted = last.lock().unwrap().clone();
     let lost = lost_updates(&ns, &wanted).await;
     let live: Vec<&Replica> = replicas.iter().filter(|r| r.stopped.is_none()).collect();
-    // Past the last change's consequences: a pass whose changes found no
-    // ReconcilePlans served has the host look again whether they are, once,
-    // up to 10 s later (operator::PLANS_PROBED_EVERY; this bench installs no
-    // plans CRD), so the window opens 13 s after the last change was made.
-    tokio::time::sleep(Duration::from_secs(13)).await;
-    let before: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
-    tokio::time::sleep(STEADY).await;
-    let after: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
-    let steady: f64 = before
-        .iter()
-        .zip(&after)
-        .map(|(b, a)| (a - b) as f64)
-        .sum::<f64>()
-        / STEADY.as_secs_f64();
+    let steady = steady_requests(&live).await;
     watch.abort();
 
     let (two_writers, unowned) = {
@@ -327,6 +218,163 @@ async fn main() {
     if !held {
         std::process::exit(1);
     }
+}
+
+/// The API server the ring runs against (the bench's own, with the
+/// ShardedListAndWatch gate on, when the API server selects; kept until the
+/// end), the ring, and the namespace of the bench.
+async fn ring_namespace(server: bool) -> (Option<RestartableServer>, Ring, TestNamespace) {
+    if server {
+        let dir = paths::target_tmpdir().join(format!("bench-shards-{}", std::process::id()));
+        let gated = tokio::task::block_in_place(|| {
+            RestartableServer::start_with(&dir, "--feature-gates=ShardedListAndWatch=true")
+        })
+        .expect("an API server with ShardedListAndWatch on");
+        let admin = gated.client().await.expect("an admin client");
+        for crd in fixture().crds.clone() {
+            reconciler_testsupport::install_crd(&admin, crd)
+                .await
+                .expect("installing a CRD");
+        }
+        let ns = TestNamespace::on(admin, "bench-shards")
+            .await
+            .expect("a test namespace");
+        let ring = Ring {
+            kubeconfig: gated.kubeconfig(),
+            server: true,
+        };
+        (Some(gated), ring, ns)
+    } else {
+        let ns = TestNamespace::new("bench-shards")
+            .await
+            .expect("a test namespace");
+        install_crds(&ns.client()).await;
+        let ring = Ring {
+            kubeconfig: reconciler_testsupport::kubeconfig_path().expect("the test apiserver"),
+            server: false,
+        };
+        (None, ring, ns)
+    }
+}
+
+/// A Widget for each name, created.
+async fn create_widgets(ns: &TestNamespace, names: &[String]) {
+    let parents = names.len();
+    let client = ns.client();
+    let names: Vec<String> = (0..parents).map(|i| format!("w{i}")).collect();
+    let created = Instant::now();
+    stream::iter(names.iter())
+        .map(|n| {
+            let (client, ns_name) = (client.clone(), ns.name().to_owned());
+            async move { create(&client, &ns_name, widget(n, json!({"data": {"n": n}}))).await }
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+    eprintln!(
+        "bench: {parents} Widgets created in {:?}",
+        created.elapsed()
+    );
+}
+
+/// Section 1: three replicas to convergence, each caching its share; the
+/// replicas, the time to convergence, and the largest share cached.
+async fn three_replicas(
+    ring: &Ring,
+    ns: &TestNamespace,
+    names: &[String],
+    table: &mut Table,
+) -> (Vec<Replica>, Duration, f64) {
+    let parents = names.len();
+    let started = Instant::now();
+    let replicas: Vec<Replica> = (0..3).map(|i| start(ring, ns, i)).collect();
+    let three = converge(ring, ns, names, &replicas, 3).await;
+    let convergence = started.elapsed();
+    // The cache gauges are sampled every second.
+    tokio::time::sleep(CACHE_GAUGES).await;
+    table.section("three replicas");
+    table.row("convergence", format!("{:.1} s", convergence.as_secs_f64()));
+    let mut worst_ratio: f64 = 0.0;
+    for r in &replicas {
+        let cached = cached(r.metrics).await;
+        let ratio = cached as f64 / (2 * parents) as f64;
+        worst_ratio = worst_ratio.max(ratio);
+        table.row(
+            &format!("{}: cached objects / all", r.prefix),
+            format!("{cached} / {} = {ratio:.3}", 2 * parents),
+        );
+        table.row(
+            &format!("{}: RSS", r.prefix),
+            format!("{:.1} MiB", rss_mib(r.host.pid())),
+        );
+    }
+    println!("cached objects per replica / all: {worst_ratio:.3}");
+    drop(three);
+
+    (replicas, convergence, worst_ratio)
+}
+
+/// Section 2, under churn: a fourth replica joins, then one leaves
+/// (SIGTERM) and one is killed (SIGKILL), each to convergence.
+async fn join_and_leave(
+    ring: &Ring,
+    ns: &TestNamespace,
+    names: &[String],
+    replicas: &mut Vec<Replica>,
+    table: &mut Table,
+) {
+    let parents = names.len();
+    let joined = Instant::now();
+    replicas.push(start(ring, ns, 3));
+    converge(ring, ns, names, replicas, 4).await;
+    let join_convergence = joined.elapsed();
+    tokio::time::sleep(CACHE_GAUGES).await;
+    table.section("a fourth joins, under churn");
+    table.row(
+        "convergence",
+        format!("{:.1} s", join_convergence.as_secs_f64()),
+    );
+    for r in replicas.iter() {
+        table.row(
+            &format!("{}: cached objects / all", r.prefix),
+            format!(
+                "{:.3}",
+                cached(r.metrics).await as f64 / (2 * parents) as f64
+            ),
+        );
+    }
+
+    let left = Instant::now();
+    let leaving = leave(&mut replicas[0].host).await;
+    replicas[0].stopped = Some(Timestamp::now());
+    replicas[1].host.kill();
+    replicas[1].stopped = Some(Timestamp::now());
+    converge(ring, ns, names, replicas, 2).await;
+    table.section("one leaves (SIGTERM), one is killed (SIGKILL), under churn");
+    table.row("the leaving one exited", leaving);
+    table.row(
+        "convergence",
+        format!("{:.1} s", left.elapsed().as_secs_f64()),
+    );
+}
+
+/// The requests per second of the live replicas over [`STEADY`], once the
+/// last change's consequences are past.
+async fn steady_requests(live: &[&Replica]) -> f64 {
+    // Past the last change's consequences: a pass whose changes found no
+    // ReconcilePlans served has the host look again whether they are, once,
+    // up to 10 s later (operator::PLANS_PROBED_EVERY; this bench installs no
+    // plans CRD), so the window opens 13 s after the last change was made.
+    tokio::time::sleep(Duration::from_secs(13)).await;
+    let before: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
+    tokio::time::sleep(STEADY).await;
+    let after: Vec<usize> = live.iter().map(|r| requests(&r.host)).collect();
+    before
+        .iter()
+        .zip(&after)
+        .map(|(b, a)| (a - b) as f64)
+        .sum::<f64>()
+        / STEADY.as_secs_f64()
 }
 
 /// SIGTERM, then as Kubernetes does: SIGKILL after 30 s (its default

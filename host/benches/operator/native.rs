@@ -32,11 +32,11 @@ use reconciler_host::runtime::{
 };
 
 /// The kind the native logic serves.
-pub const KIND: &str = "EvidenceAgent";
+pub(crate) const KIND: &str = "EvidenceAgent";
 
 /// [`EvidenceAgent`] natively for its kind, wasm for any other.
 #[derive(Default)]
-pub struct NativeEvidenceAgent;
+pub(crate) struct NativeEvidenceAgent;
 
 /// What a module's spec says the fact server may read (as the runtime
 /// collects it once per module; here once per pass, a few entries).

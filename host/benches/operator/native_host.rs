@@ -24,12 +24,12 @@ use super::native::NativeEvidenceAgent;
 
 /// Set (to any value) in the environment of the bench binary started as
 /// the native host.
-pub const ROLE: &str = "BENCH_OPERATOR_NATIVE_HOST";
+pub(crate) const ROLE: &str = "BENCH_OPERATOR_NATIVE_HOST";
 
 /// The operator with the arguments the bench gives `reconciler-host`
 /// (`--cache-dir D run --guests G --namespaces N --setting K.S=V...
 /// [--concurrency C] --metrics-addr A`), the CLI's defaults for the rest.
-pub fn main() -> Result<()> {
+pub(crate) fn main() -> Result<()> {
     logs();
     let mut args = std::env::args().skip(1);
     let (mut cache, mut guests, mut namespaces, mut metrics_addr) = (None, None, vec![], None);
