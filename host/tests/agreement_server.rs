@@ -494,51 +494,146 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
     std::fs::create_dir_all(&dir).unwrap();
 
     // The world: the Widget and plans CRDs, two namespaces, the reviewer.
-    let namespaces = [
-        TestNamespace::new("agree-a").await.expect("a namespace"),
-        TestNamespace::new("agree-b").await.expect("a namespace"),
-    ];
-    let client = namespaces[0].client();
-    install_crds(&client).await;
-    plans::install(&client).await;
-    let ns_of = |case: &Case| namespaces[case.ns].name().to_owned();
-    let watched = namespaces
-        .iter()
-        .map(|n| n.name().to_owned())
-        .collect::<Vec<_>>()
-        .join(",");
-    for ns in &namespaces {
-        identity::read_only_reviewer(&client, ns.name(), REVIEWER).await;
-    }
-    // The approver: what deploy/ gives reviewers, and `approve` on Widgets.
-    identity::apply_rbac(
-        &client,
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-               "metadata": {"name": format!("{APPROVER}-widgets")},
-               "rules": [{"apiGroups": ["testing.reconciler.dev"], "resources": ["widgets"],
-                          "verbs": ["approve"]}]}),
-    )
-    .await;
-    for ns in &namespaces {
-        for role in ["reconciler-plan-reviewer", &format!("{APPROVER}-widgets")] {
-            identity::apply_rbac(
-                &client,
-                identity::role_binding(
-                    ns.name(),
-                    &format!("{APPROVER}-{role}"),
-                    "ClusterRole",
-                    role,
-                    APPROVER,
-                ),
-            )
-            .await;
+    let world = World::new().await;
+    let reviewer = identity::kubeconfig_as(REVIEWER, &dir);
+    let approver = identity::kubeconfig_as(APPROVER, &dir);
+    let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+
+    // The parents, and their ConfigMaps where the case has one.
+    let module = writer();
+    let (uids, parents) = create_parents(&world, &cases, &module).await;
+
+    // 0. The plans approved before any host.
+    approve_before_any_host(&world, &approver, &cases, &parents, &module).await;
+
+    // 1. Each parent captured as the reviewer, its fixture replayed.
+    let mut differences: Vec<String> = Vec::new();
+    let goldens = capture_and_replay(&world, &reviewer, &dir, &cases, &mut differences).await;
+    println!(
+        "{} captured and replayed in {:?}",
+        goldens.len(),
+        started.elapsed()
+    );
+
+    // 2. The served module beside itself, on the world as created.
+    differences.extend(
+        shadow_beside_itself(
+            &reviewer,
+            &world.watched,
+            &dir.join("review-before.yaml"),
+            "before the operator",
+        )
+        .await,
+    );
+    assert!(
+        differences.is_empty(),
+        "seed {seed:#x}: {} difference(s) before the operator ran:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+
+    // Nothing was written: no Event yet, the ConfigMaps as created.
+    let before = nothing_written_yet(&world, &cases).await;
+
+    // 3. The operator over both namespaces, until every parent's Ready
+    // observed its generation; then stopped.
+    let host = operate_until_settled(&world, &admin, &cases).await;
+
+    for case in &cases {
+        let Some(golden) = goldens.get(&case.name) else {
+            continue;
+        };
+        let ns = world.ns_of(case);
+        let wrong = operator_against_golden(&world.client, &ns, case, golden, &before, &uids).await;
+        for w in wrong {
+            differences.push(format!("{case:?} ({ns}): {w}"));
         }
     }
-    // The cluster's identity, which the operator binds into its plans, is
-    // kube-system's UID: the reviewer may read namespaces (so the dry run
-    // binds its plans as the operator does).
+
+    // 4. The served module beside itself again, on the world the operator
+    // settled: its dry run reproduces every live status.
+    differences.extend(
+        shadow_beside_itself(
+            &reviewer,
+            &world.watched,
+            &dir.join("review-after.yaml"),
+            "after the operator",
+        )
+        .await,
+    );
+
+    println!(
+        "seed {seed:#x}: {} difference(s) in {:?}",
+        differences.len(),
+        started.elapsed()
+    );
+    for d in &differences {
+        println!("  {d}");
+    }
+    assert!(
+        differences.is_empty(),
+        "seed {seed:#x}: {} difference(s) between the operator, capture, test and shadow:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+    host.finish();
+    for ns in world.namespaces {
+        ns.cleanup().await.unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("agreement_server took {:?}", started.elapsed());
+}
+
+/// The test's two namespaces, the admin client, and the namespaces the
+/// host and the CLI watch (both, comma-separated).
+struct World {
+    namespaces: [TestNamespace; 2],
+    client: kube::Client,
+    watched: String,
+}
+
+impl World {
+    /// Two namespaces with the Widget and plans CRDs installed, and the
+    /// reviewer and the approver granted what they need (and seen to hold
+    /// it).
+    async fn new() -> World {
+        let namespaces = [
+            TestNamespace::new("agree-a").await.expect("a namespace"),
+            TestNamespace::new("agree-b").await.expect("a namespace"),
+        ];
+        let client = namespaces[0].client();
+        install_crds(&client).await;
+        plans::install(&client).await;
+        let watched = namespaces
+            .iter()
+            .map(|n| n.name().to_owned())
+            .collect::<Vec<_>>()
+            .join(",");
+        grant_reviewer(&client, &namespaces).await;
+        grant_approver(&client, &namespaces).await;
+        World {
+            namespaces,
+            client,
+            watched,
+        }
+    }
+
+    /// The namespace of a case's parent.
+    fn ns_of(&self, case: &Case) -> String {
+        self.namespaces[case.ns].name().to_owned()
+    }
+}
+
+/// The reviewer may read the Widgets, ConfigMaps, Secrets and plans of
+/// both namespaces and get namespaces (the cluster's identity, which the
+/// operator binds into its plans, is kube-system's UID: so the dry run
+/// binds its plans as the operator does).
+async fn grant_reviewer(client: &kube::Client, namespaces: &[TestNamespace; 2]) {
+    for ns in namespaces {
+        identity::read_only_reviewer(client, ns.name(), REVIEWER).await;
+    }
     identity::apply_rbac(
-        &client,
+        client,
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                "metadata": {"name": format!("{REVIEWER}-namespaces")},
                "rules": [{"apiGroups": [""], "resources": ["namespaces"],
@@ -546,12 +641,12 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
     )
     .await;
     identity::apply_rbac(
-        &client,
+        client,
         identity::cluster_role_binding(&format!("{REVIEWER}-namespaces"), REVIEWER),
     )
     .await;
     let mut wanted = Vec::new();
-    for ns in &namespaces {
+    for ns in namespaces {
         for (group, resource) in [
             ("testing.reconciler.dev", "widgets"),
             ("", "configmaps"),
@@ -574,11 +669,38 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
         resource: "namespaces",
         namespace: None,
     });
-    reconciler_testsupport::await_access(&client, REVIEWER, &[], &wanted)
+    reconciler_testsupport::await_access(client, REVIEWER, &[], &wanted)
         .await
         .expect("the reviewer may read");
+}
+
+/// The approver: what deploy/ gives reviewers, and `approve` on Widgets.
+async fn grant_approver(client: &kube::Client, namespaces: &[TestNamespace; 2]) {
+    identity::apply_rbac(
+        client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": format!("{APPROVER}-widgets")},
+               "rules": [{"apiGroups": ["testing.reconciler.dev"], "resources": ["widgets"],
+                          "verbs": ["approve"]}]}),
+    )
+    .await;
+    for ns in namespaces {
+        for role in ["reconciler-plan-reviewer", &format!("{APPROVER}-widgets")] {
+            identity::apply_rbac(
+                client,
+                identity::role_binding(
+                    ns.name(),
+                    &format!("{APPROVER}-{role}"),
+                    "ClusterRole",
+                    role,
+                    APPROVER,
+                ),
+            )
+            .await;
+        }
+    }
     let mut approving = Vec::new();
-    for ns in &namespaces {
+    for ns in namespaces {
         for (verb, group, resource) in [
             ("approve", "testing.reconciler.dev", "widgets"),
             ("patch", "reconciler.dev", "reconcileplans/status"),
@@ -591,39 +713,54 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
             });
         }
     }
-    reconciler_testsupport::await_access(&client, APPROVER, &[], &approving)
+    reconciler_testsupport::await_access(client, APPROVER, &[], &approving)
         .await
         .expect("the approver may approve");
-    let reviewer = identity::kubeconfig_as(REVIEWER, &dir);
-    let approver = identity::kubeconfig_as(APPROVER, &dir);
-    let admin = reconciler_testsupport::kubeconfig_path().expect("the test apiserver");
+}
 
-    // The parents, and their ConfigMaps where the case has one.
-    let module = writer();
+/// Each case's parent created, and its ConfigMap where the case has one;
+/// the parents' UIDs and the parents as created, by name.
+async fn create_parents(
+    world: &World,
+    cases: &[Case],
+    module: &GuestModule,
+) -> (BTreeMap<String, String>, BTreeMap<String, Value>) {
+    let client = &world.client;
     let mut uids = BTreeMap::new();
     let mut parents = BTreeMap::new();
-    for case in &cases {
-        let ns = ns_of(case);
-        create(&client, &ns, case.widget()).await;
+    for case in cases {
+        let ns = world.ns_of(case);
+        create(client, &ns, case.widget()).await;
         let parent = get(
-            &objects::api(&client, &ns, widgets::API_VERSION, "Widget"),
+            &objects::api(client, &ns, widgets::API_VERSION, "Widget"),
             &case.name,
         )
         .await;
         uids.insert(case.name.clone(), s(&parent["metadata"]["uid"]));
-        let mut body = as_asked(&module, &parent);
+        let mut body = as_asked(module, &parent);
         match case.child {
             Child::Absent => {}
-            Child::AsAsked => create(&client, &ns, body).await,
+            Child::AsAsked => create(client, &ns, body).await,
             Child::Drifted => {
                 body["data"] = json!({"drifted": "yes"});
-                create(&client, &ns, body).await;
+                create(client, &ns, body).await;
             }
         }
         parents.insert(case.name.clone(), parent);
     }
+    (uids, parents)
+}
 
-    // 0. The plans approved before any host.
+/// The plan of each case approved before any host, created and approved
+/// with the CLI as the approver.
+async fn approve_before_any_host(
+    world: &World,
+    approver: &Path,
+    cases: &[Case],
+    parents: &BTreeMap<String, Value>,
+    module: &GuestModule,
+) {
+    let client = &world.client;
     let cluster = Api::<Namespace>::all(client.clone())
         .get("kube-system")
         .await
@@ -632,12 +769,12 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
         .uid
         .expect("its UID");
     for case in cases.iter().filter(|c| c.approved) {
-        let ns = ns_of(case);
+        let ns = world.ns_of(case);
         let parent = &parents[&case.name];
-        let plan = plan_of(parent, &[asked(&module, parent)], &cluster);
+        let plan = plan_of(parent, &[asked(module, parent)], &cluster);
         let name = s(&plan["metadata"]["name"]);
-        create(&client, &ns, plan).await;
-        let out = cli(&approver, os(&[&"plan", &"approve", &name, &"-n", &ns])).await;
+        create(client, &ns, plan).await;
+        let out = cli(approver, os(&[&"plan", &"approve", &name, &"-n", &ns])).await;
         assert!(
             out.status.success(),
             "{case:?}: approving {name}: {}\n{}{}",
@@ -646,17 +783,25 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
             text(&out.stderr)
         );
     }
+}
 
-    // 1. Each parent captured as the reviewer, its fixture replayed.
+/// Each parent captured as the reviewer and its fixture replayed with
+/// `test`; what went wrong goes to `differences`; the goldens, by name.
+async fn capture_and_replay(
+    world: &World,
+    reviewer: &Path,
+    dir: &Path,
+    cases: &[Case],
+    differences: &mut Vec<String>,
+) -> BTreeMap<String, Golden> {
     let guests = fixture().guests_dir.clone();
     let wasm = guests.join(WASM);
-    let mut differences: Vec<String> = Vec::new();
     let mut goldens: BTreeMap<String, Golden> = BTreeMap::new();
-    for case in &cases {
+    for case in cases {
         let output: PathBuf = dir.join(format!("{}.yaml", case.name));
-        let target = format!("{}/{}", ns_of(case), case.name);
+        let target = format!("{}/{}", world.ns_of(case), case.name);
         let out = cli(
-            &reviewer,
+            reviewer,
             os(&[
                 &"capture",
                 &"Widget",
@@ -664,7 +809,7 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
                 &"--guests",
                 &guests,
                 &"--namespaces",
-                &watched,
+                &world.watched,
                 &"-o",
                 &output,
             ]),
@@ -679,7 +824,7 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
             ));
             continue;
         }
-        let replayed = cli(&reviewer, os(&[&"test", &wasm, &output])).await;
+        let replayed = cli(reviewer, os(&[&"test", &wasm, &output])).await;
         let said = text(&replayed.stdout);
         if !(replayed.status.success() && said.contains("1 passed, 0 failed")) {
             differences.push(format!(
@@ -709,54 +854,41 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
             Golden::of(&golden[0], &case.config_map()),
         );
     }
-    println!(
-        "{} captured and replayed in {:?}",
-        goldens.len(),
-        started.elapsed()
-    );
+    goldens
+}
 
-    // 2. The served module beside itself, on the world as created.
-    differences.extend(
-        shadow_beside_itself(
-            &reviewer,
-            &watched,
-            &dir.join("review-before.yaml"),
-            "before the operator",
-        )
-        .await,
-    );
-    assert!(
-        differences.is_empty(),
-        "seed {seed:#x}: {} difference(s) before the operator ran:\n{}",
-        differences.len(),
-        differences.join("\n")
-    );
-
-    // Nothing was written: no Event yet, the ConfigMaps as created.
+/// No Event of any parent before any host; the ConfigMaps as created, by
+/// parent.
+async fn nothing_written_yet(world: &World, cases: &[Case]) -> BTreeMap<String, Option<Seen>> {
+    let client = &world.client;
     let mut before = BTreeMap::new();
-    for case in &cases {
-        let ns = ns_of(case);
-        let events = events_of(&client, &ns, "Widget", &case.name).await;
+    for case in cases {
+        let ns = world.ns_of(case);
+        let events = events_of(client, &ns, "Widget", &case.name).await;
         assert!(
             events.is_empty(),
             "{case:?}: Events before any host: {events:?}"
         );
-        let configmaps = objects::api(&client, &ns, "v1", "ConfigMap");
+        let configmaps = objects::api(client, &ns, "v1", "ConfigMap");
         before.insert(
             case.name.clone(),
             config_map(&configmaps, &case.config_map()).await,
         );
     }
+    before
+}
 
-    // 3. The operator over both namespaces, until every parent's Ready
-    // observed its generation; then stopped.
-    let mut host = Host::start_with(&admin, &["--namespaces", &watched], "agreement").await;
+/// The operator over both namespaces until every parent's Ready observes
+/// its generation and nothing is left to do; then stopped.
+async fn operate_until_settled(world: &World, admin: &Path, cases: &[Case]) -> Host {
+    let client = &world.client;
+    let mut host = Host::start_with(admin, &["--namespaces", &world.watched], "agreement").await;
     eventually(
         "every Widget's Ready observing its generation",
         async || {
             let mut unsettled = Vec::new();
-            for case in &cases {
-                let api = objects::api(&client, &ns_of(case), widgets::API_VERSION, "Widget");
+            for case in cases {
+                let api = objects::api(client, &world.ns_of(case), widgets::API_VERSION, "Widget");
                 let w = get(&api, &case.name).await;
                 let generation = w["metadata"]["generation"].as_i64().unwrap_or(-1);
                 if condition(&w, "Ready").is_none_or(|c| c.observed_generation != generation) {
@@ -775,178 +907,181 @@ async fn the_operator_capture_test_and_shadow_agree_on_the_real_api_server() {
     // before the host stops.
     settle().await;
     host.stop();
+    host
+}
 
-    for case in &cases {
-        let Some(golden) = goldens.get(&case.name) else {
-            continue;
-        };
-        let ns = ns_of(case);
-        let mut wrong = Vec::new();
-        let api = objects::api(&client, &ns, widgets::API_VERSION, "Widget");
-        let w = get(&api, &case.name).await;
-        let status = &w["status"];
-        let generation = w["metadata"]["generation"].as_i64().unwrap_or(-1);
-        let live = conditions(status);
-        if live != golden.conditions {
-            wrong.push(format!(
-                "conditions: the operator wrote {live:?}, the capture expects {:?}",
-                golden.conditions
-            ));
-        }
-        if condition(&w, "Ready").is_none_or(|c| c.observed_generation != generation) {
-            wrong.push(format!(
-                "Ready does not observe generation {generation}: {:?}",
-                summary(&w)
-            ));
-        }
-        if status["changeSummary"] != golden.change_summary {
-            wrong.push(format!(
-                "changeSummary: the operator wrote {}, the capture expects {}",
-                status["changeSummary"], golden.change_summary
-            ));
-        }
-        let plan_ref = status["currentPlanRef"]["name"].as_str();
-        if plan_ref.is_some() != golden.plan_named {
-            wrong.push(format!(
-                "currentPlanRef: the operator wrote {}, the capture expects {}",
-                status["currentPlanRef"],
-                if golden.plan_named { "one" } else { "none" }
-            ));
-        }
+/// What differs between what the operator left of one case (its status,
+/// Events, ConfigMap and plans) and what its capture's golden says.
+async fn operator_against_golden(
+    client: &kube::Client,
+    ns: &str,
+    case: &Case,
+    golden: &Golden,
+    before: &BTreeMap<String, Option<Seen>>,
+    uids: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let api = objects::api(client, ns, widgets::API_VERSION, "Widget");
+    let w = get(&api, &case.name).await;
+    let mut wrong = status_against_golden(&w, golden);
 
-        // The Events, each repeat counted.
-        let published = sorted(
-            events_of(&client, &ns, "Widget", &case.name)
-                .await
-                .into_iter()
-                .flat_map(|e| {
-                    std::iter::repeat_n((e.type_, e.reason), usize::try_from(e.count).unwrap_or(1))
-                }),
-        );
-        if published != golden.events {
-            wrong.push(format!(
-                "Events: the operator published {published:?}, the capture expects {:?}",
-                golden.events
-            ));
-        }
-
-        // The ConfigMap: holding what the golden applies where nothing is
-        // held (left as is where it held it already), untouched where a
-        // gate holds it.
-        let configmaps = objects::api(&client, &ns, "v1", "ConfigMap");
-        let now = config_map(&configmaps, &case.config_map()).await;
-        let was = &before[&case.name];
-        let uid = uids[&case.name].as_str();
-        match (&golden.held, &golden.applied) {
-            (None, Some(data)) => {
-                if !now.as_ref().is_some_and(|c| c.holds(data, uid)) {
-                    wrong.push(format!(
-                        "ConfigMap {}: the operator left {now:?}, the capture applies data {data} (owned by the parent)",
-                        case.config_map()
-                    ));
-                } else if was.as_ref().is_some_and(|c| c.holds(data, uid))
-                    && now.as_ref().map(|c| &c.resource_version)
-                        != was.as_ref().map(|c| &c.resource_version)
-                {
-                    wrong.push(format!(
-                        "ConfigMap {}: found as asked, yet the operator wrote it: {was:?} became {now:?}",
-                        case.config_map()
-                    ));
-                }
-            }
-            (None, None) => wrong.push(format!(
-                "ConfigMap {}: the capture asks for no apply of it and holds nothing",
-                case.config_map()
-            )),
-            (Some(held), _) => {
-                if &now != was {
-                    wrong.push(format!(
-                        "ConfigMap {}: held ({held}) by the capture, but the operator changed it from {was:?} to {now:?}",
-                        case.config_map()
-                    ));
-                }
-            }
-        }
-
-        // The plans: Pending and named by the status where a gate holds
-        // the changes, none open otherwise.
-        let plans: Vec<Value> =
-            objects::api(&client, &ns, "reconciler.dev/v1alpha1", "ReconcilePlan")
-                .list(
-                    &kube::api::ListParams::default()
-                        .labels(&format!("{PARENT_UID_LABEL}={}", uids[&case.name])),
-                )
-                .await
-                .expect("listing plans")
-                .items
-                .into_iter()
-                .map(|p| serde_json::to_value(p).unwrap())
-                .collect();
-        let phase = |p: &Value| {
-            p["status"]["phase"]
-                .as_str()
-                .unwrap_or("Pending")
-                .to_owned()
-        };
-        let open: Vec<(String, String)> = plans
-            .iter()
-            .map(|p| (s(&p["metadata"]["name"]), phase(p)))
-            .filter(|(_, phase)| matches!(phase.as_str(), "Pending" | "Approved" | "Applying"))
-            .collect();
-        match &golden.held {
-            Some(held) => {
-                let named_pending = open
-                    .iter()
-                    .any(|(name, phase)| Some(name.as_str()) == plan_ref && phase == "Pending");
-                if open.len() != 1 || !named_pending {
-                    wrong.push(format!(
-                        "plans: held ({held}) by the capture, but the operator's open plans are {open:?} and its status names {plan_ref:?}"
-                    ));
-                }
-            }
-            None => {
-                if !open.is_empty() {
-                    wrong.push(format!(
-                        "plans: nothing held by the capture, but the operator left open plans {open:?}"
-                    ));
-                }
-            }
-        }
-        for w in wrong {
-            differences.push(format!("{case:?} ({ns}): {w}"));
-        }
+    // The Events, each repeat counted.
+    let published = sorted(
+        events_of(client, ns, "Widget", &case.name)
+            .await
+            .into_iter()
+            .flat_map(|e| {
+                std::iter::repeat_n((e.type_, e.reason), usize::try_from(e.count).unwrap_or(1))
+            }),
+    );
+    if published != golden.events {
+        wrong.push(format!(
+            "Events: the operator published {published:?}, the capture expects {:?}",
+            golden.events
+        ));
     }
 
-    // 4. The served module beside itself again, on the world the operator
-    // settled: its dry run reproduces every live status.
-    differences.extend(
-        shadow_beside_itself(
-            &reviewer,
-            &watched,
-            &dir.join("review-after.yaml"),
-            "after the operator",
-        )
-        .await,
-    );
+    let configmaps = objects::api(client, ns, "v1", "ConfigMap");
+    let now = config_map(&configmaps, &case.config_map()).await;
+    wrong.extend(config_map_against_golden(
+        case,
+        golden,
+        &now,
+        &before[&case.name],
+        &uids[&case.name],
+    ));
+    let plan_ref = w["status"]["currentPlanRef"]["name"].as_str();
+    wrong.extend(plans_against_golden(client, ns, &uids[&case.name], golden, plan_ref).await);
+    wrong
+}
 
-    println!(
-        "seed {seed:#x}: {} difference(s) in {:?}",
-        differences.len(),
-        started.elapsed()
-    );
-    for d in &differences {
-        println!("  {d}");
+/// What differs between the status the operator wrote and the golden's:
+/// its conditions, Ready observing the generation, the change summary, and
+/// whether a plan is named.
+fn status_against_golden(w: &Value, golden: &Golden) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let status = &w["status"];
+    let generation = w["metadata"]["generation"].as_i64().unwrap_or(-1);
+    let live = conditions(status);
+    if live != golden.conditions {
+        wrong.push(format!(
+            "conditions: the operator wrote {live:?}, the capture expects {:?}",
+            golden.conditions
+        ));
     }
-    assert!(
-        differences.is_empty(),
-        "seed {seed:#x}: {} difference(s) between the operator, capture, test and shadow:\n{}",
-        differences.len(),
-        differences.join("\n")
-    );
-    host.finish();
-    for ns in namespaces {
-        ns.cleanup().await.unwrap();
+    if condition(w, "Ready").is_none_or(|c| c.observed_generation != generation) {
+        wrong.push(format!(
+            "Ready does not observe generation {generation}: {:?}",
+            summary(w)
+        ));
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    println!("agreement_server took {:?}", started.elapsed());
+    if status["changeSummary"] != golden.change_summary {
+        wrong.push(format!(
+            "changeSummary: the operator wrote {}, the capture expects {}",
+            status["changeSummary"], golden.change_summary
+        ));
+    }
+    let plan_ref = status["currentPlanRef"]["name"].as_str();
+    if plan_ref.is_some() != golden.plan_named {
+        wrong.push(format!(
+            "currentPlanRef: the operator wrote {}, the capture expects {}",
+            status["currentPlanRef"],
+            if golden.plan_named { "one" } else { "none" }
+        ));
+    }
+    wrong
+}
+
+/// The ConfigMap: holding what the golden applies where nothing is held
+/// (left as is where it held it already), untouched where a gate holds it;
+/// what differs, `was` before any host and `now` after the operator.
+fn config_map_against_golden(
+    case: &Case,
+    golden: &Golden,
+    now: &Option<Seen>,
+    was: &Option<Seen>,
+    uid: &str,
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    match (&golden.held, &golden.applied) {
+        (None, Some(data)) => {
+            if !now.as_ref().is_some_and(|c| c.holds(data, uid)) {
+                wrong.push(format!(
+                    "ConfigMap {}: the operator left {now:?}, the capture applies data {data} (owned by the parent)",
+                    case.config_map()
+                ));
+            } else if was.as_ref().is_some_and(|c| c.holds(data, uid))
+                && now.as_ref().map(|c| &c.resource_version)
+                    != was.as_ref().map(|c| &c.resource_version)
+            {
+                wrong.push(format!(
+                    "ConfigMap {}: found as asked, yet the operator wrote it: {was:?} became {now:?}",
+                    case.config_map()
+                ));
+            }
+        }
+        (None, None) => wrong.push(format!(
+            "ConfigMap {}: the capture asks for no apply of it and holds nothing",
+            case.config_map()
+        )),
+        (Some(held), _) => {
+            if now != was {
+                wrong.push(format!(
+                    "ConfigMap {}: held ({held}) by the capture, but the operator changed it from {was:?} to {now:?}",
+                    case.config_map()
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+/// The plans of the parent `uid`: Pending and named by the status where a
+/// gate holds the changes, none open otherwise; what differs.
+async fn plans_against_golden(
+    client: &kube::Client,
+    ns: &str,
+    uid: &str,
+    golden: &Golden,
+    plan_ref: Option<&str>,
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let plans: Vec<Value> = objects::api(client, ns, "reconciler.dev/v1alpha1", "ReconcilePlan")
+        .list(&kube::api::ListParams::default().labels(&format!("{PARENT_UID_LABEL}={uid}")))
+        .await
+        .expect("listing plans")
+        .items
+        .into_iter()
+        .map(|p| serde_json::to_value(p).unwrap())
+        .collect();
+    let phase = |p: &Value| {
+        p["status"]["phase"]
+            .as_str()
+            .unwrap_or("Pending")
+            .to_owned()
+    };
+    let open: Vec<(String, String)> = plans
+        .iter()
+        .map(|p| (s(&p["metadata"]["name"]), phase(p)))
+        .filter(|(_, phase)| matches!(phase.as_str(), "Pending" | "Approved" | "Applying"))
+        .collect();
+    match &golden.held {
+        Some(held) => {
+            let named_pending = open
+                .iter()
+                .any(|(name, phase)| Some(name.as_str()) == plan_ref && phase == "Pending");
+            if open.len() != 1 || !named_pending {
+                wrong.push(format!(
+                    "plans: held ({held}) by the capture, but the operator's open plans are {open:?} and its status names {plan_ref:?}"
+                ));
+            }
+        }
+        None => {
+            if !open.is_empty() {
+                wrong.push(format!(
+                    "plans: nothing held by the capture, but the operator left open plans {open:?}"
+                ));
+            }
+        }
+    }
+    wrong
 }

@@ -19,8 +19,8 @@ use reconciler_host_harness::console_objects::{
 use reconciler_host_harness::identity;
 use reconciler_host_harness::objects::{create, create_all};
 use reconciler_host_harness::operator::{
-    Host, cli_command, condition, events_about, fixture_of, get, install_crds, resource_version,
-    settle, summary, wait_for,
+    Host, Published, cli_command, condition, events_about, fixture_of, get, install_crds,
+    resource_version, settle, summary, wait_for,
 };
 use reconciler_host_harness::paths;
 use reconciler_testsupport::TestNamespace;
@@ -113,9 +113,44 @@ fn names_of(fixture: &Value, kind: &str) -> Vec<String> {
 async fn a_live_console_is_captured_and_replayed_offline_without_secret_values() {
     let ns = namespace("capture").await;
     let client = ns.client();
+    serve_until_settled(&client, ns.name()).await;
+
+    let consoles = consoles(&client, ns.name());
+    let live = get(&consoles, NAME).await;
+    let events = events_about(&client, ns.name(), NAME).await;
+    let dir = scratch(ns.name());
+    let output = dir.join("orders.yaml");
+    captured_writing_nothing(&client, ns.name(), &output, &live, &events).await;
+
+    // Replayed offline, with the golden written beside the fixture.
+    replayed_offline(&output).await;
+
+    // The golden's pass derives the status the host wrote, so it writes
+    // nothing and publishes nothing.
+    let fixture_text = std::fs::read_to_string(&output).expect("the fixture");
+    let golden_path = output.with_extension("golden");
+    let golden_text = std::fs::read_to_string(&golden_path).expect("the golden");
+    golden_is_the_live_status(&golden_text, &live);
+
+    // The fixture: exactly what the pass read, what was left out, and the
+    // expect block captured.
+    fixture_holds_what_the_pass_read(&fixture_text);
+
+    // No Secret value: keys with empty values, certificates as hashes.
+    no_secret_value_in(&fixture_text, &golden_text);
+    // KEEP_CAPTURE=1 keeps the files, to read a capture.
+    if std::env::var_os("KEEP_CAPTURE").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    ns.cleanup().await.unwrap();
+}
+
+/// A console selecting two Clusters (one CA Secret without `ca.crt`) of
+/// three, served until it settles; then the host stopped.
+async fn serve_until_settled(client: &kube::Client, ns: &str) {
     create_all(
-        &client,
-        ns.name(),
+        client,
+        ns,
         vec![
             pg_cluster("alpha", json!({"team": "b"})),
             ca_secret("alpha", true),
@@ -128,16 +163,16 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
     )
     .await;
     create(
-        &client,
-        ns.name(),
+        client,
+        ns,
         console(
             NAME,
             json!({"clusterSelector": {"matchLabels": {"team": "b"}}, "podLogs": false}),
         ),
     )
     .await;
-    let host = Host::start(ns.name()).await;
-    let consoles = consoles(&client, ns.name());
+    let host = Host::start(ns).await;
+    let consoles = consoles(client, ns);
     wait_for(
         &consoles,
         NAME,
@@ -154,13 +189,21 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
     // is the only one passing the console.
     settle().await;
     host.finish();
+}
 
-    let live = get(&consoles, NAME).await;
-    let events = events_about(&client, ns.name(), NAME).await;
-    let dir = scratch(ns.name());
-    let output = dir.join("orders.yaml");
-    let target = format!("{}/{NAME}", ns.name());
-    let out = capture(&admin(), "PgToolBoxConsole", &target, ns.name(), &output).await;
+/// The live console captured as the admin into `output`: the capture says
+/// it wrote nothing, and wrote nothing to the console nor published an
+/// Event.
+async fn captured_writing_nothing(
+    client: &kube::Client,
+    ns: &str,
+    output: &Path,
+    live: &Value,
+    events: &[Published],
+) {
+    let consoles = consoles(client, ns);
+    let target = format!("{ns}/{NAME}");
+    let out = capture(&admin(), "PgToolBoxConsole", &target, ns, output).await;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "capture failed:\n{stdout}\n{stderr}");
     assert!(
@@ -171,18 +214,20 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
     let after = get(&consoles, NAME).await;
     assert_eq!(
         resource_version(&after),
-        resource_version(&live),
+        resource_version(live),
         "the capture wrote nothing to the console: {:?}",
         summary(&after)
     );
     assert_eq!(
-        events_about(&client, ns.name(), NAME).await,
+        events_about(client, ns, NAME).await,
         events,
         "and published no Event"
     );
+}
 
-    // Replayed offline, with the golden written beside the fixture.
-    let golden_path = output.with_extension("golden");
+/// The capture's fixture replays offline with `test`, its golden written
+/// beside it.
+async fn replayed_offline(output: &Path) {
     let wasm = fixture_of(&CONSOLE)
         .guests_dir
         .join("pgtoolboxconsole_guest.wasm");
@@ -201,14 +246,14 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
         "{replayed}\n{}",
         text(&replay.stderr)
     );
+}
 
-    // The golden's pass derives the status the host wrote, so it writes
-    // nothing and publishes nothing.
-    let fixture_text = std::fs::read_to_string(&output).expect("the fixture");
-    let golden_text = std::fs::read_to_string(&golden_path).expect("the golden");
-    let golden: Vec<Value> = serde_yaml::from_str(&golden_text).expect("the golden is YAML");
+/// The golden's status is the live one: its conditions (transition times
+/// and generations included), its CA bundle; no write, no Event.
+fn golden_is_the_live_status(golden_text: &str, live: &Value) {
+    let golden: Vec<Value> = serde_yaml::from_str(golden_text).expect("the golden is YAML");
     let produced = &golden[0];
-    let mut want = summary(&live);
+    let mut want = summary(live);
     let mut got = summary(produced);
     want.sort();
     got.sort();
@@ -217,7 +262,7 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
         let type_ = c["type"].as_str().expect("a type");
         assert_eq!(
             condition(produced, type_),
-            condition(&live, type_),
+            condition(live, type_),
             "{type_}, its transition time and generation included"
         );
     }
@@ -227,10 +272,12 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
     );
     assert_eq!(produced["writes"], false, "{golden_text}");
     assert_eq!(produced["events"], json!([]), "{golden_text}");
+}
 
-    // The fixture: exactly what the pass read, what was left out, and the
-    // expect block captured.
-    let fixture: Value = serde_yaml::from_str(&fixture_text).expect("the fixture is YAML");
+/// The fixture holds exactly the Clusters and Secrets the pass read, says
+/// what was left out, and carries the expect block captured.
+fn fixture_holds_what_the_pass_read(fixture_text: &str) {
+    let fixture: Value = serde_yaml::from_str(fixture_text).expect("the fixture is YAML");
     assert_eq!(names_of(&fixture, "Cluster"), ["alpha", "beta"]);
     assert_eq!(names_of(&fixture, "Secret"), ["alpha-ca", "beta-ca"]);
     assert!(
@@ -253,8 +300,13 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
         fixture["expect"]["advisory"]["InstanceCABundleComplete"],
         json!({"status": "False", "reason": "InstanceCAMissing"})
     );
+}
 
-    // No Secret value: keys with empty values, certificates as hashes.
+/// No Secret value in either file: the fixture's Secrets keep their keys
+/// with empty values, and neither holds the certificate nor the key in any
+/// form.
+fn no_secret_value_in(fixture_text: &str, golden_text: &str) {
+    let fixture: Value = serde_yaml::from_str(fixture_text).expect("the fixture is YAML");
     for secret in fixture["objects"]
         .as_array()
         .expect("objects")
@@ -276,11 +328,6 @@ async fn a_live_console_is_captured_and_replayed_offline_without_secret_values()
         assert!(!fixture_text.contains(&value), "{value:?} in the fixture");
         assert!(!golden_text.contains(&value), "{value:?} in the golden");
     }
-    // KEEP_CAPTURE=1 keeps the files, to read a capture.
-    if std::env::var_os("KEEP_CAPTURE").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    ns.cleanup().await.unwrap();
 }
 
 /// What is wrong is named: a kind no guest serves (with the kinds served),

@@ -157,10 +157,52 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         .await
         .expect("a test namespace");
     let client = ns.client();
-    install_crd_of(&wasm, &client).await;
+    let host = serve_until_ready(&client, ns.name(), &wasm, &guests, &cache).await;
+    let probes = objects::api(&client, ns.name(), API_VERSION, KIND);
+    let live = get(&probes, PARENT).await;
+
+    // 3. The capture of the settled parent.
+    let output = dir.join("alpha.yaml");
+    captures_the_settled_parent(&cache, &guests, &wasm, ns.name(), &output).await;
+
+    // 4. The Job failed, the host still stopped: the live status (Ready
+    // True, for the parent's generation) is stale.
+    end_as_job_controller(&client, ns.name(), CHECK, JobOutcome::Failed).await;
+    let stale = dir.join("stale.yaml");
+    refuses_the_stale_live_status(&cache, &guests, ns.name(), &stale).await;
+    accepts_the_difference_when_asked(&cache, &guests, &wasm, ns.name(), &stale).await;
+
+    // A capture writes nothing to the cluster: the parent's live status
+    // is as the host left it.
+    let after = get(&probes, PARENT).await;
+    assert_eq!(
+        resource_version(&after),
+        resource_version(&live),
+        "{}",
+        after["status"]
+    );
+    println!("capture_child took {:?}", started.elapsed());
+    drop(host);
+    ns.cleanup().await.unwrap();
+    if std::env::var_os("KEEP_CAPTURE").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The CRD, the check Job (running: no Pod ever runs here) and the parent,
+/// served until Ready True with its ConfigMap made; then the host stopped,
+/// cleanly.
+async fn serve_until_ready(
+    client: &kube::Client,
+    ns: &str,
+    wasm: &Path,
+    guests: &Path,
+    cache: &Path,
+) -> ProbeHost {
+    install_crd_of(wasm, client).await;
     create(
-        &client,
-        ns.name(),
+        client,
+        ns,
         json!({"apiVersion": "batch/v1", "kind": "Job",
                "metadata": {"name": CHECK},
                "spec": {"template": {"spec": {"restartPolicy": "Never",
@@ -168,15 +210,15 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     )
     .await;
     create(
-        &client,
-        ns.name(),
+        client,
+        ns,
         json!({"apiVersion": API_VERSION, "kind": KIND,
                "metadata": {"name": PARENT}, "spec": {"greeting": "hi"}}),
     )
     .await;
-    let probes = objects::api(&client, ns.name(), API_VERSION, KIND);
-    let configmaps = objects::api(&client, ns.name(), "v1", "ConfigMap");
-    let mut host = ProbeHost::start(ns.name(), &guests, &cache, &[], "host").await;
+    let probes = objects::api(client, ns, API_VERSION, KIND);
+    let configmaps = objects::api(client, ns, "v1", "ConfigMap");
+    let mut host = ProbeHost::start(ns, guests, cache, &[], "host").await;
     eventually("the Probe Ready, its ConfigMap made", async || {
         let p = get(&probes, PARENT).await;
         let made = configmaps
@@ -202,11 +244,19 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         stopped.success(),
         "the host did not stop cleanly: {stopped}"
     );
-    let live = get(&probes, PARENT).await;
+    host
+}
 
-    // 3. The capture of the settled parent.
-    let output = dir.join("alpha.yaml");
-    let out = capture(&cache, &guests, ns.name(), &output, &[]).await;
+/// The capture of the settled parent succeeds on the pass's verdict, its
+/// fixture holding every read of both evaluations, and replays offline.
+async fn captures_the_settled_parent(
+    cache: &Path,
+    guests: &Path,
+    wasm: &Path,
+    ns: &str,
+    output: &Path,
+) {
+    let out = capture(cache, guests, ns, output, &[]).await;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     // The pass settles on the live status: the capture succeeds.
     assert!(out.status.success(), "capture failed:\n{stdout}\n{stderr}");
@@ -214,7 +264,7 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
     // aspect True from the Job read once the child is made.
     assert!(stdout.contains("Ready=True/AsExpected"), "{stdout}");
     assert!(stdout.contains("ChildReady=True/AsExpected"), "{stdout}");
-    let fixture_text = std::fs::read_to_string(&output).expect("the fixture");
+    let fixture_text = std::fs::read_to_string(output).expect("the fixture");
     let fixture: Value = serde_yaml::from_str(&fixture_text).expect("the fixture is YAML");
     // The fixture holds every read of both evaluations: the Job, not
     // failed, read only by the evaluation after the child is answered
@@ -248,19 +298,19 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         "{fixture_text}"
     );
     // Replayed offline, the fixture reaches the live verdict.
-    let replayed = replay(&cache, &wasm, &output).await;
+    let replayed = replay(cache, wasm, output).await;
     let replayed_out = text(&replayed.stdout);
     assert!(
         replayed.status.success() && replayed_out.contains("1 passed, 0 failed"),
         "{replayed_out}\n{}",
         text(&replayed.stderr)
     );
+}
 
-    // 4. The Job failed, the host still stopped: the live status (Ready
-    // True, for the parent's generation) is stale.
-    end_as_job_controller(&client, ns.name(), CHECK, JobOutcome::Failed).await;
-    let stale = dir.join("stale.yaml");
-    let out = capture(&cache, &guests, ns.name(), &stale, &[]).await;
+/// A capture of the stale live status fails, naming each condition that
+/// differs, and writes no fixture and no golden.
+async fn refuses_the_stale_live_status(cache: &Path, guests: &Path, ns: &str, stale: &Path) {
+    let out = capture(cache, guests, ns, stale, &[]).await;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     // A live status the pass does not settle on fails the capture.
     assert!(
@@ -293,8 +343,18 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         "a golden was written beside {}",
         stale.display()
     );
+}
 
-    let out = capture(&cache, &guests, ns.name(), &stale, &["--accept-difference"]).await;
+/// With --accept-difference, the capture writes the fixture anyway: the
+/// live status kept beside the pass's verdict, which it replays to.
+async fn accepts_the_difference_when_asked(
+    cache: &Path,
+    guests: &Path,
+    wasm: &Path,
+    ns: &str,
+    stale: &Path,
+) {
+    let out = capture(cache, guests, ns, stale, &["--accept-difference"]).await;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     // --accept-difference writes the fixture anyway.
     assert!(
@@ -309,7 +369,7 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         stdout.contains("the live status differs (accepted): ChildReady"),
         "{stdout}"
     );
-    let stale_text = std::fs::read_to_string(&stale).expect("the accepted fixture");
+    let stale_text = std::fs::read_to_string(stale).expect("the accepted fixture");
     // The fixture keeps the live status beside its expectation, in a
     // comment block before `expect:`.
     let block = stale_text
@@ -342,7 +402,7 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         "{stale_text}"
     );
     // Replayed offline, it passes with the pass's verdict (Ready False).
-    let replayed = replay(&cache, &wasm, &stale).await;
+    let replayed = replay(cache, wasm, stale).await;
     let replayed_out = text(&replayed.stdout);
     assert!(
         replayed.status.success() && replayed_out.contains("1 passed, 0 failed"),
@@ -356,20 +416,4 @@ async fn a_capture_evaluates_again_on_the_made_child_and_refuses_a_stale_live_st
         Some("False".to_owned()),
         "{golden_text}"
     );
-
-    // A capture writes nothing to the cluster: the parent's live status
-    // is as the host left it.
-    let after = get(&probes, PARENT).await;
-    assert_eq!(
-        resource_version(&after),
-        resource_version(&live),
-        "{}",
-        after["status"]
-    );
-    println!("capture_child took {:?}", started.elapsed());
-    drop(host);
-    ns.cleanup().await.unwrap();
-    if std::env::var_os("KEEP_CAPTURE").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

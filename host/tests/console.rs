@@ -1249,58 +1249,11 @@ async fn a_network_policy_refused_by_admission_is_exposure_policy_invalid() {
     };
     let policies = cluster("ValidatingAdmissionPolicy");
     let bindings = cluster("ValidatingAdmissionPolicyBinding");
-    create_cluster_scoped(
-        &client,
-        json!({
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": name},
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": {"resourceRules": [{
-                    "apiGroups": ["networking.k8s.io"],
-                    "apiVersions": ["*"],
-                    "operations": ["CREATE", "UPDATE"],
-                    "resources": ["networkpolicies"],
-                }]},
-                "validations": [{
-                    "expression": format!("request.namespace != '{}'", ns.name()),
-                    "message": "NetworkPolicies are frozen in this test",
-                }],
-            },
-        }),
-    )
-    .await;
-    create_cluster_scoped(
-        &client,
-        json!({
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": name},
-            "spec": {"policyName": name, "validationActions": ["Deny"]},
-        }),
-    )
-    .await;
+    freeze_network_policies(&client, ns.name(), &name).await;
     let network_policies = api(&client, ns.name(), "networking.k8s.io/v1", "NetworkPolicy");
-    // Whether a NetworkPolicy of our own is admitted now (then deleted).
-    let admitted = async || {
-        let probe: DynamicObject =
-            serde_json::from_value(open_policy("probe")).expect("a NetworkPolicy");
-        match network_policies
-            .create(&kube::api::PostParams::default(), &probe)
-            .await
-        {
-            Ok(_) => {
-                objects::delete(&network_policies, "probe").await;
-                Ok(true)
-            }
-            Err(kube::Error::Api(e)) if e.code == 422 || e.code == 403 => Ok(false),
-            Err(e) => Err(format!("{e}")),
-        }
-    };
     eventually(
         "the admission policy to be enforced",
-        async || match admitted().await {
+        async || match network_policy_admitted(&network_policies).await {
             Ok(false) => Ok(()),
             other => Err(other),
         },
@@ -1333,56 +1286,11 @@ async fn a_network_policy_refused_by_admission_is_exposure_policy_invalid() {
         ],
     )
     .await;
-    let seen = jiff::Timestamp::now();
-    let m = message(&o, "ConfigurationValid");
-    assert!(
-        m.starts_with(
-            "the API server refused NetworkPolicy orders-ingress rendered from \
-             spec.exposure.networkPolicy (422 Invalid): "
-        ) && m.contains("NetworkPolicies are frozen in this test"),
-        "{m}"
-    );
-    let again: jiff::Timestamp = m
-        .split_once("asked for again at ")
-        .and_then(|(_, rest)| rest.split_once(',').map(|(at, _)| at))
-        .expect("when the policy is asked for again")
-        .parse()
-        .expect("an RFC 3339 time");
-    let left = again.duration_since(seen);
-    assert!(
-        left.is_positive() && left <= jiff::SignedDuration::from_secs(300),
-        "asked for again within five minutes of the refusal: {again} ({left:?} from now)"
-    );
+    refusal_named_with_when_asked_again(&o);
 
     // Held back: no pass asks for the policy (or anything) again in the
     // meantime, and the one refusal is the host's one "children not made".
-    settle().await;
-    assert_eq!(host.requests("PATCH", &policy_path), 1, "one refused apply");
-    let refused: Vec<String> = host
-        .problems()
-        .into_iter()
-        .filter(|l| l.contains("children not made"))
-        .collect();
-    assert_eq!(refused.len(), 1, "{refused:#?}");
-    assert!(
-        refused[0].contains("the apply of NetworkPolicy orders-ingress failed"),
-        "{refused:#?}"
-    );
-    assert!(
-        has(
-            &get(&consoles, NAME).await,
-            "Stalled",
-            "True",
-            "ExposurePolicyInvalid"
-        ),
-        "still stalled"
-    );
-    let events = events_about(&client, ns.name(), NAME).await;
-    assert_eq!(
-        published(&events, "Warning", "ExposurePolicyInvalid"),
-        1,
-        "{events:#?}"
-    );
+    held_back(&host, &client, ns.name(), &policy_path).await;
 
     // The admission policy gone and the spec changed: asked for again at
     // once, applied, the console Ready.
@@ -1390,7 +1298,7 @@ async fn a_network_policy_refused_by_admission_is_exposure_policy_invalid() {
     let _ = policies.delete(&name, &Default::default()).await;
     eventually(
         "the admission policy to be gone",
-        async || match admitted().await {
+        async || match network_policy_admitted(&network_policies).await {
             Ok(true) => Ok(()),
             other => Err(other),
         },
@@ -1413,4 +1321,116 @@ async fn a_network_policy_refused_by_admission_is_exposure_policy_invalid() {
     drop(host);
     placement.delete_nodes(&client).await;
     ns.cleanup().await.unwrap();
+}
+
+/// A ValidatingAdmissionPolicy, and its binding, denying NetworkPolicies in
+/// the namespace `ns`; both named `name`.
+async fn freeze_network_policies(client: &kube::Client, ns: &str, name: &str) {
+    create_cluster_scoped(
+        client,
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{
+                    "apiGroups": ["networking.k8s.io"],
+                    "apiVersions": ["*"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["networkpolicies"],
+                }]},
+                "validations": [{
+                    "expression": format!("request.namespace != '{ns}'"),
+                    "message": "NetworkPolicies are frozen in this test",
+                }],
+            },
+        }),
+    )
+    .await;
+    create_cluster_scoped(
+        client,
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name},
+            "spec": {"policyName": name, "validationActions": ["Deny"]},
+        }),
+    )
+    .await;
+}
+
+/// Whether a NetworkPolicy of our own is admitted now (then deleted).
+async fn network_policy_admitted(network_policies: &Api<DynamicObject>) -> Result<bool, String> {
+    let probe: DynamicObject =
+        serde_json::from_value(open_policy("probe")).expect("a NetworkPolicy");
+    match network_policies
+        .create(&kube::api::PostParams::default(), &probe)
+        .await
+    {
+        Ok(_) => {
+            objects::delete(network_policies, "probe").await;
+            Ok(true)
+        }
+        Err(kube::Error::Api(e)) if e.code == 422 || e.code == 403 => Ok(false),
+        Err(e) => Err(format!("{e}")),
+    }
+}
+
+/// The refusal named in ConfigurationValid's message, with when the policy
+/// is asked for again: within five minutes of now.
+fn refusal_named_with_when_asked_again(o: &Value) {
+    let seen = jiff::Timestamp::now();
+    let m = message(o, "ConfigurationValid");
+    assert!(
+        m.starts_with(
+            "the API server refused NetworkPolicy orders-ingress rendered from \
+             spec.exposure.networkPolicy (422 Invalid): "
+        ) && m.contains("NetworkPolicies are frozen in this test"),
+        "{m}"
+    );
+    let again: jiff::Timestamp = m
+        .split_once("asked for again at ")
+        .and_then(|(_, rest)| rest.split_once(',').map(|(at, _)| at))
+        .expect("when the policy is asked for again")
+        .parse()
+        .expect("an RFC 3339 time");
+    let left = again.duration_since(seen);
+    assert!(
+        left.is_positive() && left <= jiff::SignedDuration::from_secs(300),
+        "asked for again within five minutes of the refusal: {again} ({left:?} from now)"
+    );
+}
+
+/// Nothing asked for again in the meantime: one refused apply, the one
+/// problem the host logs, the console still stalled, one Warning.
+async fn held_back(host: &Host, client: &kube::Client, ns: &str, policy_path: &str) {
+    let consoles = consoles(client, ns);
+    settle().await;
+    assert_eq!(host.requests("PATCH", policy_path), 1, "one refused apply");
+    let refused: Vec<String> = host
+        .problems()
+        .into_iter()
+        .filter(|l| l.contains("children not made"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert!(
+        refused[0].contains("the apply of NetworkPolicy orders-ingress failed"),
+        "{refused:#?}"
+    );
+    assert!(
+        has(
+            &get(&consoles, NAME).await,
+            "Stalled",
+            "True",
+            "ExposurePolicyInvalid"
+        ),
+        "still stalled"
+    );
+    let events = events_about(client, ns, NAME).await;
+    assert_eq!(
+        published(&events, "Warning", "ExposurePolicyInvalid"),
+        1,
+        "{events:#?}"
+    );
 }
