@@ -69,24 +69,7 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
     go_build(&tool, true);
     let payload = dir.join("static-payload");
     go_build(&payload, false);
-    let build = |out: &Path, binary: &Path| {
-        image(
-            &tool,
-            &[
-                "build",
-                "--binary",
-                binary.to_str().unwrap(),
-                "--version",
-                "0.1.0",
-                "--revision",
-                "0123abc",
-                "--created",
-                "2026-12-01T00:00:00Z",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        )
-    };
+    let build = |out: &Path, binary: &Path| build_image(&tool, out, binary);
 
     // A dynamically linked binary is refused, naming why.
     let (ok, _, err) = build(&dir.join("dynamic.tar"), &tool);
@@ -107,11 +90,52 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
     assert_eq!(again, digest, "the same inputs make the same image");
 
     // An OCI image layout: oci-layout, index.json, blobs/.
+    let (layout, manifest) = an_oci_layout(&dir, &tarball, &digest);
+
+    // One layer: the binary, the CA certificates, the user's writable
+    // directories; no shell, nothing else to run.
+    one_layer_and_no_shell(&layout, &manifest);
+
+    // The entrypoint taken back out (what `make image-check` runs as the
+    // host): the payload, byte for byte, executable.
+    the_entrypoint_taken_back_out(&tool, &dir, &tarball, &payload);
+
+    // Pushed to a registry: the reference pinned to the same digest.
+    pushed_pinned_to_its_digest(&tool, &tarball, &digest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `image build` of `binary` into `out`, with the version, revision and
+/// creation time the test checks.
+fn build_image(tool: &Path, out: &Path, binary: &Path) -> (bool, String, String) {
+    image(
+        tool,
+        &[
+            "build",
+            "--binary",
+            binary.to_str().unwrap(),
+            "--version",
+            "0.1.0",
+            "--revision",
+            "0123abc",
+            "--created",
+            "2026-12-01T00:00:00Z",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
+}
+
+/// The tarball unpacked into `dir/layout`: an OCI image layout of one
+/// manifest, `digest`, its config for linux/amd64 as the numeric non-root
+/// user with the host's entrypoint and the OCI annotations. The layout's
+/// directory and the manifest.
+fn an_oci_layout(dir: &Path, tarball: &Path, digest: &str) -> (PathBuf, Value) {
     let layout = dir.join("layout");
     std::fs::create_dir_all(&layout).unwrap();
     let status = Command::new("tar")
         .arg("xf")
-        .arg(&tarball)
+        .arg(tarball)
         .arg("-C")
         .arg(&layout)
         .status()
@@ -124,12 +148,12 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
     let index = json(layout.join("index.json"));
     let manifests = index["manifests"].as_array().expect("manifests");
     assert_eq!(manifests.len(), 1);
-    assert_eq!(manifests[0]["digest"], digest.as_str());
+    assert_eq!(manifests[0]["digest"], digest);
     assert_eq!(
         manifests[0]["mediaType"],
         "application/vnd.oci.image.manifest.v1+json"
     );
-    let manifest = json(blob(&layout, &digest));
+    let manifest = json(blob(&layout, digest));
     let config = json(blob(
         &layout,
         manifest["config"]["digest"].as_str().unwrap(),
@@ -159,14 +183,17 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
             "{label} on the manifest"
         );
     }
+    (layout, manifest)
+}
 
-    // One layer: the binary, the CA certificates, the user's writable
-    // directories; no shell, nothing else to run.
+/// One layer: the binary, the CA certificates, the user's writable
+/// directories; no shell, nothing else to run.
+fn one_layer_and_no_shell(layout: &Path, manifest: &Value) {
     let layers = manifest["layers"].as_array().expect("layers");
     assert_eq!(layers.len(), 1, "an empty base: one layer");
     let listing = Command::new("tar")
         .args(["-tzv", "--numeric-owner", "-f"])
-        .arg(blob(&layout, layers[0]["digest"].as_str().unwrap()))
+        .arg(blob(layout, layers[0]["digest"].as_str().unwrap()))
         .output()
         .unwrap();
     let listing = String::from_utf8_lossy(&listing.stdout).into_owned();
@@ -196,12 +223,14 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
         files, 4,
         "the binary, the CA bundle, passwd, group:\n{listing}"
     );
+}
 
-    // The entrypoint taken back out (what `make image-check` runs as the
-    // host): the payload, byte for byte, executable.
+/// The entrypoint taken back out of the layout: the payload, byte for
+/// byte, executable; a file that is no layout refused.
+fn the_entrypoint_taken_back_out(tool: &Path, dir: &Path, tarball: &Path, payload: &Path) {
     let extract = |layout: &Path, out: &Path| {
         image(
-            &tool,
+            tool,
             &[
                 "extract",
                 "--layout",
@@ -212,27 +241,30 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
         )
     };
     let extracted = dir.join("extracted");
-    let (ok, _, err) = extract(&tarball, &extracted);
+    let (ok, _, err) = extract(tarball, &extracted);
     assert!(ok, "{err}");
     assert!(err.contains("a static executable"), "{err}");
     assert_eq!(
         std::fs::read(&extracted).unwrap(),
-        std::fs::read(&payload).unwrap()
+        std::fs::read(payload).unwrap()
     );
     use std::os::unix::fs::PermissionsExt as _;
     assert_eq!(
         std::fs::metadata(&extracted).unwrap().permissions().mode() & 0o111,
         0o111
     );
-    let (ok, _, err) = extract(&payload, &dir.join("nothing"));
+    let (ok, _, err) = extract(payload, &dir.join("nothing"));
     assert!(!ok, "a file that is no layout");
     assert!(err.starts_with("image extract: reading "), "{err}");
+}
 
-    // Pushed to a registry: the reference pinned to the same digest.
+/// Pushed to a registry on loopback: the reference printed pinned to
+/// `digest`, which the registry serves for the tag.
+fn pushed_pinned_to_its_digest(tool: &Path, tarball: &Path, digest: &str) {
     let registry = Registry::start();
     let reference = format!("{}/team/reconciler-host:0.1.0", registry.address);
     let (ok, pinned, err) = image(
-        &tool,
+        tool,
         &[
             "push",
             "--layout",
@@ -268,5 +300,4 @@ fn the_image_is_a_static_binary_on_an_empty_base_as_a_non_root_user() {
         digest,
         "the registry serves the digest pushed"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -156,60 +156,11 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
 
     // B: Ready Unknown, NamespaceNotWatched, naming B and what is missing.
     let b_agents = agents(&client, b.name());
-    let marked = wait_for(
-        &b_agents,
-        "orders",
-        &[("Ready", "Unknown", "NamespaceNotWatched")],
-    )
-    .await;
-    let ready = condition(&marked, "Ready").expect("Ready");
-    let message = format!(
-        "the operator left namespace {} out of its watch: it may not list {MISSING} there; this status is no longer updated",
-        b.name()
-    );
-    assert_eq!(ready.message, message, "{:#?}", summary(&marked));
-    assert_eq!(ready.observed_generation, 1);
-    assert_eq!(marked["status"]["observedGeneration"], 1);
-    // Never evaluated: the other conditions it always carries are
-    // Initializing, as on first touch.
-    for t in [
-        "Progressing",
-        "Stalled",
-        "ConfigurationValid",
-        "WorkloadReady",
-    ] {
-        let c = condition(&marked, t).unwrap_or_else(|| panic!("{t} missing"));
-        assert_eq!(
-            (c.status.as_str(), c.reason.as_str()),
-            ("Unknown", "Initializing"),
-            "{t}"
-        );
-    }
+    let (marked, message) = marked_not_watched(&b_agents, b.name()).await;
 
-    // One Warning, nothing else about it.
-    let events = harness::eventually("the NamespaceNotWatched Warning", async || {
-        let events = events_about(&client, b.name(), "orders").await;
-        if published(&events, "Warning", "NamespaceNotWatched") == 1 {
-            Ok(events)
-        } else {
-            Err(events)
-        }
-    })
-    .await;
-    assert_eq!(events.len(), 1, "{events:#?}");
-    assert_eq!(events[0].note, message);
-
-    // The log says so once, naming the namespace and the permissions.
-    let line = format!(
-        "namespace {} left out of the watch: missing list on {MISSING}",
-        b.name()
-    );
-    let warned: Vec<String> = host
-        .problems()
-        .into_iter()
-        .filter(|l| l.contains(&line))
-        .collect();
-    assert_eq!(warned.len(), 1, "{:#?}", host.problems());
+    // One Warning, nothing else about it; the log says so once, naming
+    // the namespace and the permissions.
+    told_once(&host, &client, b.name(), &message).await;
 
     let metrics = scrape(port).await;
     assert!(
@@ -220,37 +171,7 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
     // Nothing else is written to it: no child is made for it, its Cluster
     // changes (it would stall on BarmanPluginNotConfigured), and the host
     // does not notice.
-    assert_eq!(host.status_writes(b.name(), "orders"), 1);
-    let version = resource_version(&marked);
-    merge(
-        &objects::api(&client, b.name(), "postgresql.cnpg.io/v1", "Cluster"),
-        CLUSTER,
-        json!({"spec": {"plugins": null}}),
-    )
-    .await;
-    settle().await;
-    let after = get(&b_agents, "orders").await;
-    assert_eq!(resource_version(&after), version, "{:#?}", summary(&after));
-    assert_eq!(host.status_writes(b.name(), "orders"), 1);
-    for (api_version, kind, name) in [
-        ("apps/v1", "Deployment", deployment_name("orders")),
-        ("v1", "Service", deployment_name("orders")),
-        ("v1", "Secret", objects::serving_cert_name("orders")),
-    ] {
-        let child = objects::api(&client, b.name(), api_version, kind)
-            .get_opt(&name)
-            .await
-            .expect("a lookup");
-        assert!(child.is_none(), "{kind} {name} made in {}", b.name());
-    }
-    assert_eq!(
-        published(
-            &events_about(&client, b.name(), "orders").await,
-            "Warning",
-            "NamespaceNotWatched"
-        ),
-        1
-    );
+    let version = nothing_else_written(&host, &client, b.name(), &marked).await;
     assert!(host.is_alive());
     drop(host);
 
@@ -283,6 +204,112 @@ async fn a_namespace_the_host_may_not_list_in_is_left_out_and_its_objects_told()
         ),
         1
     );
+}
+
+/// B's agent Ready Unknown, NamespaceNotWatched, naming B and what is
+/// missing, its other conditions Initializing; the agent, and the message.
+async fn marked_not_watched(
+    b_agents: &kube::Api<kube::api::DynamicObject>,
+    b: &str,
+) -> (serde_json::Value, String) {
+    let marked = wait_for(
+        b_agents,
+        "orders",
+        &[("Ready", "Unknown", "NamespaceNotWatched")],
+    )
+    .await;
+    let ready = condition(&marked, "Ready").expect("Ready");
+    let message = format!(
+        "the operator left namespace {b} out of its watch: it may not list {MISSING} there; this status is no longer updated"
+    );
+    assert_eq!(ready.message, message, "{:#?}", summary(&marked));
+    assert_eq!(ready.observed_generation, 1);
+    assert_eq!(marked["status"]["observedGeneration"], 1);
+    // Never evaluated: the other conditions it always carries are
+    // Initializing, as on first touch.
+    for t in [
+        "Progressing",
+        "Stalled",
+        "ConfigurationValid",
+        "WorkloadReady",
+    ] {
+        let c = condition(&marked, t).unwrap_or_else(|| panic!("{t} missing"));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("Unknown", "Initializing"),
+            "{t}"
+        );
+    }
+    (marked, message)
+}
+
+/// One NamespaceNotWatched Warning about B's agent, saying `message`, and
+/// one line in the host's log naming B and the permissions missing.
+async fn told_once(host: &Host, client: &Client, b: &str, message: &str) {
+    let events = harness::eventually("the NamespaceNotWatched Warning", async || {
+        let events = events_about(client, b, "orders").await;
+        if published(&events, "Warning", "NamespaceNotWatched") == 1 {
+            Ok(events)
+        } else {
+            Err(events)
+        }
+    })
+    .await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].note, message);
+
+    // The log says so once, naming the namespace and the permissions.
+    let line = format!("namespace {b} left out of the watch: missing list on {MISSING}");
+    let warned: Vec<String> = host
+        .problems()
+        .into_iter()
+        .filter(|l| l.contains(&line))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:#?}", host.problems());
+}
+
+/// Nothing written to B's agent after it was marked: one status write, no
+/// write when its Cluster changes, no child made, still one Warning. The
+/// agent's resourceVersion.
+async fn nothing_else_written(
+    host: &Host,
+    client: &Client,
+    b: &str,
+    marked: &serde_json::Value,
+) -> String {
+    let b_agents = agents(client, b);
+    assert_eq!(host.status_writes(b, "orders"), 1);
+    let version = resource_version(marked);
+    merge(
+        &objects::api(client, b, "postgresql.cnpg.io/v1", "Cluster"),
+        CLUSTER,
+        json!({"spec": {"plugins": null}}),
+    )
+    .await;
+    settle().await;
+    let after = get(&b_agents, "orders").await;
+    assert_eq!(resource_version(&after), version, "{:#?}", summary(&after));
+    assert_eq!(host.status_writes(b, "orders"), 1);
+    for (api_version, kind, name) in [
+        ("apps/v1", "Deployment", deployment_name("orders")),
+        ("v1", "Service", deployment_name("orders")),
+        ("v1", "Secret", objects::serving_cert_name("orders")),
+    ] {
+        let child = objects::api(client, b, api_version, kind)
+            .get_opt(&name)
+            .await
+            .expect("a lookup");
+        assert!(child.is_none(), "{kind} {name} made in {b}");
+    }
+    assert_eq!(
+        published(
+            &events_about(client, b, "orders").await,
+            "Warning",
+            "NamespaceNotWatched"
+        ),
+        1
+    );
+    version
 }
 
 /// Watching every namespace, a kind the host may not list cluster-wide

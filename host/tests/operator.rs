@@ -98,6 +98,55 @@ async fn first_pass_writes_once_what_it_evaluated() {
     let agents = agents(&client, ns.name());
 
     // Every version of the object, watched from before it exists.
+    let (versions, watch) = watch_versions(&agents).await;
+
+    create(&client, ns.name(), agent("orders", CLUSTER)).await;
+    let evaluated = wait_healthy(&agents, "orders").await;
+
+    // The watch has seen the evaluated version too.
+    let statuses = written_versions(&versions, &evaluated).await;
+    watch.abort();
+
+    first_status_evaluates_every_aspect(&statuses[0]);
+    // Then the agent converges as its children do (the certificate issued,
+    // the rollout on its way, the Pod ready): each version says so, none
+    // says Ready but the last, and the host wrote each version once.
+    let last = statuses.last().unwrap();
+    assert!(has(last, "Ready", "True", "AsExpected"));
+    for v in &statuses[..statuses.len() - 1] {
+        assert!(
+            has(v, "Progressing", "True", "Reconciling") && !has(v, "Ready", "True", "AsExpected"),
+            "converging: {:?}",
+            summary(v)
+        );
+    }
+    assert!(
+        (1..=4).contains(&statuses.len()),
+        "at most three steps of convergence, then Ready: {:#?}",
+        statuses.iter().map(summary).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        host.status_writes(ns.name(), "orders"),
+        statuses.len(),
+        "one write per version"
+    );
+
+    // The children the host made: each controlled by the agent, labelled.
+    children_controlled_and_labelled(&client, ns.name(), &evaluated).await;
+
+    // Ready turning True and the certificate are reported once each;
+    // nothing is a Warning (a rollout on its way is quiet).
+    reported_once_each(&client, ns.name()).await;
+
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// Every version of the agent `orders`, watched from before it exists (the
+/// watch listed when this returns); the watch's task.
+async fn watch_versions(
+    agents: &kube::Api<kube::api::DynamicObject>,
+) -> (Arc<Mutex<Vec<Value>>>, tokio::task::JoinHandle<()>) {
     let versions: Arc<Mutex<Vec<Value>>> = Arc::default();
     let (listed, watching) = oneshot::channel();
     let watch = tokio::spawn({
@@ -126,12 +175,13 @@ async fn first_pass_writes_once_what_it_evaluated() {
         }
     });
     watching.await.expect("the watch lists");
+    (versions, watch)
+}
 
-    create(&client, ns.name(), agent("orders", CLUSTER)).await;
-    let evaluated = wait_healthy(&agents, "orders").await;
-
-    // The watch has seen the evaluated version too.
-    let statuses: Vec<Value> = eventually("the watch to see the evaluated status", async || {
+/// The versions the watch saw with conditions written, each once, once it
+/// has seen the `evaluated` one.
+async fn written_versions(versions: &Mutex<Vec<Value>>, evaluated: &Value) -> Vec<Value> {
+    eventually("the watch to see the evaluated status", async || {
         let mut seen: Vec<Value> = Vec::new();
         for v in versions.lock().unwrap().iter() {
             let written = v["status"]["conditions"]
@@ -146,20 +196,22 @@ async fn first_pass_writes_once_what_it_evaluated() {
         }
         if seen
             .iter()
-            .any(|v| resource_version(v) == resource_version(&evaluated))
+            .any(|v| resource_version(v) == resource_version(evaluated))
         {
             Ok(seen)
         } else {
             Err(seen.iter().map(summary).collect::<Vec<_>>())
         }
     })
-    .await;
-    watch.abort();
+    .await
+}
 
+/// The first status carries every declared condition, in order, each
+/// evaluated (none Initializing) at generation 1.
+fn first_status_evaluates_every_aspect(first: &Value) {
     let spec = &fixture().spec;
     let declared: Vec<&str> = spec.condition_types().collect();
     assert!(declared.contains(&"Ready") && declared.len() >= 4);
-    let first = &statuses[0];
     let first_types: Vec<&str> = first["status"]["conditions"]
         .as_array()
         .unwrap()
@@ -181,37 +233,17 @@ async fn first_pass_writes_once_what_it_evaluated() {
         );
     }
     assert_eq!(first["status"]["observedGeneration"], 1);
-    // Then the agent converges as its children do (the certificate issued,
-    // the rollout on its way, the Pod ready): each version says so, none
-    // says Ready but the last, and the host wrote each version once.
-    let last = statuses.last().unwrap();
-    assert!(has(last, "Ready", "True", "AsExpected"));
-    for v in &statuses[..statuses.len() - 1] {
-        assert!(
-            has(v, "Progressing", "True", "Reconciling") && !has(v, "Ready", "True", "AsExpected"),
-            "converging: {:?}",
-            summary(v)
-        );
-    }
-    assert!(
-        (1..=4).contains(&statuses.len()),
-        "at most three steps of convergence, then Ready: {:#?}",
-        statuses.iter().map(summary).collect::<Vec<_>>()
-    );
-    assert_eq!(
-        host.status_writes(ns.name(), "orders"),
-        statuses.len(),
-        "one write per version"
-    );
+}
 
-    // The children the host made: each controlled by the agent, labelled.
+/// The children the host made: each controlled by the agent, labelled.
+async fn children_controlled_and_labelled(client: &kube::Client, ns: &str, evaluated: &Value) {
     let uid = evaluated["metadata"]["uid"].clone();
     for (api_version, kind, name) in [
         ("apps/v1", "Deployment", "orders-evidence-agent"),
         ("v1", "Service", "orders-evidence-agent"),
         ("v1", "Secret", "orders-serving-cert"),
     ] {
-        let child = get(&objects::api(&client, ns.name(), api_version, kind), name).await;
+        let child = get(&objects::api(client, ns, api_version, kind), name).await;
         let owner = &child["metadata"]["ownerReferences"][0];
         assert_eq!(
             (&owner["uid"], &owner["controller"]),
@@ -223,11 +255,12 @@ async fn first_pass_writes_once_what_it_evaluated() {
             "reconciler-host"
         );
     }
+}
 
-    // Ready turning True and the certificate are reported once each;
-    // nothing is a Warning (a rollout on its way is quiet).
+/// Ready turning True and the certificate reported once each; no Warning.
+async fn reported_once_each(client: &kube::Client, ns: &str) {
     let events = eventually("the Ready Event", async || {
-        let events = events_about(&client, ns.name(), "orders").await;
+        let events = events_about(client, ns, "orders").await;
         if published(&events, "Normal", "AsExpected") > 0 {
             Ok(events)
         } else {
@@ -245,9 +278,6 @@ async fn first_pass_writes_once_what_it_evaluated() {
         events.iter().all(|e| e.type_ == "Normal"),
         "no Warning for a healthy agent: {events:#?}"
     );
-
-    host.finish();
-    ns.cleanup().await.unwrap();
 }
 
 /// 2. A healthy agent whose Pod crashloops: WorkloadReady and Ready False

@@ -170,34 +170,7 @@ async fn a_route_published_before_its_kind_was_refused_is_read_past_the_cache_an
     let route_name = workload_name(NAME);
 
     // Published through a Route by a host with every permission.
-    create(
-        &client,
-        ns.name(),
-        console(
-            NAME,
-            json!({"exposure": {"type": "route", "hostname": HOSTNAME}, "podLogs": false}),
-        ),
-    )
-    .await;
-    let host = Host::start(ns.name()).await;
-    let route = eventually("the Route published", async || {
-        routes.get_opt(&route_name).await.expect("get").ok_or(())
-    })
-    .await;
-    let uid = route.metadata.uid.clone().expect("a uid");
-    eventually(
-        "status.publishedExposureKinds records the Route",
-        async || {
-            let o = get(&consoles, NAME).await;
-            if o["status"]["publishedExposureKinds"] == json!(["Route"]) {
-                Ok(())
-            } else {
-                Err(summary(&o))
-            }
-        },
-    )
-    .await;
-    host.finish();
+    let uid = publish_through_a_route(&client, ns.name()).await;
 
     // Now an Ingress, served by a host that may GET Routes there, not list
     // or delete them.
@@ -290,4 +263,42 @@ async fn a_route_published_before_its_kind_was_refused_is_read_past_the_cache_an
     assert!(allowed.problems().is_empty(), "{:#?}", allowed.problems());
     allowed.finish();
     ns.cleanup().await.unwrap();
+}
+
+/// The console published through a Route by a host with every permission,
+/// recorded in status.publishedExposureKinds; the host stopped. The
+/// Route's UID.
+async fn publish_through_a_route(client: &kube::Client, ns: &str) -> String {
+    let consoles = consoles(client, ns);
+    let routes = api(client, ns, "route.openshift.io/v1", "Route");
+    let route_name = workload_name(NAME);
+    create(
+        client,
+        ns,
+        console(
+            NAME,
+            json!({"exposure": {"type": "route", "hostname": HOSTNAME}, "podLogs": false}),
+        ),
+    )
+    .await;
+    let host = Host::start(ns).await;
+    let route = eventually("the Route published", async || {
+        routes.get_opt(&route_name).await.expect("get").ok_or(())
+    })
+    .await;
+    let uid = route.metadata.uid.clone().expect("a uid");
+    eventually(
+        "status.publishedExposureKinds records the Route",
+        async || {
+            let o = get(&consoles, NAME).await;
+            if o["status"]["publishedExposureKinds"] == json!(["Route"]) {
+                Ok(())
+            } else {
+                Err(summary(&o))
+            }
+        },
+    )
+    .await;
+    host.finish();
+    uid
 }

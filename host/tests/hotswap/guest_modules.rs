@@ -627,136 +627,16 @@ async fn a_manual_promotion_is_decided_once_in_the_reviewers_name_and_a_new_cand
         )
         .await
         .expect("the publisher creates a GuestModule");
-    let o = wait_for(
-        &admin,
-        name,
-        &[
-            ("Shadowed", "True", "AsExpected"),
-            ("Serving", "False", "AwaitingApproval"),
-            ("Ready", "False", "AwaitingApproval"),
-            ("Stalled", "False", "AsExpected"),
-        ],
-    )
-    .await;
-    assert!(
-        condition(&o, "Serving")
-            .unwrap()
-            .message
-            .contains(digest_of(&first)),
-        "{:?}",
-        condition(&o, "Serving")
-    );
-    // What the reviewer decides on: the review in the status. The
-    // candidate changes only messages, which a review leaves out.
-    let review = &o["status"]["shadow"];
-    assert_eq!(
-        [
-            &review["parents"],
-            &review["differ"],
-            &review["readyTurnsFalse"]
-        ],
-        [4, 0, 0],
-        "{review}"
-    );
-    assert_eq!(review["candidate"]["guest"], "hostile_guest", "{review}");
-    wait_replicas(&admin, name, &[("a", "Held", digest_of(&first))]).await;
+    awaits_approval(&admin, name, &first).await;
 
-    let by_publisher = publisher
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &decision(digest_of(&first), "Approved", PUBLISHER),
-        )
-        .await;
-    assert!(
-        forbidden(&by_publisher, "guestmodules/status"),
-        "{by_publisher:?}"
-    );
-    let in_another_name = approver
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &decision(digest_of(&first), "Approved", "someone-else"),
-        )
-        .await;
-    assert!(
-        forbidden(&in_another_name, "nobody decides in another name"),
-        "{in_another_name:?}"
-    );
-    approver
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &decision(digest_of(&first), "Denied", APPROVER),
-        )
-        .await
-        .expect("the approver denies it");
-    wait_for(
-        &admin,
-        name,
-        &[
-            ("Serving", "False", "PromotionDenied"),
-            ("Stalled", "True", "PromotionDenied"),
-        ],
-    )
-    .await;
-    let turned = approver
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &decision(digest_of(&first), "Approved", APPROVER),
-        )
-        .await;
-    assert!(forbidden(&turned, "is written once"), "{turned:?}");
-    let host_field = approver
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"digest": digest_of(&second)}})),
-        )
-        .await;
-    assert!(forbidden(&host_field, "is the host's"), "{host_field:?}");
+    who_may_decide(&publisher, &approver, &admin, name, [&first, &second]).await;
     wait_messages(&api, &want).await;
     assert_eq!(
         host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
         None
     );
 
-    publisher
-        .patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"source": {"oci": second}}})),
-        )
-        .await
-        .expect("the publisher offers a new candidate");
-    let o = wait_for(
-        &admin,
-        name,
-        &[
-            ("Serving", "False", "AwaitingApproval"),
-            ("Stalled", "False", "AsExpected"),
-        ],
-    )
-    .await;
-    assert_eq!(o["status"]["digest"], digest_of(&second));
-    approver
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &decision(digest_of(&second), "Approved", APPROVER),
-        )
-        .await
-        .expect("the approver approves the new candidate");
-    wait_for(
-        &admin,
-        name,
-        &[
-            ("Serving", "True", "AsExpected"),
-            ("Ready", "True", "AsExpected"),
-        ],
-    )
-    .await;
+    new_candidate_approved(&publisher, &approver, &admin, name, &second).await;
     let v2: Vec<(String, String)> = want
         .iter()
         .map(|(n, m)| (n.clone(), format!("v2: {m}")))
@@ -778,6 +658,159 @@ async fn a_manual_promotion_is_decided_once_in_the_reviewers_name_and_a_new_cand
     admin.delete(name, &Default::default()).await.unwrap();
     host.finish();
     ns.cleanup().await.unwrap();
+}
+
+/// The candidate `first` waits for approval: Serving and Ready False
+/// AwaitingApproval (a gate holds it: not stalled), the review in the
+/// status, the replica holding it.
+async fn awaits_approval(admin: &Api<DynamicObject>, name: &str, first: &str) {
+    let o = wait_for(
+        admin,
+        name,
+        &[
+            ("Shadowed", "True", "AsExpected"),
+            ("Serving", "False", "AwaitingApproval"),
+            ("Ready", "False", "AwaitingApproval"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    assert!(
+        condition(&o, "Serving")
+            .unwrap()
+            .message
+            .contains(digest_of(first)),
+        "{:?}",
+        condition(&o, "Serving")
+    );
+    // What the reviewer decides on: the review in the status. The
+    // candidate changes only messages, which a review leaves out.
+    let review = &o["status"]["shadow"];
+    assert_eq!(
+        [
+            &review["parents"],
+            &review["differ"],
+            &review["readyTurnsFalse"]
+        ],
+        [4, 0, 0],
+        "{review}"
+    );
+    assert_eq!(review["candidate"]["guest"], "hostile_guest", "{review}");
+    wait_replicas(admin, name, &[("a", "Held", digest_of(first))]).await;
+}
+
+/// Who may decide on `first`, each impersonated: not the publisher (no
+/// status write), not an approver in another's name; the approver's
+/// denial holds (Serving False PromotionDenied, Stalled) and is written
+/// once; the status fields are the host's.
+async fn who_may_decide(
+    publisher: &Api<DynamicObject>,
+    approver: &Api<DynamicObject>,
+    admin: &Api<DynamicObject>,
+    name: &str,
+    [first, second]: [&str; 2],
+) {
+    let by_publisher = publisher
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(first), "Approved", PUBLISHER),
+        )
+        .await;
+    assert!(
+        forbidden(&by_publisher, "guestmodules/status"),
+        "{by_publisher:?}"
+    );
+    let in_another_name = approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(first), "Approved", "someone-else"),
+        )
+        .await;
+    assert!(
+        forbidden(&in_another_name, "nobody decides in another name"),
+        "{in_another_name:?}"
+    );
+    approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(first), "Denied", APPROVER),
+        )
+        .await
+        .expect("the approver denies it");
+    wait_for(
+        admin,
+        name,
+        &[
+            ("Serving", "False", "PromotionDenied"),
+            ("Stalled", "True", "PromotionDenied"),
+        ],
+    )
+    .await;
+    let turned = approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(first), "Approved", APPROVER),
+        )
+        .await;
+    assert!(forbidden(&turned, "is written once"), "{turned:?}");
+    let host_field = approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"digest": digest_of(second)}})),
+        )
+        .await;
+    assert!(forbidden(&host_field, "is the host's"), "{host_field:?}");
+}
+
+/// The publisher's next digest supersedes the decision and waits again;
+/// approved, it is swapped in: Serving and Ready True.
+async fn new_candidate_approved(
+    publisher: &Api<DynamicObject>,
+    approver: &Api<DynamicObject>,
+    admin: &Api<DynamicObject>,
+    name: &str,
+    second: &str,
+) {
+    publisher
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"source": {"oci": second}}})),
+        )
+        .await
+        .expect("the publisher offers a new candidate");
+    let o = wait_for(
+        admin,
+        name,
+        &[
+            ("Serving", "False", "AwaitingApproval"),
+            ("Stalled", "False", "AsExpected"),
+        ],
+    )
+    .await;
+    assert_eq!(o["status"]["digest"], digest_of(second));
+    approver
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &decision(digest_of(second), "Approved", APPROVER),
+        )
+        .await
+        .expect("the approver approves the new candidate");
+    wait_for(
+        admin,
+        name,
+        &[
+            ("Serving", "True", "AsExpected"),
+            ("Ready", "True", "AsExpected"),
+        ],
+    )
+    .await;
 }
 
 /// A module from a ConfigMap of the host's own namespace, no registry:

@@ -958,64 +958,7 @@ async fn new_kind_is_served_once_its_crd_is_installed_and_a_second_claim_is_refu
         fresh &= crd_api.get_opt(name).await.expect("a CRD lookup").is_none();
     }
     if fresh {
-        // Its CRD not installed: refused, naming it, once.
-        place(&dir, "evidenceagent_guest.wasm", &bytes);
-        let line = eventually("the missing CRD in the log", async || {
-            match host
-                .lines_with(&["refused guest evidenceagent_guest"])
-                .as_slice()
-            {
-                [line] => Ok(line.clone()),
-                other => Err(other.to_vec()),
-            }
-        })
-        .await;
-        assert!(
-            line.contains(
-                "the CustomResourceDefinition evidenceagents.pgtoolbox.fyannk.dev of kind"
-            ),
-            "{line}"
-        );
-        harness::settle().await;
-        assert_eq!(
-            host.lines_with(&["refused guest evidenceagent_guest"])
-                .len(),
-            1,
-            "refused once while it waits"
-        );
-        assert_eq!(
-            host.sample("reconciler_swap_refusals_total{kind=\"EvidenceAgent\",check=\"crd\"}"),
-            Some(1.0)
-        );
-
-        // Its CRD installed, not yet the Cluster's it must read: refused
-        // again, naming the read, while an agent waits.
-        reconciler_testsupport::install_crd(&client, crds[0].clone())
-            .await
-            .expect("installing the EvidenceAgent CRD");
-        objects::create(&client, ns.name(), agent("orders", CLUSTER)).await;
-        let line = eventually("the missing read in the log", async || {
-            match host
-                .lines_with(&[
-                    "refused guest evidenceagent_guest",
-                    "postgresql.cnpg.io/v1/Cluster",
-                ])
-                .as_slice()
-            {
-                [line] => Ok(line.clone()),
-                other => Err(other.to_vec()),
-            }
-        })
-        .await;
-        assert!(line.contains("check=\"reads\""), "{line}");
-
-        // The CRDs it reads installed (the optional ObjectStore's first):
-        // served on a later poll, no restart, the waiting agent evaluated.
-        for crd in crds[1..].iter().rev() {
-            reconciler_testsupport::install_crd(&client, crd.clone())
-                .await
-                .expect("installing a CRD");
-        }
+        waits_for_its_crds(&host, &client, ns.name(), &dir, &bytes).await;
     } else {
         eprintln!("the CRDs are installed already: the missing-CRD half is skipped");
         harness::install_crds(&client).await;
@@ -1081,6 +1024,77 @@ async fn new_kind_is_served_once_its_crd_is_installed_and_a_second_claim_is_refu
     assert!(problems.is_empty(), "{problems:#?}");
     host.finish();
     ns.cleanup().await.unwrap();
+}
+
+/// The EvidenceAgent module dropped in before its CRDs: refused once,
+/// naming its CRD; its CRD installed, refused again naming the Cluster it
+/// reads, an agent waiting; then the CRDs it reads installed (the optional
+/// ObjectStore's first).
+async fn waits_for_its_crds(
+    host: &SwapHost,
+    client: &kube::Client,
+    ns: &str,
+    dir: &Path,
+    bytes: &[u8],
+) {
+    use objects::{CLUSTER, agent};
+    let crds = &harness::fixture().crds;
+    // Its CRD not installed: refused, naming it, once.
+    place(dir, "evidenceagent_guest.wasm", bytes);
+    let line = eventually("the missing CRD in the log", async || {
+        match host
+            .lines_with(&["refused guest evidenceagent_guest"])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(
+        line.contains("the CustomResourceDefinition evidenceagents.pgtoolbox.fyannk.dev of kind"),
+        "{line}"
+    );
+    harness::settle().await;
+    assert_eq!(
+        host.lines_with(&["refused guest evidenceagent_guest"])
+            .len(),
+        1,
+        "refused once while it waits"
+    );
+    assert_eq!(
+        host.sample("reconciler_swap_refusals_total{kind=\"EvidenceAgent\",check=\"crd\"}"),
+        Some(1.0)
+    );
+
+    // Its CRD installed, not yet the Cluster's it must read: refused
+    // again, naming the read, while an agent waits.
+    reconciler_testsupport::install_crd(client, crds[0].clone())
+        .await
+        .expect("installing the EvidenceAgent CRD");
+    objects::create(client, ns, agent("orders", CLUSTER)).await;
+    let line = eventually("the missing read in the log", async || {
+        match host
+            .lines_with(&[
+                "refused guest evidenceagent_guest",
+                "postgresql.cnpg.io/v1/Cluster",
+            ])
+            .as_slice()
+        {
+            [line] => Ok(line.clone()),
+            other => Err(other.to_vec()),
+        }
+    })
+    .await;
+    assert!(line.contains("check=\"reads\""), "{line}");
+
+    // The CRDs it reads installed (the optional ObjectStore's first):
+    // served on a later poll, no restart, the waiting agent evaluated.
+    for crd in crds[1..].iter().rev() {
+        reconciler_testsupport::install_crd(client, crd.clone())
+            .await
+            .expect("installing a CRD");
+    }
 }
 
 /// A fixture of the Hostile kind: a healthy object's Behaving message.
