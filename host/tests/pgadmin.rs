@@ -257,28 +257,7 @@ async fn a_cluster_of_another_namespace_is_offered_once_granted_there_and_an_unw
         .await
         .expect("a test namespace");
     let client = ns.client();
-    create_all(
-        &client,
-        theirs.name(),
-        vec![
-            pg_cluster("orders-db", json!({})),
-            pg_cluster("billing-db", json!({})),
-        ],
-    )
-    .await;
-    // Granted, in a namespace the host does not watch.
-    create(
-        &client,
-        unwatched.name(),
-        pg_cluster("secret-db", json!({})),
-    )
-    .await;
-    create(
-        &client,
-        unwatched.name(),
-        pgadmin_access("to-orders", &[(ns.name(), NAME)], &["secret-db"]),
-    )
-    .await;
+    clusters_elsewhere(&client, ns.name(), theirs.name(), unwatched.name()).await;
     let host = Host::start(&format!("{},{}", ns.name(), theirs.name())).await;
     create(
         &client,
@@ -325,29 +304,7 @@ async fn a_cluster_of_another_namespace_is_offered_once_granted_there_and_an_unw
         pgadmin_access("to-orders", &[(ns.name(), NAME)], &["orders-db"]),
     )
     .await;
-    let config_maps = api(&client, ns.name(), "v1", "ConfigMap");
-    eventually("orders-db offered from the other namespace", async || {
-        let servers: Value = match config_maps.get_opt("orders-pgadmin-servers").await {
-            Ok(Some(cm)) => {
-                serde_json::from_value::<Value>(cm.data["data"]["servers.json"].clone())
-                    .ok()
-                    .and_then(|text| serde_json::from_str(text.as_str()?).ok())
-                    .unwrap_or_default()
-            }
-            _ => Value::Null,
-        };
-        let hosts: Vec<Value> = servers["Servers"]
-            .as_object()
-            .into_iter()
-            .flat_map(|s| s.values().map(|s| s["Host"].clone()))
-            .collect();
-        let want = [
-            json!(format!("orders-db-rw.{}.svc", theirs.name())),
-            json!(format!("orders-db-ro.{}.svc", theirs.name())),
-        ];
-        if hosts == want { Ok(()) } else { Err(hosts) }
-    })
-    .await;
+    offered_from(&client, ns.name(), theirs.name()).await;
     let o = wait_for(
         &admins,
         NAME,
@@ -400,6 +357,56 @@ async fn a_cluster_of_another_namespace_is_offered_once_granted_there_and_an_unw
         "no child in the granting namespace"
     );
     host.finish();
+}
+
+/// Two Clusters in `theirs`; one in `unwatched`, granted to the PgAdmin
+/// of `ns` there, in a namespace the host does not watch.
+async fn clusters_elsewhere(client: &kube::Client, ns: &str, theirs: &str, unwatched: &str) {
+    create_all(
+        client,
+        theirs,
+        vec![
+            pg_cluster("orders-db", json!({})),
+            pg_cluster("billing-db", json!({})),
+        ],
+    )
+    .await;
+    // Granted, in a namespace the host does not watch.
+    create(client, unwatched, pg_cluster("secret-db", json!({}))).await;
+    create(
+        client,
+        unwatched,
+        pgadmin_access("to-orders", &[(ns, NAME)], &["secret-db"]),
+    )
+    .await;
+}
+
+/// Waits for orders-db to be offered from `theirs` on both endpoints, in
+/// the servers ConfigMap of the PgAdmin of `ns`.
+async fn offered_from(client: &kube::Client, ns: &str, theirs: &str) {
+    let config_maps = api(client, ns, "v1", "ConfigMap");
+    eventually("orders-db offered from the other namespace", async || {
+        let servers: Value = match config_maps.get_opt("orders-pgadmin-servers").await {
+            Ok(Some(cm)) => {
+                serde_json::from_value::<Value>(cm.data["data"]["servers.json"].clone())
+                    .ok()
+                    .and_then(|text| serde_json::from_str(text.as_str()?).ok())
+                    .unwrap_or_default()
+            }
+            _ => Value::Null,
+        };
+        let hosts: Vec<Value> = servers["Servers"]
+            .as_object()
+            .into_iter()
+            .flat_map(|s| s.values().map(|s| s["Host"].clone()))
+            .collect();
+        let want = [
+            json!(format!("orders-db-rw.{theirs}.svc")),
+            json!(format!("orders-db-ro.{theirs}.svc")),
+        ];
+        if hosts == want { Ok(()) } else { Err(hosts) }
+    })
+    .await;
 }
 
 fn api_of_access(client: &kube::Client, ns: &str) -> kube::Api<kube::api::DynamicObject> {

@@ -31,7 +31,7 @@ use reconciler_host_harness::scaffold::{
     place, precompile, probes, released_again, stay_ready, written,
 };
 use reconciler_testsupport::TestNamespace;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The parents, each owning the ConfigMap `<name>-greeting`.
 const PARENTS: [&str; 3] = ["a", "b", "c"];
@@ -331,118 +331,12 @@ async fn a_guest_module_under_auto_is_held_and_its_shadow_names_the_parents() {
     // The GuestModule, under promotion auto.
     let modules = guest_modules(ns.client());
     let name = format!("probe-{}", ns.name());
-    let object: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
-        "kind": gm::KIND,
-        "metadata": {"name": name},
-        "spec": {"kind": KIND, "source": {"oci": pinned}, "promotion": "auto"},
-    }))
-    .expect("a GuestModule");
-    modules
-        .create(&PostParams::default(), &object)
-        .await
-        .expect("creating the GuestModule");
-    wait_for(
-        &modules,
-        &name,
-        &[
-            ("Pulled", "True", "AsExpected"),
-            ("Verified", "True", "AsExpected"),
-            ("Compatible", "True", "AsExpected"),
-            ("Shadowed", "False", "Regression"),
-            ("Ready", "False", "Regression"),
-            ("Stalled", "True", "Regression"),
-        ],
-    )
-    .await;
+    create_held(&modules, &name, &pinned).await;
     // This replica's entry (written after the conditions): v2 held.
     let manifest = pinned.rsplit_once('@').expect("a pinned reference").1;
-    let o = eventually("this replica's entry: v2 held", async || {
-        let o = get(&modules, &name).await;
-        let entries: Vec<(&str, &str, &str)> = o["status"]["replicas"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| {
-                let field = |f: &str| e[f].as_str().unwrap_or_default();
-                (field("name"), field("state"), field("digest"))
-            })
-            .collect();
-        let held = entries == [("a", gm::STATE_HELD, manifest)];
-        if held {
-            Ok(o)
-        } else {
-            Err(o["status"]["replicas"].clone())
-        }
-    })
-    .await;
-    let status = &o["status"];
-    assert_eq!(status["promotion"], "auto", "{status}");
-    let shadowed = condition(&o, "Shadowed").unwrap().message;
-    assert!(shadowed.contains("shadowed on 3 parent(s)"), "{shadowed}");
-    assert!(
-        shadowed.contains("3 would turn from Ready True to False"),
-        "{shadowed}"
-    );
-    // The review, as recorded for whoever decides what to do with the
-    // module: v2 beside v1, every parent shadowed, every one turning from
-    // Ready True to False, none failing.
-    let review = &status["shadow"];
-    assert_eq!(review["kind"], KIND, "{review}");
-    assert_eq!(review["serving"]["digest"], v1_digest.as_str(), "{review}");
-    assert_eq!(
-        review["candidate"]["digest"],
-        v2_digest.as_str(),
-        "{review}"
-    );
-    assert_eq!(
-        [
-            &review["parents"],
-            &review["differ"],
-            &review["readyTurnsFalse"],
-            &review["newGuestErrors"],
-            &review["notReproduced"],
-        ],
-        [3, 3, 3, 0, 0],
-        "{review}"
-    );
-    let differences = review["differences"].as_array().expect("the differences");
-    let listed: BTreeSet<&str> = differences
-        .iter()
-        .map(|d| d["parent"].as_str().expect("a parent's name"))
-        .collect();
-    let parents: Vec<String> = PARENTS
-        .iter()
-        .map(|p| format!("{}/{p}", ns.name()))
-        .collect();
-    assert_eq!(
-        listed,
-        parents.iter().map(String::as_str).collect(),
-        "{review}"
-    );
-    for d in differences {
-        assert_eq!(d["readyTurnsFalse"], true, "{d}");
-        // The one thing v2 changes: ChildReady once the ConfigMap is made,
-        // which both passes find made.
-        let child_ready = d["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|c| c["type"] == "ChildReady");
-        assert_eq!(
-            child_ready.map(|c| (&c["serving"], &c["candidate"])),
-            Some((&json!("True (AsExpected)"), &json!("False (ChildRefused)"))),
-            "{d}"
-        );
-    }
-    // The entry says why.
-    let entry = &status["replicas"][0];
-    assert!(
-        entry["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("held (promotion auto)")),
-        "{entry}"
-    );
+    let o = replica_entry_held(&modules, &name, manifest).await;
+    let review = &o["status"]["shadow"];
+    the_review_names_the_parents(&o, ns.name(), &v1_digest, &v2_digest);
 
     // The host: one refusal, v1 serving on; the parents Ready True, and
     // nothing written in their namespace.
@@ -472,4 +366,125 @@ async fn a_guest_module_under_auto_is_held_and_its_shadow_names_the_parents() {
     ns.cleanup().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     println!("the GuestModule test took {:?}", started.elapsed());
+}
+
+/// The GuestModule `name`, under promotion auto, pointing at `pinned`:
+/// pulled, verified and compatible, then held by its shadow run (Shadowed
+/// False Regression, stalled).
+async fn create_held(modules: &Api<DynamicObject>, name: &str, pinned: &str) {
+    let object: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{}/{}", gm::GROUP, gm::VERSION),
+        "kind": gm::KIND,
+        "metadata": {"name": name},
+        "spec": {"kind": KIND, "source": {"oci": pinned}, "promotion": "auto"},
+    }))
+    .expect("a GuestModule");
+    modules
+        .create(&PostParams::default(), &object)
+        .await
+        .expect("creating the GuestModule");
+    wait_for(
+        modules,
+        name,
+        &[
+            ("Pulled", "True", "AsExpected"),
+            ("Verified", "True", "AsExpected"),
+            ("Compatible", "True", "AsExpected"),
+            ("Shadowed", "False", "Regression"),
+            ("Ready", "False", "Regression"),
+            ("Stalled", "True", "Regression"),
+        ],
+    )
+    .await;
+}
+
+/// Waits for this replica's entry in the GuestModule's status: `manifest`
+/// held; the GuestModule.
+async fn replica_entry_held(modules: &Api<DynamicObject>, name: &str, manifest: &str) -> Value {
+    eventually("this replica's entry: v2 held", async || {
+        let o = get(modules, name).await;
+        let entries: Vec<(&str, &str, &str)> = o["status"]["replicas"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                let field = |f: &str| e[f].as_str().unwrap_or_default();
+                (field("name"), field("state"), field("digest"))
+            })
+            .collect();
+        let held = entries == [("a", gm::STATE_HELD, manifest)];
+        if held {
+            Ok(o)
+        } else {
+            Err(o["status"]["replicas"].clone())
+        }
+    })
+    .await
+}
+
+/// The review, as recorded for whoever decides what to do with the
+/// module: v2 beside v1, every parent of `ns` shadowed, every one turning
+/// from Ready True to False on ChildReady, none failing; the replica's
+/// entry says why.
+fn the_review_names_the_parents(o: &Value, ns: &str, v1_digest: &str, v2_digest: &str) {
+    let status = &o["status"];
+    assert_eq!(status["promotion"], "auto", "{status}");
+    let shadowed = condition(o, "Shadowed").unwrap().message;
+    assert!(shadowed.contains("shadowed on 3 parent(s)"), "{shadowed}");
+    assert!(
+        shadowed.contains("3 would turn from Ready True to False"),
+        "{shadowed}"
+    );
+    // The review, as recorded for whoever decides what to do with the
+    // module: v2 beside v1, every parent shadowed, every one turning from
+    // Ready True to False, none failing.
+    let review = &status["shadow"];
+    assert_eq!(review["kind"], KIND, "{review}");
+    assert_eq!(review["serving"]["digest"], v1_digest, "{review}");
+    assert_eq!(review["candidate"]["digest"], v2_digest, "{review}");
+    assert_eq!(
+        [
+            &review["parents"],
+            &review["differ"],
+            &review["readyTurnsFalse"],
+            &review["newGuestErrors"],
+            &review["notReproduced"],
+        ],
+        [3, 3, 3, 0, 0],
+        "{review}"
+    );
+    let differences = review["differences"].as_array().expect("the differences");
+    let listed: BTreeSet<&str> = differences
+        .iter()
+        .map(|d| d["parent"].as_str().expect("a parent's name"))
+        .collect();
+    let parents: Vec<String> = PARENTS.iter().map(|p| format!("{ns}/{p}")).collect();
+    assert_eq!(
+        listed,
+        parents.iter().map(String::as_str).collect(),
+        "{review}"
+    );
+    for d in differences {
+        assert_eq!(d["readyTurnsFalse"], true, "{d}");
+        // The one thing v2 changes: ChildReady once the ConfigMap is made,
+        // which both passes find made.
+        let child_ready = d["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "ChildReady");
+        assert_eq!(
+            child_ready.map(|c| (&c["serving"], &c["candidate"])),
+            Some((&json!("True (AsExpected)"), &json!("False (ChildRefused)"))),
+            "{d}"
+        );
+    }
+    // The entry says why.
+    let entry = &status["replicas"][0];
+    assert!(
+        entry["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("held (promotion auto)")),
+        "{entry}"
+    );
 }

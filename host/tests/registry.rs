@@ -391,50 +391,12 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
 
     // The unsigned module's manifest, annotated as a Gadget, pushed as
     // someone with push rights would.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = Client::new(ClientConfig {
-        protocol: ClientProtocol::HttpsExcept(vec![address.clone()]),
-        ..ClientConfig::default()
-    });
-    let source: Reference = unsigned.parse().unwrap();
-    let (mut manifest, _) = client
-        .pull_image_manifest(&source, &oci_client::secrets::RegistryAuth::Anonymous)
-        .await
-        .unwrap();
-    manifest
-        .annotations
-        .as_mut()
-        .expect("the host annotates what it pushes")
-        .insert("dev.reconciler.guest.kind".into(), "Gadget".into());
-    let forged: Reference = format!("{address}/guests/writer:forged").parse().unwrap();
-    client
-        .push_manifest(&forged, &manifest.into())
-        .await
-        .unwrap();
-    let signature_tag = |pinned: &str| {
-        let digest = pinned.rsplit_once('@').unwrap().1;
-        let tag = format!("{}.sig", digest.replace(':', "-"));
-        (
-            digest.to_owned(),
-            tag.clone(),
-            format!("{address}/guests/writer:{tag}"),
-        )
-    };
-    let (signed_digest, signed_tag, _) = signature_tag(&signed);
-    let (_, copied_tag, copied_signatures) = signature_tag(&copied);
-    let (signatures, _) = client
-        .pull_image_manifest(
-            &format!("{address}/guests/writer:{signed_tag}")
-                .parse()
-                .unwrap(),
-            &oci_client::secrets::RegistryAuth::Anonymous,
-        )
-        .await
-        .unwrap();
-    client
-        .push_manifest(&copied_signatures.parse().unwrap(), &signatures.into())
-        .await
-        .unwrap();
+    let forged = forge_as_gadget(&address, &unsigned).await;
+    // The signed module's signatures copied under the tag of `copied`.
+    let Copied {
+        signed_digest,
+        copied_tag,
+    } = copy_signatures(&address, &signed, &copied).await;
 
     let guests = scratch("signed-guests");
     let pull = |reference: &str, name: &str, policy: &Path| {
@@ -510,6 +472,78 @@ async fn only_a_module_signed_as_its_kinds_rule_asks_is_pulled() {
         1,
         "only the signed module is placed"
     );
+}
+
+/// A client of the registry at `address`, plain HTTP to it.
+fn registry_client(address: &str) -> Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(vec![address.to_owned()]),
+        ..ClientConfig::default()
+    })
+}
+
+/// The unsigned module's manifest, annotated as a Gadget, pushed as
+/// someone with push rights would: the forged reference.
+async fn forge_as_gadget(address: &str, unsigned: &str) -> Reference {
+    let client = registry_client(address);
+    let source: Reference = unsigned.parse().unwrap();
+    let (mut manifest, _) = client
+        .pull_image_manifest(&source, &oci_client::secrets::RegistryAuth::Anonymous)
+        .await
+        .unwrap();
+    manifest
+        .annotations
+        .as_mut()
+        .expect("the host annotates what it pushes")
+        .insert("dev.reconciler.guest.kind".into(), "Gadget".into());
+    let forged: Reference = format!("{address}/guests/writer:forged").parse().unwrap();
+    client
+        .push_manifest(&forged, &manifest.into())
+        .await
+        .unwrap();
+    forged
+}
+
+/// What [`copy_signatures`] copied: the digest the signatures were made
+/// for, and the tag they were copied to.
+struct Copied {
+    signed_digest: String,
+    copied_tag: String,
+}
+
+/// The signatures of `signed` copied to the tag cosign would keep those of
+/// `copied` under.
+async fn copy_signatures(address: &str, signed: &str, copied: &str) -> Copied {
+    let client = registry_client(address);
+    let signature_tag = |pinned: &str| {
+        let digest = pinned.rsplit_once('@').unwrap().1;
+        let tag = format!("{}.sig", digest.replace(':', "-"));
+        (
+            digest.to_owned(),
+            tag.clone(),
+            format!("{address}/guests/writer:{tag}"),
+        )
+    };
+    let (signed_digest, signed_tag, _) = signature_tag(signed);
+    let (_, copied_tag, copied_signatures) = signature_tag(copied);
+    let (signatures, _) = client
+        .pull_image_manifest(
+            &format!("{address}/guests/writer:{signed_tag}")
+                .parse()
+                .unwrap(),
+            &oci_client::secrets::RegistryAuth::Anonymous,
+        )
+        .await
+        .unwrap();
+    client
+        .push_manifest(&copied_signatures.parse().unwrap(), &signatures.into())
+        .await
+        .unwrap();
+    Copied {
+        signed_digest,
+        copied_tag,
+    }
 }
 
 /// Issue 49: a module of any size was pulled (every replica pulls, so

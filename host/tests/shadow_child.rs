@@ -179,76 +179,11 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     assert_eq!(review["readyTurnsFalse"], 3, "{review_text}");
     // v2 fails nowhere: only its verdict differs.
     assert_eq!(review["newGuestErrors"], 0, "{review_text}");
-    let differences = review["differences"].as_array().expect("differences");
-    let listed: Vec<&str> = differences
-        .iter()
-        .map(|d| d["parent"].as_str().unwrap())
-        .collect();
-    let ns_name = ns.name();
-    assert_eq!(
-        listed,
-        PARENTS.map(|p| format!("{ns_name}/{p}")),
-        "{review_text}"
-    );
-    for d in differences {
-        // Each parent is listed as turning from Ready True to False.
-        assert_eq!(d["readyTurnsFalse"], true, "{d}");
-        let of = |type_: &str| {
-            d["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|c| c["type"] == type_)
-                .map(|c| {
-                    (
-                        c["serving"].as_str().unwrap_or_default().to_owned(),
-                        c["candidate"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-        };
-        // Ready: True under v1, False under v2.
-        let (ready_serving, ready_candidate) = of("Ready").expect("Ready differs");
-        assert_eq!(ready_serving, "True (AsExpected)", "{d}");
-        assert!(ready_candidate.starts_with("False ("), "{d}");
-        // The one thing v2 changes: ChildReady once the ConfigMap is made,
-        // which both see made (change-state as the operator finds it).
-        assert_eq!(
-            of("ChildReady"),
-            Some(("True (AsExpected)".into(), "False (ChildRefused)".into())),
-            "{d}"
-        );
-        // Both ask for the same ConfigMap: no change differs.
-        assert!(d.get("changesAdded").is_none(), "{d}");
-        assert!(d.get("changesDropped").is_none(), "{d}");
-    }
+    each_parent_turns_false_on_child_ready(&review, &review_text, ns.name());
 
     // The serving module beside itself differs in nothing, and its own
     // pass reproduces every parent's status.
-    let same_path = dir.join("same.yaml");
-    let Shadowed {
-        status,
-        stderr,
-        text: same_text,
-        review: same,
-    } = shadow(
-        &kubeconfig,
-        &cache,
-        &serving.join(FILE),
-        &serving,
-        ns.name(),
-        &same_path,
-    )
-    .await;
-    // Nothing turns False and nothing fails: not held, exit 0.
-    assert!(status.success(), "{stderr}\n{same_text}");
-    assert_eq!(same["parents"], 3, "{same_text}");
-    assert_eq!(same["differ"], 0, "{same_text}");
-    // A parent whose status the serving module's own pass does not
-    // reproduce is counted in notReproduced (absent: none).
-    let not_reproduced = same
-        .get("notReproduced")
-        .map_or(0, |n| n.as_u64().expect("notReproduced is a count"));
-    assert_eq!(not_reproduced, 0, "{same_text}");
+    serving_beside_itself_differs_in_nothing(&kubeconfig, &cache, &serving, ns.name(), &dir).await;
 
     // A shadow writes nothing: no Probe, ConfigMap or Event changed.
     let after = written(&ns).await;
@@ -307,6 +242,89 @@ async fn a_candidate_failing_its_made_child_is_held_by_shadow_and_auto_promotion
     host.finish();
     ns.cleanup().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The review lists every parent, each turning from Ready True to False:
+/// Ready True under v1, False under v2, from ChildReady, the one thing v2
+/// changes; no change differs.
+fn each_parent_turns_false_on_child_ready(review: &Value, review_text: &str, ns_name: &str) {
+    let differences = review["differences"].as_array().expect("differences");
+    let listed: Vec<&str> = differences
+        .iter()
+        .map(|d| d["parent"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        PARENTS.map(|p| format!("{ns_name}/{p}")),
+        "{review_text}"
+    );
+    for d in differences {
+        // Each parent is listed as turning from Ready True to False.
+        assert_eq!(d["readyTurnsFalse"], true, "{d}");
+        let of = |type_: &str| {
+            d["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|c| c["type"] == type_)
+                .map(|c| {
+                    (
+                        c["serving"].as_str().unwrap_or_default().to_owned(),
+                        c["candidate"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+        };
+        // Ready: True under v1, False under v2.
+        let (ready_serving, ready_candidate) = of("Ready").expect("Ready differs");
+        assert_eq!(ready_serving, "True (AsExpected)", "{d}");
+        assert!(ready_candidate.starts_with("False ("), "{d}");
+        // The one thing v2 changes: ChildReady once the ConfigMap is made,
+        // which both see made (change-state as the operator finds it).
+        assert_eq!(
+            of("ChildReady"),
+            Some(("True (AsExpected)".into(), "False (ChildRefused)".into())),
+            "{d}"
+        );
+        // Both ask for the same ConfigMap: no change differs.
+        assert!(d.get("changesAdded").is_none(), "{d}");
+        assert!(d.get("changesDropped").is_none(), "{d}");
+    }
+}
+
+/// `shadow` of the serving module beside itself: exit 0, every parent
+/// shadowed, none differing, every status reproduced.
+async fn serving_beside_itself_differs_in_nothing(
+    kubeconfig: &Path,
+    cache: &Path,
+    serving: &Path,
+    ns: &str,
+    dir: &Path,
+) {
+    let same_path = dir.join("same.yaml");
+    let Shadowed {
+        status,
+        stderr,
+        text: same_text,
+        review: same,
+    } = shadow(
+        kubeconfig,
+        cache,
+        &serving.join(FILE),
+        serving,
+        ns,
+        &same_path,
+    )
+    .await;
+    // Nothing turns False and nothing fails: not held, exit 0.
+    assert!(status.success(), "{stderr}\n{same_text}");
+    assert_eq!(same["parents"], 3, "{same_text}");
+    assert_eq!(same["differ"], 0, "{same_text}");
+    // A parent whose status the serving module's own pass does not
+    // reproduce is counted in notReproduced (absent: none).
+    let not_reproduced = same
+        .get("notReproduced")
+        .map_or(0, |n| n.as_u64().expect("notReproduced is a count"));
+    assert_eq!(not_reproduced, 0, "{same_text}");
 }
 
 /// Lets `user` read the Probes of `namespace` and write their status, and

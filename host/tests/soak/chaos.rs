@@ -23,14 +23,14 @@ use crate::world::{
 };
 
 /// SplitMix64: a seeded, reproducible sequence (each driver its own).
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64, stream: u64) -> Rng {
+    pub(crate) fn new(seed: u64, stream: u64) -> Rng {
         Rng(seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -39,25 +39,25 @@ impl Rng {
     }
 
     /// A number in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 
-    pub fn millis(&mut self, from: u64, to: u64) -> Duration {
+    pub(crate) fn millis(&mut self, from: u64, to: u64) -> Duration {
         Duration::from_millis(from + self.below(to - from))
     }
 }
 
 /// How many of each thing the soak did.
 #[derive(Default)]
-pub struct Tally(std::sync::Mutex<BTreeMap<&'static str, u64>>);
+pub(crate) struct Tally(std::sync::Mutex<BTreeMap<&'static str, u64>>);
 
 impl Tally {
-    pub fn add(&self, what: &'static str) {
+    pub(crate) fn add(&self, what: &'static str) {
         *self.0.lock().unwrap().entry(what).or_default() += 1;
     }
 
-    pub fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         self.0
             .lock()
             .unwrap()
@@ -68,7 +68,7 @@ impl Tally {
 }
 
 /// Spec changes of the free agents, one every 200 to 600 ms.
-pub async fn churn(client: Client, mut rng: Rng, stop: Arc<AtomicBool>, tally: Arc<Tally>) {
+pub(crate) async fn churn(client: Client, mut rng: Rng, stop: Arc<AtomicBool>, tally: Arc<Tally>) {
     let api = world::agents(&client);
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -88,7 +88,7 @@ pub async fn churn(client: Client, mut rng: Rng, stop: Arc<AtomicBool>, tally: A
 
 /// Another controller's field on every agent's status, newer each second
 /// (server-side apply under its own manager).
-pub async fn foreign_writer(client: Client, stop: Arc<AtomicBool>, tally: Arc<Tally>) {
+pub(crate) async fn foreign_writer(client: Client, stop: Arc<AtomicBool>, tally: Arc<Tally>) {
     let api = world::agents(&client);
     let params = PatchParams::apply("backup-controller");
     let names: Vec<String> = (0..FREE_AGENTS)
@@ -120,7 +120,7 @@ pub async fn foreign_writer(client: Client, stop: Arc<AtomicBool>, tally: Arc<Ta
 /// recorded first), denied, or first tampered with (its phase set to
 /// Applying by a reviewer without `manage`, which admission refuses) and
 /// then denied; after each decision, a new image asked for.
-pub async fn reviewer(
+pub(crate) async fn reviewer(
     world_admin: Client,
     rita: Client,
     observed: Arc<Observed>,
@@ -225,7 +225,7 @@ pub async fn reviewer(
 
 /// Access requests: asked by the requester, approved by the approver
 /// (the RoleBinding, then the decision), each expiring 10 to 25 s later.
-pub async fn access(
+pub(crate) async fn access(
     dave: Client,
     carol: Client,
     mut rng: Rng,
@@ -328,7 +328,7 @@ const FAULTS: [Fault; 8] = [
 /// Injects faults, one every 5 to 12 s, until `until`. In the second half
 /// replica `b` is left alone (its RSS is measured); before, the leader is
 /// the one killed or frozen.
-pub struct Faults {
+pub(crate) struct Faults {
     rng: Rng,
     swaps: u64,
     original: Vec<u8>,
@@ -337,7 +337,7 @@ pub struct Faults {
 }
 
 impl Faults {
-    pub fn new(rng: Rng, tally: Arc<Tally>, observed: Arc<Observed>) -> Faults {
+    pub(crate) fn new(rng: Rng, tally: Arc<Tally>, observed: Arc<Observed>) -> Faults {
         let original = std::fs::read(module_path()).expect("the agents' module");
         Faults {
             rng,
@@ -349,7 +349,7 @@ impl Faults {
     }
 
     /// Waits, then injects one fault.
-    pub async fn next(&mut self, world: &mut World, second_half: bool) {
+    pub(crate) async fn next(&mut self, world: &mut World, second_half: bool) {
         tokio::time::sleep(self.rng.millis(5000, 12000)).await;
         world.revive();
         let fault = FAULTS[self.rng.below(FAULTS.len() as u64) as usize];
@@ -478,7 +478,7 @@ async fn reinstall_object_store_crd(admin: &Client) -> bool {
 
 /// The ObjectStore CRD installed and the agents' ObjectStore there
 /// (whatever a fault left).
-pub async fn restore_object_store(admin: &Client, crd: CustomResourceDefinition) {
+pub(crate) async fn restore_object_store(admin: &Client, crd: CustomResourceDefinition) {
     let _ = reconciler_testsupport::install_crd(admin, crd).await;
     let store = backup_setup().remove(1);
     let api = world::api(
@@ -497,7 +497,7 @@ pub async fn restore_object_store(admin: &Client, crd: CustomResourceDefinition)
 /// Everything the faults may have left as the soak ends: proxies passing,
 /// the ObjectStore back, no junk module, the original module, both
 /// replicas running.
-pub async fn restore(world: &mut World, original: &Faults) {
+pub(crate) async fn restore(world: &mut World, original: &Faults) {
     world.tcp.up();
     world.tcp.set_latency(Duration::ZERO);
     world.http.fail_every(0);
@@ -521,7 +521,7 @@ const UNSETTLING_BOUND: Duration = Duration::from_secs(120);
 /// for a ConfigMap with `metadata.creationTimestamp`, which the API server
 /// sets itself on every write. Whether, through the faults, it was stopped
 /// (Stalled ChangeNotSettling) within [`UNSETTLING_BOUND`].
-pub async fn unsettling(client: Client, tally: Arc<Tally>) -> bool {
+pub(crate) async fn unsettling(client: Client, tally: Arc<Tally>) -> bool {
     tokio::time::sleep(Duration::from_secs(15)).await;
     let api = reconciler_host_harness::objects::api(
         &client,

@@ -96,6 +96,53 @@ async fn soak(length: Duration, seed: u64) -> bool {
     let observed = Arc::new(Observed::new());
     let tally = Arc::new(Tally::default());
     let stop = Arc::new(AtomicBool::new(false));
+    let (tasks, unsettling) = drive(&world, &observed, &tally, &stop, seed).await;
+
+    let (faults, mut rss) = faults_for(length, &mut world, seed, &tally, &observed).await;
+    stop.store(true, Ordering::Relaxed);
+    chaos::restore(&mut world, &faults).await;
+    if world.b.started.elapsed() >= WARM_UP
+        && let Some(memory) = Memory::of(world.b.host.pid())
+    {
+        rss.push(Sample {
+            pid: world.b.host.pid(),
+            leads: world.b.leads(),
+            memory,
+        });
+    }
+
+    // Every agent observes its last generation, once the faults stop.
+    let lost = caught_up(&admin).await;
+    let unpassed = never_passed(&admin).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let duplicates = observed.duplicate_events(&admin).await;
+    let unstopped = usize::from(!unsettling.await.unwrap_or(false));
+    for task in &tasks {
+        task.abort();
+    }
+
+    verdict(
+        length,
+        &tally,
+        &observed,
+        &rss,
+        [lost, unpassed, duplicates, unstopped],
+    )
+}
+
+/// The observers of the agents, Deployments and access, and the drivers:
+/// churn, a foreign writer, a reviewer, access requests, and an unsettling
+/// parent (its task apart: it says whether it was stopped).
+async fn drive(
+    world: &World,
+    observed: &Arc<Observed>,
+    tally: &Arc<Tally>,
+    stop: &Arc<AtomicBool>,
+    seed: u64,
+) -> (
+    Vec<tokio::task::JoinHandle<()>>,
+    tokio::task::JoinHandle<bool>,
+) {
     let mut tasks = Vec::new();
     {
         let o = observed.clone();
@@ -135,13 +182,25 @@ async fn soak(length: Duration, seed: u64) -> bool {
         stop.clone(),
         tally.clone(),
     )));
+    (tasks, unsettling)
+}
 
+/// Faults, one after another, for `length`; from its second half, the
+/// resident memory of replica b sampled after each. The faults (to restore
+/// from) and the samples.
+async fn faults_for(
+    length: Duration,
+    world: &mut World,
+    seed: u64,
+    tally: &Arc<Tally>,
+    observed: &Arc<Observed>,
+) -> (Faults, Vec<Sample>) {
     let started = Instant::now();
     let mut faults = Faults::new(Rng::new(seed, 4), tally.clone(), observed.clone());
     let mut rss: Vec<Sample> = Vec::new();
     while started.elapsed() < length {
         let second_half = started.elapsed() >= length / 2;
-        faults.next(&mut world, second_half).await;
+        faults.next(world, second_half).await;
         if second_half && world.b.started.elapsed() >= WARM_UP {
             let pid = world.b.host.pid();
             let leads = world.b.leads();
@@ -158,29 +217,20 @@ async fn soak(length: Duration, seed: u64) -> bool {
             }
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    chaos::restore(&mut world, &faults).await;
-    if world.b.started.elapsed() >= WARM_UP
-        && let Some(memory) = Memory::of(world.b.host.pid())
-    {
-        rss.push(Sample {
-            pid: world.b.host.pid(),
-            leads: world.b.leads(),
-            memory,
-        });
-    }
+    (faults, rss)
+}
 
-    // Every agent observes its last generation, once the faults stop.
-    let lost = caught_up(&admin).await;
-    let unpassed = never_passed(&admin).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let duplicates = observed.duplicate_events(&admin).await;
-    let unstopped = usize::from(!unsettling.await.unwrap_or(false));
-    for task in &tasks {
-        task.abort();
-    }
-
-    let growth = rss_growth(&rss);
+/// What the soak counted, printed, and whether every promise held: no
+/// count above zero, and the host's memory growth within its bound where
+/// it is required.
+fn verdict(
+    length: Duration,
+    tally: &Tally,
+    observed: &Observed,
+    rss: &[Sample],
+    [lost, unpassed, duplicates, unstopped]: [usize; 4],
+) -> bool {
+    let growth = rss_growth(rss);
     for line in tally.lines() {
         println!("soak: {line}");
     }

@@ -16,10 +16,10 @@ use kube::runtime::watcher::{self, Event};
 use crate::world::{self, GATED_AGENTS, gated_agent};
 
 /// The image an agent without `spec.image` runs.
-pub const DEFAULT_IMAGE: &str = "ghcr.io/fyannk/evidence-agent:1.0";
+pub(crate) const DEFAULT_IMAGE: &str = "ghcr.io/fyannk/evidence-agent:1.0";
 
 #[derive(Default)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// A status whose observedGeneration went back.
     pub stale_status_writes: AtomicUsize,
     /// A foreign status field gone or older than one seen before.
@@ -52,7 +52,7 @@ struct Seen {
 }
 
 impl Observed {
-    pub fn new() -> Observed {
+    pub(crate) fn new() -> Observed {
         let observed = Observed::default();
         let mut approved = observed.approved.lock().unwrap();
         for i in 0..GATED_AGENTS {
@@ -64,7 +64,7 @@ impl Observed {
 
     /// A reviewer approves `image` for `agent`'s Deployment (recorded
     /// before the decision lands).
-    pub fn approve(&self, agent: &str, image: &str) {
+    pub(crate) fn approve(&self, agent: &str, image: &str) {
         self.approved
             .lock()
             .unwrap()
@@ -74,7 +74,7 @@ impl Observed {
     }
 
     /// The API server was out from `from` to `to`.
-    pub fn outage(&self, from: jiff::Timestamp, to: jiff::Timestamp) {
+    pub(crate) fn outage(&self, from: jiff::Timestamp, to: jiff::Timestamp) {
         self.outages.lock().unwrap().push((from, to));
     }
 
@@ -96,7 +96,7 @@ impl Observed {
     }
 
     /// Watches every agent until the soak ends.
-    pub async fn agents(&self, client: Client) {
+    pub(crate) async fn agents(&self, client: Client) {
         let mut seen: HashMap<String, Seen> = HashMap::new();
         let mut stream =
             watcher::watcher(world::agents(&client), watcher::Config::default()).boxed();
@@ -168,7 +168,7 @@ impl Observed {
     }
 
     /// Watches the gated agents' Deployments until the soak ends.
-    pub async fn deployments(&self, client: Client) {
+    pub(crate) async fn deployments(&self, client: Client) {
         let api = world::api(&client, "apps/v1", "Deployment");
         let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
         while let Some(event) = stream.next().await {
@@ -209,7 +209,7 @@ impl Observed {
     /// Every second until the soak ends: the RoleBinding of each access
     /// request expired over 10 s ago (or 10 s after the end of an API server
     /// outage its expiry fell in), if it is still there.
-    pub async fn access(&self, client: Client) {
+    pub(crate) async fn access(&self, client: Client) {
         let requests = world::api(&client, "pgtoolbox.fyannk.dev/v1alpha1", "PgAccessRequest");
         let bindings = world::api(&client, "rbac.authorization.k8s.io/v1", "RoleBinding");
         loop {
@@ -254,7 +254,7 @@ impl Observed {
     /// (a series counts each) beyond the transitions into that message the
     /// watch saw. Events of no condition (a plan's, a certificate's: no
     /// condition ever took their note) are left out.
-    pub async fn duplicate_events(&self, client: &Client) -> usize {
+    pub(crate) async fn duplicate_events(&self, client: &Client) -> usize {
         let events = world::api(client, "events.k8s.io/v1", "Event");
         let listed = events.list(&Default::default()).await.expect("the Events");
         let mut published: BTreeMap<(String, String, String, String), i64> = BTreeMap::new();

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 /// The kinds the soak serves: agents (children, Events, plans), access
 /// requests (expiry), and the mirror test guest's one parent whose child
 /// never settles.
-pub const SOAK: Guests = Guests {
+pub(crate) const SOAK: Guests = Guests {
     dir: "soak",
     crates: &[
         "evidenceagent-guest",
@@ -36,23 +36,23 @@ pub const SOAK: Guests = Guests {
     expected_warnings: &[],
 };
 
-pub const NAMESPACE: &str = "soak";
+pub(crate) const NAMESPACE: &str = "soak";
 /// Agents whose spec churns and which the host changes at once.
-pub const FREE_AGENTS: usize = 8;
+pub(crate) const FREE_AGENTS: usize = 8;
 /// Agents under `reconciler.dev/approval: manual`: a reviewer decides.
-pub const GATED_AGENTS: usize = 2;
+pub(crate) const GATED_AGENTS: usize = 2;
 /// The ClusterRole access requests ask for, the requester, the approver.
-pub const READER: &str = "soak-cluster-reader";
-pub const REQUESTER: &str = "dave@example.com";
-pub const APPROVER: &str = "carol@example.com";
+pub(crate) const READER: &str = "soak-cluster-reader";
+pub(crate) const REQUESTER: &str = "dave@example.com";
+pub(crate) const APPROVER: &str = "carol@example.com";
 /// A plan reviewer without `manage`: who tampers with a plan's phase.
-pub const REVIEWER: &str = "rita@example.com";
+pub(crate) const REVIEWER: &str = "rita@example.com";
 
-pub fn free_agent(i: usize) -> String {
+pub(crate) fn free_agent(i: usize) -> String {
     format!("free-{i}")
 }
 
-pub fn gated_agent(i: usize) -> String {
+pub(crate) fn gated_agent(i: usize) -> String {
     format!("gated-{i}")
 }
 
@@ -60,9 +60,9 @@ pub fn gated_agent(i: usize) -> String {
 /// (issue 49): first in a listing, so every start's probe reads it, and
 /// a bad object the whole soak long. It says ObjectUndecodable; nothing
 /// else of the soak drives it.
-pub const DEEP_AGENT: &str = "a-deep";
+pub(crate) const DEEP_AGENT: &str = "a-deep";
 
-pub struct World {
+pub(crate) struct World {
     pub server: RestartableServer,
     pub tcp: FaultProxy,
     pub http: HttpFaultProxy,
@@ -78,7 +78,7 @@ pub struct World {
 
 /// One replica of the host, how many times it was started, and when its
 /// process last was.
-pub struct Replica {
+pub(crate) struct Replica {
     pub name: &'static str,
     pub host: Host,
     pub starts: usize,
@@ -86,7 +86,7 @@ pub struct Replica {
 }
 
 impl World {
-    pub async fn new() -> World {
+    pub(crate) async fn new() -> World {
         fixture_of(&SOAK);
         let dir = paths::target_tmpdir().join(format!("soak-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("the soak's directory");
@@ -153,18 +153,18 @@ impl World {
     }
 
     /// An admin client through the TCP proxy (it outlives restarts).
-    pub async fn admin(&self) -> Client {
+    pub(crate) async fn admin(&self) -> Client {
         client_of(&self.soak_kubeconfig, None).await
     }
 
     /// A client acting as `user` (impersonated), through the TCP proxy.
-    pub async fn client_as(&self, user: &str) -> Client {
+    pub(crate) async fn client_as(&self, user: &str) -> Client {
         client_of(&self.soak_kubeconfig, Some(user)).await
     }
 
     /// The API server stopped and started again on its data: connections
     /// cut first, as a server going away would.
-    pub async fn restart_api_server(&self) {
+    pub(crate) async fn restart_api_server(&self) {
         self.tcp.down();
         tokio::task::block_in_place(|| self.server.down()).expect("stopping the API server");
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -175,7 +175,7 @@ impl World {
     }
 
     /// Starts whichever replica is not running.
-    pub fn revive(&mut self) {
+    pub(crate) fn revive(&mut self) {
         for replica in [&mut self.a, &mut self.b] {
             if !replica.host.is_alive() {
                 *replica = Replica::start(replica.name, &self.hosts_kubeconfig, replica.starts);
@@ -208,7 +208,7 @@ impl Replica {
     }
 
     /// Whether this process leads (said so, and runs).
-    pub fn leads(&mut self) -> bool {
+    pub(crate) fn leads(&mut self) -> bool {
         self.host.is_alive() && self.host.log_text().contains("leading: the Lease is held")
     }
 }
@@ -233,22 +233,22 @@ async fn bind(admin: &Client, user: &str, kind: &str, role: &str) {
 
 /// The agents' API, each answer decoded bounded as the host decodes it
 /// (one agent is nested too deep for kube's client).
-pub fn agents(client: &Client) -> Api<Decoded> {
+pub(crate) fn agents(client: &Client) -> Api<Decoded> {
     let resource = objects::resource_of("pgtoolbox.fyannk.dev/v1alpha1", "EvidenceAgent");
     decode::api(client, &resource, NAMESPACE)
 }
 
 /// An agent as JSON.
-pub fn agent_json(o: Decoded) -> Value {
+pub(crate) fn agent_json(o: Decoded) -> Value {
     o.into_value()
 }
 
 /// The API of `kind` (`api_version`) in the namespace.
-pub fn api(client: &Client, api_version: &str, kind: &str) -> Api<DynamicObject> {
+pub(crate) fn api(client: &Client, api_version: &str, kind: &str) -> Api<DynamicObject> {
     objects::api(client, NAMESPACE, api_version, kind)
 }
 
 /// `o` as JSON.
-pub fn json_of(o: DynamicObject) -> Value {
+pub(crate) fn json_of(o: DynamicObject) -> Value {
     serde_json::to_value(o).unwrap_or(Value::Null)
 }
