@@ -1,8 +1,6 @@
 //! The reconciler host: loads kinds' WebAssembly guests and runs them as a
 //! Kubernetes operator.
 
-#![warn(clippy::too_many_lines, unreachable_pub)]
-
 pub mod capture;
 pub mod children;
 pub mod conditions_page;

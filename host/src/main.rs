@@ -1,7 +1,5 @@
 //! `reconciler-host`: the operator binary and its offline tools.
 
-#![warn(clippy::too_many_lines, unreachable_pub)]
-
 mod cli;
 
 use std::process::ExitCode;
