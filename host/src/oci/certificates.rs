@@ -8,11 +8,13 @@ use std::fmt;
 
 use x509_parser::certificate::X509Certificate;
 use x509_parser::der_parser::der::parse_der_utf8string;
+use x509_parser::error::{PEMError, X509Error};
 use x509_parser::extensions::GeneralName;
+use x509_parser::nom;
 use x509_parser::prelude::FromDer;
 use x509_parser::time::ASN1Time;
 
-use super::keys::PublicKey;
+use super::keys::{KeyError, PublicKey};
 use super::transparency::Logs;
 
 /// Fulcio's OIDC issuer extension (a DER UTF8String), and its first
@@ -21,6 +23,69 @@ const ISSUER: &str = "1.3.6.1.4.1.57264.1.8";
 const ISSUER_V1: &str = "1.3.6.1.4.1.57264.1.1";
 /// At most this many certificates between a signer's and a root.
 const MAX_INTERMEDIATES: usize = 4;
+
+/// Why trust roots, or a signer's certificate, are not taken. None is
+/// retryable (nothing is fetched): the certificate is malformed (not PEM,
+/// not X.509, no identity or key to read from it, trust roots that are
+/// not CAs), or a valid one the policy does not trust (not valid when it
+/// signed, not for code signing, chained to none of its roots).
+#[derive(Debug, thiserror::Error)]
+pub enum SignerCertificateError {
+    /// Malformed: not PEM.
+    #[error("not PEM: {source}")]
+    NotPem {
+        #[source]
+        source: PEMError,
+    },
+    /// Malformed: trust roots with no certificate.
+    #[error("holds no PEM CERTIFICATE")]
+    NoRoots,
+    /// Malformed: a trust root, numbered from 1, is not X.509.
+    #[error("certificate {n}: not an X.509 certificate: {source}")]
+    RootNotX509 {
+        n: usize,
+        #[source]
+        source: nom::Err<X509Error>,
+    },
+    /// Malformed: a trust root, numbered from 1, that is no CA.
+    #[error("certificate {n} ({subject}) is not a CA (basicConstraints)")]
+    RootNotCa { n: usize, subject: String },
+    /// Malformed: a signature's certificate annotation without one.
+    #[error("the certificate annotation holds no PEM CERTIFICATE")]
+    NoCertificate,
+    /// Malformed: a signature's certificate is not X.509.
+    #[error("not an X.509 certificate: {source}")]
+    NotX509 {
+        #[source]
+        source: nom::Err<X509Error>,
+    },
+    /// Untrusted: not valid when it signed.
+    #[error("its certificate ({subject}) is not valid at {at}: valid {not_before} to {not_after}")]
+    NotValidAt {
+        subject: String,
+        at: ASN1Time,
+        not_before: ASN1Time,
+        not_after: ASN1Time,
+    },
+    /// Untrusted: not issued for code signing.
+    #[error("its certificate ({subject}) is not for code signing (extendedKeyUsage)")]
+    NotCodeSigning { subject: String },
+    /// Untrusted: chained to none of the policy's trust roots.
+    #[error(
+        "its certificate ({subject}, issued by {issuer}) does not chain to the policy's trust roots"
+    )]
+    Unchained { subject: String, issuer: String },
+    /// Malformed: it names no identity to check.
+    #[error("its certificate names no e-mail or URI (subjectAltName)")]
+    NoSubject,
+    /// Malformed: it names no OIDC issuer.
+    #[error("its certificate names no OIDC issuer (extension {ISSUER})")]
+    NoIssuer,
+    /// Malformed: the key it certifies is not one a signature is
+    /// checked with.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+}
 
 /// Who a keyless signature's certificate was issued to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,19 +120,20 @@ pub struct Certified {
 
 impl TrustRoots {
     /// The roots a PEM bundle holds: every block a CA certificate.
-    pub fn from_pem(pem: &[u8]) -> Result<TrustRoots, String> {
+    pub fn from_pem(pem: &[u8]) -> Result<TrustRoots, SignerCertificateError> {
         let roots = certificates(pem)?;
         if roots.is_empty() {
-            return Err("holds no PEM CERTIFICATE".into());
+            return Err(SignerCertificateError::NoRoots);
         }
-        for (n, der) in roots.iter().enumerate() {
-            let root = parse(der).map_err(|e| format!("certificate {}: {e}", n + 1))?;
+        for (n, der) in (1..).zip(&roots) {
+            let root = X509Certificate::from_der(der)
+                .map(|(_, c)| c)
+                .map_err(|source| SignerCertificateError::RootNotX509 { n, source })?;
             if !root.is_ca() {
-                return Err(format!(
-                    "certificate {} ({}) is not a CA (basicConstraints)",
-                    n + 1,
-                    root.subject()
-                ));
+                return Err(SignerCertificateError::RootNotCa {
+                    n,
+                    subject: root.subject().to_string(),
+                });
             }
         }
         Ok(TrustRoots { roots, logs: None })
@@ -82,19 +148,19 @@ impl TrustRoots {
         certificate: &str,
         chain: Option<&str>,
         at: ASN1Time,
-    ) -> Result<Certified, String> {
+    ) -> Result<Certified, SignerCertificateError> {
         let leaf = certificates(certificate.as_bytes())?
             .into_iter()
             .next()
-            .ok_or("the certificate annotation holds no PEM CERTIFICATE")?;
+            .ok_or(SignerCertificateError::NoCertificate)?;
         let leaf = parse(&leaf)?;
         if !leaf.validity().is_valid_at(at) {
-            return Err(format!(
-                "its certificate ({}) is not valid at {at}: valid {} to {}",
-                leaf.subject(),
-                leaf.validity().not_before,
-                leaf.validity().not_after
-            ));
+            return Err(SignerCertificateError::NotValidAt {
+                subject: leaf.subject().to_string(),
+                at,
+                not_before: leaf.validity().not_before,
+                not_after: leaf.validity().not_after,
+            });
         }
         let code_signing = leaf
             .extended_key_usage()
@@ -102,10 +168,9 @@ impl TrustRoots {
             .flatten()
             .is_some_and(|e| e.value.code_signing);
         if !code_signing {
-            return Err(format!(
-                "its certificate ({}) is not for code signing (extendedKeyUsage)",
-                leaf.subject()
-            ));
+            return Err(SignerCertificateError::NotCodeSigning {
+                subject: leaf.subject().to_string(),
+            });
         }
         let chain = chain
             .map(|c| certificates(c.as_bytes()))
@@ -138,16 +203,15 @@ impl TrustRoots {
                 None => break,
             }
         }
-        Err(format!(
-            "its certificate ({}, issued by {}) does not chain to the policy's trust roots",
-            leaf.subject(),
-            leaf.issuer()
-        ))
+        Err(SignerCertificateError::Unchained {
+            subject: leaf.subject().to_string(),
+            issuer: leaf.issuer().to_string(),
+        })
     }
 }
 
 /// The identity a signer's certificate names.
-fn identity(leaf: &X509Certificate<'_>) -> Result<SignerIdentity, String> {
+fn identity(leaf: &X509Certificate<'_>) -> Result<SignerIdentity, SignerCertificateError> {
     let subject = leaf
         .subject_alternative_name()
         .ok()
@@ -158,7 +222,7 @@ fn identity(leaf: &X509Certificate<'_>) -> Result<SignerIdentity, String> {
                 _ => None,
             })
         })
-        .ok_or("its certificate names no e-mail or URI (subjectAltName)")?;
+        .ok_or(SignerCertificateError::NoSubject)?;
     let issuer = leaf
         .iter_extensions()
         .find_map(|e| match e.oid.to_id_string().as_str() {
@@ -168,17 +232,15 @@ fn identity(leaf: &X509Certificate<'_>) -> Result<SignerIdentity, String> {
             ISSUER_V1 => std::str::from_utf8(e.value).ok().map(str::to_owned),
             _ => None,
         })
-        .ok_or(format!(
-            "its certificate names no OIDC issuer (extension {ISSUER})"
-        ))?;
+        .ok_or(SignerCertificateError::NoIssuer)?;
     Ok(SignerIdentity { issuer, subject })
 }
 
 /// The DER of every CERTIFICATE block of a PEM text.
-fn certificates(pem: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+fn certificates(pem: &[u8]) -> Result<Vec<Vec<u8>>, SignerCertificateError> {
     let mut found = Vec::new();
     for block in x509_parser::pem::Pem::iter_from_buffer(pem) {
-        let block = block.map_err(|e| format!("not PEM: {e}"))?;
+        let block = block.map_err(|source| SignerCertificateError::NotPem { source })?;
         if block.label == "CERTIFICATE" {
             found.push(block.contents);
         }
@@ -186,10 +248,10 @@ fn certificates(pem: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     Ok(found)
 }
 
-fn parse(der: &[u8]) -> Result<X509Certificate<'_>, String> {
+fn parse(der: &[u8]) -> Result<X509Certificate<'_>, SignerCertificateError> {
     X509Certificate::from_der(der)
         .map(|(_, c)| c)
-        .map_err(|e| format!("not an X.509 certificate: {e}"))
+        .map_err(|source| SignerCertificateError::NotX509 { source })
 }
 
 #[cfg(test)]
@@ -267,7 +329,13 @@ mod tests {
         );
         let without = roots.certify(&through, None, now()).unwrap_err();
         assert!(
-            without.contains("does not chain to the policy's trust roots"),
+            matches!(without, SignerCertificateError::Unchained { .. }),
+            "{without:?}"
+        );
+        assert!(
+            without.to_string().ends_with(
+                ", issued by CN=intermediate) does not chain to the policy's trust roots"
+            ),
             "{without}"
         );
     }
@@ -280,13 +348,35 @@ mod tests {
         // Another CA of the same name, even with itself as the chain.
         let (forged, _) = leaf(&other, true, 1);
         let refused = roots.certify(&forged, Some(&other_pem), now()).unwrap_err();
-        assert!(refused.contains("does not chain"), "{refused}");
+        assert!(
+            matches!(refused, SignerCertificateError::Unchained { .. }),
+            "{refused:?}"
+        );
         let (expired, _) = leaf(&root, true, -1);
         let refused = roots.certify(&expired, None, now()).unwrap_err();
-        assert!(refused.contains("is not valid at"), "{refused}");
+        assert!(
+            matches!(refused, SignerCertificateError::NotValidAt { .. }),
+            "{refused:?}"
+        );
+        assert!(refused.to_string().contains("is not valid at"), "{refused}");
         let (tls, _) = leaf(&root, false, 1);
         let refused = roots.certify(&tls, None, now()).unwrap_err();
-        assert!(refused.contains("not for code signing"), "{refused}");
+        assert!(
+            matches!(refused, SignerCertificateError::NotCodeSigning { .. }),
+            "{refused:?}"
+        );
+        assert!(
+            refused
+                .to_string()
+                .ends_with(") is not for code signing (extendedKeyUsage)"),
+            "{refused}"
+        );
+        // Not a certificate at all: malformed, not untrusted.
+        let refused = roots.certify("hello", None, now()).unwrap_err();
+        assert!(
+            matches!(refused, SignerCertificateError::NoCertificate),
+            "{refused:?}"
+        );
     }
 
     #[test]
@@ -313,13 +403,18 @@ mod tests {
         let (_, root) = ca("root", None);
         let (leaf_pem, _) = leaf(&root, true, 1);
         let refused = TrustRoots::from_pem(leaf_pem.as_bytes()).unwrap_err();
+        assert!(
+            matches!(refused, SignerCertificateError::RootNotCa { n: 1, .. }),
+            "{refused:?}"
+        );
+        let refused = refused.to_string();
         assert!(refused.starts_with("certificate 1 ("), "{refused}");
         assert!(
             refused.ends_with("is not a CA (basicConstraints)"),
             "{refused}"
         );
         assert_eq!(
-            TrustRoots::from_pem(b"").unwrap_err(),
+            TrustRoots::from_pem(b"").unwrap_err().to_string(),
             "holds no PEM CERTIFICATE"
         );
     }

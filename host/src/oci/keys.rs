@@ -4,8 +4,43 @@
 //! Ed25519, and RSA PKCS#1 v1.5 with SHA-256.
 
 use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
+use x509_parser::error::{PEMError, X509Error};
+use x509_parser::nom;
 use x509_parser::prelude::FromDer;
 use x509_parser::x509::SubjectPublicKeyInfo;
+
+/// Why a public key cannot be taken: each says the key is malformed (not
+/// a PEM `PUBLIC KEY`, not a SubjectPublicKeyInfo) or of an algorithm
+/// cosign does not sign with. None is retryable: the key is what it is.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// Malformed: not PEM.
+    #[error("not a PEM block: {source}")]
+    NotPem {
+        #[source]
+        source: nom::Err<PEMError>,
+    },
+    /// Malformed: a PEM block of another label.
+    #[error("a PEM {label}, not a PUBLIC KEY")]
+    NotPublicKey { label: String },
+    /// Malformed: its DER is not a SubjectPublicKeyInfo.
+    #[error("not a SubjectPublicKeyInfo: {source}")]
+    NotSubjectPublicKeyInfo {
+        #[source]
+        source: nom::Err<X509Error>,
+    },
+    /// A key, of an algorithm (and curve, if it names one) no cosign
+    /// signature is made with.
+    #[error(
+        "a key of algorithm {algorithm}{} is not one cosign signs with \
+         (ECDSA P-256 or P-384, Ed25519, RSA)",
+        curve.as_ref().map(|c| format!(" on curve {c}")).unwrap_or_default()
+    )]
+    Algorithm {
+        algorithm: String,
+        curve: Option<String>,
+    },
+}
 
 /// A public key, parsed.
 pub struct PublicKey {
@@ -21,20 +56,20 @@ impl std::fmt::Debug for PublicKey {
 
 impl PublicKey {
     /// The key a PEM `PUBLIC KEY` block holds (a SubjectPublicKeyInfo).
-    pub fn from_pem(pem: &[u8]) -> Result<PublicKey, String> {
+    pub fn from_pem(pem: &[u8]) -> Result<PublicKey, KeyError> {
         let (_, block) =
-            x509_parser::pem::parse_x509_pem(pem).map_err(|e| format!("not a PEM block: {e}"))?;
+            x509_parser::pem::parse_x509_pem(pem).map_err(|source| KeyError::NotPem { source })?;
         if block.label != "PUBLIC KEY" {
-            return Err(format!("a PEM {}, not a PUBLIC KEY", block.label));
+            return Err(KeyError::NotPublicKey { label: block.label });
         }
         PublicKey::from_der(&block.contents)
     }
 
     /// The key a DER SubjectPublicKeyInfo holds (as a certificate carries
     /// it).
-    pub fn from_der(der: &[u8]) -> Result<PublicKey, String> {
+    pub fn from_der(der: &[u8]) -> Result<PublicKey, KeyError> {
         let (_, info) = SubjectPublicKeyInfo::from_der(der)
-            .map_err(|e| format!("not a SubjectPublicKeyInfo: {e}"))?;
+            .map_err(|source| KeyError::NotSubjectPublicKeyInfo { source })?;
         let algorithm = info.algorithm.algorithm.to_id_string();
         let curve = info
             .algorithm
@@ -52,11 +87,10 @@ impl PublicKey {
                 ("1.3.101.112", _) => &signature::ED25519,
                 ("1.2.840.113549.1.1.1", _) => &signature::RSA_PKCS1_2048_8192_SHA256,
                 (algorithm, curve) => {
-                    return Err(format!(
-                        "a key of algorithm {algorithm}{} is not one cosign signs with \
-                         (ECDSA P-256 or P-384, Ed25519, RSA)",
-                        curve.map(|c| format!(" on curve {c}")).unwrap_or_default()
-                    ));
+                    return Err(KeyError::Algorithm {
+                        algorithm: algorithm.to_owned(),
+                        curve: curve.map(str::to_owned),
+                    });
                 }
             };
         Ok(PublicKey {
@@ -112,14 +146,14 @@ mod tests {
     #[test]
     fn what_is_not_a_public_key_is_named() {
         let certificate = "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n";
-        assert_eq!(
-            PublicKey::from_pem(certificate.as_bytes()).unwrap_err(),
-            "a PEM CERTIFICATE, not a PUBLIC KEY"
-        );
+        let refused = PublicKey::from_pem(certificate.as_bytes()).unwrap_err();
         assert!(
-            PublicKey::from_pem(b"hello")
-                .unwrap_err()
-                .starts_with("not a PEM block")
+            matches!(&refused, KeyError::NotPublicKey { label } if label == "CERTIFICATE"),
+            "{refused:?}"
         );
+        assert_eq!(refused.to_string(), "a PEM CERTIFICATE, not a PUBLIC KEY");
+        let refused = PublicKey::from_pem(b"hello").unwrap_err();
+        assert!(matches!(refused, KeyError::NotPem { .. }), "{refused:?}");
+        assert!(refused.to_string().starts_with("not a PEM block"));
     }
 }

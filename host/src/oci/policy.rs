@@ -31,11 +31,12 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::certificates::{SignerIdentity, TrustRoots};
-use super::keys::PublicKey;
-use super::transparency::Logs;
+use super::certificates::{SignerCertificateError, SignerIdentity, TrustRoots};
+use super::keys::{KeyError, PublicKey};
+use super::transparency::{Logs, TransparencyError};
 
-/// Why a policy cannot be read. None is retryable: the file is wrong.
+/// Why a policy cannot be read. None is retryable: the file, or a PEM
+/// file it names, is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("verification policy {}: {source}", path.display())]
@@ -52,17 +53,41 @@ pub enum PolicyError {
         kind: String,
         why: String,
     },
-    #[error("verification policy {}, kind {kind}: key {key}: {detail}", path.display())]
+    #[error("verification policy {}, kind {kind}: key {key}: {source}", path.display())]
     Key {
         path: PathBuf,
         kind: String,
         key: String,
-        detail: String,
+        #[source]
+        source: KeyError,
     },
-    #[error("verification policy {}, trustRoots: {detail}", path.display())]
-    TrustRoots { path: PathBuf, detail: String },
-    #[error("verification policy {}, transparencyLogs: {detail}", path.display())]
-    TransparencyLogs { path: PathBuf, detail: String },
+    #[error("verification policy {}, trustRoots: {source}", path.display())]
+    TrustRoots {
+        path: PathBuf,
+        #[source]
+        source: SignerCertificateError,
+    },
+    #[error("verification policy {}, transparencyLogs: {source}", path.display())]
+    TransparencyLogs {
+        path: PathBuf,
+        #[source]
+        source: TransparencyError,
+    },
+    #[error(
+        "verification policy {}, transparencyLogs: given without trustRoots: a log dates a keyless certificate, which needs its roots",
+        path.display()
+    )]
+    LogsWithoutRoots { path: PathBuf },
+    /// A PEM file the policy names cannot be read; `at` says where the
+    /// policy names it (`trustRoots`, `kind <kind>: key <key>`).
+    #[error("verification policy {}, {at}: {}: {source}", path.display(), file.display())]
+    PemFile {
+        path: PathBuf,
+        at: String,
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The policy file as written.
@@ -155,37 +180,31 @@ impl Policy {
             path: path.to_owned(),
             detail: format!("{e}"),
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
         let roots = written
             .trust_roots
             .map(|written| {
-                let (_, pem) =
-                    read_pem(base, written, "trust roots", &mut 0).map_err(|detail| {
-                        PolicyError::TrustRoots {
-                            path: path.to_owned(),
-                            detail,
-                        }
-                    })?;
-                TrustRoots::from_pem(&pem).map_err(|detail| PolicyError::TrustRoots {
+                let (_, pem) = read_pem(path, "trustRoots", written, "trust roots", &mut 0)?;
+                TrustRoots::from_pem(&pem).map_err(|source| PolicyError::TrustRoots {
                     path: path.to_owned(),
-                    detail,
+                    source,
                 })
             })
             .transpose()?;
         let roots = match (roots, written.transparency_logs) {
             (Some(mut roots), Some(logs)) => {
-                let failed = |detail| PolicyError::TransparencyLogs {
-                    path: path.to_owned(),
-                    detail,
-                };
-                let (_, pem) = read_pem(base, logs, "transparency logs", &mut 0).map_err(failed)?;
-                roots.logs = Some(Logs::from_pem(&pem).map_err(failed)?);
+                let at = "transparencyLogs";
+                let (_, pem) = read_pem(path, at, logs, "transparency logs", &mut 0)?;
+                let logs =
+                    Logs::from_pem(&pem).map_err(|source| PolicyError::TransparencyLogs {
+                        path: path.to_owned(),
+                        source,
+                    })?;
+                roots.logs = Some(logs);
                 Some(roots)
             }
             (None, Some(_)) => {
-                return Err(PolicyError::TransparencyLogs {
+                return Err(PolicyError::LogsWithoutRoots {
                     path: path.to_owned(),
-                    detail: "given without trustRoots: a log dates a keyless certificate, which needs its roots".into(),
                 });
             }
             (roots, None) => roots,
@@ -193,7 +212,7 @@ impl Policy {
         .map(Arc::new);
         let mut kinds = BTreeMap::new();
         for (kind, rule) in written.kinds {
-            let rule = Rule::read(path, base, roots.as_ref(), &kind, rule)?;
+            let rule = Rule::read(path, roots.as_ref(), &kind, rule)?;
             kinds.insert(kind, rule);
         }
         Ok(Policy {
@@ -216,7 +235,6 @@ impl Policy {
 impl Rule {
     fn read(
         path: &Path,
-        base: &Path,
         roots: Option<&Arc<TrustRoots>>,
         kind: &str,
         rule: WrittenKind,
@@ -242,7 +260,7 @@ impl Rule {
                         .into_iter()
                         .map(|signer| match signer {
                             WrittenSigner::Key(key) => {
-                                Signer::key(path, base, kind, key, &mut inline)
+                                Signer::key(path, kind, key, &mut inline)
                             }
                             WrittenSigner::Identity(WrittenIdentity { issuer, subject }) => {
                                 let identity = SignerIdentity { issuer, subject };
@@ -274,20 +292,18 @@ impl Rule {
 impl Signer {
     fn key(
         path: &Path,
-        base: &Path,
         kind: &str,
         written: String,
         inline: &mut usize,
     ) -> Result<Signer, PolicyError> {
-        let failed = |key: String, detail| PolicyError::Key {
+        let at = format!("kind {kind}: key {written}");
+        let (name, pem) = read_pem(path, &at, written, "key", inline)?;
+        let key = PublicKey::from_pem(&pem).map_err(|source| PolicyError::Key {
             path: path.to_owned(),
             kind: kind.to_owned(),
-            key,
-            detail,
-        };
-        let (name, pem) =
-            read_pem(base, written.clone(), "key", inline).map_err(|d| failed(written, d))?;
-        let key = PublicKey::from_pem(&pem).map_err(|d| failed(name.clone(), d))?;
+            key: name.clone(),
+            source,
+        })?;
         Ok(Signer {
             name,
             by: By::Key(key),
@@ -295,20 +311,27 @@ impl Signer {
     }
 }
 
-/// A PEM the policy writes inline (named `inline <what> <n>`) or names by
-/// a path relative to it: its name and bytes.
+/// A PEM the policy at `path` writes inline (named `inline <what> <n>`)
+/// or names by a path relative to it, `at` the place it names it: its
+/// name and bytes.
 fn read_pem(
-    base: &Path,
+    path: &Path,
+    at: &str,
     written: String,
     what: &str,
     inline: &mut usize,
-) -> Result<(String, Vec<u8>), String> {
+) -> Result<(String, Vec<u8>), PolicyError> {
     if written.trim_start().starts_with("-----BEGIN") {
         *inline += 1;
         return Ok((format!("inline {what} {inline}"), written.into_bytes()));
     }
-    let file = base.join(&written);
-    let pem = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let file = path.parent().unwrap_or(Path::new(".")).join(&written);
+    let pem = std::fs::read(&file).map_err(|source| PolicyError::PemFile {
+        path: path.to_owned(),
+        at: at.to_owned(),
+        file,
+        source,
+    })?;
     Ok((written, pem))
 }
 

@@ -14,12 +14,13 @@ use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
+use x509_parser::error::X509Error;
 
 use super::bounded::{self, Cut};
 use super::bundles;
-use super::certificates::Certified;
+use super::certificates::{Certified, SignerCertificateError};
 use super::policy::{By, Rule, Signer};
-use super::transparency::BUNDLE;
+use super::transparency::{BUNDLE, TransparencyError};
 
 /// The media type of a cosign signature layer (its payload).
 pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
@@ -54,14 +55,14 @@ pub enum Unverified {
         keys: Vec<String>,
         checked: usize,
         /// Why keyless signatures' certificates were not taken.
-        refused: Vec<String>,
+        refused: Vec<KeylessError>,
     },
     /// No signer of `anyOf` signed it.
     #[error("signed by none of {} (anyOf; {checked} signature(s) checked){}", keys.join(", "), Refused(refused))]
     NoneOfAnyOf {
         keys: Vec<String>,
         checked: usize,
-        refused: Vec<String>,
+        refused: Vec<KeylessError>,
     },
     /// The signatures could not be read.
     #[error("its signatures could not be read from the registry: {0}")]
@@ -71,15 +72,38 @@ pub enum Unverified {
     TooLarge(String),
 }
 
+/// Why a keyless signature was not taken for a signer the policy names
+/// by identity. None is retryable (no log or authority is asked): its
+/// log entry or certificate is malformed, or one the policy does not
+/// trust; each source says which.
+#[derive(Debug, thiserror::Error)]
+pub enum KeylessError {
+    /// Its transparency log entry.
+    #[error(transparent)]
+    Log(#[from] TransparencyError),
+    /// Malformed: the time its log entry attests is no time a
+    /// certificate can be checked at.
+    #[error("its log entry's time {at}: {source}")]
+    LogTime {
+        at: i64,
+        #[source]
+        source: X509Error,
+    },
+    /// Its certificate.
+    #[error(transparent)]
+    Certificate(#[from] SignerCertificateError),
+}
+
 /// The certificates not taken, as a message ends: `; ...: why`.
-struct Refused<'a>(&'a [String]);
+struct Refused<'a>(&'a [KeylessError]);
 
 impl std::fmt::Display for Refused<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            [] => Ok(()),
-            whys => write!(f, "; a keyless signature not taken: {}", whys.join("; ")),
-        }
+        let Some((first, rest)) = self.0.split_first() else {
+            return Ok(());
+        };
+        write!(f, "; a keyless signature not taken: {first}")?;
+        rest.iter().try_for_each(|why| write!(f, "; {why}"))
     }
 }
 
@@ -115,7 +139,7 @@ struct Signed {
 impl Signed {
     /// Whether `signer` made this signature; an error says why a
     /// certificate it carries was not taken for the signer's identity.
-    fn by(&self, signer: &Signer) -> Result<bool, String> {
+    fn by(&self, signer: &Signer) -> Result<bool, KeylessError> {
         match &signer.by {
             By::Key(key) => Ok(key.verifies(&self.payload, &self.signature)),
             By::Identity { identity, roots } => {
@@ -129,7 +153,7 @@ impl Signed {
                         let at =
                             logs.signed_at(bundle, &self.payload, &self.signature, certificate)?;
                         x509_parser::time::ASN1Time::from_timestamp(at)
-                            .map_err(|e| format!("its log entry's time {at}: {e}"))?
+                            .map_err(|source| KeylessError::LogTime { at, source })?
                     }
                     _ => x509_parser::time::ASN1Time::now(),
                 };
@@ -166,11 +190,12 @@ pub async fn check(
             None => Unverified::Unsigned,
         });
     }
-    let refused = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    // Each reason once, in the order of its text.
+    let refused = std::cell::RefCell::new(std::collections::BTreeMap::new());
     let signed = |signer: &Signer| {
         signatures.iter().any(|s| {
             s.by(signer).unwrap_or_else(|why| {
-                refused.borrow_mut().insert(why);
+                refused.borrow_mut().entry(why.to_string()).or_insert(why);
                 false
             })
         })
@@ -181,7 +206,7 @@ pub async fn check(
         return Err(Unverified::MissingAllOf {
             keys: names(missing),
             checked: signatures.len(),
-            refused: refused.into_inner().into_iter().collect(),
+            refused: refused.into_inner().into_values().collect(),
         });
     }
     let any: Vec<&Signer> = any_of.iter().filter(|k| signed(k)).collect();
@@ -189,7 +214,7 @@ pub async fn check(
         return Err(Unverified::NoneOfAnyOf {
             keys: names(any_of.iter().collect()),
             checked: signatures.len(),
-            refused: refused.into_inner().into_iter().collect(),
+            refused: refused.into_inner().into_values().collect(),
         });
     }
     Ok(names(all_of.iter().chain(any).collect()))
