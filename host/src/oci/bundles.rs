@@ -90,14 +90,17 @@ pub async fn read(
     auth: &RegistryAuth,
     pinned: &Reference,
 ) -> Result<Vec<Enveloped>, Unverified> {
-    let unreadable = Unverified::Unreadable;
+    let unreadable = |at: String, source| Unverified::Unreadable {
+        at,
+        source: Box::new(source),
+    };
     let Some(digest) = pinned.digest() else {
         return Ok(Vec::new());
     };
     let referrers = client
         .pull_referrers(pinned, None)
         .await
-        .map_err(|e| unreadable(format!("its referrers: {e}")))?;
+        .map_err(|e| unreadable("its referrers".to_owned(), e))?;
     let mut found = Vec::new();
     for entry in &referrers.manifests {
         let reference = Reference::with_digest(
@@ -108,7 +111,7 @@ pub async fn read(
         let (manifest, _) = client
             .pull_image_manifest(&reference, auth)
             .await
-            .map_err(|e| unreadable(format!("{reference}: {e}")))?;
+            .map_err(|e| unreadable(reference.to_string(), e))?;
         for layer in manifest
             .layers
             .iter()

@@ -8,7 +8,7 @@
 //! checked before anything is downloaded ([`signatures`]); its size bounded
 //! from its manifest first, and every blob read within it ([`bounded`]).
 
-mod bounded;
+pub mod bounded;
 pub mod bundles;
 pub mod cache;
 pub mod certificates;
@@ -24,6 +24,7 @@ use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
+use bounded::{BoundedReadError, Oversized};
 pub use cache::ModuleCache;
 pub use credentials::Credentials;
 use layout::{CONFIG_MEDIA_TYPE, KIND, Packaged, WasmConfig};
@@ -56,8 +57,12 @@ pub enum OciError {
     NotAModule { reference: String, why: String },
     /// Larger than a guest module may be, as its manifest says or as the
     /// registry sends it.
-    #[error("{reference} is too large to serve: {why}")]
-    TooLarge { reference: String, why: String },
+    #[error("{reference} is too large to serve: {source}")]
+    TooLarge {
+        reference: String,
+        #[source]
+        source: Oversized,
+    },
     #[error(
         "{reference} cannot be served by this host (read from its config, nothing downloaded): {source}"
     )]
@@ -210,9 +215,9 @@ impl Remote {
             reference: pinned.to_string(),
             why,
         };
-        let too_large = |why: String| OciError::TooLarge {
+        let too_large = |source| OciError::TooLarge {
             reference: pinned.to_string(),
-            why,
+            source,
         };
         let (manifest, _) = self
             .client
@@ -235,11 +240,11 @@ impl Remote {
         let blob = async |layer, what: &str, reading: &'static str| {
             bounded::read(&self.client, &pinned, layer, what)
                 .await
-                .map_err(|cut| match cut {
-                    bounded::Cut::Registry(source) => {
+                .map_err(|error| match error {
+                    BoundedReadError::Registry { source } => {
                         self.registry_error(reference, reading, source)
                     }
-                    bounded::Cut::Beyond(why) => too_large(why),
+                    BoundedReadError::Oversized(oversized) => too_large(oversized),
                 })
         };
         let config = blob(&manifest.config, "its config", "reading its config").await?;

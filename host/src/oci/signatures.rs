@@ -16,7 +16,7 @@ use oci_client::{Client, Reference};
 use serde::Deserialize;
 use x509_parser::error::X509Error;
 
-use super::bounded::{self, Cut};
+use super::bounded::{self, BoundedReadError, Oversized};
 use super::bundles;
 use super::certificates::{Certified, SignerCertificateError};
 use super::policy::{By, Rule, Signer};
@@ -34,7 +34,11 @@ pub const CHAIN: &str = "dev.sigstore.cosign/chain";
 const SIGNATURE_TYPE: &str = "cosign container image signature";
 
 /// Why a module's signatures do not satisfy its rule. Only `Unreadable`
-/// is worth retrying.
+/// is worth retrying (the registry unreachable or failing). The others
+/// are not: the module is unsigned, or signed by none its rule trusts
+/// (`Unsigned`, `ForAnotherDigest`, `MissingAllOf`, `NoneOfAnyOf`), a
+/// signature is larger than one may be (`TooLarge`), or the reference
+/// checked was not pinned (`NotPinned`, the caller's mistake).
 #[derive(Debug, thiserror::Error)]
 pub enum Unverified {
     /// Nothing signed it (no signature cosign would store for it).
@@ -64,12 +68,27 @@ pub enum Unverified {
         checked: usize,
         refused: Vec<KeylessError>,
     },
-    /// The signatures could not be read.
-    #[error("its signatures could not be read from the registry: {0}")]
-    Unreadable(String),
-    /// A signature's blob is larger than a signature may be.
-    #[error("a signature stored for it is too large to read: {0}")]
-    TooLarge(String),
+    /// The signatures could not be read from the registry: `at`, what
+    /// was being read.
+    #[error("its signatures could not be read from the registry: {at}: {source}")]
+    Unreadable {
+        at: String,
+        #[source]
+        source: Box<OciDistributionError>,
+    },
+    /// The reference checked names no digest to find signatures by.
+    #[error(
+        "its signatures could not be read from the registry: {reference} is not pinned to a digest"
+    )]
+    NotPinned { reference: String },
+    /// A signature's blob, read from `at`, is larger than a signature
+    /// may be.
+    #[error("a signature stored for it is too large to read: {at}: {source}")]
+    TooLarge {
+        at: String,
+        #[source]
+        source: Oversized,
+    },
 }
 
 /// Why a keyless signature was not taken for a signer the policy names
@@ -254,16 +273,19 @@ async fn read_tagged(
     pinned: &Reference,
 ) -> Result<(Vec<Signed>, Option<Elsewhere>), Unverified> {
     let Some(digest) = pinned.digest() else {
-        return Err(Unverified::Unreadable(format!(
-            "{pinned} is not pinned to a digest"
-        )));
+        return Err(Unverified::NotPinned {
+            reference: pinned.to_string(),
+        });
     };
     let tag = Reference::with_tag(
         pinned.registry().to_owned(),
         pinned.repository().to_owned(),
         format!("{}.sig", digest.replace(':', "-")),
     );
-    let unreadable = |e: OciDistributionError| Unverified::Unreadable(format!("{tag}: {e}"));
+    let unreadable = |e| Unverified::Unreadable {
+        at: tag.to_string(),
+        source: Box::new(e),
+    };
     let manifest = match client.pull_image_manifest(&tag, auth).await {
         Ok((manifest, _)) => manifest,
         Err(e) if not_found(&e) => return Ok((Vec::new(), None)),
@@ -313,10 +335,14 @@ async fn read_tagged(
 }
 
 /// Why a signature's blob read from `reference` was not taken.
-pub(super) fn unread(reference: &Reference, cut: Cut) -> Unverified {
-    match cut {
-        Cut::Registry(e) => Unverified::Unreadable(format!("{reference}: {e}")),
-        Cut::Beyond(why) => Unverified::TooLarge(format!("{reference}: {why}")),
+pub(super) fn unread(reference: &Reference, error: BoundedReadError) -> Unverified {
+    let at = reference.to_string();
+    match error {
+        BoundedReadError::Registry { source } => Unverified::Unreadable {
+            at,
+            source: Box::new(source),
+        },
+        BoundedReadError::Oversized(source) => Unverified::TooLarge { at, source },
     }
 }
 

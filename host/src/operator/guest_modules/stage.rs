@@ -204,7 +204,7 @@ fn unstaged(e: OciError) -> Unstaged {
     let text = e.to_string();
     match e {
         OciError::Registry { .. } | OciError::Io { .. } => Unstaged::Unreachable(text),
-        OciError::Unverified { source, .. } if matches!(*source, Unverified::Unreadable(_)) => {
+        OciError::Unverified { source, .. } if matches!(*source, Unverified::Unreadable { .. }) => {
             Unstaged::Unreachable(text)
         }
         OciError::Unverified { .. } | OciError::NotInPolicy { .. } => Unstaged::Refused(text),
