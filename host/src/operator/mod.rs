@@ -151,9 +151,9 @@ pub async fn run_with(
     } = startup::resolve(&client, loaded, &config).await?;
     let reads = startup::reads(&modules);
     let (left_out, scopes) = startup::scopes(&client, &required, &config).await?;
-    let member = startup::ring_member(&client, &config).await?;
+    let partition = startup::partition(&client, &config).await?;
     let (watches, registry, changes) = startup::caches(
-        &client, &config, &modules, &scopes, health, member, evaluator,
+        &client, &config, &modules, &scopes, health, partition, evaluator,
     );
     let mut synced = startup::watch_reads(&watches, &registry, &reads, &required).await?;
     let workers = Arc::new(Workers::new(liveness.clone()));

@@ -22,7 +22,9 @@ use super::modules::unserved::Unserved;
 use super::replica::leadership::{LeaderConfig, Leadership, LeadershipError};
 use super::replica::liveness::Liveness;
 use super::replica::metrics::RefusalLabels;
+use super::ring::partition::{Claim, Partition};
 use super::ring::{self, Member};
+use super::schedule::ParentKey;
 use super::supervisor::{Group, Supervisor};
 use super::write::authority::Authority;
 use super::write::plans::Planner;
@@ -211,22 +213,25 @@ pub(super) async fn scopes(
     Ok((left_out, scopes))
 }
 
-/// This replica's ring member (`--ring`), which watches only the parents
-/// assigned to it.
-pub(super) async fn ring_member(
+/// Which parents this replica passes: a ring member's (`--ring`, which
+/// watches only the parents assigned to it), else its shard's.
+pub(super) async fn partition(
     client: &Client,
     config: &OperatorConfig,
-) -> anyhow::Result<Option<Arc<Member>>> {
+) -> anyhow::Result<Partition> {
     match (&config.leader, config.ring) {
+        (_, true) if config.shard != Default::default() => {
+            anyhow::bail!("a ring member serves no static shard: --ring excludes --shards")
+        }
         (Some(leader), true) => {
             let server = ring_selects(client, config.ring_selection, &leader.namespace).await?;
-            Ok(Some(Arc::new(
+            Ok(Partition::Ring(Arc::new(
                 Member::new(&leader.lease, &leader.identity, client.clone(), server)
                     .map_err(anyhow::Error::msg)?,
             )))
         }
         (None, true) => anyhow::bail!("a ring member needs its Lease's configuration"),
-        (_, false) => Ok(None),
+        (_, false) => Ok(Partition::sharded(config.shard)),
     }
 }
 
@@ -271,7 +276,7 @@ pub(super) fn caches(
     modules: &[GuestModule],
     scopes: &[String],
     health: Arc<WatchHealth>,
-    member: Option<Arc<Member>>,
+    partition: Partition,
     evaluator: Arc<dyn Evaluator>,
 ) -> (
     Arc<Watches>,
@@ -289,17 +294,17 @@ pub(super) fn caches(
                 .all(|m| m.spec().kind_ref() != *w && m.spec().reads.iter().all(|r| r.kind != *w))
         })
         .collect();
+    let member = partition.member();
     let watches = Arc::new(
         Watches::new(client.clone(), tx, scopes.to_vec(), health)
-            .selecting_parents(member.as_ref().map(|m| m.parents()).unwrap_or_default())
-            .selecting_children(written_only, member.as_ref().map(|m| m.children())),
+            .selecting_parents(member.map(Member::parents).unwrap_or_default())
+            .selecting_children(written_only, member.map(Member::children)),
     );
     let authority = Arc::new(Authority::new(client.clone(), config.authority.clone()));
     let planner = Arc::new(Planner::new(client.clone(), config.plans.clone()));
     let registry = Arc::new(
         Registry::new(source, config.metrics.clone(), authority, planner)
-            .serving(config.shard)
-            .in_ring(member)
+            .partitioned(partition)
             .evaluating_with(evaluator),
     );
     (watches, registry, rx)
@@ -535,12 +540,17 @@ pub(super) async fn leave_ring(registry: &Registry, leader: Option<&LeaderConfig
     let (Some(member), Some(leader)) = (registry.ring(), leader) else {
         return;
     };
+    // The parents it still claims (a claim counted in flight, where slots
+    // count passes, is dropped at once).
     let owned = || {
         registry
             .kinds()
-            .iter()
-            .flat_map(|(_, k)| k.cache.list("", &Default::default()))
-            .filter(|p| member.claim(p) != ring::Claim::Other)
+            .into_iter()
+            .flat_map(|(id, k)| {
+                let parents = k.cache.list("", &Default::default()).into_iter();
+                parents.map(move |p| (ParentKey::of(id, &p), p))
+            })
+            .filter(|(key, p)| !matches!(registry.partition().claim(key, Some(p)), Claim::Other))
             .count()
     };
     member

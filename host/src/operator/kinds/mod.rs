@@ -21,6 +21,7 @@ use crate::operator::kinds::served::ServedModule;
 use crate::operator::replica::leadership::Shard;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels};
 use crate::operator::ring::Member;
+use crate::operator::ring::partition::Partition;
 use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::authority::Authority;
@@ -57,11 +58,8 @@ pub struct Registry {
     authority: Arc<Authority>,
     /// The plans changes go through.
     planner: Arc<Planner>,
-    /// The parents this replica serves.
-    shard: Shard,
-    /// This replica as a member of the ring, which serves the parents
-    /// assigned to it (`--ring`).
-    ring: Option<Arc<Member>>,
+    /// The parents this replica passes.
+    partition: Partition,
     /// What evaluates a pass ([`Wasm`] unless a bench says otherwise).
     evaluator: Arc<dyn Evaluator>,
 }
@@ -80,21 +78,14 @@ impl Registry {
             metrics,
             authority,
             planner,
-            shard: Shard::default(),
-            ring: None,
+            partition: Partition::Whole,
             evaluator: Arc::new(Wasm),
         }
     }
 
-    /// The registry serving only the parents of `shard`.
-    pub fn serving(mut self, shard: Shard) -> Self {
-        self.shard = shard;
-        self
-    }
-
-    /// The registry serving only the parents the ring assigns to `member`.
-    pub fn in_ring(mut self, member: Option<Arc<Member>>) -> Self {
-        self.ring = member;
+    /// The registry passing only the parents of `partition`.
+    pub(crate) fn partitioned(mut self, partition: Partition) -> Self {
+        self.partition = partition;
         self
     }
 
@@ -119,14 +110,20 @@ impl Registry {
         &self.metrics
     }
 
-    /// The parents this replica serves.
+    /// The parents this replica passes.
+    pub(crate) fn partition(&self) -> &Partition {
+        &self.partition
+    }
+
+    /// The static shard this replica serves (every parent's unless
+    /// `--shards`).
     pub fn shard(&self) -> Shard {
-        self.shard
+        self.partition.shard()
     }
 
     /// This replica as a member of the ring, if it is one.
     pub fn ring(&self) -> Option<&Member> {
-        self.ring.as_deref()
+        self.partition.member()
     }
 
     /// What evaluates a pass.

@@ -1,67 +1,46 @@
-//! A ring member's pass of a parent that is not its to pass: assigned to
-//! another member or to none yet, or one it is asked to hand over, which
-//! it does from here (its children first), so no other pass of the parent
-//! is in flight on this member. Where the API server selects, a pass of a
-//! parent it may pass is counted in flight until it ends.
+//! A ring member's pass of a parent it is asked to hand over
+//! ([`crate::operator::ring::partition::Claim::HandOver`]), which it does from
+//! here (its children first), so no other pass of the parent is in flight
+//! on this member; and, where the API server selects, the parents of the
+//! slots it gains passed at once.
 
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::Ended;
+use super::{Ended, forgotten};
 use crate::operator::kinds::{Kind, Registry};
-use crate::operator::ring::Claim;
-use crate::operator::ring::passing::InFlight;
+use crate::operator::ring::partition::HandOver;
 use crate::operator::ring::slots::{self, Slots};
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::pass::Done;
 
-/// How the pass of `key` ends when the parent is not this member's to
-/// pass (`Err`); otherwise the pass goes on, holding what counts it in
-/// flight where the API server selects.
-pub(super) async fn claimed(
+/// The pass of `key` that hands its parent over as `asked`: forgotten once
+/// handed over, passed again otherwise.
+pub(super) async fn hand_over(
     registry: &Registry,
     kind: &Kind,
     queue: &WorkQueue<ParentKey>,
     key: &ParentKey,
-) -> Result<Option<InFlight>, Ended> {
-    let Some(member) = registry.ring() else {
-        return Ok(None);
-    };
-    let Some(parent) = kind.cache.get(&key.namespace, &key.name) else {
-        return Ok(None);
-    };
-    let converged = || {
-        queue.forget(key);
-        Ended::without_guest(Done::Converged {
-            requeue_after: None,
-        })
-    };
-    if member.passing().is_some() {
-        return member.enter(&parent).map(Some).ok_or_else(converged);
-    }
-    let done = match member.claim(&parent) {
-        Claim::Mine => return Ok(None),
-        Claim::Other => return Err(converged()),
-        Claim::Draining(to) => {
-            let uid = parent["metadata"]["uid"].as_str().unwrap_or_default();
-            let children = registry.source().controlled_everywhere(&key.namespace, uid);
-            match member
-                .hand_over(&kind.resource, &parent, &to, &children)
-                .await
-            {
-                Ok(()) => return Err(converged()),
-                // Changed since cached: the watch brings the new version.
-                Err(e) if e.is_conflict() => Done::Retry,
-                Err(e) => {
-                    tracing::warn!(parent.kind = %kind.resource.kind, parent.namespace = %key.namespace, parent.name = %key.name, error = %e, "ring: not handed over yet; tried again");
-                    Done::Failed { retry_before: None }
-                }
-            }
+    asked: HandOver<'_>,
+) -> Ended {
+    let HandOver { member, parent, to } = asked;
+    let uid = parent["metadata"]["uid"].as_str().unwrap_or_default();
+    let children = registry.source().controlled_everywhere(&key.namespace, uid);
+    let done = match member
+        .hand_over(&kind.resource, parent, &to, &children)
+        .await
+    {
+        Ok(()) => return forgotten(queue, key),
+        // Changed since cached: the watch brings the new version.
+        Err(e) if e.is_conflict() => Done::Retry,
+        Err(e) => {
+            tracing::warn!(parent.kind = %kind.resource.kind, parent.namespace = %key.namespace, parent.name = %key.name, error = %e, "ring: not handed over yet; tried again");
+            Done::Failed { retry_before: None }
         }
     };
-    Err(Ended::without_guest(done))
+    Ended::without_guest(done)
 }
 
 /// Where the API server selects: passes now the cached parents of every

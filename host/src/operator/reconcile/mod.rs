@@ -35,6 +35,7 @@ use crate::operator::cluster::decode;
 use crate::operator::cluster::past_cache_reads::PastReads;
 use crate::operator::kinds::{Kind, Registry};
 use crate::operator::replica::metrics::Metrics;
+use crate::operator::ring::partition::Claim;
 use crate::operator::schedule::ParentKey;
 use crate::operator::schedule::queue::WorkQueue;
 use crate::operator::write::owned::owned_part;
@@ -76,25 +77,20 @@ pub async fn run(registry: &Registry, key: &ParentKey) -> Ended {
         parent.namespace = %key.namespace,
         parent.name = %key.name
     );
-    // Another shard's parent (a replica of another shard writes it).
-    if !registry.shard().owns(&key.namespace, &key.name) {
-        queue.forget(key);
-        return Ended::without_guest(Done::Converged {
-            requeue_after: None,
-        });
-    }
-    // In the ring, a parent that is not this member's to pass.
-    let _in_flight = match handover::claimed(registry, kind, &queue, key).await {
-        Ok(in_flight) => in_flight,
-        Err(ended) => return ended,
+    // Another replica's parent (it writes it), or, in the ring, one this
+    // member is asked to hand over.
+    let cached = kind.cache.get(&key.namespace, &key.name);
+    let _in_flight = match registry.partition().claim(key, cached.as_deref()) {
+        Claim::Mine(in_flight) => in_flight,
+        Claim::Other => return forgotten(&queue, key),
+        Claim::HandOver(asked) => {
+            return handover::hand_over(registry, kind, &queue, key, asked).await;
+        }
     };
     // The module is taken once: a swap during the pass leaves it on this one.
     let Some(module) = kind.module() else {
         // The kind's module was removed: nothing runs, nothing is written.
-        queue.forget(key);
-        return Ended::without_guest(Done::Converged {
-            requeue_after: None,
-        });
+        return forgotten(&queue, key);
     };
     let effects = effects::Cluster::of(registry, kind);
     reconcile(registry, &effects, kind, &queue, &module, key)
@@ -287,6 +283,14 @@ fn record_reads(
         });
     }
     registry.scheduler().record_reads(key, reads);
+}
+
+/// The pass of `key` ends with nothing to do: its queue forgets it.
+fn forgotten(queue: &WorkQueue<ParentKey>, key: &ParentKey) -> Ended {
+    queue.forget(key);
+    Ended::without_guest(Done::Converged {
+        requeue_after: None,
+    })
 }
 
 /// The parent of `key` is gone: what its passes read and reported is

@@ -12,12 +12,14 @@
 //! between them one published view at a time ([`view`], [`passing`]).
 //! Either way a member is given parents only once it proved it serves by
 //! acknowledging a view ([`acks`]), and only a Lease the ring wrote makes
-//! a member ([`members::accepted`]).
+//! a member ([`members::accepted`]). Whether a replica, in the ring or
+//! not, passes a parent is its [`partition`]'s claim, asked once per pass.
 
 pub mod acks;
 pub mod assignment;
 pub mod coordinator;
 pub mod members;
+pub(crate) mod partition;
 pub mod passing;
 pub mod slots;
 pub mod view;
@@ -33,7 +35,7 @@ use serde_json::{Value, json};
 
 use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::cluster::selection::Selecting;
-use passing::{InFlight, Passing};
+use passing::Passing;
 
 /// The label naming the member a parent (and each of its children) is
 /// assigned to.
@@ -95,18 +97,6 @@ pub async fn server_selects(client: &Client, namespace: &str) -> Result<bool, ku
 
 /// The field manager of the ring's label writes.
 pub const FIELD_MANAGER: &str = "reconciler-host-ring";
-
-/// Whether a parent is this member's to pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Claim {
-    /// Assigned to this member, and not being moved.
-    Mine,
-    /// Assigned to this member, which is asked to hand it over to the
-    /// member named.
-    Draining(String),
-    /// Assigned to another member, or to none yet.
-    Other,
-}
 
 /// This replica as a member of the ring.
 pub struct Member {
@@ -195,30 +185,6 @@ impl Member {
     pub fn slot_of(&self, parent: &Value) -> Option<slots::Slot> {
         self.passing.as_ref()?;
         Some(slots::of_uid(parent["metadata"]["uid"].as_str()?))
-    }
-
-    /// A pass of `parent`, counted until it ends, where the API server
-    /// selects and the parent is this member's to pass now.
-    pub fn enter(&self, parent: &Value) -> Option<InFlight> {
-        self.passing.as_ref()?.enter(self.slot_of(parent)?)
-    }
-
-    /// Whether `parent` (as cached) is this member's to pass.
-    pub fn claim(&self, parent: &Value) -> Claim {
-        if let Some(passing) = &self.passing {
-            return match self.slot_of(parent) {
-                Some(slot) if passing.passable(slot) => Claim::Mine,
-                _ => Claim::Other,
-            };
-        }
-        let labels = &parent["metadata"]["labels"];
-        if labels[MEMBER].as_str() != Some(self.identity.as_str()) {
-            return Claim::Other;
-        }
-        match labels[DRAIN].as_str() {
-            Some(to) if to != self.identity => Claim::Draining(to.to_owned()),
-            _ => Claim::Mine,
-        }
     }
 
     /// Hands `parent` over to member `to`: labels each of its `children`
@@ -342,21 +308,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_parent_is_claimed_by_its_label() {
+    async fn a_members_parent_watches_select_its_label() {
         let me = member("a").unwrap();
-        let parent = |labels: Value| json!({"metadata": {"name": "p", "labels": labels}});
-        assert_eq!(me.claim(&parent(json!({MEMBER: "a"}))), Claim::Mine);
-        assert_eq!(
-            me.claim(&parent(json!({MEMBER: "a", DRAIN: "b"}))),
-            Claim::Draining("b".to_owned())
-        );
-        assert_eq!(
-            me.claim(&parent(json!({MEMBER: "a", DRAIN: "a"}))),
-            Claim::Mine
-        );
-        assert_eq!(me.claim(&parent(json!({MEMBER: "b"}))), Claim::Other);
-        assert_eq!(me.claim(&parent(json!({}))), Claim::Other);
-        assert_eq!(me.claim(&json!({"metadata": {"name": "p"}})), Claim::Other);
         assert_eq!(
             me.parents().now().labels.as_deref(),
             Some("ring.reconciler.dev/member=a")

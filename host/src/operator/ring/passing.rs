@@ -107,15 +107,6 @@ impl Passing {
         self.gained.subscribe()
     }
 
-    /// Whether the member may pass a parent in `slot` now.
-    pub fn passable(&self, slot: Slot) -> bool {
-        self.state
-            .lock()
-            .expect("passing lock")
-            .passable
-            .contains(&slot)
-    }
-
     /// A pass of a parent in `slot`, if the member may pass it now.
     pub fn enter(self: &Arc<Self>, slot: Slot) -> Option<InFlight> {
         let mut state = self.state.lock().expect("passing lock");
@@ -237,13 +228,12 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         // Not passable any more, and not acknowledged while a pass of it
         // is in flight.
-        assert!(!passing.passable(slot));
         assert!(passing.enter(slot).is_none());
         assert!(!follow.is_finished());
         drop(held);
         // A pass of a slot it keeps does not hold the acknowledgement up.
         assert!(follow.await.unwrap());
-        assert!(passing.passable(kept));
+        assert!(passing.enter(kept).is_some());
         drop(in_flight);
         // An earlier view is not followed again.
         assert!(!passing.follow(&view(2, &["a"], None)).await);
