@@ -432,6 +432,14 @@ impl<'a> Check<'a> {
 
     /// Fails on every mismatch found, and on every top-level literal the
     /// test did not compare.
+    /// Each of `names` is the host's ([`host_value`]).
+    fn same_as_hosts(&mut self, names: &[&str]) {
+        for name in names {
+            let (rust, expected) = host_value(name);
+            self.same(name, rust, expected);
+        }
+    }
+
     fn finish(mut self) {
         for (name, at) in self.source.definitions() {
             if self.source.is_literal(at) && !self.checked.contains(&name) {
@@ -593,185 +601,135 @@ fn held() -> Lit {
     )
 }
 
+/// The host's value of what an SDK restates as `name`, and the Rust item
+/// holding it.
+fn host_value(name: &str) -> (&'static str, Lit) {
+    use reconciler_guest_sdk as sdk;
+    match name {
+        "AS_EXPECTED" => (
+            "reconciler_conventions::engine::AS_EXPECTED",
+            s(engine::AS_EXPECTED),
+        ),
+        "RECONCILING" => (
+            "reconciler_conventions::engine::RECONCILING_REASON",
+            s(engine::RECONCILING_REASON),
+        ),
+        "RETRY_SECONDS" => (
+            "reconciler_guest_sdk::read::RETRY_SECONDS",
+            num(sdk::read::RETRY_SECONDS),
+        ),
+        "CONFIGURATION_INVALID" => (
+            "reconciler_guest_sdk::configuration::CONFIGURATION_INVALID",
+            s(sdk::configuration::CONFIGURATION_INVALID),
+        ),
+        "RESOURCE_NOT_OWNED" => (
+            "reconciler_guest_sdk::ownership::RESOURCE_NOT_OWNED",
+            s(sdk::ownership::RESOURCE_NOT_OWNED),
+        ),
+        "COMMON" => (
+            "reconciler_conventions::kind::COMMON_OWNER",
+            s(kind::COMMON_OWNER),
+        ),
+        "HOST_REASONS" => ("reconciler_conventions::kind::HOST_REASONS", host_reasons()),
+        "COMMON_REASONS" => (
+            "reconciler_guest_sdk::spec::COMMON_REASONS",
+            common_reasons(),
+        ),
+        "MAX_MESSAGE_BYTES" => (
+            "reconciler_conventions::message::MAX_MESSAGE_BYTES",
+            num(message::MAX_MESSAGE_BYTES),
+        ),
+        "TRUNCATION_MARKER" => (
+            "reconciler_conventions::message::TRUNCATION_MARKER",
+            s(message::TRUNCATION_MARKER),
+        ),
+        "WORKLOAD_REASONS" => (
+            "reconciler_guest_sdk::workload::REASONS",
+            strings(sdk::workload::REASONS),
+        ),
+        "WORKLOAD_STATE_REASONS" => (
+            "reconciler_guest_sdk::workload::from_state",
+            workload_state_reasons(),
+        ),
+        "ALLOWED_REPOSITORIES" => (
+            "reconciler_guest_sdk::image::ALLOWED_REPOSITORIES",
+            s(sdk::image::ALLOWED_REPOSITORIES),
+        ),
+        "ADOPT_ANNOTATION" => (
+            "reconciler_guest_sdk::ownership::ADOPT_ANNOTATION",
+            s(sdk::ownership::ADOPT_ANNOTATION),
+        ),
+        "HELD" => ("reconciler_guest_sdk::change::held", held()),
+        "RESERVED_STATUS_FIELDS" => (
+            "reconciler_conventions::engine::RESERVED_STATUS_FIELDS",
+            strings(engine::RESERVED_STATUS_FIELDS),
+        ),
+        "PARENT_GATES" => (
+            "reconciler_conventions::kind::ParentGates::ALL",
+            parent_gates(),
+        ),
+        other => panic!("{other}: no host value to compare it with; add it to host_value"),
+    }
+}
+
 // ---- the tests -----------------------------------------------------------------------
 
 #[test]
 fn the_javascript_sdks_constants_are_the_hosts() {
-    use reconciler_guest_sdk as sdk;
     let js = Source::read("guests/js/sdk/index.js", Lang::Js);
     let mut c = Check::new(&js);
-    c.same(
+    c.same_as_hosts(&[
         "AS_EXPECTED",
-        "reconciler_conventions::engine::AS_EXPECTED",
-        s(engine::AS_EXPECTED),
-    );
-    c.same(
         "RECONCILING",
-        "reconciler_conventions::engine::RECONCILING_REASON",
-        s(engine::RECONCILING_REASON),
-    );
-    c.same(
         "RETRY_SECONDS",
-        "reconciler_guest_sdk::read::RETRY_SECONDS",
-        num(sdk::read::RETRY_SECONDS),
-    );
-    c.same(
         "CONFIGURATION_INVALID",
-        "reconciler_guest_sdk::configuration::CONFIGURATION_INVALID",
-        s(sdk::configuration::CONFIGURATION_INVALID),
-    );
-    c.same(
         "RESOURCE_NOT_OWNED",
-        "reconciler_guest_sdk::ownership::RESOURCE_NOT_OWNED",
-        s(sdk::ownership::RESOURCE_NOT_OWNED),
-    );
-    c.same(
         "COMMON",
-        "reconciler_conventions::kind::COMMON_OWNER",
-        s(kind::COMMON_OWNER),
-    );
-    c.same(
         "HOST_REASONS",
-        "reconciler_conventions::kind::HOST_REASONS",
-        host_reasons(),
-    );
-    c.same(
         "COMMON_REASONS",
-        "reconciler_guest_sdk::spec::COMMON_REASONS",
-        common_reasons(),
-    );
-    c.same(
         "MAX_MESSAGE_BYTES",
-        "reconciler_conventions::message::MAX_MESSAGE_BYTES",
-        num(message::MAX_MESSAGE_BYTES),
-    );
-    c.same(
         "TRUNCATION_MARKER",
-        "reconciler_conventions::message::TRUNCATION_MARKER",
-        s(message::TRUNCATION_MARKER),
-    );
-    c.same(
         "WORKLOAD_REASONS",
-        "reconciler_guest_sdk::workload::REASONS",
-        strings(sdk::workload::REASONS),
-    );
-    c.same(
         "WORKLOAD_STATE_REASONS",
-        "reconciler_guest_sdk::workload::from_state",
-        workload_state_reasons(),
-    );
-    c.same(
         "ALLOWED_REPOSITORIES",
-        "reconciler_guest_sdk::image::ALLOWED_REPOSITORIES",
-        s(sdk::image::ALLOWED_REPOSITORIES),
-    );
-    c.same(
         "ADOPT_ANNOTATION",
-        "reconciler_guest_sdk::ownership::ADOPT_ANNOTATION",
-        s(sdk::ownership::ADOPT_ANNOTATION),
-    );
-    c.same("HELD", "reconciler_guest_sdk::change::held", held());
-    c.same(
+        "HELD",
         "RESERVED_STATUS_FIELDS",
-        "reconciler_conventions::engine::RESERVED_STATUS_FIELDS",
-        strings(engine::RESERVED_STATUS_FIELDS),
-    );
-    c.same(
         "PARENT_GATES",
-        "reconciler_conventions::kind::ParentGates::ALL",
-        parent_gates(),
-    );
+    ]);
     c.finish();
 }
 
 #[test]
 fn the_javascript_sdks_declared_literal_types_are_the_hosts() {
-    use reconciler_guest_sdk as sdk;
     let dts = Source::read("guests/js/sdk/index.d.ts", Lang::Dts);
     let mut c = Check::new(&dts);
-    c.same(
+    c.same_as_hosts(&[
         "AS_EXPECTED",
-        "reconciler_conventions::engine::AS_EXPECTED",
-        s(engine::AS_EXPECTED),
-    );
-    c.same(
         "RECONCILING",
-        "reconciler_conventions::engine::RECONCILING_REASON",
-        s(engine::RECONCILING_REASON),
-    );
-    c.same(
         "RETRY_SECONDS",
-        "reconciler_guest_sdk::read::RETRY_SECONDS",
-        num(sdk::read::RETRY_SECONDS),
-    );
-    c.same(
         "CONFIGURATION_INVALID",
-        "reconciler_guest_sdk::configuration::CONFIGURATION_INVALID",
-        s(sdk::configuration::CONFIGURATION_INVALID),
-    );
-    c.same(
         "RESOURCE_NOT_OWNED",
-        "reconciler_guest_sdk::ownership::RESOURCE_NOT_OWNED",
-        s(sdk::ownership::RESOURCE_NOT_OWNED),
-    );
-    c.same(
         "COMMON",
-        "reconciler_conventions::kind::COMMON_OWNER",
-        s(kind::COMMON_OWNER),
-    );
-    c.same(
         "MAX_MESSAGE_BYTES",
-        "reconciler_conventions::message::MAX_MESSAGE_BYTES",
-        num(message::MAX_MESSAGE_BYTES),
-    );
-    c.same(
         "ALLOWED_REPOSITORIES",
-        "reconciler_guest_sdk::image::ALLOWED_REPOSITORIES",
-        s(sdk::image::ALLOWED_REPOSITORIES),
-    );
-    c.same(
         "PARENT_GATES",
-        "reconciler_conventions::kind::ParentGates::ALL",
-        parent_gates(),
-    );
+    ]);
     c.finish();
 }
 
 #[test]
 fn the_python_sdks_constants_are_the_hosts() {
-    use reconciler_guest_sdk as sdk;
     let py = Source::read("guests/py/sdk/reconciler_sdk/__init__.py", Lang::Py);
     let mut c = Check::new(&py);
-    c.same(
+    c.same_as_hosts(&[
         "AS_EXPECTED",
-        "reconciler_conventions::engine::AS_EXPECTED",
-        s(engine::AS_EXPECTED),
-    );
-    c.same(
         "RECONCILING",
-        "reconciler_conventions::engine::RECONCILING_REASON",
-        s(engine::RECONCILING_REASON),
-    );
-    c.same(
         "RETRY_SECONDS",
-        "reconciler_guest_sdk::read::RETRY_SECONDS",
-        num(sdk::read::RETRY_SECONDS),
-    );
-    c.same(
         "CONFIGURATION_INVALID",
-        "reconciler_guest_sdk::configuration::CONFIGURATION_INVALID",
-        s(sdk::configuration::CONFIGURATION_INVALID),
-    );
-    c.same(
         "COMMON",
-        "reconciler_conventions::kind::COMMON_OWNER",
-        s(kind::COMMON_OWNER),
-    );
-    c.same(
         "COMMON_REASONS",
-        "reconciler_guest_sdk::spec::COMMON_REASONS",
-        common_reasons(),
-    );
+    ]);
     // `(r.Gate.MODE, ...)`: componentize-py's names of the WIT's cases.
     if let Some(gates) = c.get("PARENT_GATES") {
         let as_wit = match &gates {
