@@ -12,7 +12,7 @@
 //!   Secrets): a guest that reads many facts.
 //!
 //! Per guest:
-//! - wasm: `Runtime` + `GuestModule::evaluate` (a pool slot, a fresh store
+//! - wasm: `Runtime` + `Module::evaluate` (a pool slot, a fresh store
 //!   and instance every call, facts derived and marshalled by the host from
 //!   a `MemorySource` holding the fixture's objects, slimmed as the
 //!   operator's cache slims them). "memo warm" is the steady state of the
@@ -26,7 +26,7 @@
 //!
 //! Both verdicts are asserted equal before anything is timed. Then the wasm
 //! time is taken apart: a paused evaluation, the runtime's slot + store +
-//! instance alone (`GuestModule::instantiate_only`), a replica of the
+//! instance alone (`Module::instantiate_only`), a replica of the
 //! runtime's store setup on wasmtime's default (on-demand) allocator, what
 //! the runtime did before the pool, and the host's fact derivation replayed
 //! natively, call by call, with the memo warm and cold.
@@ -72,7 +72,7 @@ use reconciler_host::fixture::format::DEFAULT_NOW;
 use reconciler_host::operator::cluster::cache::slim;
 use reconciler_host::runtime::limits::MemoryLimiter;
 use reconciler_host::runtime::sandbox::{self, Sandbox};
-use reconciler_host::runtime::{EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig};
+use reconciler_host::runtime::{EvaluateRequest, Limits, Module, Runtime, RuntimeConfig};
 use secretcheck_guest::SecretCheck;
 use serde_json::Value;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -291,12 +291,12 @@ fn languages(runtime: &Runtime, native_iters: usize, wasm_iters: usize) -> Vec<L
                 black_box(&derived),
             ));
         });
-        let pass = |module: &GuestModule, n: usize| {
+        let pass = |module: &Module, n: usize| {
             time(n, n / 10, || {
                 black_box(scenario.wasm(module, source.clone(), false).unwrap());
             })
         };
-        let instantiate = |module: &GuestModule, n: usize| {
+        let instantiate = |module: &Module, n: usize| {
             time(n, n / 10, || {
                 module.instantiate_only().expect("instantiates")
             })
@@ -392,7 +392,7 @@ struct Agreement {
 
 /// Both paths, once: the wasm verdict and the native one (from the
 /// recorder and from the facts it derived) asserted equal.
-fn agree(case: &Case, scenario: &Scenario, module: &GuestModule) -> Agreement {
+fn agree(case: &Case, scenario: &Scenario, module: &Module) -> Agreement {
     let native_eval = case.native;
     let counting = Arc::new(Counting::new(scenario.fresh_source()));
     let wasm_verdict = scenario
@@ -428,7 +428,7 @@ struct Passes {
 fn time_passes(
     case: &Case,
     scenario: &Scenario,
-    module: &GuestModule,
+    module: &Module,
     source: &Arc<dyn ObjectSource>,
     agreement: &Agreement,
     native_iters: usize,
@@ -469,7 +469,7 @@ struct WasmParts {
 
 fn time_wasm_parts(
     scenario: &Scenario,
-    module: &GuestModule,
+    module: &Module,
     wasm_path: &std::path::Path,
     source: &Arc<dyn ObjectSource>,
     wasm_iters: usize,
@@ -530,7 +530,7 @@ struct HostParts {
 
 fn time_host_parts(
     scenario: &Scenario,
-    module: &GuestModule,
+    module: &Module,
     source: &Arc<dyn ObjectSource>,
     calls: &[Call],
     native_iters: usize,
@@ -621,8 +621,8 @@ fn report(
     println!();
     header();
     row(&format!("native  {}::evaluate", case.kind), native);
-    row("wasm    GuestModule::evaluate, memo warm", wasm);
-    row("wasm    GuestModule::evaluate, memo cold", cold);
+    row("wasm    Module::evaluate, memo warm", wasm);
+    row("wasm    Module::evaluate, memo cold", cold);
     for (name, s) in [("memo warm", &wasm), ("memo cold", &cold)] {
         println!(
             "{:<58} {:>9} {:>10} {:>10}",
@@ -746,7 +746,7 @@ impl Scenario {
 
     fn wasm(
         &self,
-        module: &GuestModule,
+        module: &Module,
         source: Arc<dyn ObjectSource>,
         paused: bool,
     ) -> Result<Verdict, String> {
@@ -1002,7 +1002,7 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new(scenario: &Scenario, module: &GuestModule) -> Self {
+    fn new(scenario: &Scenario, module: &Module) -> Self {
         // What the runtime's FactServer allows: the kinds read and written.
         let declared = module.spec().readable().cloned();
         Recorder {
@@ -1409,7 +1409,7 @@ struct Replica {
 impl Replica {
     /// The runtime's engine configuration before the pool, its linker and
     /// pre-instantiation.
-    fn new(wasm: &std::path::Path, module: &GuestModule) -> wasmtime::Result<Self> {
+    fn new(wasm: &std::path::Path, module: &Module) -> wasmtime::Result<Self> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);

@@ -66,7 +66,7 @@ use reconciler_host::plan::artifact::{self, Counts};
 use reconciler_host::plan::digest::{self, Mode, Target};
 use reconciler_host::plan::record;
 use reconciler_host::runtime::{
-    ArtifactCache, EvaluateRequest, GuestModule, Limits, Runtime, RuntimeConfig,
+    ArtifactCache, EvaluateRequest, Limits, Module, Runtime, RuntimeConfig,
 };
 use reconciler_host_harness::identity;
 use reconciler_host_harness::objects::{self, create};
@@ -242,7 +242,7 @@ fn os(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
 }
 
 /// The writer guest as the harness compiled it.
-fn writer() -> GuestModule {
+fn writer() -> Module {
     Runtime::new(RuntimeConfig {
         limits: Limits::default(),
         cache: Some(ArtifactCache::new(fixture().cache_dir.clone())),
@@ -253,7 +253,7 @@ fn writer() -> GuestModule {
 }
 
 /// The guest's change of the ConfigMap of `parent`.
-fn asked(module: &GuestModule, parent: &Value) -> Change {
+fn asked(module: &Module, parent: &Value) -> Change {
     let name = format!("{}-config", parent["metadata"]["name"].as_str().unwrap());
     let evaluated = module.evaluate(EvaluateRequest {
         parent,
@@ -272,7 +272,7 @@ fn asked(module: &GuestModule, parent: &Value) -> Change {
 
 /// The ConfigMap the host would apply for `parent` (as stored): the
 /// guest's change, owned and stamped as the host makes it.
-fn as_asked(module: &GuestModule, parent: &Value) -> Value {
+fn as_asked(module: &Module, parent: &Value) -> Value {
     let change = asked(module, parent);
     let md = &parent["metadata"];
     let owner = Owner {
@@ -723,7 +723,7 @@ async fn grant_approver(client: &kube::Client, namespaces: &[TestNamespace; 2]) 
 async fn create_parents(
     world: &World,
     cases: &[Case],
-    module: &GuestModule,
+    module: &Module,
 ) -> (BTreeMap<String, String>, BTreeMap<String, Value>) {
     let client = &world.client;
     let mut uids = BTreeMap::new();
@@ -758,7 +758,7 @@ async fn approve_before_any_host(
     approver: &Path,
     cases: &[Case],
     parents: &BTreeMap<String, Value>,
-    module: &GuestModule,
+    module: &Module,
 ) {
     let client = &world.client;
     let cluster = Api::<Namespace>::all(client.clone())

@@ -13,7 +13,7 @@ use reconciler_conventions::verdict::ConditionStatus;
 use reconciler_host::facts::MemorySource;
 use reconciler_host::fixture::{Fixture, run_fixture};
 use reconciler_host::runtime::{
-    ContractVersion, EvaluateRequest, GuestModule, LoadError, Runtime, RuntimeConfig,
+    ContractVersion, EvaluateRequest, LoadError, Module, Runtime, RuntimeConfig,
 };
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ fn runtime() -> Runtime {
     .expect("runtime")
 }
 
-fn legacy(rt: &Runtime) -> GuestModule {
+fn legacy(rt: &Runtime) -> Module {
     rt.load_file(&support::guest_wasm("legacy-v0_1-guest"))
         .expect("the 0.1 guest loads")
 }
@@ -61,10 +61,7 @@ fn pod(waiting: Option<&str>) -> Value {
 }
 
 /// The WorkloadReady aspect of one pass over `objects`, and what it read.
-fn workload_ready(
-    module: &GuestModule,
-    objects: &[Value],
-) -> ((ConditionStatus, String), Vec<String>) {
+fn workload_ready(module: &Module, objects: &[Value]) -> ((ConditionStatus, String), Vec<String>) {
     let mut source = MemorySource::new();
     for o in objects {
         source.insert(o.clone());

@@ -741,7 +741,7 @@ struct InProcess {
     cache: std::sync::Arc<reconciler_host::operator::cluster::cache::ObjectCache>,
     key: reconciler_host::operator::schedule::ParentKey,
     hostiles: Api<DynamicObject>,
-    variant: reconciler_host::runtime::GuestModule,
+    variant: reconciler_host::runtime::Module,
 }
 
 impl InProcess {

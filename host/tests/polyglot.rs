@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use reconciler_host::operator::modules::gate;
+use reconciler_host::operator::hot_swap::gate;
 use reconciler_host::runtime::{
-    ArtifactCache, GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig,
+    ArtifactCache, GuestErrorClass, Limits, Module, Runtime, RuntimeConfig,
 };
 use reconciler_host_harness::escape::{NOW, attempt, attempt_at};
 use reconciler_host_harness::guests as support;
@@ -62,7 +62,7 @@ fn runtime() -> Runtime {
     .expect("runtime")
 }
 
-fn load(rt: &Runtime, file: &str) -> GuestModule {
+fn load(rt: &Runtime, file: &str) -> Module {
     rt.load_file(&polyglot(file))
         .unwrap_or_else(|e| panic!("{file} loads: {e}"))
 }
@@ -89,7 +89,7 @@ impl Listener {
 
 /// A guest that fills stderr, then fails: the failure's own message, the
 /// last thing written, is in the error, and the error stays bounded.
-fn assert_stderr_bounded(m: &GuestModule, failure: &str) {
+fn assert_stderr_bounded(m: &Module, failure: &str) {
     let e = attempt_at(m, json!({"attempt": "stderr", "bytes": 10}), "1", NOW).expect_err("fails");
     assert_eq!(e.class, GuestErrorClass::Trap, "{e}");
     assert!(e.detail.contains("eeeeeeeeee"), "{e}");

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use reconciler_host::facts::MemorySource;
 use reconciler_host::runtime::{
-    ArtifactCache, Blame, EvaluateRequest, GuestErrorClass, GuestModule, Limits, LoadError,
-    Runtime, RuntimeConfig,
+    ArtifactCache, Blame, EvaluateRequest, GuestErrorClass, Limits, LoadError, Module, Runtime,
+    RuntimeConfig,
 };
 use serde_json::{Value, json};
 
@@ -28,7 +28,7 @@ fn runtime_with_deadline(deadline: Duration) -> Runtime {
     .expect("runtime")
 }
 
-fn hostile(rt: &Runtime) -> GuestModule {
+fn hostile(rt: &Runtime) -> Module {
     rt.load_file(&support::guest_wasm("hostile-guest"))
         .expect("the hostile guest loads")
 }
@@ -41,7 +41,7 @@ fn parent(behavior: &str) -> Value {
     })
 }
 
-fn evaluate(module: &GuestModule, behavior: &str) -> reconciler_host::runtime::Evaluated {
+fn evaluate(module: &Module, behavior: &str) -> reconciler_host::runtime::Evaluated {
     module.evaluate(EvaluateRequest {
         parent: &parent(behavior),
         paused: false,
@@ -51,7 +51,7 @@ fn evaluate(module: &GuestModule, behavior: &str) -> reconciler_host::runtime::E
     })
 }
 
-fn class_of(module: &GuestModule, behavior: &str) -> (GuestErrorClass, String) {
+fn class_of(module: &Module, behavior: &str) -> (GuestErrorClass, String) {
     let e = evaluate(module, behavior)
         .outcome
         .expect_err("the guest misbehaves");

@@ -9,7 +9,7 @@ use reconciler_host_harness::guests as support;
 
 use std::time::Duration;
 
-use reconciler_host::runtime::{GuestErrorClass, GuestModule, Limits, Runtime, RuntimeConfig};
+use reconciler_host::runtime::{GuestErrorClass, Limits, Module, Runtime, RuntimeConfig};
 use serde_json::json;
 
 fn runtime() -> Runtime {
@@ -23,7 +23,7 @@ fn runtime() -> Runtime {
     .expect("runtime")
 }
 
-fn escape(rt: &Runtime) -> GuestModule {
+fn escape(rt: &Runtime) -> Module {
     rt.load_file(&support::guest_wasm("escape-guest"))
         .expect("the escape guest loads")
 }

@@ -27,9 +27,7 @@ use reconciler_host::contract::types as ht;
 use reconciler_host::facts::FactServer;
 use reconciler_host::facts::meta::object_meta;
 use reconciler_host::operator::kinds::evaluator::Evaluator;
-use reconciler_host::runtime::{
-    EvaluateRequest, Evaluated, GuestError, GuestErrorClass, GuestModule,
-};
+use reconciler_host::runtime::{EvaluateRequest, Evaluated, GuestError, GuestErrorClass, Module};
 
 /// The kind the native logic serves.
 pub(crate) const KIND: &str = "EvidenceAgent";
@@ -58,7 +56,7 @@ fn kinds(spec: &KindSpec) -> [Arc<BTreeSet<KindRef>>; 3] {
 }
 
 impl Evaluator for NativeEvidenceAgent {
-    fn evaluate(&self, module: &GuestModule, req: EvaluateRequest<'_>) -> Evaluated {
+    fn evaluate(&self, module: &Module, req: EvaluateRequest<'_>) -> Evaluated {
         let spec = module.spec();
         if spec.kind != KIND {
             return module.evaluate(req);

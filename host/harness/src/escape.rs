@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use reconciler_host::facts::MemorySource;
-use reconciler_host::runtime::{EvaluateRequest, GuestError, GuestModule};
+use reconciler_host::runtime::{EvaluateRequest, GuestError, Module};
 use serde_json::{Value, json};
 
 /// The pass's `now` when a test does not give one.
@@ -12,7 +12,7 @@ pub const NOW: &str = "2026-11-29T12:00:00Z";
 /// One pass of an `Escape` whose spec names the attempt, at `now`; the
 /// first aspect's message (what the attempt found), or the guest error.
 pub fn attempt_at(
-    module: &GuestModule,
+    module: &Module,
     spec: Value,
     resource_version: &str,
     now: &str,
@@ -36,6 +36,6 @@ pub fn attempt_at(
 }
 
 /// [`attempt_at`] at [`NOW`], which must return a verdict.
-pub fn attempt(module: &GuestModule, spec: Value) -> String {
+pub fn attempt(module: &Module, spec: Value) -> String {
     attempt_at(module, spec, "1", NOW).expect("the attempt returns a verdict")
 }

@@ -23,7 +23,7 @@ use crate::operator::reconcile::dry_run::{self, DryPass, Setting};
 use crate::operator::reconcile::evaluation::{Evaluation, World};
 use crate::operator::replica::metrics::Metrics;
 use crate::plan::record;
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 
 /// How long the watches may take to list what the guest reads.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -64,7 +64,7 @@ pub struct LivePass {
 /// and `gates` as a dry run. Nothing is written.
 pub async fn pass(
     client: &Client,
-    module: &GuestModule,
+    module: &Module,
     target: &Subject,
     scopes: &[String],
     settings: &[(String, String)],
@@ -190,7 +190,7 @@ impl<'a> Still<'a> {
 
 /// The operator's pass of `parent` by `module`, made as a dry run on the
 /// still world `still`: nothing is written.
-pub async fn dry_pass(module: &GuestModule, parent: &Value, still: &Still<'_>) -> DryPass {
+pub async fn dry_pass(module: &Module, parent: &Value, still: &Still<'_>) -> DryPass {
     let evaluator: Arc<dyn Evaluator> = Arc::new(Wasm);
     let parent = Arc::new(parent.clone());
     let pass = Pass {

@@ -29,7 +29,7 @@ use crate::fixture::{Fixture, FixtureError, golden, run_fixture};
 use crate::operator::cluster::probe::ProbeError;
 use crate::operator::kinds::watches::ReadRefused;
 use crate::pass::compare;
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 pub use live::{LivePass, Subject};
 use reconciler_conventions::status::Status;
 
@@ -112,11 +112,7 @@ pub struct Captured {
 
 /// The module of `modules` serving `kind` (its name, any case), loaded from
 /// `dir`.
-pub fn serving(
-    modules: Vec<GuestModule>,
-    kind: &str,
-    dir: &Path,
-) -> Result<GuestModule, CaptureError> {
+pub fn serving(modules: Vec<Module>, kind: &str, dir: &Path) -> Result<Module, CaptureError> {
     let served: Vec<String> = modules.iter().map(|m| m.spec().kind_ref().kind).collect();
     modules
         .into_iter()
@@ -146,7 +142,7 @@ pub fn settings_of(given: &[(String, String)]) -> BTreeMap<String, String> {
 /// ([`CaptureError::LiveDiffers`]) unless `accept_difference`: then the
 /// fixture says so beside its expectation.
 pub async fn fixture(
-    module: &GuestModule,
+    module: &Module,
     target: &Subject,
     settings: &BTreeMap<String, String>,
     live: &LivePass,

@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 use super::live::Subject;
 use super::plans::RecordedPlans;
 use super::select::SelectedReads;
-use crate::runtime::{GuestError, GuestModule};
+use crate::runtime::{GuestError, Module};
 
 /// What a captured fixture holds.
 pub struct CapturedFixture<'a> {
-    pub module: &'a GuestModule,
+    pub module: &'a Module,
     pub target: &'a Subject,
     pub now: jiff::Timestamp,
     /// The kind's settings, each name once.

@@ -6,11 +6,11 @@ use crate::fixture::Fixture;
 use crate::fixture::format::DEFAULT_NOW;
 use crate::fixture::runner::memory_source;
 use crate::operator::reconcile::dry_run::DryPass;
-use crate::runtime::{EvaluateRequest, Evaluated, GuestError, GuestModule};
+use crate::runtime::{EvaluateRequest, Evaluated, GuestError, Module};
 use reconciler_conventions::verdict::Verdict;
 
 /// The fixture's pass evaluated through `module` from its own objects.
-pub fn evaluate(module: &GuestModule, fixture: &Fixture) -> Evaluated {
+pub fn evaluate(module: &Module, fixture: &Fixture) -> Evaluated {
     let settings: Vec<(String, String)> = fixture
         .settings
         .iter()

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use reconciler_host::capture;
+use reconciler_host::operator::hot_swap::guests_dir::GuestsDir;
+use reconciler_host::operator::hot_swap::load_dir;
 use reconciler_host::operator::kinds::settings_of;
-use reconciler_host::operator::modules::guests_dir::GuestsDir;
-use reconciler_host::operator::modules::load_dir;
-use reconciler_host::runtime::{GuestModule, Runtime};
+use reconciler_host::runtime::{Module, Runtime};
 
 use super::operate::parse_settings;
 
@@ -37,7 +37,7 @@ pub(super) struct LiveArgs {
 impl LiveArgs {
     /// The module of the guests directory serving `kind` (a refused file
     /// fails the command: it runs the modules it names).
-    pub(super) fn serving(&self, runtime: &Runtime, kind: &str) -> anyhow::Result<GuestModule> {
+    pub(super) fn serving(&self, runtime: &Runtime, kind: &str) -> anyhow::Result<Module> {
         let mut dir = GuestsDir::open(&self.guests)
             .with_context(|| format!("opening the guests directory {}", self.guests.display()))?;
         let modules = load_dir(runtime, &mut dir, self.allow_golden_drift, true)?

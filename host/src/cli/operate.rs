@@ -12,7 +12,7 @@ use reconciler_host::oci::cache::DEFAULT_MAX_BYTES;
 use reconciler_host::oci::{ModuleCache, Policy};
 use reconciler_host::operator::guest_modules::kind::PromotionName;
 use reconciler_host::operator::guest_modules::{GuestModulesConfig, Puller};
-use reconciler_host::operator::modules::promotion::Promotion;
+use reconciler_host::operator::hot_swap::promotion::Promotion;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::leadership::{LeaderConfig, Shard};
 use reconciler_host::operator::replica::metrics::Metrics;

@@ -13,8 +13,8 @@ use reconciler_host::capture::plans::GivenGates;
 use reconciler_host::operator::replica::client::counted;
 use reconciler_host::operator::replica::fence::Fence;
 use reconciler_host::operator::replica::metrics::Metrics;
-use reconciler_host::pass::review::{Module, Review};
-use reconciler_host::runtime::{GuestModule, Runtime};
+use reconciler_host::pass::review::{Review, ReviewedModule};
+use reconciler_host::runtime::{Module, Runtime};
 use reconciler_host::shadow;
 
 use super::gates::GateArgs;
@@ -38,8 +38,8 @@ pub(super) struct ShadowArgs {
 }
 
 /// A module as the review names it.
-fn module(module: &GuestModule) -> Module {
-    Module {
+fn module(module: &Module) -> ReviewedModule {
+    ReviewedModule {
         guest: module.name().to_owned(),
         digest: module.digest().to_owned(),
     }

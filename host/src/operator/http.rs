@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use crate::operator::cluster::health::WatchHealth;
-use crate::operator::modules::unserved::Unserved;
+use crate::operator::hot_swap::unserved::Unserved;
 use crate::operator::replica::liveness::Liveness;
 use crate::operator::replica::metrics::Metrics;
 

@@ -9,9 +9,9 @@
 //!   run by the [`reconcile::workers`];
 //! - [`write`]: the plans, the children, the status write and the Events.
 //!
-//! Beside them: [`kinds`], the registry of served kinds; [`modules`], the
+//! Beside them: [`kinds`], the registry of served kinds; [`hot_swap`], the
 //! guest modules loaded at start and hot swapped while running, and the one
-//! path serving a kind ([`modules::serving`]); [`guest_modules`], modules
+//! path serving a kind ([`hot_swap::serving`]); [`guest_modules`], modules
 //! declared as GuestModule objects and pulled from OCI registries; the
 //! [`http`] endpoints;
 //! [`replica`], what one replica of the operator is (its client, Lease and
@@ -19,9 +19,9 @@
 
 pub mod cluster;
 pub mod guest_modules;
+pub mod hot_swap;
 pub mod http;
 pub mod kinds;
-pub mod modules;
 pub mod reconcile;
 pub mod replica;
 pub mod ring;
@@ -42,10 +42,10 @@ use tokio::sync::{mpsc, watch};
 
 use crate::runtime::Runtime;
 use cluster::health::WatchHealth;
+use hot_swap::reloader::Reloader;
+use hot_swap::serving::Serving;
 use kinds::evaluator::{Evaluator, Wasm};
 pub use kinds::served::RollbackPolicy;
-use modules::reloader::Reloader;
-use modules::serving::Serving;
 use reconcile::workers::Workers;
 use replica::leadership::{LeaderConfig, Shard};
 use replica::liveness::Liveness;
@@ -75,7 +75,7 @@ pub struct OperatorConfig {
     /// removed modules; `None`: never (modules are fixed at start).
     pub guests_poll: Option<Duration>,
     /// How a new module that passed the gate comes to serve.
-    pub promotion: modules::promotion::Promotion,
+    pub promotion: hot_swap::promotion::Promotion,
     /// When a swapped-in module is rolled back.
     pub rollback: RollbackPolicy,
     /// How often every parent is passed again, whatever changed (the

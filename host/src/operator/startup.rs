@@ -13,12 +13,12 @@ use super::cluster::cache::{CacheEvent, ClusterSource};
 use super::cluster::health::WatchHealth;
 use super::cluster::namespaces::{self, LeftOut};
 use super::cluster::probe;
+use super::hot_swap::guests_dir::{GuestFile, GuestsDir};
+use super::hot_swap::resolution::{self, Unmet};
+use super::hot_swap::unserved::Unserved;
 use super::kinds::Registry;
 use super::kinds::evaluator::Evaluator;
 use super::kinds::watches::{ReadRefused, Watches};
-use super::modules::guests_dir::{GuestFile, GuestsDir};
-use super::modules::resolution::{self, Unmet};
-use super::modules::unserved::Unserved;
 use super::replica::leadership::{LeaderConfig, Leadership, LeadershipError};
 use super::replica::liveness::Liveness;
 use super::replica::metrics::RefusalLabels;
@@ -28,8 +28,8 @@ use super::schedule::ParentKey;
 use super::supervisor::{Group, Supervisor};
 use super::write::authority::Authority;
 use super::write::plans::Planner;
-use super::{OperatorConfig, http, kinds, modules, reconcile};
-use crate::runtime::{GuestModule, Runtime};
+use super::{OperatorConfig, hot_swap, http, kinds, reconcile};
+use crate::runtime::{Module, Runtime};
 
 /// How often at most the host looks whether the ReconcilePlan kind, not
 /// served at start, is served now (when a pass had changes to record).
@@ -42,7 +42,7 @@ const RING_LEAVE_WITHIN: Duration = Duration::from_secs(20);
 /// The guests directory and the modules loaded from it.
 pub(super) struct Loaded {
     pub(super) guests_dir: GuestsDir,
-    pub(super) modules: Vec<(GuestFile, GuestModule)>,
+    pub(super) modules: Vec<(GuestFile, Module)>,
     /// The files the start refused, listed by `/readyz`.
     pub(super) unserved: Arc<Unserved>,
 }
@@ -57,7 +57,7 @@ pub(super) fn load(runtime: &Runtime, config: &OperatorConfig) -> anyhow::Result
             config.guests_dir.display()
         )
     })?;
-    let modules::FirstScan { modules, refused } = modules::load_dir(
+    let hot_swap::FirstScan { modules, refused } = hot_swap::load_dir(
         runtime,
         &mut guests_dir,
         config.allow_golden_drift,
@@ -116,7 +116,7 @@ pub(super) struct ResolvedModules {
     /// The kinds the host needs wherever it watches, resolved.
     pub(super) required: BTreeMap<KindRef, probe::Resolved>,
     pub(super) files: Vec<String>,
-    pub(super) modules: Vec<GuestModule>,
+    pub(super) modules: Vec<Module>,
     pub(super) pending: Vec<GuestFile>,
 }
 
@@ -126,7 +126,7 @@ pub(super) struct ResolvedModules {
 /// ([`resolution::needs`], one path for both): the others are served.
 pub(super) async fn resolve(
     client: &Client,
-    loaded: Vec<(GuestFile, GuestModule)>,
+    loaded: Vec<(GuestFile, Module)>,
     config: &OperatorConfig,
 ) -> anyhow::Result<ResolvedModules> {
     let mut resolved = ResolvedModules {
@@ -173,7 +173,7 @@ pub(super) async fn resolve(
 /// guest writes is a required read (its children are watched); and the
 /// host's own plans, where the cluster serves them (a decision written to
 /// one passes its parent).
-pub(super) fn reads(modules: &[GuestModule]) -> Vec<(KindRef, bool)> {
+pub(super) fn reads(modules: &[Module]) -> Vec<(KindRef, bool)> {
     let mut reads: BTreeMap<KindRef, bool> = BTreeMap::new();
     for m in modules {
         for (kind, optional) in kinds::watches::reads_of(m.spec()) {
@@ -273,7 +273,7 @@ async fn ring_selects(
 pub(super) fn caches(
     client: &Client,
     config: &OperatorConfig,
-    modules: &[GuestModule],
+    modules: &[Module],
     scopes: &[String],
     health: Arc<WatchHealth>,
     partition: Partition,
@@ -432,15 +432,15 @@ pub(super) fn ring_tasks(
                     leader.identity.clone(),
                 )),
             );
-            let served = registry.clone();
-            let served: ring::coordinator::ServedKinds = Arc::new(move || {
-                served
+            let registered = registry.clone();
+            let kinds: ring::coordinator::ParentKinds = Arc::new(move || {
+                registered
                     .kinds()
                     .into_iter()
                     .map(|(_, k)| k.resource.clone())
                     .collect()
             });
-            ring::coordinator::Assigning::Labels { served, scopes }
+            ring::coordinator::Assigning::Labels { kinds, scopes }
         }
     };
     let (stop, stopped) = oneshot::channel();

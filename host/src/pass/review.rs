@@ -12,8 +12,8 @@ use super::compare::Difference;
 #[serde(rename_all = "camelCase")]
 pub struct Review {
     pub kind: String,
-    pub serving: Module,
-    pub candidate: Module,
+    pub serving: ReviewedModule,
+    pub candidate: ReviewedModule,
     /// The parents shadowed.
     pub parents: usize,
     pub differ: usize,
@@ -32,7 +32,7 @@ pub struct Review {
 
 /// A module, as a review names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Module {
+pub struct ReviewedModule {
     pub guest: String,
     /// The SHA-256 of the component.
     pub digest: String,
@@ -55,8 +55,8 @@ impl Review {
     /// The review of `shadowed`, each parent's name and what would differ.
     pub fn new(
         kind: &str,
-        serving: Module,
-        candidate: Module,
+        serving: ReviewedModule,
+        candidate: ReviewedModule,
         shadowed: impl IntoIterator<Item = (String, Difference)>,
     ) -> Review {
         let mut review = Review {
@@ -124,8 +124,8 @@ impl Review {
 mod tests {
     use super::*;
 
-    fn module(digest: &str) -> Module {
-        Module {
+    fn module(digest: &str) -> ReviewedModule {
+        ReviewedModule {
             guest: "hostile_guest".into(),
             digest: digest.into(),
         }

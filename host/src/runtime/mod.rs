@@ -22,7 +22,7 @@ pub use crate::contract::ContractVersion;
 pub use artifacts::ArtifactCache;
 pub use error::{Blame, GuestError, GuestErrorClass, LoadError};
 pub use limits::Limits;
-pub use module::{EvaluateRequest, Evaluated, GuestModule, PassState};
+pub use module::{EvaluateRequest, Evaluated, Module, PassState};
 
 use crate::contract::{v0_1, v0_2, v0_3, v0_4, v0_5};
 use crate::facts::FactServer;
@@ -187,7 +187,7 @@ impl Runtime {
     }
 
     /// Loads a guest module from a file; the guest is named by the file stem.
-    pub fn load_file(&self, path: &Path) -> Result<GuestModule, LoadError> {
+    pub fn load_file(&self, path: &Path) -> Result<Module, LoadError> {
         let read = || -> std::io::Result<Vec<u8>> {
             let len = std::fs::metadata(path)?.len();
             if len > MAX_MODULE_BYTES {
@@ -213,7 +213,7 @@ impl Runtime {
     }
 
     /// Compiles (or loads from the cache), links, and describes a module.
-    pub fn load(&self, name: &str, bytes: &[u8]) -> Result<GuestModule, LoadError> {
+    pub fn load(&self, name: &str, bytes: &[u8]) -> Result<Module, LoadError> {
         module::load(self, name, bytes)
     }
 

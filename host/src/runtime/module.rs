@@ -50,7 +50,7 @@ impl SandboxView for PassState {
 
 /// A guest module, ready to evaluate.
 #[derive(Clone)]
-pub struct GuestModule {
+pub struct Module {
     name: String,
     digest: String,
     spec: Arc<KindSpec>,
@@ -180,7 +180,7 @@ pub fn check_import_names(
     }
 }
 
-pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule, LoadError> {
+pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<Module, LoadError> {
     let digest = artifacts::digest(bytes);
     if !bytes.starts_with(b"\0asm") {
         return Err(LoadError::NotAComponent {
@@ -220,7 +220,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<GuestModule
         ContractVersion::V0_5 => v0_5::GuestPre::new(instance_pre).map(Pre::V0_5),
     }
     .map_err(|e| world_mismatch(format!("{e:#}")))?;
-    let mut module = GuestModule {
+    let mut module = Module {
         name: name.to_owned(),
         digest,
         spec: Arc::new(placeholder_spec()),
@@ -306,7 +306,7 @@ fn placeholder_spec() -> KindSpec {
     }
 }
 
-impl GuestModule {
+impl Module {
     /// The guest's name (its file stem).
     pub fn name(&self) -> &str {
         &self.name

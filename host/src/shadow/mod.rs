@@ -25,7 +25,7 @@ use crate::operator::cluster::cache::ObjectCache;
 use crate::operator::cluster::{decode, probe};
 use crate::operator::kinds::watches::reads_of;
 pub use crate::pass::compare::{self, Difference, Side};
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 
 /// One parent, shadowed.
 pub struct Shadowed {
@@ -39,8 +39,8 @@ pub struct Shadowed {
 /// fail the same ways.
 pub async fn run(
     client: &Client,
-    serving: &GuestModule,
-    candidate: &GuestModule,
+    serving: &Module,
+    candidate: &Module,
     scopes: &[String],
     settings: &[(String, String)],
     gates: GivenGates,

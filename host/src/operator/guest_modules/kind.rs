@@ -7,7 +7,7 @@ use reconciler_conventions::kind::{KindRef, KindSpec, Profile, ReasonEntry, Stal
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::operator::modules::promotion::Promotion;
+use crate::operator::hot_swap::promotion::Promotion;
 
 pub const GROUP: &str = "reconciler.dev";
 pub const VERSION: &str = "v1alpha1";

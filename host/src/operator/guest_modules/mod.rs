@@ -32,9 +32,9 @@ use tokio::sync::{oneshot, watch};
 
 use crate::operator::cluster::decode::{self, Decoded};
 use crate::operator::cluster::watching;
+use crate::operator::hot_swap::offers::{Offer, OfferSender, Offered};
+use crate::operator::hot_swap::promotion::Promotion;
 use crate::operator::kinds::Registry;
-use crate::operator::modules::offers::{Offer, OfferSender, Offered};
-use crate::operator::modules::promotion::Promotion;
 use crate::operator::write::status::{FIELD_MANAGER, StatusWriter};
 use crate::pass::review::Review;
 use kind::{GuestModuleSpec, InForce, ModuleApproval, ModuleDecision, ModuleSource, PromotionName};

@@ -12,9 +12,9 @@ use super::kind::{GuestModuleSpec, ModuleSource};
 use crate::oci::policy::Rule;
 use crate::oci::signatures::Unverified;
 use crate::oci::{ModuleCache, OciError, Policy, Remote};
-use crate::operator::modules::gate::ShippedFixture;
-use crate::operator::modules::guests_dir::GuestFile;
-use crate::operator::modules::offers::offer_file;
+use crate::operator::hot_swap::gate::ShippedFixture;
+use crate::operator::hot_swap::guests_dir::GuestFile;
+use crate::operator::hot_swap::offers::offer_file;
 use crate::runtime::artifacts::digest;
 
 /// What a replica pulls and verifies with.

@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::kind::*;
 use super::stage::{Staged, Unstaged};
-use crate::operator::modules::gate::Check;
-use crate::operator::modules::offers::Offered;
+use crate::operator::hot_swap::gate::Check;
+use crate::operator::hot_swap::offers::Offered;
 use crate::pass::review::Review;
 
 /// A registry that could not be read is tried again this often.
@@ -279,7 +279,7 @@ fn stalled(mut v: Verdict, reason: &str, message: &str) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::operator::modules::guests_dir::GuestFile;
+    use crate::operator::hot_swap::guests_dir::GuestFile;
 
     fn staged(digest: &str) -> Result<Staged, Unstaged> {
         Ok(Staged {
@@ -416,11 +416,11 @@ mod tests {
     fn a_promotion_raised_to_the_floor_is_said() {
         let review = Review::new(
             "Hostile",
-            crate::pass::review::Module {
+            crate::pass::review::ReviewedModule {
                 guest: "hostile".into(),
                 digest: "sha256:a".into(),
             },
-            crate::pass::review::Module {
+            crate::pass::review::ReviewedModule {
                 guest: "hostile".into(),
                 digest: "sha256:b".into(),
             },

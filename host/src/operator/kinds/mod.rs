@@ -26,7 +26,7 @@ use crate::operator::schedule::{KindId, ParentKey, Scheduler};
 use crate::operator::write::StatusWriter;
 use crate::operator::write::authority::Authority;
 use crate::operator::write::plans::Planner;
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 
 /// One served kind.
 pub struct Kind {
@@ -41,7 +41,7 @@ pub struct Kind {
 
 impl Kind {
     /// The module serving the kind now, if any.
-    pub fn module(&self) -> Option<GuestModule> {
+    pub fn module(&self) -> Option<Module> {
         self.served.read().expect("served lock").serving()
     }
 }
@@ -161,7 +161,7 @@ impl Registry {
     pub fn add(
         &self,
         client: &Client,
-        module: GuestModule,
+        module: Module,
         resource: ApiResource,
         cache: Arc<ObjectCache>,
         settings: Vec<(String, String)>,

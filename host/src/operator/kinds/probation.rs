@@ -4,7 +4,7 @@
 use crate::operator::kinds::Registry;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels};
 use crate::operator::schedule::KindId;
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 
 /// The first 12 hex digits of a digest, for log lines.
 pub fn short(digest: &str) -> &str {
@@ -14,7 +14,7 @@ pub fn short(digest: &str) -> &str {
 /// Counts a pass of `module` (kind `id`) while it is on probation; rolls
 /// it back when its failures pass the threshold, ends the probation after
 /// the window. `failed`: the pass failed by the guest's fault.
-pub fn record(registry: &Registry, id: KindId, module: &GuestModule, failed: bool) {
+pub fn record(registry: &Registry, id: KindId, module: &Module, failed: bool) {
     let kind = registry.kind(id);
     if kind.served.read().expect("served lock").probation.is_none() {
         return;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 
 /// When a swapped-in module is rolled back: more than `threshold` of its
 /// first `window` passes failed by the guest's fault (a trap, a deadline,
@@ -29,7 +29,7 @@ impl Default for RollbackPolicy {
 pub struct ServedModule {
     /// The module serving the kind, or, when `serving` is false, the last
     /// one that did (the gate compares a returning module with it).
-    pub module: GuestModule,
+    pub module: Module,
     /// False once the module's file was removed: no pass runs.
     pub serving: bool,
     /// Set after a swap, until the rollback window has passed.
@@ -38,7 +38,7 @@ pub struct ServedModule {
 
 /// A swapped-in module's first passes, counted against its policy.
 pub struct Probation {
-    pub previous: GuestModule,
+    pub previous: Module,
     pub policy: RollbackPolicy,
     pub passes: u32,
     pub failures: u32,
@@ -46,7 +46,7 @@ pub struct Probation {
 }
 
 impl ServedModule {
-    pub fn new(module: GuestModule) -> Self {
+    pub fn new(module: Module) -> Self {
         ServedModule {
             module,
             serving: true,
@@ -55,7 +55,7 @@ impl ServedModule {
     }
 
     /// The module serving the kind, if its file was not removed.
-    pub fn serving(&self) -> Option<GuestModule> {
+    pub fn serving(&self) -> Option<Module> {
         self.serving.then(|| self.module.clone())
     }
 }

@@ -17,7 +17,7 @@ use crate::facts::{Dependency, ObjectSource};
 use crate::operator::cluster::cache::ClusterSource;
 use crate::operator::cluster::past_cache_reads::{PastReads, Rounds};
 use crate::operator::kinds::evaluator::Evaluator;
-use crate::runtime::{EvaluateRequest, Evaluated, GuestModule};
+use crate::runtime::{EvaluateRequest, Evaluated, Module};
 
 /// The world a pass reads: object caches (the operator's, live; a
 /// capture's, held still; a fixture's objects) and what answers the reads
@@ -32,7 +32,7 @@ pub(crate) struct World<'a> {
 pub(crate) struct Evaluation<'a> {
     pub world: World<'a>,
     pub evaluator: &'a Arc<dyn Evaluator>,
-    pub module: &'a GuestModule,
+    pub module: &'a Module,
     pub settings: &'a [(String, String)],
     pub parent: &'a Arc<Value>,
     pub paused: bool,

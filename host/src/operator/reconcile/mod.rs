@@ -41,7 +41,7 @@ use crate::operator::schedule::queue::WorkQueue;
 use crate::operator::write::owned::owned_part;
 use crate::pass::{Done, Settled};
 use crate::plan::record;
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 use driver::Pass;
 use effects::Effects;
 use evaluation::{Evaluation, World};
@@ -52,7 +52,7 @@ pub struct Ended {
     pub done: Done,
     /// The module that evaluated the parent, and whether the guest was to
     /// blame for a failure; `None` when no guest ran.
-    pub evaluated: Option<(GuestModule, bool)>,
+    pub evaluated: Option<(Module, bool)>,
 }
 
 impl Ended {
@@ -105,7 +105,7 @@ async fn reconcile(
     effects: &impl Effects,
     kind: &Kind,
     queue: &WorkQueue<ParentKey>,
-    module: &GuestModule,
+    module: &Module,
     key: &ParentKey,
 ) -> Ended {
     registry
@@ -195,7 +195,7 @@ impl<'a> Pass<'a> {
     pub(crate) fn of(
         registry: &'a Registry,
         kind: &'a Kind,
-        module: &'a GuestModule,
+        module: &'a Module,
         parent: &'a Arc<Value>,
         now: jiff::Timestamp,
     ) -> Self {

@@ -40,7 +40,7 @@ pub struct ModuleLabels {
 
 impl ModuleLabels {
     /// The series of `module` serving `kind`.
-    pub fn of(kind: &str, module: &crate::runtime::GuestModule) -> Self {
+    pub fn of(kind: &str, module: &crate::runtime::Module) -> Self {
         ModuleLabels {
             kind: kind.to_owned(),
             guest: module.name().to_owned(),

@@ -72,15 +72,16 @@ pub fn decide(
     }
 }
 
-/// The parent kinds served now (a kind served later is assigned from then).
-pub type ServedKinds = Arc<dyn Fn() -> Vec<ApiResource> + Send + Sync>;
+/// The parent kinds the registry holds now (a kind registered later is
+/// assigned from then).
+pub type ParentKinds = Arc<dyn Fn() -> Vec<ApiResource> + Send + Sync>;
 
 /// What the coordinator keeps assigned: the parents of the kinds
-/// `served` in the namespaces `scopes` (`""`: all), by their labels; or,
+/// `kinds` in the namespaces `scopes` (`""`: all), by their labels; or,
 /// where the API server selects, the slots.
 pub enum Assigning {
     Labels {
-        served: ServedKinds,
+        kinds: ParentKinds,
         scopes: Vec<String>,
     },
     Slots,
@@ -175,8 +176,8 @@ async fn coordinate(
     if lease_store.wait_until_ready().await.is_err() {
         return;
     }
-    let (served, scopes) = match assigning {
-        Assigning::Labels { served, scopes } => (served, scopes),
+    let (kinds, scopes) = match assigning {
+        Assigning::Labels { kinds, scopes } => (kinds, scopes),
         Assigning::Slots => {
             return publish_views(&leases, &lease_store, &wake, ring, metrics).await;
         }
@@ -188,7 +189,7 @@ async fn coordinate(
     let mut seen = Seen::default();
     let mut views = Views::default();
     loop {
-        for resource in served() {
+        for resource in kinds() {
             let key = format!("{}/{}", resource.api_version, resource.plural);
             if parents.contains_key(&key) {
                 continue;

@@ -8,7 +8,7 @@ use reconciler_conventions::kind::KindSpec;
 use crate::fixture::format::Fixture;
 use crate::fixture::golden;
 use crate::fixture::runner::run_fixture;
-use crate::runtime::{GuestModule, LoadError};
+use crate::runtime::{LoadError, Module};
 
 /// The check a module failed; its `Display` is the `check` label of
 /// `reconciler_swap_refusals_total` and of the refusal's log line.
@@ -269,7 +269,7 @@ impl ShippedFixture {
 /// test` does ([`golden::problems`]): the first that does not load, does
 /// not meet its expectations, or whose outcomes are not its golden file's
 /// (or has none) refuses the module.
-pub async fn fixtures(module: &GuestModule, fixtures: &[ShippedFixture]) -> Result<(), Refusal> {
+pub async fn fixtures(module: &Module, fixtures: &[ShippedFixture]) -> Result<(), Refusal> {
     for shipped in fixtures {
         let name = &shipped.name;
         let fixture: Fixture = serde_yaml::from_str(&shipped.text)

@@ -21,7 +21,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt};
 
-use crate::operator::modules::gate::ShippedFixture;
+use crate::operator::hot_swap::gate::ShippedFixture;
 use crate::runtime::MAX_MODULE_BYTES;
 use crate::runtime::artifacts::digest;
 

@@ -22,7 +22,7 @@ pub mod unserved;
 use anyhow::Context;
 
 use crate::operator::kinds::probation::short;
-use crate::runtime::{GuestModule, Runtime};
+use crate::runtime::{Module, Runtime};
 use gate::{Check, Refusal};
 use golden_lists::Golden;
 use guests_dir::{DirEvent, GuestFile, GuestsDir};
@@ -31,7 +31,7 @@ use guests_dir::{DirEvent, GuestFile, GuestsDir};
 /// refused.
 pub struct FirstScan {
     /// The modules to serve, by file.
-    pub modules: Vec<(GuestFile, GuestModule)>,
+    pub modules: Vec<(GuestFile, Module)>,
     /// The files refused, each said once at WARN as at run time.
     pub refused: Vec<StartRefusal>,
 }
@@ -173,7 +173,7 @@ impl FirstScan {
 /// `allow_golden_drift`, which serves it with one WARN line.
 fn held_to_golden(
     dir: &GuestsDir,
-    module: &GuestModule,
+    module: &Module,
     allow_golden_drift: bool,
 ) -> Result<(), Refusal> {
     let golden = Golden::read(dir, module.name()).map_err(|e| {

@@ -20,20 +20,20 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::operator::hot_swap::gate::{self, Check, Refusal};
+use crate::operator::hot_swap::golden_lists::Golden;
+use crate::operator::hot_swap::guests_dir::{DirEvent, GuestFile, GuestsDir};
+use crate::operator::hot_swap::offers::{Answer, OFFERED_PREFIX, Offer, OfferReceiver, Offered};
+use crate::operator::hot_swap::promotion::{self, Promotion, REVIEWED};
+use crate::operator::hot_swap::serving::{NotYet, SYNC_TIMEOUT, Serving};
+use crate::operator::hot_swap::unserved::Unserved;
 use crate::operator::kinds::probation::short;
 use crate::operator::kinds::served::{Probation, RollbackPolicy};
 use crate::operator::kinds::{Kind, Registry};
-use crate::operator::modules::gate::{self, Check, Refusal};
-use crate::operator::modules::golden_lists::Golden;
-use crate::operator::modules::guests_dir::{DirEvent, GuestFile, GuestsDir};
-use crate::operator::modules::offers::{Answer, OFFERED_PREFIX, Offer, OfferReceiver, Offered};
-use crate::operator::modules::promotion::{self, Promotion, REVIEWED};
-use crate::operator::modules::serving::{NotYet, SYNC_TIMEOUT, Serving};
-use crate::operator::modules::unserved::Unserved;
 use crate::operator::replica::metrics::{Metrics, ModuleLabels, RefusalLabels};
 use crate::operator::schedule::KindId;
 use crate::pass::review::Review;
-use crate::runtime::{GuestModule, Runtime};
+use crate::runtime::{Module, Runtime};
 
 /// Watches the guests directory and swaps modules in.
 pub(crate) struct Reloader<'r> {
@@ -367,7 +367,7 @@ impl<'r> Reloader<'r> {
         file: &GuestFile,
         served_kind: &str,
         must_serve: Option<&str>,
-    ) -> Result<GuestModule, Offered> {
+    ) -> Result<Module, Offered> {
         let module = match self.runtime.load(&file.stem, &file.bytes) {
             Ok(m) => m,
             Err(e) => {
@@ -426,7 +426,7 @@ impl<'r> Reloader<'r> {
         &mut self,
         registry: &Arc<Registry>,
         file: GuestFile,
-        module: &GuestModule,
+        module: &Module,
         kind: &str,
         last: Option<String>,
         promotion: Promotion,
@@ -451,7 +451,7 @@ impl<'r> Reloader<'r> {
     async fn sync_reads(
         &self,
         registry: &Registry,
-        module: &GuestModule,
+        module: &Module,
         name: &str,
     ) -> Result<(), NotYet> {
         let synced = self.serving.watch_reads(registry, module).await?;
@@ -472,8 +472,8 @@ impl<'r> Reloader<'r> {
         registry: &Registry,
         kind: &Kind,
         name: &str,
-        old: &GuestModule,
-        module: &GuestModule,
+        old: &Module,
+        module: &Module,
         promotion: Promotion,
     ) -> Result<(), Refusal> {
         let review = promotion::shadow(registry, kind, old, module).await;
@@ -492,7 +492,7 @@ impl<'r> Reloader<'r> {
 
     /// Makes `module` serve `kind` in place of `old`, on probation if
     /// `old` was serving.
-    fn install(&self, kind: &Kind, module: &GuestModule, old: &GuestModule, was_serving: bool) {
+    fn install(&self, kind: &Kind, module: &Module, old: &Module, was_serving: bool) {
         let mut served = kind.served.write().expect("served lock");
         served.module = module.clone();
         served.serving = true;
@@ -574,7 +574,7 @@ fn refused_count(registry: &Registry, kind: &str, check: Check) {
 
 /// Counts a swap of kind `name`'s module: the labels of `old` give way to
 /// those of `module`.
-fn swap_counted(registry: &Registry, name: &str, old: &GuestModule, module: &GuestModule) {
+fn swap_counted(registry: &Registry, name: &str, old: &Module, module: &Module) {
     registry
         .metrics()
         .modules

@@ -16,14 +16,14 @@ use tokio::sync::oneshot;
 use crate::facts::Availability;
 use crate::operator::cluster::namespaces::{self, LeftOut};
 use crate::operator::cluster::probe;
+use crate::operator::hot_swap::gate::{Check, Refusal};
+use crate::operator::hot_swap::resolution::{self, Unmet, crd_name};
 use crate::operator::kinds::not_watched::mark_not_watched;
 use crate::operator::kinds::watches::{ReadRefused, Watches, reads_of};
 use crate::operator::kinds::{Registry, settings_of};
-use crate::operator::modules::gate::{Check, Refusal};
-use crate::operator::modules::resolution::{self, Unmet, crd_name};
 use crate::operator::reconcile::workers::Workers;
 use crate::operator::schedule::KindId;
-use crate::runtime::GuestModule;
+use crate::runtime::Module;
 
 /// How long the watches started for a new kind or read may take to list
 /// everything before the kind is served anyway (the watches go on).
@@ -91,7 +91,7 @@ impl Serving {
     pub(crate) async fn watch_reads(
         &self,
         registry: &Registry,
-        module: &GuestModule,
+        module: &Module,
     ) -> Result<Vec<oneshot::Receiver<()>>, NotYet> {
         let reads = reads_of(module.spec());
         Ok(self
@@ -109,11 +109,7 @@ impl Serving {
     /// checks and fixtures passed): resolves its CRD, starts the watches of
     /// the kind and of its new reads, waits for their first listings, then
     /// adds the kind, spawns its workers and queues every object.
-    pub async fn serve(
-        &self,
-        registry: &Arc<Registry>,
-        module: &GuestModule,
-    ) -> Result<KindId, NotYet> {
+    pub async fn serve(&self, registry: &Arc<Registry>, module: &Module) -> Result<KindId, NotYet> {
         let spec = module.spec();
         let kind_ref = spec.kind_ref();
         let resolved = resolution::needs(&self.client, spec, &BTreeMap::new())
@@ -184,7 +180,7 @@ impl Serving {
     pub fn add(
         &self,
         registry: &Registry,
-        module: &GuestModule,
+        module: &Module,
         resolved: &probe::Resolved,
     ) -> (KindId, Vec<oneshot::Receiver<()>>) {
         let kind_ref = module.spec().kind_ref();

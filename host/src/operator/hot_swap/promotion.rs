@@ -9,13 +9,13 @@
 use std::sync::Arc;
 
 use crate::facts::Selector;
+use crate::operator::hot_swap::gate::{Check, Refusal};
 use crate::operator::kinds::{Kind, Registry};
-use crate::operator::modules::gate::{Check, Refusal};
 use crate::operator::reconcile::driver::Pass;
 use crate::operator::reconcile::dry_run::{self, Setting};
 use crate::pass::compare::{self, Side};
-use crate::pass::review::{Module, Review};
-use crate::runtime::GuestModule;
+use crate::pass::review::{Review, ReviewedModule};
+use crate::runtime::Module;
 
 /// How a module that passed the gate comes to serve (`--promotion`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -56,8 +56,8 @@ pub(crate) const REVIEWED: usize = 20;
 pub(crate) async fn shadow(
     registry: &Registry,
     kind: &Kind,
-    serving: &GuestModule,
-    candidate: &GuestModule,
+    serving: &Module,
+    candidate: &Module,
 ) -> Review {
     let parents = kind.cache.list("", &Selector::default());
     let now = jiff::Timestamp::now();
@@ -81,7 +81,7 @@ pub(crate) async fn shadow(
     };
     let mut shadowed = Vec::with_capacity(parents.len());
     for parent in &parents {
-        let dry = async |module: &GuestModule| {
+        let dry = async |module: &Module| {
             dry_run::pass(&Pass::of(registry, kind, module, parent, now), &setting).await
         };
         let (old, new) = (dry(serving).await, dry(candidate).await);
@@ -92,7 +92,7 @@ pub(crate) async fn shadow(
         );
         shadowed.push((name_of(parent), difference));
     }
-    let module = |m: &GuestModule| Module {
+    let module = |m: &Module| ReviewedModule {
         guest: m.name().to_owned(),
         digest: m.digest().to_owned(),
     };
@@ -170,7 +170,7 @@ mod tests {
 
     /// The review of one Widget parent, `team-a/w`, differing as `difference`.
     fn review_of(difference: Difference) -> Review {
-        let module = |digest: &str| Module {
+        let module = |digest: &str| ReviewedModule {
             guest: "widget".into(),
             digest: digest.into(),
         };

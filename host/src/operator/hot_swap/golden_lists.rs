@@ -78,7 +78,7 @@ mod tests {
     use reconciler_conventions::kind::ReasonEntry;
 
     use super::*;
-    use crate::operator::modules::gate::Check;
+    use crate::operator::hot_swap::gate::Check;
 
     fn spec() -> KindSpec {
         KindSpec {
