@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { MockFacts, evaluation, meta, workloadIn, workloadReady } from '../sdk/mock.js';
+import { MockFacts, evaluation, objectMeta, workloadIn, workloadReady } from '../sdk/mock.js';
 import { kindRef } from '../sdk/index.js';
 import * as agent from './src/agent.js';
 
@@ -31,7 +31,7 @@ const owned = { apiVersion: 'pgtoolbox.fyannk.dev/v1alpha1', kind: 'EvidenceAgen
 /** The agent's Deployment as the operator made it (the agent controls it), in `fact`'s state. */
 const ownedWorkload = (fact) => ({
   ...fact,
-  meta: meta({ metadata: { name: 'a-evidence-agent', namespace: NS, generation: 1, ownerReferences: [owned] } }),
+  meta: objectMeta({ metadata: { name: 'a-evidence-agent', namespace: NS, generation: 1, ownerReferences: [owned] } }),
 });
 
 /** A healthy agent whose serving certificate the operator issued. */

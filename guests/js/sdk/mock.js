@@ -11,15 +11,37 @@
 
 import { kindRef } from './index.js';
 
-/** A `reconciler:guest/types` ObjectMeta from a Kubernetes object's JSON. */
-export function meta(json) {
+/**
+ * Metadata with a name and namespace, the UID `uid-<namespace>-<name>`,
+ * generation 1, everything else empty (the Rust mock's `meta`).
+ */
+export function meta(namespace, name) {
+  return {
+    name,
+    namespace,
+    uid: `uid-${namespace}-${name}`,
+    generation: 1n,
+    labels: [],
+    annotations: [],
+    controller: undefined,
+    creation: undefined,
+    deletion: undefined,
+  };
+}
+
+/**
+ * A `reconciler:guest/types` ObjectMeta read from a Kubernetes object's
+ * JSON as the host reads it (the Rust mock's `object_meta`): what
+ * `metadata` leaves out is `meta`'s.
+ */
+export function objectMeta(json) {
   const m = (json && json.metadata) || {};
   const owner = (m.ownerReferences || []).find((o) => o.controller === true);
+  const base = meta(m.namespace || '', m.name || '');
   return {
-    name: m.name || '',
-    namespace: m.namespace || '',
-    uid: m.uid || '',
-    generation: BigInt(m.generation || 0),
+    ...base,
+    uid: m.uid || base.uid,
+    generation: BigInt(m.generation ?? 1),
     labels: Object.entries(m.labels || {}),
     annotations: Object.entries(m.annotations || {}),
     controller: owner && { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid },
@@ -37,12 +59,12 @@ export function timestamp(at) {
 }
 
 /** A `reconciler:guest/types` Object: the metadata and the JSON text. */
-export const object = (json) => ({ meta: meta(json), json: JSON.stringify(json) });
+export const object = (json) => ({ meta: objectMeta(json), json: JSON.stringify(json) });
 
 /** A Deployment `name` whose `replicas` Pods are Ready on the current template (the Rust mock's `workload_ready`). */
 export function workloadReady(namespace, name, replicas) {
   return {
-    meta: meta({ metadata: { name, namespace, generation: 1 } }),
+    meta: meta(namespace, name),
     generationObserved: true,
     desiredReplicas: replicas,
     updatedReplicas: replicas,
@@ -106,11 +128,11 @@ export class MockFacts {
   }
   /** A Secret holding `keys` (its metadata from `json`, when given). */
   withSecret(namespace, name, keys, json = { metadata: { name, namespace } }, type = 'Opaque') {
-    this.secrets.set(at(namespace, name), { meta: meta(json), type, keys: [...keys] });
+    this.secrets.set(at(namespace, name), { meta: objectMeta(json), type, keys: [...keys] });
     return this;
   }
   withConfigMap(namespace, name, keys, json = { metadata: { name, namespace } }) {
-    this.configMaps.set(at(namespace, name), { meta: meta(json), keys: [...keys] });
+    this.configMaps.set(at(namespace, name), { meta: objectMeta(json), keys: [...keys] });
     return this;
   }
   /** An object of `kind` (a kindRef) for `get` and `list`, from its JSON. */
@@ -136,7 +158,7 @@ export class MockFacts {
     return this;
   }
   withClusterRole(name, json = { metadata: { name } }) {
-    this.clusterRoles.set(name, meta(json));
+    this.clusterRoles.set(name, objectMeta(json));
     return this;
   }
   withCertificates(namespace, name, key_, bundle) {
