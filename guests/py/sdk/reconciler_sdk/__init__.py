@@ -7,6 +7,11 @@ facts)`, optionally `parent_gates()`) and exports it with `export(Kind)`,
 which makes the `Reconciler` class componentize-py looks for. Facts raise
 `componentize_py_types.Err` with a `ReadError_*` value when the host
 answers an error; `read()` turns that into a `Read` a guest can branch on.
+
+Outside a component (a guest's tests, under `reconciler_sdk.mock`) there is
+no `wit_world` to import unless the guest generated one beside its code;
+then `reconciler_sdk._bindings` generates componentize-py's stubs of
+`reconciler_sdk/wit` for this process (see there).
 """
 
 import json
@@ -14,6 +19,13 @@ import sys
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+try:
+    import wit_world  # noqa: F401  (componentize-py's, in a component)
+except ModuleNotFoundError:
+    from ._bindings import install
+
+    install()
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -25,6 +37,7 @@ AS_EXPECTED = "AsExpected"
 RECONCILING = "Reconciling"
 RETRY_SECONDS = 30
 CONFIGURATION_INVALID = "ConfigurationInvalid"
+RESOURCE_NOT_OWNED = "ResourceNotOwned"
 COMMON = "common"
 
 TRUE = types.ConditionStatus.TRUE
@@ -43,12 +56,28 @@ def ok(type_: str, message: str = "") -> r.Condition:
     return condition(type_, TRUE, AS_EXPECTED, message)
 
 
+def holds(type_: str, reason: str, message: str = "") -> r.Condition:
+    """True with a reason of its own."""
+    return condition(type_, TRUE, reason, message)
+
+
 def fails(type_: str, reason: str, message: str = "") -> r.Condition:
     return condition(type_, FALSE, reason, message)
 
 
 def unknown(type_: str, reason: str, message: str = "") -> r.Condition:
     return condition(type_, UNKNOWN, reason, message)
+
+
+def kind_event(warning: bool, reason: str, message: str) -> r.KindEvent:
+    """An Event of the kind's own: Warning or Normal, a reason of its registry."""
+    kind = r.EventType.WARNING if warning else r.EventType.NORMAL
+    return r.KindEvent(type=kind, reason=reason, message=str(message))
+
+
+def stringify(value: Any) -> str:
+    """JSON with object keys sorted and no spaces, as serde_json writes a map."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _upsert(items: List[r.Condition], c: r.Condition) -> None:
@@ -91,8 +120,7 @@ class VerdictBuilder:
         return self
 
     def event(self, warning: bool, reason: str, message: str) -> "VerdictBuilder":
-        kind = r.EventType.WARNING if warning else r.EventType.NORMAL
-        self.events.append(r.KindEvent(type=kind, reason=reason, message=str(message)))
+        self.events.append(kind_event(warning, reason, message))
         return self
 
     def requeue_after(self, seconds: int) -> "VerdictBuilder":
@@ -105,7 +133,7 @@ class VerdictBuilder:
             aspects=list(self.aspects),
             advisory=list(self.advisories),
             stall=self.stalled,
-            status_fields=json.dumps(self.fields, sort_keys=True, separators=(",", ":")),
+            status_fields=stringify(self.fields),
             events=list(self.events),
             requeue_after_seconds=self.requeue,
         )
@@ -223,6 +251,175 @@ def read(call: Callable[[], Any]) -> Read:
 def read_failure(what: str, error: Any) -> str:
     """"could not read {what}: {text}"."""
     return f"could not read {what}: {error.value}"
+
+
+# ---- ownership and configuration ------------------------------------------------------
+
+# The annotation by which whoever may change an object nothing controls
+# consents to its adoption (`<Kind>/<name>`).
+ADOPT_ANNOTATION = "reconciler.dev/adopt"
+
+
+class Parent:
+    """The parent a pass is about, as its children's messages name it."""
+
+    def __init__(self, kind: str, meta: types.ObjectMeta) -> None:
+        self.kind = kind
+        self.namespace = meta.namespace
+        self.name = meta.name
+        self.uid = meta.uid
+
+    @classmethod
+    def of(cls, kind: str, meta: types.ObjectMeta) -> "Parent":
+        return cls(kind, meta)
+
+    def refusal(self, kind: str, name: str, meta: types.ObjectMeta) -> Optional[str]:
+        """The ResourceNotOwned message for a child the parent may not take
+        over (another object controls it, or nothing does and it does not
+        carry ADOPT_ANNOTATION naming the parent), or None."""
+        if meta.controller is None and not self.adoptable(meta):
+            return (
+                f"{kind} {name} exists and nothing controls it: the operator takes over an object "
+                f"only when whoever may change it consents, with the annotation "
+                f"{ADOPT_ANNOTATION}: {self.kind}/{self.name}; annotate it so, or delete it"
+            )
+        return self.foreign(kind, name, meta)
+
+    def foreign(self, kind: str, name: str, meta: types.ObjectMeta) -> Optional[str]:
+        """The message for a child another object controls, or None."""
+        c = foreign_controller(meta, self.uid)
+        if c is None:
+            return None
+        return f"{kind} {name} exists and is controlled by {c.kind} {c.name}, not by {self.kind} {self.name}"
+
+    def adoptable(self, meta: types.ObjectMeta) -> bool:
+        """Whether an object nothing controls carries the consent to its adoption by this parent."""
+        consent = f"{self.kind}/{self.name}"
+        return any(k == ADOPT_ANNOTATION and v == consent for k, v in meta.annotations)
+
+
+def foreign_controller(meta: types.ObjectMeta, uid: str) -> Optional[types.ControllerRef]:
+    """The controller of `meta` when it is not the parent `uid`."""
+    c = meta.controller
+    return c if c is not None and c.uid != uid else None
+
+
+class NotValid(Exception):
+    """Why a configuration is not valid, raised by the checks and caught by
+    the guest: a stall with its reason (`stalled`), or a read that failed
+    (`unread`, reason None)."""
+
+    def __init__(self, kind: str, reason: Optional[str], message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.reason = reason
+        self.message = message
+
+
+def stalled(reason: str, message: str) -> NotValid:
+    return NotValid("stalled", reason, message)
+
+
+def unread(message: str) -> NotValid:
+    return NotValid("unread", None, message)
+
+
+def check_owned(parent: Parent, kind: str, name: str, observed: Read) -> None:
+    """Raises ResourceNotOwned (`stalled`) when the child read (`Read` of its
+    ObjectMeta) is another's, `unread` when the read failed."""
+    if observed.error is not None:
+        raise unread(read_failure(f"{kind} {name}", observed.error))
+    if observed.value is not None:
+        why = parent.refusal(kind, name, observed.value)
+        if why is not None:
+            raise stalled(RESOURCE_NOT_OWNED, why)
+
+
+# ---- changes ---------------------------------------------------------------------------
+
+
+def apply(kind: types.KindRef, name: str, body: Any) -> r.Change_Apply:
+    """An object the guest wants to exist (`body`: a dict, written as sorted JSON)."""
+    return r.Change_Apply(r.ApplyObject(kind=kind, name=name, body=stringify(body)))
+
+
+def remove(kind: types.KindRef, name: str, uid: str) -> r.Change_Delete:
+    """A child the guest no longer wants, deleted only if it still has `uid`."""
+    return r.Change_Delete(r.DeleteObject(kind=kind, name=name, uid=uid))
+
+
+def generate(name: str, keys: List[Tuple[str, int]]) -> r.Change_Generate:
+    """A Secret of random values the guest never sees: `(key, length)` each."""
+    return r.Change_Generate(r.GenerateSecret(name=name, keys=list(keys)))
+
+
+def certificate(name: str, dns_names: List[str]) -> r.Change_Certificate:
+    return r.Change_Certificate(r.ServingCertificate(name=name, dns_names=list(dns_names)))
+
+
+def ca_bundle(name: str, key: str, sources: List[Tuple[str, str]], labels: List[Tuple[str, str]] = ()) -> r.Change_Bundle:
+    return r.Change_Bundle(r.CaBundle(name=name, key=key, sources=list(sources), labels=list(labels)))
+
+
+def withdraw(kind: types.KindRef, name: str, uid: str, event: Optional[r.KindEvent] = None) -> r.Change_Withdraw:
+    """A withdrawal (contract 0.5.0): the deletion of a child whose going
+    takes access or exposure away (a RoleBinding or Role; a Route, Ingress,
+    HTTPRoute or Service), which the host makes whatever holds the parent's
+    other changes, only if its UID is still `uid`, raising `event`
+    (`kind_event(...)`, a reason of the kind's registry) once the child is
+    gone; None where the verdict's own transition says it."""
+    if event is not None:
+        event = r.KindEvent(type=event.type, reason=event.reason, message=str(event.message))
+    return r.Change_Withdraw(r.Withdrawal(object=r.DeleteObject(kind=kind, name=name, uid=uid), event=event))
+
+
+# ---- what became of a change (contract 0.5.0) -----------------------------------------
+
+# Each `hold` (its WIT name): the host's reason, and why the change is not made.
+HELD = {
+    "observe": ("Planned", "its change is planned, never made (mode observe)"),
+    "awaiting-approval": ("AwaitingApproval", "its change awaits a reviewer's approval"),
+    "denied": ("ChangesDenied", "a reviewer denied its change"),
+    "pass-failed": ("ReconcileError", "the pass failed before it (Ready says why)"),
+}
+
+
+def wit_name(case) -> str:
+    """The WIT name of a case of a componentize-py enum (`Hold.PASS_FAILED`: `pass-failed`)."""
+    return case.name.lower().replace("_", "-")
+
+
+def is_made(state) -> bool:
+    """Whether `state` (`facts.change_state`) says the change is made (or taken away)."""
+    return isinstance(state, (host_facts.ChangeOutcome_Made, host_facts.ChangeOutcome_Withdrawn))
+
+
+def change_aspect(type_: str, what: str, state, refused_reason: str, made: Callable[[], r.Condition]) -> r.Condition:
+    """The aspect `type_` about `what` (`ConfigMap w-config`), a child whose
+    change is in `state` (`facts.change_state`): `made()` once the host made
+    it; otherwise not True, saying what holds it with the host's reason, or
+    that the API server refused it (with `refused_reason`, the kind's own)."""
+    if is_made(state):
+        return made()
+    if state is None:
+        return unknown(type_, RECONCILING, f"{what} is asked for; the host has not acted on it yet")
+    if isinstance(state, host_facts.ChangeOutcome_Refused):
+        x = state.value
+        return fails(type_, refused_reason, f"{what} was refused by the API server ({x.code} {x.reason}): {x.message}")
+    reason, why = HELD[wit_name(state.value)]
+    return fails(type_, reason, f"{what} is not made: {why}")
+
+
+def not_withdrawn(what: str, state) -> Optional[str]:
+    """What a withdrawal of `what` still waits for: None once the host took it away."""
+    if is_made(state):
+        return None
+    if isinstance(state, host_facts.ChangeOutcome_Refused):
+        x = state.value
+        why = f"the API server refused its deletion ({x.code} {x.reason}: {x.message})"
+    else:
+        why = "its deletion is not made yet"
+    return f"{what} is still there: {why}"
 
 
 # ---- the export ----------------------------------------------------------------------
