@@ -10,6 +10,7 @@ pub fn render(spec: &KindSpec) -> Value {
         .spec_schema
         .as_deref()
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .map(known_formats_only)
         .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
     let singular = spec.kind.to_lowercase();
     let ready = |field: &str| format!(".status.conditions[?(@.type==\"Ready\")].{field}");
@@ -42,6 +43,77 @@ pub fn render(spec: &KindSpec) -> Value {
             }],
         },
     })
+}
+
+/// The string formats the API server validates (apiextensions-apiserver's
+/// `supportedVersionedFormats`, `-` removed as it compares them), and the
+/// OpenAPI number formats it stores as they are.
+const KNOWN_FORMATS: &[&str] = &[
+    "bsonobjectid",
+    "uri",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "cidr",
+    "mac",
+    "uuid",
+    "uuid3",
+    "uuid4",
+    "uuid5",
+    "isbn",
+    "isbn10",
+    "isbn13",
+    "creditcard",
+    "ssn",
+    "hexcolor",
+    "rgbcolor",
+    "byte",
+    "password",
+    "date",
+    "duration",
+    "datetime",
+    "k8sshortname",
+    "k8slongname",
+    "int32",
+    "int64",
+    "float",
+    "double",
+];
+
+/// `schema` without the formats the API server does not know (a Rust
+/// `u16`'s `uint16`, say): it ignores them when it validates, and warns
+/// `unrecognized format` on every apply of the CRD.
+fn known_formats_only(mut schema: Value) -> Value {
+    strip_unknown_formats(&mut schema);
+    schema
+}
+
+/// Walks schemas only (not `default`, `enum` or `example`, whose values
+/// may hold a key named `format`).
+fn strip_unknown_formats(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let unknown = map
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| !KNOWN_FORMATS.contains(&f.replace('-', "").as_str()));
+    if unknown {
+        map.remove("format");
+    }
+    for (keyword, value) in map.iter_mut() {
+        match (keyword.as_str(), value) {
+            ("properties" | "patternProperties" | "definitions", Value::Object(schemas)) => {
+                schemas.values_mut().for_each(strip_unknown_formats);
+            }
+            ("allOf" | "anyOf" | "oneOf" | "items", Value::Array(schemas)) => {
+                schemas.iter_mut().for_each(strip_unknown_formats);
+            }
+            ("items" | "additionalProperties" | "not", nested) => strip_unknown_formats(nested),
+            _ => {}
+        }
+    }
 }
 
 /// Ready, Reason, the guest's own columns (those marked wide only with
@@ -130,6 +202,31 @@ mod tests {
         assert_eq!(
             v["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"],
             true
+        );
+    }
+
+    #[test]
+    fn formats_the_api_server_does_not_know_are_left_out() {
+        let schema = json!({"type": "object", "properties": {
+            "port": {"type": "integer", "format": "uint16", "minimum": 0},
+            "replicas": {"type": "integer", "format": "int32"},
+            "since": {"type": "string", "format": "date-time"},
+            "peers": {"type": "array", "items": {"type": "integer", "format": "uint8"}},
+            "tag": {"type": "string", "format": "semver"},
+            "output": {"type": "object", "default": {"format": "yaml"}},
+        }});
+        let crd = render(&spec(Some(&schema.to_string())));
+        let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            ["properties"];
+        assert_eq!(props["port"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(props["replicas"]["format"], "int32");
+        assert_eq!(props["since"]["format"], "date-time");
+        assert_eq!(props["peers"]["items"], json!({"type": "integer"}));
+        assert_eq!(props["tag"], json!({"type": "string"}));
+        assert_eq!(
+            props["output"]["default"],
+            json!({"format": "yaml"}),
+            "a value is not a schema"
         );
     }
 
