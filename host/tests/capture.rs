@@ -207,6 +207,11 @@ async fn captured_writing_nothing(
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "capture failed:\n{stdout}\n{stderr}");
     assert!(
+        !stderr.contains("loaded guest") && !stderr.contains("no golden list"),
+        "capture (as shadow) says nothing of each guest of the directory, \
+         which would bury its summary:\n{stderr}"
+    );
+    assert!(
         stdout.contains("nothing written to the cluster")
             && stdout.contains("Ready=True/AsExpected"),
         "{stdout}"

@@ -57,12 +57,16 @@ pub(super) fn load(runtime: &Runtime, config: &OperatorConfig) -> anyhow::Result
             config.guests_dir.display()
         )
     })?;
-    let hot_swap::FirstScan { modules, refused } = hot_swap::load_dir(
+    let scan = hot_swap::load_dir(
         runtime,
         &mut guests_dir,
         config.allow_golden_drift,
         config.strict_start,
     )?;
+    scan.say_loaded();
+    let hot_swap::FirstScan {
+        modules, refused, ..
+    } = scan;
     let unserved = Arc::new(Unserved::default());
     for r in &refused {
         config

@@ -34,6 +34,8 @@ pub struct FirstScan {
     pub modules: Vec<(GuestFile, Module)>,
     /// The files refused, each said once at WARN as at run time.
     pub refused: Vec<StartRefusal>,
+    /// The guests served with no golden lists beside them.
+    pub unchecked: Vec<String>,
 }
 
 /// A guest file the start refused: the others are served.
@@ -68,6 +70,7 @@ pub fn load_dir(
     let mut loaded = FirstScan {
         modules: Vec::new(),
         refused: Vec::new(),
+        unchecked: Vec::new(),
     };
     for event in events {
         let file = match event {
@@ -103,9 +106,10 @@ pub fn load_dir(
             }
         };
         let kind = module.spec().kind_ref().to_string();
-        let refusal = match held_to_golden(dir, &module, allow_golden_drift) {
-            Err(refusal) => Some(refusal),
-            Ok(()) => loaded
+        let lists = held_to_golden(dir, &module, allow_golden_drift);
+        let refusal = match &lists {
+            Err(refusal) => Some(refusal.clone()),
+            Ok(_) => loaded
                 .modules
                 .iter()
                 .find(|(_, m)| m.spec().kind_ref() == module.spec().kind_ref())
@@ -124,7 +128,9 @@ pub fn load_dir(
             loaded.refuse(strict, file.file.clone(), Some(kind), refusal, line)?;
             continue;
         }
-        tracing::info!(guest = module.name(), kind = %kind, digest = module.digest(), "loaded guest");
+        if let Ok(Lists::Absent) = lists {
+            loaded.unchecked.push(module.name().to_owned());
+        }
         loaded.modules.push((file, module));
     }
     if loaded.modules.is_empty() {
@@ -140,6 +146,22 @@ pub fn load_dir(
 }
 
 impl FirstScan {
+    /// One INFO line per module served, and one per module served
+    /// without golden lists: what the operator's start says (`capture`
+    /// and `shadow`, which run one of them, say nothing of the others).
+    pub fn say_loaded(&self) {
+        for (_, module) in &self.modules {
+            let kind = module.spec().kind_ref();
+            tracing::info!(guest = module.name(), kind = %kind, digest = module.digest(), "loaded guest");
+        }
+        for guest in &self.unchecked {
+            tracing::info!(
+                guest = %guest,
+                "no golden list beside guest {guest} ({guest}.reasons, {guest}.aspects): its reasons and aspects are checked at hot swap only"
+            );
+        }
+    }
+
     /// Refuses a file: the start fails when `strict`, else one WARN line
     /// (the words of a refusal at run time) and the others are served.
     fn refuse(
@@ -168,6 +190,15 @@ impl FirstScan {
     }
 }
 
+/// Whether golden lists were beside a module the start serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lists {
+    /// Held to them (or let drift by `--allow-golden-drift`, said at WARN).
+    Present,
+    /// None: its reasons and aspects are checked at hot swap only.
+    Absent,
+}
+
 /// The start's gate: `module` against its kind's golden lists. Refused
 /// (naming what it dropped and the golden file) unless
 /// `allow_golden_drift`, which serves it with one WARN line.
@@ -175,7 +206,7 @@ fn held_to_golden(
     dir: &GuestsDir,
     module: &Module,
     allow_golden_drift: bool,
-) -> Result<(), Refusal> {
+) -> Result<Lists, Refusal> {
     let golden = Golden::read(dir, module.name()).map_err(|e| {
         Refusal::new(
             Check::Read,
@@ -187,15 +218,10 @@ fn held_to_golden(
         )
     })?;
     if golden.is_empty() {
-        tracing::info!(
-            guest = module.name(),
-            "no golden list beside guest {0} ({0}.reasons, {0}.aspects): its reasons and aspects are checked at hot swap only",
-            module.name()
-        );
-        return Ok(());
+        return Ok(Lists::Absent);
     }
     let Err(refusal) = golden.check(module.spec()) else {
-        return Ok(());
+        return Ok(Lists::Present);
     };
     if allow_golden_drift {
         tracing::warn!(
@@ -206,7 +232,7 @@ fn held_to_golden(
             short(module.digest()),
             refusal.detail
         );
-        return Ok(());
+        return Ok(Lists::Present);
     }
     Err(Refusal::new(
         refusal.check,
