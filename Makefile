@@ -89,6 +89,12 @@ test-js: $(JS_TOOLS)
 	cd guests/js && npx tsc -p .
 	cd guests/js && node sdk/contract.mjs --check
 
+## test-py: the Python SDK's unit tests, its native mock's included (no
+## component built: the mock's bindings come from componentize-py).
+.PHONY: test-py
+test-py: $(COMPONENTIZE_PY)
+	cd guests/py/sdk && $(PY_VENV)/bin/python -B -m unittest discover -s tests -t .
+
 ## js-types: regenerate the contract's TypeScript declarations from the WIT.
 js-types: $(JS_TOOLS)
 	cd guests/js && node sdk/contract.mjs
@@ -130,7 +136,7 @@ bless: guests host
 	BLESS=1 $(CARGO) test -p reconciler-host --test cli
 
 ## unit: every crate's tests (the host's runtime tests build the guests they load).
-unit: guests guests-js guests-py test-js
+unit: guests guests-js guests-py test-js test-py
 	$(CARGO) test --workspace --no-fail-fast
 
 ## test: everything a change must pass, a two-minute soak included. Each

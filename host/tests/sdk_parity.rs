@@ -729,6 +729,9 @@ fn the_python_sdks_constants_are_the_hosts() {
         "CONFIGURATION_INVALID",
         "COMMON",
         "COMMON_REASONS",
+        "RESOURCE_NOT_OWNED",
+        "ADOPT_ANNOTATION",
+        "HELD",
     ]);
     // `(r.Gate.MODE, ...)`: componentize-py's names of the WIT's cases.
     if let Some(gates) = c.get("PARENT_GATES") {
@@ -773,7 +776,9 @@ fn the_sdks_name_the_current_contract() {
         "guests/js/sdk/index.js",
         "guests/js/sdk/index.d.ts",
         "guests/js/sdk/mock.js",
+        "guests/js/sdk/mock.d.ts",
         "guests/py/sdk/reconciler_sdk/__init__.py",
+        "guests/py/sdk/reconciler_sdk/mock.py",
     ] {
         let text = workspace_file(file);
         for (at, _) in text.match_indices("reconciler:guest/") {
