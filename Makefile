@@ -263,20 +263,15 @@ deploy: guests host
 	$(HOST) rbac --ring $(foreach g,$(GUESTS),$(WASM_DIR)/$(g)_guest.wasm) > deploy/generated/rbac-ring.yaml
 	$(HOST) crd --guest-modules > deploy/generated/guestmodule-crd.yaml
 
-## sdks: the guest SDKs as their ecosystems package them, into
-## $(TARGET_DIR)/sdks: the Rust crate (cargo package, verified by building
-## it), the npm tarball (npm pack) and the Python wheel (pip wheel, from a
-## copy: setuptools writes beside its sources). host/tests/new_guest.rs
+## sdks: the guest SDKs as their ecosystems package them, each with the
+## contract's WIT, into $(TARGET_DIR)/sdks and nowhere else
+## (tools/pack-sdks): the Rust crate (cargo package), the npm tarball (npm
+## pack) and the Python wheel (pip wheel), the last two from a copy (npm
+## and setuptools write beside what they pack). host/tests/new_guest.rs
 ## builds a new guest of each language from these alone.
 .PHONY: sdks
 sdks:
-	@mkdir -p $(TARGET_DIR)/sdks
-	$(CARGO) package -p reconciler-guest-sdk
-	cp $(TARGET_DIR)/package/reconciler-guest-sdk-*.crate $(TARGET_DIR)/sdks/
-	cd guests/js/sdk && npm pack --pack-destination $(TARGET_DIR)/sdks
-	rm -rf $(TARGET_DIR)/sdks/py-src && cp -rL guests/py/sdk $(TARGET_DIR)/sdks/py-src
-	python3 -m pip wheel --quiet --no-deps -w $(TARGET_DIR)/sdks $(TARGET_DIR)/sdks/py-src
-	rm -rf $(TARGET_DIR)/sdks/py-src
+	CARGO="$(CARGO)" CARGO_TARGET_DIR=$(TARGET_DIR) tools/pack-sdks $(TARGET_DIR)/sdks
 
 ## image: the host's container image without a container daemon (issue
 ## 36; Containerfile builds the same with one): the static binary (the
