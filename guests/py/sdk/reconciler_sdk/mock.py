@@ -30,7 +30,7 @@ expected.
 import dataclasses
 import json as jsonlib
 from datetime import datetime
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from componentize_py_types import Err
 from wit_world.exports import reconciler as r
@@ -42,9 +42,11 @@ from . import kind_ref, wit_name
 __all__ = [
     "MockFacts",
     "evaluation",
+    "exposure_kind_ref",
     "kind_ref",
     "meta",
     "object",
+    "object_meta",
     "read_error",
     "timestamp",
     "workload_in",
@@ -86,9 +88,7 @@ def _strs(call: str, arg: str, value: Any) -> List[str]:
 
 
 def _count(call: str, arg: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _wrong_type(call, arg, "an int", value)
-    if value < 0:
+    if _integer(call, arg, value) < 0:
         raise _wrong_value(call, arg, "an int of 0 or more", value)
     return value
 
@@ -106,11 +106,51 @@ def _instance(call: str, arg: str, value: Any, cls: type, made_by: str = "") -> 
 
 
 def _k8s(call: str, arg: str, value: Any) -> Dict[str, Any]:
-    """A Kubernetes object's JSON: a dict whose `metadata`, if any, is a dict."""
+    """A Kubernetes object's JSON: a dict whose `metadata`, if any, is a
+    dict whose members, each optional, are what the API server writes."""
     if not isinstance(value, dict):
         raise _wrong_type(call, arg, "a dict (a Kubernetes object's JSON)", value)
-    if not isinstance(value.get("metadata", {}), dict):
-        raise _wrong_type(call, f"{arg}['metadata']", "a dict", value["metadata"])
+    m = value.get("metadata", {})
+    if not isinstance(m, dict):
+        raise _wrong_type(call, f"{arg}['metadata']", "a dict", m)
+    at = f"{arg}['metadata']"
+    for field in ("name", "namespace", "uid"):
+        if m.get(field) is not None:
+            _str(call, f"{at}[{field!r}]", m[field])
+    if m.get("generation") is not None:
+        _integer(call, f"{at}['generation']", m["generation"])
+    for field in ("labels", "annotations"):
+        if m.get(field) is not None:
+            _str_dict(call, f"{at}[{field!r}]", m[field])
+    owners = m.get("ownerReferences")
+    if owners is not None and (not isinstance(owners, list) or not all(isinstance(o, dict) for o in owners)):
+        raise _wrong_type(call, f"{at}['ownerReferences']", "a list of dicts ({'apiVersion', 'kind', 'name', 'uid', 'controller'})", owners)
+    for field in ("creationTimestamp", "deletionTimestamp"):
+        if m.get(field):
+            _timestamp(call, f"{at}[{field!r}]", _str(call, f"{at}[{field!r}]", m[field]))
+    return value
+
+
+def _integer(call: str, arg: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong_type(call, arg, "an int", value)
+    return value
+
+
+def _str_dict(call: str, arg: str, value: Any) -> Dict[str, str]:
+    if not isinstance(value, dict):
+        raise _wrong_type(call, arg, "a dict of str to str", value)
+    for name, item in value.items():
+        _str(call, f"{arg}' names", name)
+        _str(call, f"{arg}[{name!r}]", item)
+    return value
+
+
+def _named(call: str, arg: str, value: Any) -> Dict[str, Any]:
+    """The JSON of an object the mock files under its name: `metadata.name` a str."""
+    m = _k8s(call, arg, value).get("metadata", {})
+    if not isinstance(m.get("name"), str) or not m["name"]:
+        raise _wrong_value(call, arg, "a Kubernetes object's JSON with metadata.name", value)
     return value
 
 
@@ -191,28 +231,61 @@ def _timestamp(call: str, arg: str, at: Any) -> types.Timestamp:
     return types.Timestamp(seconds=int(when.timestamp()), nanos=when.microsecond * 1000)
 
 
-def meta(json: Any) -> types.ObjectMeta:
-    """A `reconciler:guest/types` ObjectMeta from a Kubernetes object's JSON."""
-    m = _k8s("meta(json)", "json", json).get("metadata", {})
-    owner = next((o for o in m.get("ownerReferences", []) if o.get("controller") is True), None)
+def meta(namespace: str, name: str) -> types.ObjectMeta:
+    """Metadata with a name and namespace, the UID `uid-<namespace>-<name>`,
+    generation 1, everything else empty (the Rust mock's `meta`)."""
+    call = "meta(namespace, name)"
+    for arg, value in (("namespace", namespace), ("name", name)):
+        if not isinstance(value, str):
+            raise _wrong_type(call, arg, "a str (an object's JSON is object_meta(json)'s)", value)
+    return _meta(namespace, name)
+
+
+def _meta(namespace: str, name: str) -> types.ObjectMeta:
     return types.ObjectMeta(
-        name=m.get("name", ""),
-        namespace=m.get("namespace", ""),
-        uid=m.get("uid", ""),
-        generation=int(m.get("generation", 0)),
-        labels=list(m.get("labels", {}).items()),
-        annotations=list(m.get("annotations", {}).items()),
+        name=name,
+        namespace=namespace,
+        uid=f"uid-{namespace}-{name}",
+        generation=1,
+        labels=[],
+        annotations=[],
+        controller=None,
+        creation=None,
+        deletion=None,
+    )
+
+
+def object_meta(json: Any) -> types.ObjectMeta:
+    """A `reconciler:guest/types` ObjectMeta read from a Kubernetes object's
+    JSON as the host reads it (the Rust mock's `object_meta`): what
+    `metadata` leaves out is `meta`'s."""
+    return _object_meta("object_meta(json)", "json", json)
+
+
+def _object_meta(call: str, arg: str, json: Any) -> types.ObjectMeta:
+    m = _k8s(call, arg, json).get("metadata", {})
+    owner = next((o for o in m.get("ownerReferences") or [] if o.get("controller") is True), None)
+    base = _meta(m.get("namespace") or "", m.get("name") or "")
+    return dataclasses.replace(
+        base,
+        uid=m.get("uid") or base.uid,
+        generation=1 if m.get("generation") is None else m["generation"],
+        labels=list((m.get("labels") or {}).items()),
+        annotations=list((m.get("annotations") or {}).items()),
         controller=owner
-        and types.ControllerRef(api_version=owner["apiVersion"], kind=owner["kind"], name=owner["name"], uid=owner["uid"]),
-        creation=timestamp(m["creationTimestamp"]) if m.get("creationTimestamp") else None,
-        deletion=timestamp(m["deletionTimestamp"]) if m.get("deletionTimestamp") else None,
+        and types.ControllerRef(api_version=owner.get("apiVersion"), kind=owner.get("kind"), name=owner.get("name"), uid=owner.get("uid")),
+        creation=_timestamp(call, arg, m["creationTimestamp"]) if m.get("creationTimestamp") else None,
+        deletion=_timestamp(call, arg, m["deletionTimestamp"]) if m.get("deletionTimestamp") else None,
     )
 
 
 def object(json: Any) -> types.Object:
     """A `reconciler:guest/types` Object: the metadata and the JSON text."""
-    _k8s("object(json)", "json", json)
-    return types.Object(meta=meta(json), json=jsonlib.dumps(json, separators=(",", ":"), ensure_ascii=False))
+    return _object("object(json)", "json", json)
+
+
+def _object(call: str, arg: str, json: Any) -> types.Object:
+    return types.Object(meta=_object_meta(call, arg, json), json=jsonlib.dumps(json, separators=(",", ":"), ensure_ascii=False))
 
 
 def _workload_state(call: str, arg: str, value: Any) -> f.WorkloadState:
@@ -230,7 +303,7 @@ def workload_ready(namespace: str, name: str, replicas: int) -> f.WorkloadFact:
     """A Deployment `name` whose `replicas` Pods are Ready on the current template."""
     call = "workload_ready(namespace, name, replicas)"
     return f.WorkloadFact(
-        meta=meta({"metadata": {"name": _str(call, "name", name), "namespace": _str(call, "namespace", namespace), "generation": 1}}),
+        meta=_meta(_str(call, "namespace", namespace), _str(call, "name", name)),
         generation_observed=True,
         desired_replicas=_count(call, "replicas", replicas),
         updated_replicas=replicas,
@@ -264,6 +337,29 @@ def evaluation(parent: Any, settings: Optional[Dict[str, str]] = None, paused: b
     if not isinstance(paused, bool):
         raise _wrong_type(call, "paused", "a bool", paused)
     return r.Evaluation(parent=object(parent), paused=paused, settings=list(settings.items()))
+
+
+_EXPOSURE_APIS = {
+    "route": ("route.openshift.io", "Route"),
+    "ingress": ("networking.k8s.io", "Ingress"),
+    "http-route": ("gateway.networking.k8s.io", "HTTPRoute"),
+}
+
+
+def exposure_kind_ref(kind: Any) -> types.KindRef:
+    """The API of an exposure kind (an ExposureKind or its WIT name,
+    'route', 'ingress' or 'http-route'), as the host declares and probes it
+    (the Rust mock's `exposure_kind_ref`)."""
+    return _exposure_api(_exposure_kind("exposure_kind_ref(kind)", "kind", kind))
+
+
+def _exposure_kind(call: str, arg: str, kind: Any) -> f.ExposureKind:
+    return _enum(call, arg, kind, f.ExposureKind, list(_EXPOSURE_APIS))
+
+
+def _exposure_api(kind: f.ExposureKind) -> types.KindRef:
+    group, name = _EXPOSURE_APIS[wit_name(kind)]
+    return kind_ref(group, "v1", name)
 
 
 READ_ERRORS = ("not-declared", "not-served", "forbidden", "failed")
@@ -342,6 +438,7 @@ class MockFacts:
         self.objects: Dict[str, Any] = {}
         self.children: Dict[str, List[types.Object]] = {}
         self.availability: Dict[str, f.Availability] = {}
+        self.direct_gets: Set[str] = set()
         self.exposures: Dict[str, f.ExposureFact] = {}
         self.cluster_roles: Dict[str, types.ObjectMeta] = {}
         self.certificates: Dict[str, f.CertificateBundleFact] = {}
@@ -349,6 +446,7 @@ class MockFacts:
         self.last_applies: Dict[str, f.ApplyOutcome] = {}
         self.last_apply_times: Dict[str, types.Timestamp] = {}
         self.change_states: Dict[str, Optional[f.ChangeOutcome]] = {}
+        self.controllers: Dict[str, types.ControllerRef] = {}
         self.network_policies: Dict[str, List[f.NetworkPolicyFact]] = {}
         self.egress_policies: Dict[str, List[f.EgressPolicyFact]] = {}
         self.node_pod_cidrs: f.NodePodCidrsFact = f.NodePodCidrsFact_Known([])
@@ -367,54 +465,81 @@ class MockFacts:
         """A Secret holding `keys` (its metadata from `json`, when given)."""
         call = "with_secret(namespace, name, keys, json, type)"
         key = f"{_str(call, 'namespace', namespace)}/{_str(call, 'name', name)}"
-        json = {"metadata": {"name": name, "namespace": namespace}} if json is None else _k8s(call, "json", json)
-        self.secrets[key] = f.SecretFact(meta=meta(json), type=_str(call, "type", type_), keys=_strs(call, "keys", keys))
+        json = {"metadata": {"name": name, "namespace": namespace}} if json is None else json
+        keys = _strs(call, "keys", keys)
+        self.secrets[key] = f.SecretFact(meta=_object_meta(call, "json", json), type=_str(call, "type", type_), keys=keys)
+        return self
+
+    def with_secret_fact(self, fact: f.SecretFact) -> "MockFacts":
+        """A Secret as the host reads it (its metadata as given: a
+        controller, labels), under its metadata's namespace and name."""
+        call = "with_secret_fact(fact)"
+        _instance(call, "fact", fact, f.SecretFact)
+        m = _instance(call, "fact.meta", fact.meta, types.ObjectMeta, " (meta(namespace, name) or object_meta(json))")
+        _str(call, "fact.type", fact.type)
+        _strs(call, "fact.keys", fact.keys)
+        self.secrets[f"{_str(call, 'fact.meta.namespace', m.namespace)}/{_str(call, 'fact.meta.name', m.name)}"] = fact
         return self
 
     def with_config_map(self, namespace: str, name: str, keys: List[str], json: Any = None) -> "MockFacts":
         call = "with_config_map(namespace, name, keys, json)"
         key = f"{_str(call, 'namespace', namespace)}/{_str(call, 'name', name)}"
-        json = {"metadata": {"name": name, "namespace": namespace}} if json is None else _k8s(call, "json", json)
-        self.config_maps[key] = f.ConfigMapFact(meta=meta(json), keys=_strs(call, "keys", keys))
+        json = {"metadata": {"name": name, "namespace": namespace}} if json is None else json
+        keys = _strs(call, "keys", keys)
+        self.config_maps[key] = f.ConfigMapFact(meta=_object_meta(call, "json", json), keys=keys)
         return self
 
     def with_object(self, kind: types.KindRef, json: Any) -> "MockFacts":
         """An object of `kind` for `get` and `list`, from its JSON."""
         call = "with_object(kind, json)"
         _kind(call, "kind", kind)
-        m = _k8s(call, "json", json).get("metadata", {})
-        if not isinstance(m.get("name"), str) or not m["name"]:
-            raise _wrong_value(call, "json", "a Kubernetes object's JSON with metadata.name", json)
-        self.objects[f"{_key(kind)} {m.get('namespace', '')}/{m['name']}"] = (kind, object(json))
+        m = _named(call, "json", json)["metadata"]
+        self.objects[f"{_key(kind)} {m.get('namespace') or ''}/{m['name']}"] = (kind, _object(call, "json", json))
         return self
 
     def with_child(self, kind: types.KindRef, json: Any) -> "MockFacts":
         """A child of the parent, for `children(kind)`."""
         call = "with_child(kind, json)"
-        self.children.setdefault(_key(_kind(call, "kind", kind)), []).append(object(_k8s(call, "json", json)))
+        _kind(call, "kind", kind)
+        self.children.setdefault(_key(kind), []).append(_object(call, "json", _named(call, "json", json)))
         return self
 
     def with_availability(self, kind: types.KindRef, namespace: str, availability: Any) -> "MockFacts":
-        """An optional API's availability in a namespace ('' for every one): 'not-served' or 'forbidden'."""
+        """An optional API's availability in a namespace ('' for every one):
+        'not-served' or 'forbidden'; 'available' in a namespace where ''
+        says otherwise."""
         call = "with_availability(kind, namespace, availability)"
         key = f"{_key(_kind(call, 'kind', kind))} {_str(call, 'namespace', namespace)}"
-        self.availability[key] = _enum(call, "availability", availability, f.Availability, ["not-served", "forbidden"])
+        self.availability[key] = _enum(call, "availability", availability, f.Availability, ["available", "not-served", "forbidden"])
+        return self
+
+    def with_direct_get(self, kind: types.KindRef, namespace: str) -> "MockFacts":
+        """A kind `with_availability` made 'forbidden' in `namespace` ('' for
+        every one) whose objects the host still reads one by one, past its
+        cache: `get` and `exposure` find them, `list` and `children` stay
+        refused."""
+        call = "with_direct_get(kind, namespace)"
+        self.direct_gets.add(f"{_key(_kind(call, 'kind', kind))} {_str(call, 'namespace', namespace)}")
         return self
 
     def with_exposure(self, kind: Any, namespace: str, name: str, fact: f.ExposureFact) -> "MockFacts":
+        """A Route, Ingress or HTTPRoute (`kind` an ExposureKind or 'route',
+        'ingress', 'http-route'; `exposure_kind_ref(kind)` is its API)."""
         call = "with_exposure(kind, namespace, name, fact)"
-        kind = _enum(call, "kind", kind, f.ExposureKind, [wit_name(k) for k in f.ExposureKind])
+        kind = _exposure_kind(call, "kind", kind)
         key = f"{wit_name(kind)} {_str(call, 'namespace', namespace)}/{_str(call, 'name', name)}"
         self.exposures[key] = _instance(call, "fact", fact, f.ExposureFact)
         return self
 
     def with_cluster_role(self, name: str, json: Any = None) -> "MockFacts":
         call = "with_cluster_role(name, json)"
-        json = {"metadata": {"name": _str(call, "name", name)}} if json is None else _k8s(call, "json", json)
-        self.cluster_roles[name] = meta(json)
+        json = {"metadata": {"name": _str(call, "name", name)}} if json is None else json
+        self.cluster_roles[_str(call, "name", name)] = _object_meta(call, "json", json)
         return self
 
     def with_certificates(self, namespace: str, name: str, key: str, bundle: f.CertificateBundleFact) -> "MockFacts":
+        """What `secret_certificates` answers for the Secret's `key` (a Secret
+        given without a bundle answers whether it has `key`, no certificate)."""
         call = "with_certificates(namespace, name, key, bundle)"
         at = f"{_str(call, 'namespace', namespace)}/{_str(call, 'name', name)} {_str(call, 'key', key)}"
         self.certificates[at] = _instance(call, "bundle", bundle, f.CertificateBundleFact)
@@ -423,10 +548,10 @@ class MockFacts:
     def with_job(self, namespace: str, name: str, fact: Any) -> "MockFacts":
         """A Job: a JobFact, or `{'state': 'running' | 'succeeded' |
         'suspended' | ('failed', message), 'active': n, ...}` (its metadata
-        then names it, generation 1)."""
+        then `meta(namespace, name)`)."""
         call = "with_job(namespace, name, fact)"
         key = f"{_str(call, 'namespace', namespace)}/{_str(call, 'name', name)}"
-        self.jobs[key] = _job(call, "fact", fact, meta({"metadata": {"name": name, "namespace": namespace, "generation": 1}}))
+        self.jobs[key] = _job(call, "fact", fact, _meta(namespace, name))
         return self
 
     def with_network_policy(self, namespace: str, fact: f.NetworkPolicyFact) -> "MockFacts":
@@ -462,6 +587,14 @@ class MockFacts:
             self.last_apply_times[key] = _timestamp(call, "when", when)
         return self
 
+    def with_last_apply_time(self, kind: types.KindRef, namespace: str, name: str, at: Any) -> "MockFacts":
+        """When the API server answered the host's last apply of the child
+        (`facts.last_apply_time`): seconds since the epoch or RFC 3339 text."""
+        call = "with_last_apply_time(kind, namespace, name, at)"
+        key = f"{_key(_kind(call, 'kind', kind))} {_str(call, 'namespace', namespace)}/{_str(call, 'name', name)}"
+        self.last_apply_times[key] = _timestamp(call, "at", at)
+        return self
+
     def with_change_state(self, kind: types.KindRef, namespace: str, name: str, state: Any) -> "MockFacts":
         """What became of the change asked for a child (`facts.change_state`):
         None (not acted on yet), 'made', 'withdrawn', ('held',
@@ -473,6 +606,16 @@ class MockFacts:
         shape = "None, 'made', 'withdrawn', ('held', hold) with hold one of 'observe', 'awaiting-approval', 'denied', 'pass-failed', or ('refused', (code, reason, message))"
         self.change_states[key] = None if state is None else _variant(
             call, "state", state, "ChangeOutcome", ["made", "withdrawn"], {"held": _hold, "refused": _refusal}, shape
+        )
+        return self
+
+    def with_controller(self, name: str, controller: types.ControllerRef) -> "MockFacts":
+        """The workloads, ConfigMaps, Jobs and objects (of `get` and `list`)
+        named `name` that have no controller of their own are controlled by
+        `controller`."""
+        call = "with_controller(name, controller)"
+        self.controllers[_str(call, "name", name)] = _instance(
+            call, "controller", controller, types.ControllerRef, " (ControllerRef(api_version, kind, name, uid))"
         )
         return self
 
@@ -496,13 +639,24 @@ class MockFacts:
         if tag is not None:
             raise read_error(tag, f"{what} {name} is made to fail")
 
+    def _controlled(self, fact: Any) -> Any:
+        """`fact` with `with_controller`'s controller when its metadata names none."""
+        controller = fact and fact.meta.controller is None and self.controllers.get(fact.meta.name)
+        return dataclasses.replace(fact, meta=dataclasses.replace(fact.meta, controller=controller)) if controller else fact
+
     def _unavailable(self, kind: types.KindRef, namespace: str) -> Optional[f.Availability]:
-        return self.availability.get(f"{_key(kind)} {namespace}", self.availability.get(f"{_key(kind)} "))
+        a = self.availability.get(f"{_key(kind)} {namespace}", self.availability.get(f"{_key(kind)} "))
+        return None if a == f.Availability.AVAILABLE else a
 
     def _refuse(self, kind: types.KindRef, namespace: str) -> None:
         a = self._unavailable(kind, namespace)
         if a is not None:
             raise read_error(wit_name(a), f"{_key(kind)} is {wit_name(a)} in {jsonlib.dumps(namespace)}")
+
+    def _refuse_unreadable(self, kind: types.KindRef, namespace: str) -> None:
+        """As `_refuse`, for a read of one object: a kind read past the cache (`with_direct_get`) is answered."""
+        if f"{_key(kind)} {namespace}" not in self.direct_gets and f"{_key(kind)} " not in self.direct_gets:
+            self._refuse(kind, namespace)
 
 
 class Facts:
@@ -516,7 +670,7 @@ class Facts:
 
     def workload(self, namespace: str, name: str) -> Optional[f.WorkloadFact]:
         self._m._read(f"workload {namespace}/{name}", "workload", name)
-        return self._m.workloads.get(f"{namespace}/{name}")
+        return self._m._controlled(self._m.workloads.get(f"{namespace}/{name}"))
 
     def secret(self, namespace: str, name: str) -> Optional[f.SecretFact]:
         self._m._read(f"secret {namespace}/{name}", "secret", name)
@@ -524,20 +678,20 @@ class Facts:
 
     def config_map(self, namespace: str, name: str) -> Optional[f.ConfigMapFact]:
         self._m._read(f"configmap {namespace}/{name}", "configmap", name)
-        return self._m.config_maps.get(f"{namespace}/{name}")
+        return self._m._controlled(self._m.config_maps.get(f"{namespace}/{name}"))
 
     def get(self, kind: types.KindRef, namespace: str, name: str) -> Optional[types.Object]:
         self._m._read(f"get {_key(kind)} {namespace}/{name}", kind.kind, name)
-        self._m._refuse(kind, namespace)
+        self._m._refuse_unreadable(kind, namespace)
         found = self._m.objects.get(f"{_key(kind)} {namespace}/{name}")
-        return found and found[1]
+        return found and self._m._controlled(found[1])
 
     def list(self, kind: types.KindRef, namespace: str, selector: List[Any]) -> List[types.Object]:
         selector = [tuple(pair) for pair in selector]
         self._m._read(f"list {_key(kind)} {namespace} {jsonlib.dumps(selector, separators=(',', ':'))}", "list", kind.kind)
         self._m._refuse(kind, namespace)
         found = [
-            o
+            self._m._controlled(o)
             for k, o in self._m.objects.values()
             if _key(k) == _key(kind)
             and (namespace == "" or o.meta.namespace == namespace)
@@ -562,6 +716,7 @@ class Facts:
 
     def exposure(self, kind: f.ExposureKind, namespace: str, name: str) -> Optional[f.ExposureFact]:
         self._m._read(f"exposure {wit_name(kind)} {namespace}/{name}", "exposure", name)
+        self._m._refuse_unreadable(_exposure_api(kind), namespace)
         return self._m.exposures.get(f"{wit_name(kind)} {namespace}/{name}")
 
     def cluster_role(self, name: str) -> Optional[types.ObjectMeta]:
@@ -570,7 +725,10 @@ class Facts:
 
     def secret_certificates(self, namespace: str, name: str, key: str) -> Optional[f.CertificateBundleFact]:
         self._m._read(f"certificates {namespace}/{name} {key}", "certificates", name)
-        return self._m.certificates.get(f"{namespace}/{name} {key}")
+        bundle = self._m.certificates.get(f"{namespace}/{name} {key}")
+        secret = self._m.secrets.get(f"{namespace}/{name}")
+        # As the Rust mock: a Secret given without a bundle answers its key, no certificate.
+        return bundle or (secret and f.CertificateBundleFact(meta=secret.meta, has_key=key in secret.keys, certificates=[]))
 
     def last_apply(self, kind: types.KindRef, namespace: str, name: str) -> Optional[f.ApplyOutcome]:
         return self._m.last_applies.get(f"{_key(kind)} {namespace}/{name}")
@@ -584,8 +742,11 @@ class Facts:
 
     def children(self, kind: types.KindRef) -> List[types.Object]:
         self._m._read(f"children {_key(kind)}", "children", kind.kind)
+        # As the host: a Secret's data never reaches a guest.
+        if kind.group == "" and kind.kind == "Secret":
+            raise read_error("forbidden", "Secrets are served only as key names, through facts.secret")
         return list(self._m.children.get(_key(kind), []))
 
     def job(self, namespace: str, name: str) -> Optional[f.JobFact]:
         self._m._read(f"job {namespace}/{name}", "job", name)
-        return self._m.jobs.get(f"{namespace}/{name}")
+        return self._m._controlled(self._m.jobs.get(f"{namespace}/{name}"))

@@ -6,7 +6,7 @@ import unittest
 
 import reconciler_sdk as sdk
 from reconciler_sdk import ADOPT_ANNOTATION, Parent, change_aspect, fails, ok, read
-from reconciler_sdk.mock import meta, read_error
+from reconciler_sdk.mock import meta, object_meta, read_error
 from wit_world.exports import reconciler as r
 from wit_world.imports import facts as f
 
@@ -19,7 +19,7 @@ def child(controller=None, annotations=None):
     if controller is not None:
         kind, name, uid = controller
         m["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": uid, "controller": True}]
-    return meta({"metadata": m})
+    return object_meta({"metadata": m})
 
 
 class Changes(unittest.TestCase):
@@ -52,14 +52,14 @@ class Changes(unittest.TestCase):
 
 
 class Ownership(unittest.TestCase):
-    parent = Parent.of("EvidenceAgent", meta({"metadata": {"namespace": "ns", "name": "a", "uid": "me"}}))
+    parent = Parent.of("EvidenceAgent", meta("ns", "a"))
 
     def test_a_child_another_controls_is_refused_naming_both_controllers(self):
         self.assertEqual(
             self.parent.refusal("Service", "a-agent", child(("Deployment", "legacy", "other"))),
             "Service a-agent exists and is controlled by Deployment legacy, not by EvidenceAgent a",
         )
-        self.assertIsNone(self.parent.refusal("Service", "a-agent", child(("EvidenceAgent", "a", "me"))))
+        self.assertIsNone(self.parent.refusal("Service", "a-agent", child(("EvidenceAgent", "a", "uid-ns-a"))))
 
     def test_an_object_nothing_controls_is_adopted_only_with_consent_naming_the_parent(self):
         self.assertEqual(

@@ -2,16 +2,39 @@
 made to fail raises the host's read-error, every read is recorded, and a
 wrong argument says which and what shape was expected."""
 
+import re
 import unittest
+from pathlib import Path
 
 import reconciler_sdk as sdk
 from componentize_py_types import Err
-from reconciler_sdk.mock import MockFacts, evaluation, kind_ref, meta, object, workload_in, workload_ready
+from reconciler_sdk import mock
+from reconciler_sdk.mock import (
+    MockFacts,
+    evaluation,
+    exposure_kind_ref,
+    kind_ref,
+    meta,
+    object,
+    object_meta,
+    workload_in,
+    workload_ready,
+)
 from wit_world.imports import facts as f
 from wit_world.imports import types
 
 CLUSTER = kind_ref("postgresql.cnpg.io", "v1", "Cluster")
 CONFIG_MAP = kind_ref("", "v1", "ConfigMap")
+SECRET = kind_ref("", "v1", "Secret")
+ROUTE = kind_ref("route.openshift.io", "v1", "Route")
+OWNER = types.ControllerRef(api_version="apps/v1", kind="Deployment", name="legacy", uid="u-legacy")
+# The JavaScript mock, whose MockFacts this one's methods follow.
+MOCK_JS = Path(__file__).resolve().parents[3] / "js" / "sdk" / "mock.js"
+
+
+def snake_case(name):
+    """A JavaScript function's name as Python's (`withSecretFact`: `with_secret_fact`); a class's as it is."""
+    return name if name[0].isupper() else re.sub(r"([A-Z])", lambda c: "_" + c.group(1).lower(), name)
 NOW = "2026-11-29T12:00:00Z"
 
 
@@ -89,6 +112,99 @@ class Facts(unittest.TestCase):
         self.assertEqual(facts.last_apply_time(CONFIG_MAP, "team-a", "w-config").seconds, 1795953600)
         self.assertEqual(m.reads, ["workload team-a/web", "children /v1/ConfigMap", "job team-a/migrate", "job team-a/done", "job team-a/other"])
 
+    def test_an_api_available_in_one_namespace_is_read_there_though_refused_in_every_other(self):
+        m = MockFacts().with_availability(CLUSTER, "", "forbidden").with_availability(CLUSTER, "team-a", "available")
+        m.with_object(CLUSTER, cluster("pg"))
+        facts = m.facts()
+        self.assertEqual(facts.api_availability(CLUSTER, "team-a"), f.Availability.AVAILABLE)
+        self.assertEqual(facts.get(CLUSTER, "team-a", "pg").meta.name, "pg")
+        self.assertEqual(facts.api_availability(CLUSTER, "team-b"), f.Availability.FORBIDDEN)
+        self.assertIsNotNone(sdk.read(lambda: facts.list(CLUSTER, "team-b", [])).error)
+
+    def test_an_exposure_is_refused_as_its_api_and_a_direct_get_reads_past_a_forbidden_cache(self):
+        route = f.ExposureFact(meta=meta("team-b", "web"), kind=f.ExposureKind.ROUTE, hostnames=["web.example"], admission=f.Admission_Admitted())
+        m = (
+            MockFacts()
+            .with_availability(ROUTE, "team-b", "forbidden")
+            .with_availability(ROUTE, "team-c", "not-served")
+            .with_direct_get(ROUTE, "team-b")
+            .with_exposure("route", "team-b", "web", route)
+            .with_object(ROUTE, {"metadata": {"name": "web", "namespace": "team-b"}})
+        )
+        facts = m.facts()
+        self.assertEqual(facts.exposure(f.ExposureKind.ROUTE, "team-b", "web"), route)
+        self.assertEqual(facts.get(ROUTE, "team-b", "web").meta.name, "web")
+        self.assertEqual(
+            sdk.read(lambda: facts.list(ROUTE, "team-b", [])).error,
+            f.ReadError_Forbidden('route.openshift.io/v1/Route is forbidden in "team-b"'),
+        )
+        self.assertEqual(
+            sdk.read(lambda: facts.exposure(f.ExposureKind.ROUTE, "team-c", "web")).error,
+            f.ReadError_NotServed('route.openshift.io/v1/Route is not-served in "team-c"'),
+        )
+        self.assertEqual(m.reads[0], "exposure route team-b/web")
+
+    def test_exposure_kind_ref_is_the_api_the_host_probes(self):
+        self.assertEqual(exposure_kind_ref("route"), ROUTE)
+        self.assertEqual(exposure_kind_ref(f.ExposureKind.INGRESS), kind_ref("networking.k8s.io", "v1", "Ingress"))
+        self.assertEqual(exposure_kind_ref("http-route"), kind_ref("gateway.networking.k8s.io", "v1", "HTTPRoute"))
+
+    def test_a_secret_fact_is_served_as_given(self):
+        fact = f.SecretFact(meta=object_meta({"metadata": {"name": "db", "namespace": "team-a", "labels": {"a": "b"}}}), type="kubernetes.io/tls", keys=["tls.crt"])
+        facts = MockFacts().with_secret_fact(fact).facts()
+        self.assertEqual(facts.secret("team-a", "db"), fact)
+
+    def test_a_secret_without_a_bundle_answers_its_key_and_no_certificate(self):
+        bundle = f.CertificateBundleFact(meta=meta("team-a", "ca"), has_key=True, certificates=[f.CertificateFact(sha256="ab", pem_bytes=10)])
+        m = MockFacts().with_secret("team-a", "tls", ["tls.crt"]).with_secret("team-a", "ca", ["ca.crt"]).with_certificates("team-a", "ca", "ca.crt", bundle)
+        facts = m.facts()
+        self.assertEqual(
+            facts.secret_certificates("team-a", "tls", "tls.crt"),
+            f.CertificateBundleFact(meta=meta("team-a", "tls"), has_key=True, certificates=[]),
+        )
+        self.assertFalse(facts.secret_certificates("team-a", "tls", "ca.crt").has_key)
+        self.assertEqual(facts.secret_certificates("team-a", "ca", "ca.crt"), bundle)
+        self.assertIsNone(facts.secret_certificates("team-a", "other", "tls.crt"))
+        self.assertEqual(m.reads[0], "certificates team-a/tls tls.crt")
+
+    def test_the_children_of_secrets_are_refused_as_the_host_refuses_them(self):
+        m = MockFacts().with_child(SECRET, {"metadata": {"name": "db", "namespace": "team-a"}})
+        facts = m.facts()
+        self.assertEqual(
+            sdk.read(lambda: facts.children(SECRET)).error,
+            f.ReadError_Forbidden("Secrets are served only as key names, through facts.secret"),
+        )
+        self.assertEqual(m.reads, ["children /v1/Secret"])
+
+    def test_a_controller_given_by_name_controls_what_has_none_of_its_own(self):
+        own = types.ControllerRef(api_version="v1", kind="X", name="x", uid="u-x")
+        owned = {"metadata": {"name": "legacy", "namespace": "team-a", "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": "u-x", "controller": True}]}}
+        m = (
+            MockFacts()
+            .with_controller("web", OWNER)
+            .with_controller("legacy", OWNER)
+            .with_workload("team-a", "web", workload_ready("team-a", "web", 1))
+            .with_config_map("team-a", "web", ["k"])
+            .with_job("team-a", "web", {"state": "running"})
+            .with_object(CLUSTER, cluster("web"))
+            .with_object(CLUSTER, owned)
+            .with_object(CLUSTER, cluster("other"))
+        )
+        facts = m.facts()
+        self.assertEqual(facts.workload("team-a", "web").meta.controller, OWNER)
+        self.assertEqual(facts.config_map("team-a", "web").meta.controller, OWNER)
+        self.assertEqual(facts.job("team-a", "web").meta.controller, OWNER)
+        self.assertEqual(facts.get(CLUSTER, "team-a", "web").meta.controller, OWNER)
+        self.assertEqual(facts.get(CLUSTER, "team-a", "legacy").meta.controller, own)
+        self.assertEqual([o.meta.controller for o in facts.list(CLUSTER, "team-a", [])], [own, None, OWNER])
+        self.assertIsNone(m.workloads["team-a/web"].meta.controller)
+
+    def test_the_last_apply_time_is_given_alone(self):
+        facts = MockFacts().with_last_apply_time(CONFIG_MAP, "team-a", "c", NOW).facts()
+        self.assertEqual(facts.last_apply_time(CONFIG_MAP, "team-a", "c"), types.Timestamp(seconds=1795953600, nanos=0))
+        self.assertIsNone(facts.last_apply(CONFIG_MAP, "team-a", "c"))
+        self.assertIsNone(facts.last_apply_time(CONFIG_MAP, "team-a", "other"))
+
     def test_a_change_state_not_given_is_made_as_if_a_host_made_every_change(self):
         m = (
             MockFacts()
@@ -103,7 +219,18 @@ class Facts(unittest.TestCase):
         self.assertEqual(facts.change_state(CONFIG_MAP, "team-a", "other"), f.ChangeOutcome_Made())
         self.assertEqual(m.reads[0], "change-state /v1/ConfigMap team-a/held")
 
-    def test_meta_and_evaluation_from_kubernetes_json(self):
+    def test_meta_names_an_object_as_the_rust_mock_and_object_meta_defaults_to_it(self):
+        m = meta("team-a", "db")
+        self.assertEqual((m.namespace, m.name, m.uid, m.generation), ("team-a", "db", "uid-team-a-db", 1))
+        self.assertEqual((m.labels, m.annotations, m.controller, m.creation, m.deletion), ([], [], None, None, None))
+        self.assertEqual(object_meta({"metadata": {"name": "db", "namespace": "team-a"}}), m)
+        self.assertEqual(object_meta({"spec": {}}), meta("", ""))
+        self.assertEqual(object_meta({"metadata": {"name": "a", "uid": "u-1", "generation": 4}}).uid, "u-1")
+        self.assertEqual(object_meta({"metadata": {"name": "a", "generation": 4}}).generation, 4)
+        self.assertEqual(workload_ready("team-a", "web", 1).meta, meta("team-a", "web"))
+        self.assertEqual(MockFacts().with_job("team-a", "j", {"state": "running"}).facts().job("team-a", "j").meta, meta("team-a", "j"))
+
+    def test_object_meta_and_evaluation_from_kubernetes_json(self):
         parent = {
             "metadata": {
                 "name": "app", "namespace": "team-a", "uid": "u-1", "generation": 3, "labels": {"a": "b"},
@@ -111,7 +238,7 @@ class Facts(unittest.TestCase):
                 "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": "u-x", "controller": True}],
             }
         }
-        m = meta(parent)
+        m = object_meta(parent)
         self.assertEqual((m.generation, m.labels, m.controller.uid), (3, [("a", "b")], "u-x"))
         self.assertEqual(m.creation, types.Timestamp(seconds=1795950000, nanos=250_000_000))
         e = evaluation(parent, {"allowedImageRepositories": "ghcr.io/fyannk/"}, paused=True)
@@ -171,8 +298,8 @@ class WrongArguments(unittest.TestCase):
         self.says(
             ValueError,
             "with_availability(kind, namespace, availability): availability must be an Availability or one of "
-            "'not-served', 'forbidden', got 'available'",
-            lambda: m.with_availability(CLUSTER, "", "available"),
+            "'available', 'not-served', 'forbidden', got 'maybe'",
+            lambda: m.with_availability(CLUSTER, "", "maybe"),
         )
         self.says(
             ValueError,
@@ -195,6 +322,73 @@ class WrongArguments(unittest.TestCase):
             "such as ('crash-loop-back-off', 'back-off'), got dict",
             lambda: workload_in("ns", "web", {"tag": "ready"}),
         )
+
+    def test_the_functions_issue_53_brought_check_their_arguments(self):
+        m = MockFacts()
+        self.says(
+            TypeError,
+            "meta(namespace, name): namespace must be a str (an object's JSON is object_meta(json)'s), got dict",
+            lambda: meta({"metadata": {"name": "a"}}, "a"),
+        )
+        self.says(
+            TypeError,
+            "object_meta(json): json['metadata']['labels'] must be a dict of str to str, got list",
+            lambda: object_meta({"metadata": {"labels": [["a", "b"]]}}),
+        )
+        self.says(
+            ValueError,
+            "object_meta(json): json['metadata']['creationTimestamp'] must be RFC 3339 text such as '2026-11-29T12:00:00Z', got 'today'",
+            lambda: object_meta({"metadata": {"creationTimestamp": "today"}}),
+        )
+        self.says(
+            ValueError,
+            "exposure_kind_ref(kind): kind must be an ExposureKind or one of 'route', 'ingress', 'http-route', got 'gateway'",
+            lambda: exposure_kind_ref("gateway"),
+        )
+        self.says(TypeError, "with_secret_fact(fact): fact must be a SecretFact, got dict", lambda: m.with_secret_fact({"meta": {}}))
+        self.says(
+            TypeError,
+            "with_secret_fact(fact): fact.meta must be an ObjectMeta (meta(namespace, name) or object_meta(json)), got dict",
+            lambda: m.with_secret_fact(f.SecretFact(meta={"name": "db"}, type="Opaque", keys=[])),
+        )
+        self.says(
+            TypeError,
+            "with_direct_get(kind, namespace): kind must be a KindRef (kind_ref(group, version, kind)), got str",
+            lambda: m.with_direct_get("Route", "team-b"),
+        )
+        self.says(TypeError, "with_direct_get(kind, namespace): namespace must be a str, got NoneType", lambda: m.with_direct_get(ROUTE, None))
+        self.says(
+            TypeError,
+            "with_controller(name, controller): controller must be a ControllerRef (ControllerRef(api_version, kind, name, uid)), got dict",
+            lambda: m.with_controller("web", {"kind": "Deployment"}),
+        )
+        self.says(TypeError, "with_controller(name, controller): name must be a str, got int", lambda: m.with_controller(1, OWNER))
+        self.says(
+            ValueError,
+            "with_last_apply_time(kind, namespace, name, at): at must be RFC 3339 text such as '2026-11-29T12:00:00Z', got 'yesterday'",
+            lambda: m.with_last_apply_time(CONFIG_MAP, "ns", "c", "yesterday"),
+        )
+        self.says(
+            ValueError,
+            "with_child(kind, json): json must be a Kubernetes object's JSON with metadata.name, got {'spec': {}}",
+            lambda: m.with_child(CONFIG_MAP, {"spec": {}}),
+        )
+
+
+class SameMethodsAsTheJavaScriptMock(unittest.TestCase):
+    def test_mock_facts_has_the_methods_of_mock_js_under_snake_case_names(self):
+        text = MOCK_JS.read_text(encoding="utf-8")
+        body = text[text.index("export class MockFacts {"):]
+        body = body[: body.index("\n}\n")]
+        js = {snake_case(name) for name in re.findall(r"^  (\w+)\(", body, re.M)} - {"constructor"}
+        py = {name for name in vars(MockFacts) if not name.startswith("_")}
+        self.assertEqual(py, js)
+
+    def test_the_module_exports_what_mock_js_exports_under_snake_case_names(self):
+        text = MOCK_JS.read_text(encoding="utf-8")
+        names = re.findall(r"^export (?:function|class) (\w+)", text, re.M)
+        names += [n.strip() for listed in re.findall(r"^export \{(.*)\};", text, re.M) for n in listed.split(",")]
+        self.assertEqual(set(mock.__all__), {snake_case(name) for name in names})
 
 
 if __name__ == "__main__":
