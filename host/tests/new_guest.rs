@@ -95,58 +95,35 @@ fn serve(guests: &Path, namespace: &str) -> std::process::Child {
         .expect("the host starts")
 }
 
-/// The SDK as `cargo package` makes it (what a registry would serve),
-/// unpacked: made once per test binary.
-fn packaged_sdk() -> &'static Path {
-    static SDK: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    SDK.get_or_init(|| {
-        let target = target_tmpdir().parent().expect("<target>").to_path_buf();
-        ok(
-            cargo(
-                &workspace(),
-                &[
-                    "package",
-                    "-p",
-                    "reconciler-guest-sdk",
-                    "--allow-dirty",
-                    "--no-verify",
-                ],
-            ),
-            "cargo package of the SDK",
-        );
-        let version = env!("CARGO_PKG_VERSION");
-        let dir = target_tmpdir().join(format!("packaged-sdk-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut untar = Command::new("tar");
-        untar
-            .arg("xzf")
-            .arg(target.join(format!("package/reconciler-guest-sdk-{version}.crate")))
-            .arg("-C")
-            .arg(&dir);
-        ok(untar, "unpacking the SDK's .crate");
-        dir.join(format!("reconciler-guest-sdk-{version}"))
-    })
+/// The three SDKs as their registries would serve them (`make sdks`'s
+/// tools/pack-sdks, nothing in the checkout written): made once per test
+/// binary.
+struct Packages {
+    /// `cargo package`'s `.crate`.
+    rust: PathBuf,
+    /// `npm pack`'s tarball.
+    js: PathBuf,
+    /// `pip wheel`'s wheel.
+    python: PathBuf,
 }
 
-/// The JavaScript SDK as `npm pack` makes it (what npm would serve): the
-/// tarball, made once per test binary (its `prepack` and `postpack` write
-/// and remove the SDK's `wit/`: two packs at once would race).
-fn packed_js_sdk() -> &'static Path {
-    static SDK: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    SDK.get_or_init(|| {
-        let dir = target_tmpdir().join(format!("packed-js-sdk-{}", std::process::id()));
+fn packages() -> &'static Packages {
+    static PACKAGES: std::sync::OnceLock<Packages> = std::sync::OnceLock::new();
+    PACKAGES.get_or_init(|| {
+        let dir = target_tmpdir().join(format!("sdks-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut pack = Command::new("npm");
-        pack.args(["pack", "--pack-destination"])
-            .arg(&dir)
-            .current_dir(workspace().join("guests/js/sdk"));
-        ok(pack, "npm pack of the JavaScript SDK");
-        dir.join(format!(
-            "reconciler-host-guest-sdk-{}.tgz",
-            env!("CARGO_PKG_VERSION")
-        ))
+        let target = target_tmpdir().parent().expect("<target>").to_path_buf();
+        let mut pack = Command::new(workspace().join("tools/pack-sdks"));
+        pack.arg(&dir).env("CARGO_TARGET_DIR", target);
+        ok(pack, "tools/pack-sdks");
+        let version = env!("CARGO_PKG_VERSION");
+        Packages {
+            rust: dir.join(format!("reconciler-guest-sdk-{version}.crate")),
+            js: dir.join(format!("reconciler-host-guest-sdk-{version}.tgz")),
+            python: dir.join(format!(
+                "reconciler_host_guest_sdk-{version}-py3-none-any.whl"
+            )),
+        }
     })
 }
 
@@ -158,7 +135,7 @@ fn built_js(js: &Path, lower: &str, tests: usize) -> PathBuf {
     assert!(
         package.contains(&format!(
             "\"@reconciler-host/guest-sdk\": \"file:{}\"",
-            packed_js_sdk().canonicalize().unwrap().display()
+            &packages().js.canonicalize().unwrap().display()
         )),
         "{package}"
     );
@@ -245,22 +222,27 @@ async fn owns_its_child(
 }
 
 /// A scaffold depends on the SDK by version, overridden by `--sdk-path`
-/// only in a `[patch.crates-io]` section saying so.
-fn assert_depends_by_version(crate_dir: &Path, sdk: &Path) {
+/// only in a `[patch.crates-io]` section saying so: the `.crate` given,
+/// unpacked into the scaffold's `sdk/`.
+fn assert_depends_by_version(crate_dir: &Path) {
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        manifest.contains(&format!("reconciler-guest-sdk = \"{version}\"")),
+        "{manifest}"
+    );
+    let unpacked = format!("sdk/reconciler-guest-sdk-{version}");
     assert!(
         manifest.contains(&format!(
-            "reconciler-guest-sdk = \"{}\"",
-            env!("CARGO_PKG_VERSION")
+            "[patch.crates-io]\nreconciler-guest-sdk = {{ path = {unpacked:?} }}"
         )),
         "{manifest}"
     );
     assert!(
-        manifest.contains(&format!(
-            "[patch.crates-io]\nreconciler-guest-sdk = {{ path = {:?} }}",
-            sdk.canonicalize().unwrap().display().to_string()
-        )),
-        "{manifest}"
+        crate_dir
+            .join(unpacked)
+            .join("wit/reconciler.wit")
+            .is_file()
     );
 }
 
@@ -279,11 +261,11 @@ async fn a_new_guest_builds_tests_and_is_served_outside_the_workspace() {
         "greetings.example.com",
         "--sdk-path",
     ])
-    .arg(packaged_sdk())
+    .arg(&packages().rust)
     .arg(&crate_dir);
     let said = ok(new, "reconciler-host new");
     assert!(said.contains("a guest for Greeting"), "{said}");
-    assert_depends_by_version(&crate_dir, packaged_sdk());
+    assert_depends_by_version(&crate_dir);
     // Refused: the directory is not empty now.
     let mut again = Command::new(host_binary());
     again
@@ -400,8 +382,7 @@ async fn a_new_guest_with_a_child_owns_it_on_the_cluster() {
 /// JavaScript, made from the SDK as packaged (`npm pack`) outside the
 /// repository, installs, passes its node tests (under the SDK's mock) and
 /// the Rust child's fixtures, and, served by the unchanged host, makes its
-/// parent's ConfigMap as the Rust one does. A Python guest owning a child
-/// is refused, naming the languages that have one.
+/// parent's ConfigMap as the Rust one does.
 ///
 /// Then (issue 50) a candidate in JavaScript, the same guest with one
 /// thing changed, its ChildReady False once its ConfigMap is made
@@ -413,29 +394,6 @@ async fn a_new_js_guest_with_a_child_owns_it_and_a_candidate_failing_it_is_held(
     let dir = target_tmpdir().join(format!("new-js-child-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let refused = Command::new(host_binary())
-        .args([
-            "new",
-            "Greeting",
-            "--lang",
-            "python",
-            "--child",
-            "ConfigMap",
-        ])
-        .arg(dir.join("py"))
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains(
-            "--child: a guest owning a child is written in Rust or JavaScript so far \
-             (--lang rust or --lang js), not Python"
-        ),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
-    assert!(!dir.join("py").exists());
-
     let (kind, child) = ("ConfigMapJsGreeting", "ConfigMap");
     let js = dir.join("configmapjsgreeting");
     let mut new = Command::new(host_binary());
@@ -450,7 +408,7 @@ async fn a_new_js_guest_with_a_child_owns_it_and_a_candidate_failing_it_is_held(
         "greetings.example.com",
         "--sdk-path",
     ])
-    .arg(packed_js_sdk())
+    .arg(&packages().js)
     .arg(&js);
     let said = ok(new, "reconciler-host new --lang js --child");
     assert!(said.contains("owning a ConfigMap"), "{said}");
@@ -471,6 +429,43 @@ async fn a_new_js_guest_with_a_child_owns_it_and_a_candidate_failing_it_is_held(
     let _ = host.kill();
     let _ = host.wait();
     a_js_candidate_failing_its_made_child_is_held(&dir, &js, &guests, &ns).await;
+    ns.cleanup().await.expect("cleanup");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `new --lang python --child` (issue 53): the Rust child scaffold's twin
+/// in Python, made from the SDK's wheel alone outside the repository,
+/// passes its unit tests under the SDK's native mock and the Rust child's
+/// fixtures, and, served by the unchanged host against the real API
+/// server, makes its parent's ConfigMap: Ready True, one child.
+#[tokio::test]
+async fn a_new_python_guest_with_a_child_owns_it_on_the_cluster() {
+    let dir = target_tmpdir().join(format!("new-py-child-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (kind, child) = ("ConfigMapPyGreeting", "ConfigMap");
+    let py = dir.join("configmappygreeting");
+    let mut new = Command::new(host_binary());
+    new.args(["new", kind, "--lang", "python", "--child", child])
+        .args(["--group", "greetings.example.com", "--sdk-path"])
+        .arg(&packages().python)
+        .arg(&py);
+    let said = ok(new, "reconciler-host new --lang python --child");
+    assert!(said.contains("owning a ConfigMap"), "{said}");
+    let wasm = built_py(&py, "configmappygreeting", 5);
+    fixtures_pass(&wasm, &py);
+
+    let ns = TestNamespace::new("new-py-child")
+        .await
+        .expect("a namespace");
+    install_crd_of(&wasm, &ns.client()).await;
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).unwrap();
+    std::fs::copy(&wasm, guests.join("configmappygreeting_guest.wasm")).unwrap();
+    let mut host = serve(&guests, ns.name());
+    owns_its_child(&ns, kind, child, "v1", "-greeting").await;
+    let _ = host.kill();
+    let _ = host.wait();
     ns.cleanup().await.expect("cleanup");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -694,37 +689,27 @@ fn js_and_python_guests_build_from_the_packaged_sdks() {
     let js = dir.join("hello-js");
     let mut new = Command::new(&host);
     new.args(["new", "HelloJs", "--lang", "js", "--sdk-path"])
-        .arg(packed_js_sdk())
+        .arg(&packages().js)
         .arg(&js);
     ok(new, "reconciler-host new --lang js");
     fixtures_pass(&built_js(&js, "hellojs", 3), &js);
 
-    // Python: the SDK's wheel (built from a copy: setuptools writes beside
-    // its sources), installed beside app.py, built with componentize-py.
-    let sources = dir.join("py-sdk");
-    let mut copy = Command::new("cp");
-    copy.arg("-rL")
-        .arg(workspace().join("guests/py/sdk"))
-        .arg(&sources);
-    ok(copy, "copying the Python SDK");
-    let wheels = dir.join("wheels");
-    let mut wheel = Command::new("python3");
-    wheel
-        .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "-w"])
-        .arg(&wheels)
-        .arg(&sources);
-    ok(wheel, "pip wheel of the Python SDK");
-    let wheel = wheels.join(format!(
-        "reconciler_host_guest_sdk-{}-py3-none-any.whl",
-        env!("CARGO_PKG_VERSION")
-    ));
+    // Python: the SDK's wheel, installed beside app.py as the README says.
     let py = dir.join("hello-py");
     let mut new = Command::new(&host);
     new.args(["new", "HelloPy", "--lang", "python", "--sdk-path"])
-        .arg(&wheel)
+        .arg(&packages().python)
         .arg(&py);
     ok(new, "reconciler-host new --lang python");
-    // The componentize-py `make setup` installs, the version the README pins.
+    fixtures_pass(&built_py(&py, "hellopy", 3), &py);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Python scaffold in `py` as its README says: the SDK's wheel installed
+/// beside app.py (with the componentize-py `make setup` installs, the
+/// version the README pins), its `tests` unit tests passed under the SDK's
+/// native mock, built; the component's path.
+fn built_py(py: &Path, lower: &str, tests: usize) -> PathBuf {
     let makefile = std::fs::read_to_string(workspace().join("Makefile")).unwrap();
     let pinned = makefile
         .lines()
@@ -736,17 +721,25 @@ fn js_and_python_guests_build_from_the_packaged_sdks() {
         "{readme}"
     );
     let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
-        });
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
     let venv = cache.join(format!("reconciler-host/componentize-py-{pinned}/bin"));
     let mut install = Command::new(venv.join("pip"));
     install
         .args(["install", "--quiet", "--target", "deps"])
-        .arg(&wheel)
-        .current_dir(&py);
+        .arg(&packages().python)
+        .current_dir(py);
     ok(install, "installing the SDK's wheel beside app.py");
+    let out = Command::new(venv.join("python"))
+        .args(["-B", "-m", "unittest"])
+        .env("PYTHONPATH", "deps")
+        .current_dir(py)
+        .output()
+        .expect("python runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the scaffold's unit tests: {said}");
+    assert!(said.contains(&format!("Ran {tests} tests")), "{said}");
+    let wasm = format!("{lower}_guest.wasm");
     let mut build = Command::new(venv.join("componentize-py"));
     build
         .args([
@@ -755,16 +748,9 @@ fn js_and_python_guests_build_from_the_packaged_sdks() {
             "-w",
             "guest",
             "componentize",
-            "-p",
-            "deps",
-            "-p",
-            ".",
-            "app",
-            "-o",
-            "hellopy_guest.wasm",
         ])
-        .current_dir(&py);
+        .args(["-p", "deps", "-p", ".", "app", "-o", &wasm])
+        .current_dir(py);
     ok(build, "componentize-py");
-    fixtures_pass(&py.join("hellopy_guest.wasm"), &py);
-    let _ = std::fs::remove_dir_all(&dir);
+    py.join(wasm)
 }

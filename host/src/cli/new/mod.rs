@@ -24,14 +24,14 @@ pub(super) struct NewArgs {
     #[arg(long, value_enum, default_value_t = Lang::Rust)]
     lang: Lang,
     /// A local guest SDK instead of the registry's, for an unreleased SDK
-    /// or working offline: Rust, the crate's directory (`guests/sdk`, or
-    /// the `.crate` `cargo package` makes, unpacked), as a
-    /// `[patch.crates-io]` override; JavaScript, its directory or the
+    /// or working offline: Rust, the crate's directory (`guests/sdk`) or
+    /// the `.crate` `cargo package` makes (unpacked into the guest's
+    /// `sdk/`), as a `[patch.crates-io]` override; JavaScript, its directory or the
     /// tarball `npm pack` makes (a `file:` dependency); Python, its
     /// directory or the wheel `pip wheel` makes (what the README installs).
     #[arg(long, value_name = "PATH")]
     sdk_path: Option<PathBuf>,
-    /// A child the kind owns (Rust or JavaScript): each parent wants one,
+    /// A child the kind owns: each parent wants one,
     /// made from its spec, which the host applies, owns and keeps as asked;
     /// an aspect says whether it is made (what holds it, or why it was
     /// refused).
@@ -97,8 +97,9 @@ impl Child {
             (Lang::Js, Child::ConfigMap) => ["", JS_CONFIG_MAP_BODY],
             (Lang::Js, Child::Deployment) => [JS_IMAGE_FIELD, JS_DEPLOYMENT_BODY],
             (Lang::Js, Child::CronJob) => [JS_CRON_JOB_FIELDS, JS_CRON_JOB_BODY],
-            // `run` refuses it: no Python guest owns a child yet.
-            (Lang::Python, _) => ["", ""],
+            (Lang::Python, Child::ConfigMap) => ["", PY_CONFIG_MAP_BODY],
+            (Lang::Python, Child::Deployment) => [PY_IMAGE_FIELD, PY_DEPLOYMENT_BODY],
+            (Lang::Python, Child::CronJob) => [PY_CRON_JOB_FIELDS, PY_CRON_JOB_BODY],
         }
     }
 }
@@ -137,12 +138,6 @@ pub(super) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             args.group
         );
     }
-    if args.child.is_some() && args.lang == Lang::Python {
-        bail!(
-            "--child: a guest owning a child is written in Rust or JavaScript so far \
-             (--lang rust or --lang js), not Python"
-        );
-    }
     let sdk = match &args.sdk_path {
         None => None,
         Some(path) => Some(local_sdk(args.lang, path)?),
@@ -158,6 +153,12 @@ pub(super) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
             args.dir.display()
         );
     }
+    let sdk = match sdk {
+        Some(file) if args.lang == Lang::Rust && file.is_file() => {
+            Some(unpack_crate(&file, &args.dir)?)
+        }
+        other => other,
+    };
     let lower = kind.to_ascii_lowercase();
     let files = match args.lang {
         Lang::Rust => templates(
@@ -244,6 +245,35 @@ fn local_sdk(lang: Lang, path: &Path) -> anyhow::Result<PathBuf> {
     Ok(sdk)
 }
 
+/// The `.crate` `crate_file` unpacked under `dir/sdk/` (cargo's path
+/// dependencies take a directory); its path relative to `dir`, as the
+/// guest's `[patch.crates-io]` names it.
+fn unpack_crate(crate_file: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    let at = || format!("--sdk-path {}", crate_file.display());
+    let file = std::fs::File::open(crate_file).with_context(at)?;
+    let into = dir.join("sdk");
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(&into)
+        .with_context(|| format!("{}: unpacking it into {}", at(), into.display()))?;
+    // A .crate holds one directory, `<name>-<version>`, as its file is named.
+    let stem = crate_file
+        .file_stem()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let (manifest, name, _) = Lang::Rust.sdk();
+    let text = std::fs::read_to_string(into.join(&stem).join(manifest)).with_context(|| {
+        format!(
+            "{}: no {}/{manifest} in it (a .crate holds <name>-<version>/, as its file is named)",
+            at(),
+            stem.display()
+        )
+    })?;
+    if !text.contains(name) {
+        bail!("{}: its {manifest} does not name the package {name}", at());
+    }
+    Ok(Path::new("sdk").join(stem))
+}
+
 /// A JavaScript or Python guest's files, by path relative to its directory
 /// (JavaScript: owning `child`, if any).
 fn other_language(
@@ -278,9 +308,11 @@ fn other_language(
     };
     // A child's guest, its tests and its fixture are the Rust child's twins;
     // the rest is the same with or without one.
-    let (guest, test, valid) = match child {
-        None => (JS_GUEST, JS_TEST, FIXTURE_VALID),
-        Some(_) => (JS_CHILD_GUEST, JS_CHILD_TEST, FIXTURE_CHILD_VALID),
+    let (guest, test, valid) = match (lang, child) {
+        (Lang::Python, None) => (PY_APP, PY_TEST, FIXTURE_VALID),
+        (Lang::Python, Some(_)) => (PY_CHILD_APP, PY_CHILD_TEST, FIXTURE_CHILD_VALID),
+        (_, None) => (JS_GUEST, JS_TEST, FIXTURE_VALID),
+        (_, Some(_)) => (JS_CHILD_GUEST, JS_CHILD_TEST, FIXTURE_CHILD_VALID),
     };
     let files = match lang {
         Lang::Js => vec![
@@ -293,10 +325,11 @@ fn other_language(
             ("fixtures/valid.yaml", valid),
         ],
         _ => vec![
-            ("app.py", include_str!("templates/python/app.py")),
+            ("app.py", guest),
+            ("test_app.py", test),
             ("README.md", include_str!("templates/python/README.md")),
             (".gitignore", ".venv/\ndeps/\n__pycache__/\n*.wasm\n"),
-            ("fixtures/valid.yaml", FIXTURE_VALID),
+            ("fixtures/valid.yaml", valid),
         ],
     };
     files
@@ -413,6 +446,19 @@ const JS_DEPLOYMENT_BODY: &str = include_str!("templates/js/child/deployment-bod
 /// `new --lang js --child CronJob`'s child.
 const JS_CRON_JOB_BODY: &str = include_str!("templates/js/child/cron-job-body.js");
 
+/// The Python guest and its unit tests (the SDK's native mock).
+const PY_APP: &str = include_str!("templates/python/app.py");
+const PY_TEST: &str = include_str!("templates/python/test_app.py");
+/// The Python guest owning a child, the JavaScript one's twin.
+const PY_CHILD_APP: &str = include_str!("templates/python/child/app.py");
+const PY_CHILD_TEST: &str = include_str!("templates/python/child/test_app.py");
+/// Its children's bodies and spec fields, in Python.
+const PY_CONFIG_MAP_BODY: &str = include_str!("templates/python/child/config_map_body.py");
+const PY_IMAGE_FIELD: &str = include_str!("templates/python/child/image_field.py");
+const PY_CRON_JOB_FIELDS: &str = include_str!("templates/python/child/cron_job_fields.py");
+const PY_DEPLOYMENT_BODY: &str = include_str!("templates/python/child/deployment_body.py");
+const PY_CRON_JOB_BODY: &str = include_str!("templates/python/child/cron_job_body.py");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,7 +472,7 @@ mod tests {
 
     #[test]
     fn every_placeholder_of_another_language_is_filled() {
-        for (lang, children) in [(Lang::Js, &CHILDREN[..]), (Lang::Python, &[None])] {
+        for (lang, children) in [(Lang::Js, &CHILDREN[..]), (Lang::Python, &CHILDREN[..])] {
             for &child in children {
                 for sdk in [None, Some(Path::new("/sdk"))] {
                     for (path, text) in other_language(
@@ -448,24 +494,22 @@ mod tests {
         }
     }
 
-    /// A JavaScript guest owning a child is the Rust one's twin: the same
-    /// kind of child, of the same name, and the same fixtures.
+    /// A JavaScript or Python guest owning a child is the Rust one's twin:
+    /// the same kind of child, of the same name, and the same fixtures.
     #[test]
-    fn a_javascript_child_is_the_rust_ones_twin() {
+    fn a_javascript_or_python_child_is_the_rust_ones_twin() {
         for child in CHILDREN.into_iter().flatten() {
-            let files = |rust: bool| {
-                let files = if rust {
-                    templates(
+            let files = |lang: Option<Lang>| {
+                let files = match lang {
+                    None => templates(
                         "Greeting",
                         "greeting",
                         "example.com",
                         "v1",
                         None,
                         Some(child),
-                    )
-                } else {
-                    let lang = Lang::Js;
-                    other_language(
+                    ),
+                    Some(lang) => other_language(
                         lang,
                         "Greeting",
                         "greeting",
@@ -473,24 +517,47 @@ mod tests {
                         "v1",
                         None,
                         Some(child),
-                    )
+                    ),
                 };
                 files
                     .into_iter()
                     .collect::<std::collections::BTreeMap<_, _>>()
             };
-            let (rust, js) = (files(true), files(false));
-            for fixture in ["fixtures/valid.yaml", "fixtures/missing-greeting.yaml"] {
-                assert_eq!(js[fixture], rust[fixture], "{child:?}: {fixture}");
-            }
+            let rust = files(None);
             let [group, version, kind, suffix] = child.parts();
-            let guest = &js["src/guest.js"];
-            assert!(
-                guest.contains(&format!("kindRef('{group}', '{version}', '{kind}')")),
-                "{guest}"
-            );
-            assert!(guest.contains(&format!("`${{parent}}{suffix}`")), "{guest}");
-            assert!(guest.contains(&format!("kind: '{kind}',")), "{guest}");
+            let twins = [
+                (
+                    Lang::Js,
+                    "src/guest.js",
+                    [
+                        format!("kindRef('{group}', '{version}', '{kind}')"),
+                        format!("`${{parent}}{suffix}`"),
+                        format!("kind: '{kind}',"),
+                    ],
+                ),
+                (
+                    Lang::Python,
+                    "app.py",
+                    [
+                        format!("sdk.kind_ref(\"{group}\", \"{version}\", \"{kind}\")"),
+                        format!("f\"{{parent}}{suffix}\""),
+                        format!("\"kind\": \"{kind}\","),
+                    ],
+                ),
+            ];
+            for (lang, guest, says) in twins {
+                let other = files(Some(lang));
+                for fixture in ["fixtures/valid.yaml", "fixtures/missing-greeting.yaml"] {
+                    assert_eq!(
+                        other[fixture], rust[fixture],
+                        "{lang:?} {child:?}: {fixture}"
+                    );
+                }
+                let guest = &other[guest];
+                for said in says {
+                    assert!(guest.contains(&said), "{lang:?} {child:?}: {said}\n{guest}");
+                }
+            }
         }
     }
 
