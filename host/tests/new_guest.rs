@@ -433,6 +433,77 @@ async fn a_new_js_guest_with_a_child_owns_it_and_a_candidate_failing_it_is_held(
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// One kind with a child in three languages (issue 53): `TwinGreeting
+/// --child ConfigMap` made in Rust, JavaScript and Python from the three
+/// packages alone, each built as its README says; the fixtures blessed
+/// through the Rust component, and the JavaScript and Python components
+/// pass those fixtures against those goldens, unchanged. The scaffolds'
+/// own fixtures are the same files (`new`'s unit test holds them so).
+#[test]
+fn a_kind_with_a_child_passes_the_same_goldens_in_three_languages() {
+    let dir = target_tmpdir().join(format!("parity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scaffold = |lang: &str, package: &Path| {
+        let at = dir.join(lang);
+        let mut new = Command::new(host_binary());
+        new.args([
+            "new",
+            "TwinGreeting",
+            "--lang",
+            lang,
+            "--child",
+            "ConfigMap",
+        ])
+        .arg("--sdk-path")
+        .arg(package)
+        .arg(&at);
+        ok(
+            new,
+            &format!("reconciler-host new --lang {lang} --child ConfigMap"),
+        );
+        at
+    };
+    let rust = scaffold("rust", &packages().rust);
+    ok(
+        cargo(
+            &rust,
+            &["build", "--target", "wasm32-wasip2", "--profile", "guest"],
+        ),
+        "building the Rust component",
+    );
+    let rust_wasm = target_tmpdir()
+        .parent()
+        .expect("<target>")
+        .join("wasm32-wasip2/guest/twingreeting_guest.wasm");
+    let fixtures = [
+        rust.join("fixtures/valid.yaml"),
+        rust.join("fixtures/missing-greeting.yaml"),
+    ];
+    let mut bless = Command::new(host_binary());
+    bless
+        .arg("test")
+        .arg("--bless")
+        .arg(&rust_wasm)
+        .args(&fixtures);
+    ok(bless, "blessing the fixtures through the Rust component");
+    let js = scaffold("js", &packages().js);
+    let py = scaffold("python", &packages().python);
+    for (lang, wasm) in [
+        ("JavaScript", built_js(&js, "twingreeting", 5)),
+        ("Python", built_py(&py, "twingreeting", 5)),
+    ] {
+        let mut test = Command::new(host_binary());
+        test.arg("test").arg(&wasm).args(&fixtures);
+        let passed = ok(
+            test,
+            &format!("the {lang} component against the Rust goldens"),
+        );
+        assert!(passed.contains("2 passed, 0 failed"), "{lang}: {passed}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `new --lang python --child` (issue 53): the Rust child scaffold's twin
 /// in Python, made from the SDK's wheel alone outside the repository,
 /// passes its unit tests under the SDK's native mock and the Rust child's
