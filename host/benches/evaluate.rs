@@ -35,7 +35,10 @@
 //! as the Rust guest and as the JavaScript one (guests/js/evidenceagent);
 //! the SecretCheck natively, as its Rust twin (guests/testing/secretcheck)
 //! and as the Python guest (guests/py/secretcheck), on its `keys-present`
-//! fixture. The three verdicts of a kind are asserted equal first.
+//! fixture. The three verdicts of a kind are asserted equal first. Each
+//! of those modules' size, its cold load (compiled by a runtime with no
+//! artifact cache, once) and its warm load (deserialized from the artifact
+//! cache, `BENCH_LOAD_ITERS` times, default 5) are printed after.
 //!
 //! `make bench` (or `cargo bench -p reconciler-host --bench evaluate`).
 //! Iterations: `BENCH_NATIVE_ITERS` (default 20000), `BENCH_WASM_ITERS`
@@ -47,7 +50,7 @@ use reconciler_host_harness::guests as support;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -72,7 +75,9 @@ use reconciler_host::fixture::format::DEFAULT_NOW;
 use reconciler_host::operator::cluster::cache::slim;
 use reconciler_host::runtime::limits::MemoryLimiter;
 use reconciler_host::runtime::sandbox::{self, Sandbox};
-use reconciler_host::runtime::{EvaluateRequest, Limits, Module, Runtime, RuntimeConfig};
+use reconciler_host::runtime::{
+    ArtifactCache, EvaluateRequest, Limits, Module, Runtime, RuntimeConfig,
+};
 use secretcheck_guest::SecretCheck;
 use serde_json::Value;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -198,7 +203,52 @@ fn main() {
                     .map_or_else(|| "-".into(), |i| micros(i.p50)),
             );
         }
+        println!();
+        println!(
+            "each language's module: its size, a cold load (compiled, no artifact cache; one) and a warm load (from the artifact cache; p50)"
+        );
+        println!(
+            "{:<36} {:>10} {:>12} {:>10}",
+            "guest", "size", "cold load", "warm load"
+        );
+        for l in &languages {
+            if let Some(load) = &l.loading {
+                println!(
+                    "{:<36} {:>7.1} MB {:>10.2} s {:>7.1} ms",
+                    l.name,
+                    load.bytes as f64 / 1e6,
+                    load.cold.as_secs_f64(),
+                    load.warm.p50.as_secs_f64() * 1e3,
+                );
+            }
+        }
     }
+}
+
+/// A module's size and what loading it costs, compiled or from the
+/// artifact cache.
+struct Loading {
+    bytes: u64,
+    /// One load by a runtime with no artifact cache: compiled.
+    cold: Duration,
+    /// Loads by a runtime whose artifact cache holds the module's artifact.
+    warm: Stats,
+}
+
+/// The module at `path` loaded once by `runtime` (which has no artifact
+/// cache) and `BENCH_LOAD_ITERS` times by `cached`, whose cache is primed
+/// by one load first.
+fn loading(path: &Path, runtime: &Runtime, cached: &Runtime) -> Loading {
+    let bytes = std::fs::metadata(path).expect("the module").len();
+    let started = Instant::now();
+    black_box(runtime.load_file(path).expect("loads"));
+    let cold = started.elapsed();
+    cached.load_file(path).expect("loads and primes the cache");
+    let n = iterations("BENCH_LOAD_ITERS", 5);
+    let warm = time(n, 0, || {
+        black_box(cached.load_file(path).expect("loads from the cache"));
+    });
+    Loading { bytes, cold, warm }
 }
 
 /// One language's pass in the summary.
@@ -208,6 +258,8 @@ struct Language {
     instantiate: Option<Stats>,
     native: Stats,
     rust_wasm: Option<Stats>,
+    /// The module's size and load times (none for native code).
+    loading: Option<Loading>,
 }
 
 /// The kinds of the languages summary: each with its native Rust logic,
@@ -246,6 +298,12 @@ fn languages(runtime: &Runtime, native_iters: usize, wasm_iters: usize) -> Vec<L
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"))
         .join("polyglot");
+    let artifacts = std::env::temp_dir().join(format!("bench-artifacts-{}", std::process::id()));
+    let cached = Runtime::new(RuntimeConfig {
+        limits: runtime.limits(),
+        cache: Some(ArtifactCache::new(&artifacts)),
+    })
+    .expect("runtime");
     let mut out = Vec::new();
     for (case, language, file) in &LANGUAGE_CASES {
         let path = polyglot.join(file);
@@ -309,6 +367,7 @@ fn languages(runtime: &Runtime, native_iters: usize, wasm_iters: usize) -> Vec<L
             instantiate: None,
             native: native.clone(),
             rust_wasm: None,
+            loading: None,
         });
         out.push(Language {
             name: format!("{}, Rust wasm", case.kind),
@@ -316,6 +375,11 @@ fn languages(runtime: &Runtime, native_iters: usize, wasm_iters: usize) -> Vec<L
             instantiate: Some(instantiate(&rust, wasm_iters)),
             native: native.clone(),
             rust_wasm: Some(rust_pass.clone()),
+            loading: Some(loading(
+                &support::guest_wasm(case.crate_name),
+                runtime,
+                &cached,
+            )),
         });
         out.push(Language {
             name: format!("{}, {language} wasm", case.kind),
@@ -323,8 +387,10 @@ fn languages(runtime: &Runtime, native_iters: usize, wasm_iters: usize) -> Vec<L
             instantiate: Some(instantiate(&other, slow_iters)),
             native,
             rust_wasm: Some(rust_pass),
+            loading: Some(loading(&path, runtime, &cached)),
         });
     }
+    let _ = std::fs::remove_dir_all(&artifacts);
     out
 }
 
