@@ -180,7 +180,8 @@ fmt:
 	$(CARGO) fmt --all
 
 ## bench: guest evaluation through wasm against the same logic natively, and
-## a pass of each language (Rust, JavaScript, Python) in one run.
+## a pass of each language (Rust, JavaScript, Python) in one run, with each
+## language's module size, cold load (compiled) and warm load (cached).
 bench: guests guests-js guests-py
 	$(CARGO) bench -p reconciler-host --bench evaluate
 
