@@ -38,6 +38,11 @@ pub(crate) enum MemoKey {
     PodFailure,
     /// A NetworkPolicy's egress side.
     EgressPolicy,
+    /// A parent's generation and the one its Ready condition observed, as
+    /// the once-a-second sampler reads them.
+    Generations,
+    /// A plan's parent kind and age, while it awaits a decision.
+    AwaitingDecision,
 }
 
 type Entry = (MemoKey, Arc<dyn Any + Send + Sync>);

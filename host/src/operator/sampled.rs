@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::facts::Selector;
+use crate::facts::memo::MemoKey;
 use crate::operator::kinds::Registry;
 use crate::operator::replica::liveness::Liveness;
 use crate::operator::replica::metrics::Metrics;
@@ -62,7 +63,17 @@ impl Waiting {
     fn sample(&mut self, registry: &Registry, now: Instant) {
         let mut still = Waiting::default();
         for (_, kind) in registry.kinds() {
-            let parents = kind.cache.list("", &Selector::default());
+            // Read from each version's memo: a parent is parsed once per
+            // version, not once a second, and never all at once.
+            let parents: Vec<Arc<Generations>> = kind
+                .cache
+                .list_cached("", &Selector::default())
+                .iter()
+                .map(|p| {
+                    p.memo()
+                        .get_or_insert(MemoKey::Generations, || Generations::of(&p.value()))
+                })
+                .collect();
             let oldest = still.oldest(&self.0, parents.iter().map(|p| &**p), now);
             registry
                 .metrics()
@@ -78,37 +89,49 @@ impl Waiting {
     fn oldest<'p>(
         &mut self,
         before: &HashMap<String, (i64, Instant)>,
-        parents: impl Iterator<Item = &'p Value>,
+        parents: impl Iterator<Item = &'p Generations>,
         now: Instant,
     ) -> Duration {
         let mut oldest = Duration::ZERO;
         for parent in parents {
-            let md = &parent["metadata"];
-            let (Some(uid), Some(generation)) = (md["uid"].as_str(), md["generation"].as_i64())
-            else {
+            let (Some(uid), Some(generation)) = (&parent.uid, parent.generation) else {
                 continue;
             };
-            if observed(parent).is_some_and(|o| o >= generation) {
+            if parent.observed.is_some_and(|o| o >= generation) {
                 continue;
             }
-            let since = match before.get(uid) {
+            let since = match before.get(&**uid) {
                 Some((g, since)) if *g == generation => *since,
                 _ => now,
             };
             oldest = oldest.max(now.duration_since(since));
-            self.0.insert(uid.to_owned(), (generation, since));
+            self.0.insert(uid.to_string(), (generation, since));
         }
         oldest
     }
 }
 
-/// The generation the parent's Ready condition observed, if it has one.
-fn observed(parent: &Value) -> Option<i64> {
-    parent["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Ready")?["observedGeneration"]
-        .as_i64()
+/// What the sampler reads of one version of a parent: its uid, its
+/// generation and the generation its Ready condition observed.
+struct Generations {
+    uid: Option<Box<str>>,
+    generation: Option<i64>,
+    observed: Option<i64>,
+}
+
+impl Generations {
+    fn of(parent: &Value) -> Generations {
+        let md = &parent["metadata"];
+        let observed = parent["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+            .and_then(|ready| ready["observedGeneration"].as_i64());
+        Generations {
+            uid: md["uid"].as_str().map(Into::into),
+            generation: md["generation"].as_i64(),
+            observed,
+        }
+    }
 }
 
 /// The plans awaiting a decision in the cache (none where plans are not served), counted per parent kind, with
@@ -120,22 +143,18 @@ fn plans(registry: &Registry, now: jiff::Timestamp) {
         .map(|(_, kind)| (kind.resource.kind.clone(), (0, 0)))
         .collect();
     if let Some(cache) = registry.source().cache(&record::kind_ref()) {
-        for object in cache.list("", &Selector::default()) {
-            let Some(plan) = Plan::of(&object) else {
+        for cached in cache.list_cached("", &Selector::default()) {
+            // As the parents above: parsed once per version.
+            let awaiting = cached.memo().get_or_insert(MemoKey::AwaitingDecision, || {
+                AwaitingDecision::of(&cached.value())
+            });
+            let Some(AwaitingDecision { kind, created }) = &*awaiting else {
                 continue;
             };
-            if plan.phase != Phase::Pending || plan.withdrawal || plan.decision.is_some() {
-                continue;
-            }
-            let kind = object["spec"]["parent"]["kind"]
-                .as_str()
-                .unwrap_or_default();
-            let age = plan
-                .created
-                .parse::<jiff::Timestamp>()
+            let age = created
                 .map(|at| (now - at).get_seconds().max(0))
                 .unwrap_or(0);
-            let entry = waiting.entry(kind.to_owned()).or_default();
+            let entry = waiting.entry(kind.to_string()).or_default();
             entry.0 += 1;
             entry.1 = entry.1.max(age);
         }
@@ -151,6 +170,31 @@ fn plans(registry: &Registry, now: jiff::Timestamp) {
     }
 }
 
+/// A plan awaiting a decision, as the sampler reads it: its parent's kind
+/// and when it was made.
+struct AwaitingDecision {
+    kind: Box<str>,
+    created: Option<jiff::Timestamp>,
+}
+
+impl AwaitingDecision {
+    /// `None` for an object that is not a plan, or a plan decided, past
+    /// Pending or a withdrawal record.
+    fn of(object: &Value) -> Option<AwaitingDecision> {
+        let plan = Plan::of(object)?;
+        if plan.phase != Phase::Pending || plan.withdrawal || plan.decision.is_some() {
+            return None;
+        }
+        Some(AwaitingDecision {
+            kind: object["spec"]["parent"]["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            created: plan.created.parse().ok(),
+        })
+    }
+}
+
 fn gauge(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
 }
@@ -160,13 +204,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parent(uid: &str, generation: i64, observed: Option<i64>) -> Value {
+    fn parent(uid: &str, generation: i64, observed: Option<i64>) -> Generations {
         let conditions: Vec<Value> = observed
             .map(|o| json!({"type": "Ready", "status": "True", "observedGeneration": o}))
             .into_iter()
             .collect();
-        json!({"metadata": {"uid": uid, "generation": generation},
-               "status": {"conditions": conditions}})
+        Generations::of(&json!({"metadata": {"uid": uid, "generation": generation},
+               "status": {"conditions": conditions}}))
     }
 
     #[test]
