@@ -2,11 +2,13 @@
 //! identifies and selects it, the parsed object while anything uses it,
 //! and the memo of the facts derived from it.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 
 use super::memo::Memo;
+use super::packed::{Packed, Packer};
 
 /// An object and what was derived from it.
 ///
@@ -16,9 +18,11 @@ use super::memo::Memo;
 /// holds every object of its kind. [`Cached::value`] parses the text when
 /// asked and shares the parsed object with every reader until the last
 /// lets go of it; what selects and identifies the object (namespace, name,
-/// resourceVersion, labels, controller) is read without parsing.
+/// resourceVersion, labels, controller) is read without parsing. The
+/// operator's caches hold the text packed against their kind's dictionary
+/// ([`super::packed`]).
 pub struct Cached {
-    text: Box<str>,
+    text: Text,
     namespace: Box<str>,
     name: Box<str>,
     resource_version: Box<str>,
@@ -38,6 +42,12 @@ pub struct Cached {
     /// whether a change settles asks for it ([`Cached::with_applied`]).
     applied: Option<Box<str>>,
     memo: Memo,
+}
+
+/// An object's JSON text, as is or packed.
+enum Text {
+    Plain(Box<str>),
+    Packed(Packed),
 }
 
 /// The nesting serde_json's parser accepts (it refuses 128 levels), with
@@ -66,6 +76,27 @@ impl Cached {
     /// The object `value` with the `fieldsV1` of the host's apply entry
     /// on it, taken out of it beforehand ([`crate::facts::applied`]).
     pub fn applied(value: Arc<Value>, applied: Option<&Value>) -> Arc<Self> {
+        let text = Text::Plain(value.to_string().into());
+        Cached::holding(value, text, applied)
+    }
+
+    /// [`Cached::applied`], its text packed by the packer `packer` gives for
+    /// it: its kind's (made from this very text when the kind has none
+    /// yet).
+    pub fn packed(
+        value: Arc<Value>,
+        applied: Option<&Value>,
+        packer: impl FnOnce(&str) -> Arc<Packer>,
+    ) -> Arc<Self> {
+        let text = value.to_string();
+        let text = match packer(&text).pack(&text) {
+            Some(packed) => Text::Packed(packed),
+            None => Text::Plain(text.into()),
+        };
+        Cached::holding(value, text, applied)
+    }
+
+    fn holding(value: Arc<Value>, text: Text, applied: Option<&Value>) -> Arc<Self> {
         let md = &value["metadata"];
         let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
             .as_object()
@@ -75,7 +106,7 @@ impl Cached {
             .collect();
         labels.sort();
         Arc::new(Cached {
-            text: value.to_string().into(),
+            text,
             namespace: boxed(&md["namespace"]),
             name: boxed(&md["name"]),
             resource_version: boxed(&md["resourceVersion"]),
@@ -102,7 +133,7 @@ impl Cached {
             return value;
         }
         let value: Arc<Value> = Arc::new(
-            serde_json::from_str(&self.text).expect("a cached object's text is the JSON it was"),
+            serde_json::from_str(&self.text()).expect("a cached object's text is the JSON it was"),
         );
         *parsed = Arc::downgrade(&value);
         value
@@ -124,9 +155,12 @@ impl Cached {
         object
     }
 
-    /// The object's JSON text.
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The object's JSON text (unpacked, where it is held packed).
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.text {
+            Text::Plain(text) => Cow::Borrowed(text),
+            Text::Packed(packed) => Cow::Owned(packed.unpack()),
+        }
     }
 
     /// Why the host could not read the whole object (nested too deep), if
@@ -182,7 +216,7 @@ impl Cached {
 
 impl std::fmt::Debug for Cached {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.text())
     }
 }
 

@@ -97,7 +97,7 @@ mod tests {
         for _ in 0..3 {
             let text = cached.memo().get_or_insert(MemoKey::Meta, || {
                 made += 1;
-                cached.text().to_owned()
+                cached.text().into_owned()
             });
             assert_eq!(*text, r#"{"metadata":{"name":"a"}}"#);
         }

@@ -14,6 +14,7 @@ pub mod memo;
 pub mod meta;
 pub mod network_policy;
 pub mod nodes;
+pub mod packed;
 pub mod past_cache;
 #[cfg(test)]
 mod robustness;

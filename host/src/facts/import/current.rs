@@ -31,7 +31,7 @@ fn object_of(cached: &Cached) -> Object {
                 .memo()
                 .get_or_insert(MemoKey::Meta, || object_meta(&cached.value())),
         ),
-        json: cached.text().to_owned(),
+        json: cached.text().into_owned(),
     }
 }
 

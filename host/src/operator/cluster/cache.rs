@@ -2,7 +2,7 @@
 //! only what fact derivation needs, and read as the facts' source.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use kube::core::ApiResource;
 use reconciler_conventions::kind::KindRef;
@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::children::bodies::value_digest;
 use crate::children::settling::Unsettled;
 use crate::facts::certificates;
+use crate::facts::packed::Packer;
 use crate::facts::source::{AvailabilityTable, ChildKey};
 use crate::facts::{
     ApplyOutcome, Availability, Cached, ChangeState, ObjectSource, Selector, SourceError,
@@ -79,6 +80,9 @@ pub struct ObjectCache {
     /// deleted while the host runs), "" for the all-namespaces or
     /// cluster-wide watch, each until its watch lists the kind again.
     not_served: RwLock<BTreeSet<String>>,
+    /// The kind's dictionary: each object's text is held packed against
+    /// the first object the cache admitted.
+    packer: OnceLock<Arc<Packer>>,
 }
 
 /// An object before and after a change (`None`: absent).
@@ -108,6 +112,7 @@ impl ObjectCache {
             kind,
             objects: RwLock::default(),
             not_served: RwLock::default(),
+            packer: OnceLock::new(),
         }
     }
 
@@ -149,7 +154,15 @@ impl ObjectCache {
         // The host's apply entry is kept beside the object: no guest reads it.
         let applied = crate::facts::applied::take_applied(&mut slimmed);
         let value = Arc::new(slimmed);
-        (Cached::applied(value.clone(), applied.as_ref()), value)
+        (self.held(value.clone(), applied.as_ref()), value)
+    }
+
+    /// The object as the cache holds it: its text packed with the kind's
+    /// dictionary.
+    fn held(&self, value: Arc<Value>, applied: Option<&Value>) -> Arc<Cached> {
+        Cached::packed(value, applied, |text| {
+            self.packer.get_or_init(|| Packer::new(text)).clone()
+        })
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
@@ -205,7 +218,7 @@ impl ObjectCache {
     /// Stores an object as a cache held it, slimmed already (a captured
     /// fixture's): slimmed again, a ConfigMap's digests would be digested.
     pub(crate) fn apply_held(&self, object: Value) {
-        let object = Cached::new(Arc::new(object));
+        let object = self.held(Arc::new(object), None);
         let key = cached_key(&object);
         self.objects
             .write()
