@@ -7,7 +7,8 @@
 //!    every Widget is labelled with the member rendezvous hashing names
 //!    among the three and its ConfigMap is made and labelled alike
 //!    (convergence). Each replica's cached objects (Widgets and ConfigMaps,
-//!    `reconciler_cached_objects`) over all of them, and its RSS.
+//!    `reconciler_cached_objects`) over all of them, and its RSS, in all
+//!    and per cached object.
 //! 2. While specs keep changing (`BENCH_RATE` a second, one at a time), a
 //!    fourth replica joins; once converged, one leaves (SIGTERM) and one is
 //!    SIGKILLed; converged again on the two left.
@@ -303,9 +304,13 @@ async fn three_replicas(
             &format!("{}: cached objects / all", r.prefix),
             format!("{cached} / {} = {ratio:.3}", 2 * parents),
         );
+        let rss = rss_mib(r.host.pid());
         table.row(
-            &format!("{}: RSS", r.prefix),
-            format!("{:.1} MiB", rss_mib(r.host.pid())),
+            &format!("{}: RSS / per cached object (all of it)", r.prefix),
+            format!(
+                "{rss:.1} MiB / {:.0} B",
+                rss * f64::from(1 << 20) / cached.max(1) as f64
+            ),
         );
     }
     println!("cached objects per replica / all: {worst_ratio:.3}");
