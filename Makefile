@@ -281,7 +281,7 @@ sdks:
 ## OCI image layout tarball, $(IMAGE); prints its digest and size; the
 ## SBOM of the binary's dependencies beside it (cargo-cyclonedx, CycloneDX).
 ## It needs, besides Rust: a C compiler for musl, MUSL_CC (default
-## musl-gcc; ring, psm and wasmtime compile C for the musl target), and Go
+## musl-gcc; ring, psm, wasmtime and zstd compile C for the musl target), and Go
 ## (tools/image). `image-deps` (tools/image-deps) checks both before the
 ## build; with musl-gcc missing it installs Debian's musl-tools when it runs
 ## as root with apt-get (as .ci/run installs packages), else it fails
