@@ -1121,7 +1121,7 @@ fn memory_section(out: &mut Table, cached: &[serde_json::Value], synced_kib: u64
     out.row(
         "average JSON size: as listed / as the cache slims it / packed",
         format!(
-            "{:.0} B / {:.0} B / {:.0} B (packed: each kind's texts against its first, as the cache holds them)",
+            "{:.0} B / {:.0} B / {:.0} B (packed: each kind's texts against its first listed; the cache's dictionary is the first it admitted)",
             listed as f64 / n,
             slimmed as f64 / n,
             packed as f64 / n
@@ -1150,7 +1150,8 @@ fn memory_section(out: &mut Table, cached: &[serde_json::Value], synced_kib: u64
 
 /// The bytes the slimmed `texts` of the `objects` take packed as the
 /// host's caches pack them: each against a dictionary of its kind, made
-/// from the kind's first object (here the first listed).
+/// from the kind's first object (here the first listed; the host's is the
+/// first its cache admitted, which may match the rest less well).
 fn packed_size(objects: &[serde_json::Value], texts: &[String]) -> usize {
     use reconciler_host::facts::packed::Packer;
     let mut packers: BTreeMap<&str, std::sync::Arc<Packer>> = BTreeMap::new();

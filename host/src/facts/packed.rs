@@ -30,7 +30,7 @@ pub struct Packer {
 
 thread_local! {
     /// Each thread's compression and decompression contexts, reused from
-    /// one object to the next (a context is tens of kilobytes).
+    /// one object to the next rather than allocated for each.
     static CONTEXTS: RefCell<(CCtx<'static>, DCtx<'static>)> =
         RefCell::new((CCtx::create(), DCtx::create()));
 }
