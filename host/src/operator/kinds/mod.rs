@@ -189,9 +189,11 @@ impl Registry {
     /// Asks for a pass of every cached object of kind `id`; returns how
     /// many.
     pub(crate) fn requeue_all(&self, id: KindId) -> usize {
-        let objects = self.kind(id).cache.list("", &Default::default());
+        // Keyed from what the cache holds beside each text: no parent is
+        // parsed, nor all of them held parsed at once.
+        let objects = self.kind(id).cache.list_cached("", &Default::default());
         for object in &objects {
-            self.scheduler.add(ParentKey::of(id, object));
+            self.scheduler.add(ParentKey::of_cached(id, object));
         }
         objects.len()
     }

@@ -15,7 +15,7 @@ use std::sync::{Mutex, RwLock};
 use reconciler_conventions::kind::KindRef;
 use serde_json::Value;
 
-use crate::facts::Dependency;
+use crate::facts::{Cached, Dependency};
 use deps::DependencyIndex;
 use queue::{QueueConfig, WorkQueue};
 
@@ -40,6 +40,15 @@ impl ParentKey {
             kind,
             namespace: md["namespace"].as_str().unwrap_or_default().to_owned(),
             name: md["name"].as_str().unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// The key of a cached parent of kind `kind`, read without parsing it.
+    pub(crate) fn of_cached(kind: KindId, object: &Cached) -> Self {
+        ParentKey {
+            kind,
+            namespace: object.namespace().to_owned(),
+            name: object.name().to_owned(),
         }
     }
 }
