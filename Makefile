@@ -5,7 +5,7 @@ TARGET_DIR   := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 WASM_DIR     := $(TARGET_DIR)/wasm32-wasip2/guest
 HOST         := $(TARGET_DIR)/debug/reconciler-host
 GUESTS       := evidenceagent pgtoolboxconsole pgaccessrequest pgadmin
-GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p escape-guest -p secretcheck-guest -p kstatus-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p legacy-v0_3-guest -p legacy-v0_4-guest -p writer-guest -p mirror-guest
+GUEST_CRATES := $(foreach g,$(GUESTS),-p $(g)-guest) -p hostile-guest -p escape-guest -p secretcheck-guest -p kstatus-guest -p legacy-v0_1-guest -p legacy-v0_2-guest -p legacy-v0_3-guest -p legacy-v0_4-guest -p legacy-v0_5-guest -p writer-guest -p mirror-guest
 # The test guests (guests/testing/) that have fixtures.
 TEST_GUESTS_WITH_FIXTURES := kstatus writer
 

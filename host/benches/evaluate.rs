@@ -569,7 +569,7 @@ fn time_wasm_parts(
             );
             black_box(
                 guest
-                    .reconciler_guest0_5_0_reconciler()
+                    .reconciler_guest0_6_0_reconciler()
                     .call_evaluate(&mut store, &input)
                     .expect("evaluates"),
             );
@@ -1515,7 +1515,7 @@ impl Replica {
         let input = scenario.wit_input();
         let guest = self.pre.instantiate(&mut store).expect("instantiates");
         guest
-            .reconciler_guest0_5_0_reconciler()
+            .reconciler_guest0_6_0_reconciler()
             .call_evaluate(&mut store, &input)
             .expect("evaluates")
     }

@@ -332,6 +332,7 @@ mod tests {
                 kind,
                 optional: true,
                 cross_namespace: false,
+                fields: None,
             })
             .collect(),
             ..KindSpec::default()

@@ -1,6 +1,6 @@
 //! Every contract version the host serves loads and runs: components built
-//! against the released 0.1.0, 0.2.0, 0.3.0 and 0.4.0 (the legacy test
-//! guests) next to the current 0.5.0 (the EvidenceAgent, the
+//! against the released 0.1.0, 0.2.0, 0.3.0, 0.4.0 and 0.5.0 (the legacy
+//! test guests) next to the current 0.6.0 (the EvidenceAgent, the
 //! PgAccessRequest), and another version is refused by name.
 
 use reconciler_host_harness::guests as support;
@@ -209,15 +209,61 @@ fn a_0_4_component_deletes_as_an_ordinary_change_and_its_parents_set_both_gates(
     );
 }
 
+/// A 0.5 guest's reads cannot name their fields: it is served whole
+/// objects, where a 0.6 guest naming its fields is served those only.
+#[test]
+fn a_0_5_component_is_served_whole_objects_beside_a_0_6_one_served_its_fields() {
+    let rt = runtime();
+    let gauge = rt
+        .load_file(&support::guest_wasm("legacy-v0_5-guest"))
+        .expect("the 0.5 guest loads");
+    assert_eq!(gauge.contract(), ContractVersion::V0_5);
+    assert_eq!(
+        gauge.spec().reads[0].fields,
+        None,
+        "a 0.5 read names no field"
+    );
+    let escape = rt
+        .load_file(&support::guest_wasm("escape-guest"))
+        .expect("the escape guest loads");
+    assert_eq!(escape.contract(), ContractVersion::V0_6);
+    let mut source = MemorySource::new();
+    source.insert(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "db", "namespace": "ns"},
+        "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 5432}]}}));
+    let source = Arc::new(source);
+    let message = |module: &Module, kind: &str| {
+        let parent = json!({"apiVersion": "testing.reconciler.dev/v1", "kind": kind,
+            "metadata": {"name": "g", "namespace": "ns", "uid": "u1", "generation": 1},
+            "spec": {"attempt": "undeclared-field"}});
+        let evaluated = module.evaluate(EvaluateRequest {
+            parent: &parent,
+            paused: false,
+            settings: &[],
+            source: source.clone(),
+            now: jiff::Timestamp::UNIX_EPOCH,
+        });
+        evaluated.outcome.expect("a verdict").aspects[0]
+            .message
+            .clone()
+    };
+    assert_eq!(message(&gauge, "LegacyGauge"), "clusterIP 10.96.0.10");
+    assert_eq!(
+        message(&escape, "Escape"),
+        "clusterIP absent",
+        "the 0.6 guest declared spec.ports only"
+    );
+}
+
 #[tokio::test]
-async fn a_0_5_component_runs_beside_them_and_withdraws() {
+async fn a_0_6_component_runs_beside_them_and_withdraws() {
     let rt = runtime();
     let _legacy = legacy(&rt);
     let agent = rt
         .load_file(&support::guest_wasm("evidenceagent-guest"))
         .expect("the EvidenceAgent loads");
-    assert_eq!(agent.contract(), ContractVersion::V0_5);
-    assert_eq!(agent.contract_version(), "0.5.0");
+    assert_eq!(agent.contract(), ContractVersion::V0_6);
+    assert_eq!(agent.contract_version(), "0.6.0");
     assert_eq!(agent.spec().parent_gates, ParentGates::ALL);
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../guests/evidenceagent/fixtures/healthy-and-certificate-issued.yaml");
@@ -251,7 +297,7 @@ fn exporting(version: &str) -> Vec<u8> {
 fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served() {
     let rt = runtime();
     let e = rt
-        .load("future", &exporting("0.6.0"))
+        .load("future", &exporting("0.7.0"))
         .err()
         .expect("refused");
     assert!(
@@ -260,17 +306,17 @@ fn another_contract_version_is_refused_naming_what_it_exports_and_what_is_served
     );
     assert_eq!(
         e.to_string(),
-        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.6.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0"
+        "guest future: does not implement the reconciler:guest world: it exports reconciler:guest/reconciler@0.7.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0 and reconciler:guest/reconciler@0.6.0"
     );
     // Importing another version's facts is the same mismatch, named so.
     let importing =
-        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.6.0" (instance)))"#)
+        wat::parse_str(r#"(component (import "reconciler:guest/facts@0.7.0" (instance)))"#)
             .unwrap();
     let e = rt.load("future", &importing).err().expect("refused");
     assert!(matches!(e, LoadError::WorldMismatch { .. }), "{e}");
     assert!(
         e.to_string()
-            .contains("it imports reconciler:guest/facts@0.6.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0"),
+            .contains("it imports reconciler:guest/facts@0.7.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0 and reconciler:guest/reconciler@0.6.0"),
         "{e}"
     );
     // A served version with the wrong shape is told apart: it gets past the

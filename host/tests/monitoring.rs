@@ -72,7 +72,7 @@ fn every_family_sampled() -> Metrics {
         kind: "K".into(),
         guest: "g".into(),
         digest: "d".into(),
-        contract: "0.5.0".into(),
+        contract: "0.6.0".into(),
     });
     for counter in [
         &m.passes,

@@ -497,7 +497,7 @@ async fn a_running_host_swaps_the_javascript_evidenceagent_in_for_the_rust_one_a
     .await;
     let module = |d: &str| {
         format!(
-            "reconciler_module{{kind=\"EvidenceAgent\",guest=\"evidenceagent_guest\",digest=\"{d}\",contract=\"0.5.0\"}}"
+            "reconciler_module{{kind=\"EvidenceAgent\",guest=\"evidenceagent_guest\",digest=\"{d}\",contract=\"0.6.0\"}}"
         )
     };
     assert_eq!(host.sample(&module(&rust_digest)), Some(1.0));

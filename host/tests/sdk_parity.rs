@@ -759,7 +759,7 @@ fn the_python_sdks_constants_are_the_hosts() {
     c.finish();
 }
 
-/// The contract version the SDKs name (`reconciler:guest/facts@0.5.0`) is
+/// The contract version the SDKs name (`reconciler:guest/facts@0.6.0`) is
 /// the one the host serves as current.
 #[test]
 fn the_sdks_name_the_current_contract() {

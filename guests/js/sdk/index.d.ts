@@ -5,12 +5,12 @@
 
 /// <reference path="./contract/contract.d.ts" />
 
-import type * as facts from 'reconciler:guest/facts@0.5.0';
+import type * as facts from 'reconciler:guest/facts@0.6.0';
 import type {
   Change, Condition, ConditionStatus, Evaluation, Gate, KindEvent, KindRef, KindSpec, PauseAnnotation, PrinterColumn,
   ReadDecl, ReasonEntry, Reconciliation, StallRule, Verdict,
-} from 'reconciler:guest/reconciler@0.5.0';
-import type { ControllerRef, ObjectMeta } from 'reconciler:guest/types@0.5.0';
+} from 'reconciler:guest/reconciler@0.6.0';
+import type { ControllerRef, ObjectMeta } from 'reconciler:guest/types@0.6.0';
 
 export type Facts = typeof facts;
 export type { Change, Condition, ConditionStatus, Evaluation, Gate, KindEvent, KindRef, KindSpec, ReasonEntry, Verdict };
@@ -76,6 +76,18 @@ export function kindRef(group: string, version: string, kind: string): KindRef;
 export function reads(kind: KindRef): ReadDecl;
 export function readsOptional(kind: KindRef): ReadDecl;
 export function acrossNamespaces(read: ReadDecl): ReadDecl;
+/**
+ * The same read, naming the fields of the kind's objects the guest reads
+ * (contract 0.6.0, `read-decl.fields`): each a path of field names joined
+ * by `.` (a `.` in a name escaped as `\.`: `data.tls\.crt`), through
+ * every item of a list on its way (`spec.containers.image`). The host
+ * serves those fields only, with `apiVersion`, `kind` and the whole
+ * `metadata`; its caches hold no more than what the kind's readers name.
+ * A fixture whose verdict changes with a field left out fails, naming it.
+ * Without it (`reads`, `readsOptional`) the whole object is served.
+ * Throws a TypeError unless `fields` is an array of non-empty strings.
+ */
+export function withFields(read: ReadDecl, fields: readonly string[]): ReadDecl;
 export function stalls(reason: string): StallRule;
 export function stallsRechecked(reason: string, seconds: number): StallRule;
 export function pause(key: string, value: string): PauseAnnotation;

@@ -2,7 +2,7 @@
 // for a guest built with componentize-js against wit/reconciler.wit.
 //
 // Plain ES module with no import of the contract: a guest's entry imports
-// `reconciler:guest/facts@0.5.0` and hands it to its logic, so the same
+// `reconciler:guest/facts@0.6.0` and hands it to its logic, so the same
 // logic runs under node's test runner against `mock.js`. Types for editors
 // are in index.d.ts and contract/ (generated from the WIT by contract.mjs).
 //
@@ -174,9 +174,50 @@ export class Registry {
 }
 
 export const kindRef = (group, version, kind) => ({ group, version, kind });
-export const reads = (kind) => ({ kind, optional: false, crossNamespace: false });
-export const readsOptional = (kind) => ({ kind, optional: true, crossNamespace: false });
+export const reads = (kind) => ({ kind, optional: false, crossNamespace: false, fields: undefined });
+export const readsOptional = (kind) => ({ kind, optional: true, crossNamespace: false, fields: undefined });
 export const acrossNamespaces = (read) => ({ ...read, crossNamespace: true });
+
+/**
+ * The same read, naming the fields of the kind's objects the guest reads
+ * (contract 0.6.0, `read-decl.fields`): each a path of field names joined
+ * by `.` (a `.` in a name escaped as `\.`: `data.tls\.crt`), through
+ * every item of a list on its way (`spec.containers.image`). The host
+ * serves those fields only, with `apiVersion`, `kind` and the whole
+ * `metadata`; its caches hold no more than what the kind's readers name.
+ * A fixture whose verdict changes with a field left out fails, naming it.
+ * Without it (`reads`, `readsOptional`) the whole object is served.
+ *
+ *   withFields(reads(kindRef('', 'v1', 'Pod')), ['status.phase', 'spec.nodeName'])
+ *
+ * Throws a TypeError naming the argument unless `read` is a read
+ * declaration and `fields` an array of non-empty strings.
+ */
+export function withFields(read, fields) {
+  const signature = 'withFields(read, fields)';
+  if (read === null || typeof read !== 'object' || Array.isArray(read) || read.kind === null || typeof read.kind !== 'object') {
+    throw new TypeError(`${signature}: read must be a read declaration (reads(kind) or readsOptional(kind)), got ${shown(read)}`);
+  }
+  if (!Array.isArray(fields)) {
+    throw new TypeError(`${signature}: fields must be an array of non-empty strings (field paths such as 'spec.replicas'), got ${shown(fields)}`);
+  }
+  fields.forEach((path, i) => {
+    if (typeof path !== 'string' || path === '') {
+      throw new TypeError(`${signature}: fields[${i}] must be a non-empty string (a field path such as 'spec.replicas'), got ${shown(path)}`);
+    }
+  });
+  return { ...read, fields: [...fields] };
+}
+
+/** A value as an argument check's message shows it. */
+function shown(v) {
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'bigint') return `${v}n`;
+  const text = JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+}
+
 export const stalls = (reason) => ({ reason, recheckSeconds: undefined });
 export const stallsRechecked = (reason, seconds) => ({ reason, recheckSeconds: seconds });
 export const pause = (key, value) => ({ key, value });

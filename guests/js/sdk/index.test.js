@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import {
-  Parent, Registry, VerdictBuilder, bound, changeAspect, checkImage, chooseImage, debug, exportGuest, fails, kindRef,
-  kindSpec, keepsContract, notWithdrawn, ok, stalls, unknown,
+  Parent, Registry, VerdictBuilder, acrossNamespaces, bound, changeAspect, checkImage, chooseImage, debug, exportGuest,
+  fails, kindRef, kindSpec, keepsContract, notWithdrawn, ok, reads, readsOptional, stalls, unknown, withFields,
   read, readFailure, remove, repository, withdraw, within, workloadCondition, MAX_MESSAGE_BYTES, PARENT_GATES,
   TRUNCATION_MARKER, ADOPT_ANNOTATION,
 } from './index.js';
@@ -28,6 +28,37 @@ test('a registry lists the common reasons once, then the owned ones', () => {
   const reasons = new Registry('me').common(['SecretNotFound', 'SecretNotFound']).owned([['Mine', 'Only mine.']]).build();
   assert.deepEqual(reasons.map((r) => [r.name, r.owner]), [['SecretNotFound', 'common'], ['Mine', 'me']]);
   assert.throws(() => new Registry('me').common(['NotAReason']), /not a common reason/);
+});
+
+test('a read names no fields (the whole object) unless withFields names them', () => {
+  const pod = kindRef('', 'v1', 'Pod');
+  assert.deepEqual(reads(pod), { kind: pod, optional: false, crossNamespace: false, fields: undefined });
+  assert.deepEqual(readsOptional(pod), { kind: pod, optional: true, crossNamespace: false, fields: undefined });
+  const paths = ['status.phase', 'spec.nodeName', 'data.tls\\.crt'];
+  const read = withFields(reads(pod), paths);
+  assert.deepEqual(read, { kind: pod, optional: false, crossNamespace: false, fields: ['status.phase', 'spec.nodeName', 'data.tls\\.crt'] });
+  // A copy: the caller's array changed later changes no declaration.
+  paths.push('spec.containers');
+  assert.equal(read.fields.length, 3);
+  // The read's other fields are kept, either way round.
+  assert.deepEqual(withFields(acrossNamespaces(readsOptional(pod)), []), { ...acrossNamespaces(readsOptional(pod)), fields: [] });
+  assert.deepEqual(acrossNamespaces(withFields(reads(pod), ['spec'])).fields, ['spec']);
+});
+
+test('withFields refuses what is not a read and a list of field paths, naming the argument', () => {
+  const read = reads(kindRef('', 'v1', 'Pod'));
+  assert.throws(() => withFields(read, 'spec.replicas'), {
+    name: 'TypeError',
+    message: `withFields(read, fields): fields must be an array of non-empty strings (field paths such as 'spec.replicas'), got "spec.replicas"`,
+  });
+  assert.throws(() => withFields(read), /^TypeError: withFields\(read, fields\): fields must be an array of non-empty strings .*, got undefined$/);
+  assert.throws(() => withFields(read, ['spec', '']), {
+    name: 'TypeError',
+    message: `withFields(read, fields): fields[1] must be a non-empty string (a field path such as 'spec.replicas'), got ""`,
+  });
+  assert.throws(() => withFields(read, [['spec']]), /withFields\(read, fields\): fields\[0\] must be a non-empty string .*, got \["spec"\]/);
+  assert.throws(() => withFields(kindRef('', 'v1', 'Pod'), ['spec']), /withFields\(read, fields\): read must be a read declaration/);
+  assert.throws(() => withFields(['spec'], read), /withFields\(read, fields\): read must be a read declaration .*, got \["spec"\]/);
 });
 
 test('images: repository, prefixes of whole components, the default held to the list', () => {

@@ -9,9 +9,9 @@
 import type {
   ApplyOutcome, Availability, CertificateBundleFact, ChangeOutcome, EgressPolicyFact, ExposureFact, ExposureKind,
   JobFact, NetworkPolicyFact, NodePodCidrsFact, ReadError, SecretFact, WorkloadFact, WorkloadState,
-} from 'reconciler:guest/facts@0.5.0';
-import type { Evaluation } from 'reconciler:guest/reconciler@0.5.0';
-import type { ControllerRef, KindRef, Object as ObjectFact, ObjectMeta, Timestamp } from 'reconciler:guest/types@0.5.0';
+} from 'reconciler:guest/facts@0.6.0';
+import type { Evaluation } from 'reconciler:guest/reconciler@0.6.0';
+import type { ControllerRef, KindRef, Object as ObjectFact, ObjectMeta, Timestamp } from 'reconciler:guest/types@0.6.0';
 import type { Facts } from './index.js';
 
 export { kindRef } from './index.js';
@@ -191,6 +191,6 @@ export class MockFacts {
    * name as `name`.
    */
   failing(what: string, name: string, tag?: ReadError['tag']): this;
-  /** The facts interface handed to a guest's `reconcile` (`reconciler:guest/facts@0.5.0`). */
+  /** The facts interface handed to a guest's `reconcile` (`reconciler:guest/facts@0.6.0`). */
   facts(): Facts;
 }

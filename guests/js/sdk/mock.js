@@ -518,7 +518,7 @@ export class MockFacts {
     return controller === undefined ? fact : { ...fact, meta: { ...fact.meta, controller } };
   }
 
-  /** The facts interface a guest's logic reads (`reconciler:guest/facts@0.5.0`). */
+  /** The facts interface a guest's logic reads (`reconciler:guest/facts@0.6.0`). */
   facts() {
     const m = this;
     const lookup = (table, k, namespace) => table.get(`${k} ${namespace}`) ?? table.get(`${k} `);

@@ -15,7 +15,11 @@ export const guest: sdk.GuestLogic = {
     plural: 'typeds',
     aspects: ['KeysPresent'],
     reasons: new sdk.Registry('typed').common(['SecretNotFound']).owned([['Odd', 'An odd reason.']]).build(),
-    reads: [sdk.reads(SECRET)],
+    reads: [
+      sdk.reads(SECRET),
+      sdk.withFields(sdk.readsOptional(sdk.kindRef('', 'v1', 'Service')), ['spec.ports', 'metadata.labels']),
+      sdk.acrossNamespaces(sdk.withFields(sdk.reads(sdk.kindRef('', 'v1', 'ConfigMap')), [])),
+    ],
     stalls: [sdk.stalls(sdk.CONFIGURATION_INVALID)],
     pause: sdk.pause('examples.reconciler.dev/reconcile', 'skip'),
   }),
@@ -63,6 +67,12 @@ sdk.generate('creds', ['password']);
 export const ungated: sdk.GuestLogic = { ...guest, parentGates: () => ['pause'] };
 // @ts-expect-error: a withdrawal's event is a kind event, not a reason
 sdk.withdraw(SECRET, 'a', 'u', 'Deleted');
+// @ts-expect-error: the fields a read names are a list of paths, not one path
+sdk.withFields(sdk.reads(SECRET), 'spec.ports');
+// @ts-expect-error: withFields takes a read declaration, not a kind
+sdk.withFields(SECRET, ['spec.ports']);
+const named: string[] | undefined = sdk.withFields(sdk.reads(SECRET), ['type']).fields;
+export { named };
 declare const facts: Facts;
 // @ts-expect-error: facts.secret takes a namespace and a name
 facts.secret('only-a-name');

@@ -2,8 +2,11 @@
 `spec.attempt` says, and reports what it got in its one aspect's message
 (the Python twin of guests/testing/escape): clock, sleep, random,
 read-file, list-root, connect, resolve, env, stderr (`spec.bytes` bytes,
-then an exception), raise, loop."""
+then an exception), raise, loop, undeclared-field (`spec.clusterIP` of the
+first Service of its namespace, a field its read of Services, which names
+`spec.ports` only, does not declare)."""
 
+import json
 import os
 import random
 import socket
@@ -11,6 +14,8 @@ import sys
 import time
 
 import reconciler_sdk as sdk
+
+SERVICE = sdk.kind_ref("", "v1", "Service")
 
 
 def describe():
@@ -21,10 +26,37 @@ def describe():
         plural="pyescapes",
         aspects=["Escaped"],
         reasons=sdk.registry("escape", [], [("Attempted", "The guest tried what it was told.")]),
+        reads=[sdk.with_fields(sdk.reads(SERVICE), ["spec.ports"])],
     )
 
 
-def attempt(spec):
+def read_error_debug(error):
+    """A `read-error` as the Rust guest's `{e:?}` writes it:
+    `ReadError::NotDeclared("...")` (componentize-py's `ReadError_NotDeclared`)."""
+    return f"{type(error).__name__.replace('_', '::', 1)}({json.dumps(error.value, ensure_ascii=False)})"
+
+
+def member(value, key):
+    """`value[key]` of a JSON object, None for anything else (serde_json's `value[key]`)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def undeclared_field(parent, facts):
+    namespace = member(member(parent, "metadata"), "namespace")
+    listed = sdk.read(lambda: facts.list(SERVICE, namespace if isinstance(namespace, str) else "", []))
+    if listed.error is not None:
+        return f"list refused: {read_error_debug(listed.error)}"
+    if not listed.value:
+        return "no Service"
+    try:
+        service = json.loads(listed.value[0].json)
+    except ValueError:
+        service = None
+    ip = member(member(service, "spec"), "clusterIP")
+    return f"clusterIP {ip if isinstance(ip, str) else 'absent'}"
+
+
+def attempt(spec, parent, facts):
     what = spec.get("attempt")
     if what == "clock":
         return f"wall {time.time()!r}"
@@ -72,13 +104,17 @@ def attempt(spec):
     if what == "loop":
         while True:
             time.sleep(1)
+    if what == "undeclared-field":
+        return undeclared_field(parent, facts)
     return f"nothing to attempt: {what!r}"
 
 
 def reconcile(input, facts):
-    spec = (sdk.parent_json(input) or {}).get("spec") or {}
+    parent = sdk.parent_json(input)
+    parent = parent if isinstance(parent, dict) else {}
+    spec = parent.get("spec") or {}
     verdict = sdk.VerdictBuilder()
-    verdict.aspect(sdk.ok("Escaped", attempt(spec)))
+    verdict.aspect(sdk.ok("Escaped", attempt(spec, parent, facts)))
     return verdict.build(), []
 
 

@@ -1,7 +1,7 @@
 //! The facts a guest reads, as a trait: served by the host's `facts`
 //! import in wasm, and by [`crate::mock::MockFacts`] in native tests.
 
-use crate::bindings::reconciler::guest0_5_0::facts as host;
+use crate::bindings::reconciler::guest0_6_0::facts as host;
 use crate::{
     ApplyOutcome, Availability, CertificateBundleFact, ChangeOutcome, ConfigMapFact,
     EgressPolicyFact, ExposureFact, ExposureKind, JobFact, KindRef, NetworkPolicyFact,

@@ -33,19 +33,19 @@ pub mod testing;
 pub mod verdict;
 pub mod workload;
 
-pub use bindings::exports::reconciler::guest0_5_0::reconciler::{
+pub use bindings::exports::reconciler::guest0_6_0::reconciler::{
     ApplyObject, CaBundle, Change, Condition, ConventionProfile, DeleteObject, Evaluation,
     EventType, Gate, GenerateSecret, KindEvent, KindSpec, PauseAnnotation, PrinterColumn, ReadDecl,
     ReasonEntry, Reconciliation, ServingCertificate, Stall, StallRule, Verdict, Withdrawal,
 };
-pub use bindings::reconciler::guest0_5_0::facts::{
+pub use bindings::reconciler::guest0_6_0::facts::{
     Admission, ApplyOutcome, ApplyRefusal, Availability, CertificateBundleFact, CertificateFact,
     ChangeOutcome, ConfigMapFact, ContainerWaiting, EgressPolicyFact, EgressRuleFact, ExposureFact,
     ExposureKind, Hold, IngressRuleFact, IpBlockFact, JobCondition, JobFact, JobPodFailure,
     JobState, LabelSelectorFact, NetworkPolicyFact, NodeCidrs, NodePodCidrsFact, PeerFact, PodFact,
     PortFact, ReadError, SecretFact, SelectorRequirement, WorkloadFact, WorkloadState,
 };
-pub use bindings::reconciler::guest0_5_0::types::{
+pub use bindings::reconciler::guest0_6_0::types::{
     ConditionStatus, ControllerRef, KindRef, Object, ObjectMeta, Timestamp,
 };
 pub use facts::{Facts, HostFacts};
@@ -236,7 +236,7 @@ macro_rules! export_guest {
         pub struct __ReconcilerGuestExport;
 
         #[cfg(target_arch = "wasm32")]
-        impl $crate::bindings::exports::reconciler::guest0_5_0::reconciler::Guest
+        impl $crate::bindings::exports::reconciler::guest0_6_0::reconciler::Guest
             for __ReconcilerGuestExport
         {
             fn describe() -> $crate::KindSpec {

@@ -322,6 +322,7 @@ pub fn reads(kind: KindRef) -> ReadDecl {
         kind,
         optional: false,
         cross_namespace: false,
+        fields: None,
     }
 }
 
@@ -338,6 +339,7 @@ pub fn reads_optional(kind: KindRef) -> ReadDecl {
         kind,
         optional: true,
         cross_namespace: false,
+        fields: None,
     }
 }
 
@@ -355,6 +357,75 @@ pub fn across_namespaces(read: ReadDecl) -> ReadDecl {
         cross_namespace: true,
         ..read
     }
+}
+
+/// The same read, naming the fields of the kind's objects the guest reads
+/// (contract 0.6.0, `read-decl.fields`): each a path of field names joined
+/// by `.` (a `.` in a name escaped as `\\.`), through every item of a list
+/// on its way. The host serves those fields only, with `apiVersion`,
+/// `kind` and the whole `metadata`; its caches hold no more than what the
+/// kind's readers name. A fixture whose verdict changes with a field left
+/// out fails, naming it.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{kind_ref, reads, with_fields};
+/// let read = with_fields(reads(kind_ref("", "v1", "Pod")), ["status.phase", "spec.nodeName"]);
+/// assert_eq!(read.fields, Some(vec!["status.phase".to_owned(), "spec.nodeName".to_owned()]));
+/// ```
+pub fn with_fields<S: Into<String>>(
+    read: ReadDecl,
+    fields: impl IntoIterator<Item = S>,
+) -> ReadDecl {
+    ReadDecl {
+        fields: Some(fields.into_iter().map(Into::into).collect()),
+        ..read
+    }
+}
+
+/// [`with_fields`], the fields being those the type `T` reads: the type the
+/// guest parses the kind's objects into (`serde_json::from_str::<T>`),
+/// deriving schemars' `JsonSchema` (which follows its serde attributes).
+/// Each field holding no fields of its own is a path; `apiVersion`,
+/// `kind` and `metadata` are always served and left out of the list.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{kind_ref, reads, with_fields_of};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// struct PodRead {
+///     spec: PodSpecRead,
+///     status: Option<PodStatusRead>,
+/// }
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// struct PodSpecRead {
+///     node_name: Option<String>,
+///     containers: Vec<ContainerRead>,
+/// }
+/// #[derive(Deserialize, JsonSchema)]
+/// struct ContainerRead {
+///     image: String,
+/// }
+/// #[derive(Deserialize, JsonSchema)]
+/// struct PodStatusRead {
+///     phase: Option<String>,
+/// }
+///
+/// let read = with_fields_of::<PodRead>(reads(kind_ref("", "v1", "Pod")));
+/// assert_eq!(
+///     read.fields.unwrap(),
+///     ["spec.containers.image", "spec.nodeName", "status.phase"]
+/// );
+/// ```
+///
+/// # Panics
+///
+/// As [`schema_of`] does, when `T` has no structural schema.
+pub fn with_fields_of<T: schemars::JsonSchema>(read: ReadDecl) -> ReadDecl {
+    with_fields(read, schema::field_paths(&schema_value_of::<T>()))
 }
 
 /// A stall, resolved only by a watched change.

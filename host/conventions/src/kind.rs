@@ -196,6 +196,26 @@ pub struct ReadDecl {
     /// Read in other namespaces than the parent's too (contract 0.4.0).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cross_namespace: bool,
+    /// The fields of the kind's objects the guest reads, as paths
+    /// ([`crate::projection::FieldPath`]); none: the whole object
+    /// (contract 0.6.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<String>>,
+}
+
+impl ReadDecl {
+    /// What of the kind's objects the guest is served: the fields it
+    /// declares, or the whole object. Its paths are valid once the spec
+    /// is ([`KindSpec::validate`]).
+    pub fn projection(&self) -> crate::projection::Projection {
+        match &self.fields {
+            None => crate::projection::Projection::Whole,
+            Some(paths) => {
+                crate::projection::Projection::of_paths(paths.iter().map(String::as_str))
+                    .unwrap_or(crate::projection::Projection::Whole)
+            }
+        }
+    }
 }
 
 /// A column of `kubectl get` beside Ready, Reason and Age (the CRD's
@@ -330,6 +350,12 @@ pub enum SpecError {
     BadConditionName(String),
     #[error("read of {0} is declared twice")]
     DuplicateRead(KindRef),
+    #[error("read of {kind} declares the field {path:?}: {why}")]
+    BadFieldPath {
+        kind: Box<KindRef>,
+        path: String,
+        why: Box<crate::projection::FieldPathError>,
+    },
     #[error("write of {0} is declared twice")]
     DuplicateWrite(KindRef),
     #[error("the kind declares it writes itself ({0}); a guest writes its parent's status only")]
@@ -529,6 +555,14 @@ impl KindSpec {
             if !reads.insert(&r.kind) {
                 return Err(SpecError::DuplicateRead(r.kind.clone()));
             }
+            let paths = r.fields.iter().flatten().map(String::as_str);
+            crate::projection::Projection::of_paths(paths).map_err(|(path, why)| {
+                SpecError::BadFieldPath {
+                    kind: Box::new(r.kind.clone()),
+                    path,
+                    why: Box::new(why),
+                }
+            })?;
         }
         let mut writes = BTreeSet::new();
         for w in &self.writes {
@@ -853,9 +887,19 @@ mod tests {
             },
             optional: false,
             cross_namespace: false,
+            fields: None,
         };
-        spec.reads = vec![read.clone(), read];
+        spec.reads = vec![read.clone(), read.clone()];
         assert!(matches!(refused(&spec), SpecError::DuplicateRead(_)));
+        let mut spec = console();
+        spec.reads = vec![ReadDecl {
+            fields: Some(vec!["spec.replicas".to_owned(), "status..x".to_owned()]),
+            ..read
+        }];
+        assert_eq!(
+            refused(&spec).to_string(),
+            "read of apps/v1/Deployment declares the field \"status..x\": a field name in it is empty (two `.` in a row, or one at an end)"
+        );
         let mut spec = console();
         spec.spec_schema = Some("[1]".to_owned());
         assert!(matches!(refused(&spec), SpecError::BadSchema(_)));

@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod kind;
 pub mod message;
+pub mod projection;
 pub mod status;
 pub mod verdict;
 

@@ -2,10 +2,10 @@
 //! versions the host serves. The `facts` import of each version is
 //! implemented in [`crate::facts`]'s `import` module.
 //!
-//! The host serves every released contract version. [`v0_5`] is the current
+//! The host serves every released contract version. [`v0_6`] is the current
 //! one (`wit/reconciler.wit`), named [`current`] everywhere outside this
-//! folder; [`v0_4`], [`v0_3`], [`v0_2`] and [`v0_1`] are the released
-//! 0.4.0, 0.3.0, 0.2.0 and 0.1.0, kept under `wit/deps/`. All derive serde's traits: a version keeps every type
+//! folder; [`v0_5`], [`v0_4`], [`v0_3`], [`v0_2`] and [`v0_1`] are the
+//! released 0.5.0, 0.4.0, 0.3.0, 0.2.0 and 0.1.0, kept under `wit/deps/`. All derive serde's traits: a version keeps every type
 //! of the one before with the same names and shape, so an older value
 //! converts to its current twin (and back) through [`convert`], without a
 //! hand-written conversion per type.
@@ -21,15 +21,24 @@ pub mod version;
 pub use version::ContractVersion;
 
 /// The current contract's `reconciler` interface (what a guest exports).
-pub use current::exports::reconciler::guest0_5_0::reconciler as exports;
+pub use current::exports::reconciler::guest0_6_0::reconciler as exports;
 /// The current contract's `facts` interface (the imports a guest calls).
-pub use current::reconciler::guest0_5_0::facts;
+pub use current::reconciler::guest0_6_0::facts;
 /// The current contract's shared `types`.
-pub use current::reconciler::guest0_5_0::types;
+pub use current::reconciler::guest0_6_0::types;
 /// The current contract version's bindings.
-pub use v0_5 as current;
+pub use v0_6 as current;
 
-/// `reconciler:guest@0.5.0`, the current contract.
+/// `reconciler:guest@0.6.0`, the current contract.
+pub mod v0_6 {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "reconciler:guest/guest@0.6.0",
+        additional_derives: [serde::Serialize, serde::Deserialize],
+    });
+}
+
+/// `reconciler:guest@0.5.0`, the released fifth contract.
 pub mod v0_5 {
     wasmtime::component::bindgen!({
         path: "../wit",

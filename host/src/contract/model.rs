@@ -70,6 +70,7 @@ pub(crate) fn kind_spec(
                 kind: kind_ref(&r.kind),
                 optional: r.optional,
                 cross_namespace: r.cross_namespace,
+                fields: r.fields.clone(),
             })
             .collect(),
         pause: s.pause.map(|p| model::PauseAnnotation {

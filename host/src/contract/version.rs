@@ -14,18 +14,21 @@ pub enum ContractVersion {
     V0_3,
     /// `reconciler:guest@0.4.0`, the released fourth contract.
     V0_4,
-    /// `reconciler:guest@0.5.0`, the current one.
+    /// `reconciler:guest@0.5.0`, the released fifth contract.
     V0_5,
+    /// `reconciler:guest@0.6.0`, the current one.
+    V0_6,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub(crate) const SERVED: [ContractVersion; 5] = [
+    pub(crate) const SERVED: [ContractVersion; 6] = [
         ContractVersion::V0_1,
         ContractVersion::V0_2,
         ContractVersion::V0_3,
         ContractVersion::V0_4,
         ContractVersion::V0_5,
+        ContractVersion::V0_6,
     ];
 
     /// The version, as the WIT package spells it (`0.2.0`).
@@ -36,6 +39,7 @@ impl ContractVersion {
             ContractVersion::V0_3 => "0.3.0",
             ContractVersion::V0_4 => "0.4.0",
             ContractVersion::V0_5 => "0.5.0",
+            ContractVersion::V0_6 => "0.6.0",
         }
     }
 
@@ -98,6 +102,8 @@ mod tests {
         assert_eq!(detected, Ok(ContractVersion::V0_4));
         let detected = detect(["reconciler:guest/reconciler@0.5.0"]);
         assert_eq!(detected, Ok(ContractVersion::V0_5));
+        let detected = detect(["reconciler:guest/reconciler@0.6.0"]);
+        assert_eq!(detected, Ok(ContractVersion::V0_6));
         let both = [
             "reconciler:guest/reconciler@0.1.0",
             "reconciler:guest/reconciler@0.2.0",
@@ -108,8 +114,8 @@ mod tests {
     #[test]
     fn another_version_is_refused_naming_what_it_exports_and_what_is_served() {
         assert_eq!(
-            detect(["reconciler:guest/reconciler@0.6.0"]),
-            Err("it exports reconciler:guest/reconciler@0.6.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0".to_owned())
+            detect(["reconciler:guest/reconciler@0.7.0"]),
+            Err("it exports reconciler:guest/reconciler@0.7.0; this host serves reconciler:guest/reconciler@0.1.0 and reconciler:guest/reconciler@0.2.0 and reconciler:guest/reconciler@0.3.0 and reconciler:guest/reconciler@0.4.0 and reconciler:guest/reconciler@0.5.0 and reconciler:guest/reconciler@0.6.0".to_owned())
         );
         assert!(detect([]).unwrap_err().starts_with("it exports nothing;"));
     }

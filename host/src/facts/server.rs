@@ -9,6 +9,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use reconciler_conventions::kind::KindRef;
+use reconciler_conventions::projection::Projection;
 use serde_json::Value;
 
 use crate::contract::facts::{ReadError, WorkloadFact};
@@ -58,6 +59,9 @@ pub struct FactServer {
     /// the pass's changes answer otherwise, the host evaluates it again
     /// (`facts.change-state`).
     change_states: BTreeMap<ChildKey, Option<ChangeState>>,
+    /// What the guest is served of each kind whose read names its fields
+    /// (`read-decl.fields`): those fields only, in every pass alike.
+    projections: Arc<BTreeMap<KindRef, Projection>>,
 }
 
 impl FactServer {
@@ -89,6 +93,7 @@ impl FactServer {
             across: Arc::default(),
             past_cache_wanted: BTreeSet::new(),
             change_states: BTreeMap::new(),
+            projections: Arc::default(),
         }
     }
 
@@ -103,6 +108,21 @@ impl FactServer {
     pub fn with_cross_namespace(mut self, across: Arc<BTreeSet<KindRef>>) -> Self {
         self.across = across;
         self
+    }
+
+    /// What the guest is served of the kinds whose reads name their fields.
+    pub fn with_projections(mut self, projections: Arc<BTreeMap<KindRef, Projection>>) -> Self {
+        self.projections = projections;
+        self
+    }
+
+    /// An object of `kind` as the guest is served it: its JSON text, with
+    /// only the fields its read declares where it declares them.
+    pub(crate) fn served_text(&self, kind: &KindRef, object: &Cached) -> String {
+        match self.projections.get(kind) {
+            Some(projection) => projection.apply(&object.value()).to_string(),
+            None => object.text().into_owned(),
+        }
     }
 
     /// Serves the pass of `parent`: reads are limited to its namespace (a

@@ -24,7 +24,7 @@ pub use error::{Blame, GuestError, GuestErrorClass, LoadError};
 pub use limits::Limits;
 pub use module::{EvaluateRequest, Evaluated, Module, PassState};
 
-use crate::contract::{v0_1, v0_2, v0_3, v0_4, v0_5};
+use crate::contract::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
 use crate::facts::FactServer;
 use deadline::Deadline;
 use slots::InstanceSlots;
@@ -145,6 +145,9 @@ impl Runtime {
         sandbox::add_to_linker(&mut linker)?;
         // Every served contract version: a component imports the `facts`
         // of the version it was built against.
+        v0_6::Guest::add_to_linker::<PassState, HasSelf<FactServer>>(&mut linker, |state| {
+            &mut state.facts
+        })?;
         v0_5::Guest::add_to_linker::<PassState, HasSelf<FactServer>>(&mut linker, |state| {
             &mut state.facts
         })?;

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use reconciler_conventions::kind::{KindRef, KindSpec, ParentGates};
+use reconciler_conventions::projection::{FieldPath, Projection};
 use reconciler_conventions::verdict::Verdict;
 use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
@@ -23,7 +24,7 @@ use crate::contract::model;
 use crate::contract::model::{Change, Withdrawal};
 use crate::contract::types::{KindRef as WitKindRef, Object};
 use crate::contract::version::{self, ContractVersion};
-use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4, v0_5};
+use crate::contract::{convert as twin, older_kind_spec, v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
 use crate::facts::meta::object_meta;
 use crate::facts::past_cache::ObjectKey;
 use crate::facts::source::ChildKey;
@@ -60,6 +61,8 @@ pub struct Module {
     optional: Arc<BTreeSet<KindRef>>,
     /// Those of them it may read in other namespaces than the parent's.
     across: Arc<BTreeSet<KindRef>>,
+    /// What it is served of those whose reads name their fields.
+    projections: Arc<BTreeMap<KindRef, Projection>>,
     contract: ContractVersion,
     pre: Pre,
     engine: wasmtime::Engine,
@@ -77,6 +80,7 @@ enum Pre {
     V0_3(v0_3::GuestPre<PassState>),
     V0_4(v0_4::GuestPre<PassState>),
     V0_5(v0_5::GuestPre<PassState>),
+    V0_6(v0_6::GuestPre<PassState>),
 }
 
 /// One evaluation's input.
@@ -115,20 +119,18 @@ pub struct Evaluated {
     pub change_states: BTreeMap<ChildKey, Option<ChangeState>>,
 }
 
-/// The contract imports the host provides, in every version it serves
-/// (the WASI ones are [`sandbox::PROVIDED`]).
-const CONTRACT_IMPORT_PREFIXES: &[&str] = &[
-    "reconciler:guest/types@0.1.",
-    "reconciler:guest/facts@0.1.",
-    "reconciler:guest/types@0.2.",
-    "reconciler:guest/facts@0.2.",
-    "reconciler:guest/types@0.3.",
-    "reconciler:guest/facts@0.3.",
-    "reconciler:guest/types@0.4.",
-    "reconciler:guest/facts@0.4.",
-    "reconciler:guest/types@0.5.",
-    "reconciler:guest/facts@0.5.",
-];
+/// Whether `import` is a contract import the host provides: `types` or
+/// `facts` of a version it serves, any patch of it (the WASI ones are
+/// [`sandbox::PROVIDED`]).
+fn contract_import(import: &str) -> bool {
+    ContractVersion::SERVED.iter().any(|v| {
+        let version = v.as_str();
+        let series = &version[..=version.rfind('.').unwrap_or(0)];
+        ["reconciler:guest/types@", "reconciler:guest/facts@"]
+            .iter()
+            .any(|interface| import.starts_with(&format!("{interface}{series}")))
+    })
+}
 
 /// Refuses, before anything is compiled, a component importing what the
 /// host does not link: a contract version it does not serve (a world
@@ -150,11 +152,7 @@ pub fn check_import_names(
 ) -> Result<(), LoadError> {
     let mut refused = Vec::new();
     for import in imports {
-        if CONTRACT_IMPORT_PREFIXES
-            .iter()
-            .any(|p| import.starts_with(p))
-            || sandbox::provides(&import)
-        {
+        if contract_import(&import) || sandbox::provides(&import) {
             continue;
         }
         // Another contract version's import: a contract mismatch, not a
@@ -218,6 +216,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<Module, Loa
         ContractVersion::V0_3 => v0_3::GuestPre::new(instance_pre).map(Pre::V0_3),
         ContractVersion::V0_4 => v0_4::GuestPre::new(instance_pre).map(Pre::V0_4),
         ContractVersion::V0_5 => v0_5::GuestPre::new(instance_pre).map(Pre::V0_5),
+        ContractVersion::V0_6 => v0_6::GuestPre::new(instance_pre).map(Pre::V0_6),
     }
     .map_err(|e| world_mismatch(format!("{e:#}")))?;
     let mut module = Module {
@@ -227,6 +226,7 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<Module, Loa
         declared: Arc::default(),
         optional: Arc::default(),
         across: Arc::default(),
+        projections: Arc::default(),
         contract,
         pre,
         engine: rt.engine.clone(),
@@ -256,6 +256,13 @@ pub(super) fn load(rt: &Runtime, name: &str, bytes: &[u8]) -> Result<Module, Loa
             .iter()
             .filter(|r| r.cross_namespace)
             .map(|r| r.kind.clone())
+            .collect(),
+    );
+    module.projections = Arc::new(
+        spec.reads
+            .iter()
+            .filter(|r| r.fields.is_some())
+            .map(|r| (r.kind.clone(), r.projection()))
             .collect(),
     );
     module.spec = Arc::new(spec);
@@ -381,13 +388,22 @@ impl Module {
         store: &mut Store<PassState>,
     ) -> wasmtime::Result<(WitKindSpec, Vec<WitKindRef>, ParentGates)> {
         match &self.pre {
+            Pre::V0_6(pre) => {
+                let guest = pre.instantiate(&mut *store)?;
+                let reconciler = guest.reconciler_guest0_6_0_reconciler();
+                let spec = reconciler.call_describe(&mut *store)?;
+                let writes = reconciler.call_writes(&mut *store)?;
+                let gates = reconciler.call_parent_gates(&mut *store)?;
+                Ok((spec, writes, model::parent_gates(&gates)))
+            }
             Pre::V0_5(pre) => {
                 let guest = pre.instantiate(&mut *store)?;
                 let reconciler = guest.reconciler_guest0_5_0_reconciler();
                 let spec = reconciler.call_describe(&mut *store)?;
                 let writes = reconciler.call_writes(&mut *store)?;
                 let gates = reconciler.call_parent_gates(&mut *store)?;
-                Ok((spec, writes, model::parent_gates(&gates)))
+                let gates: Vec<_> = twin(gates);
+                Ok((twin(spec), twin(writes), model::parent_gates(&gates)))
             }
             Pre::V0_4(pre) => {
                 let guest = pre.instantiate(&mut *store)?;
@@ -424,11 +440,16 @@ impl Module {
         input: &Evaluation,
     ) -> wasmtime::Result<(WitVerdict, Vec<WitChange>)> {
         match &self.pre {
+            Pre::V0_6(pre) => pre
+                .instantiate(&mut *store)?
+                .reconciler_guest0_6_0_reconciler()
+                .call_reconcile(store, input)
+                .map(|r| (r.verdict, r.changes)),
             Pre::V0_5(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_5_0_reconciler()
-                .call_reconcile(store, input)
-                .map(|r| (r.verdict, r.changes)),
+                .call_reconcile(store, &twin(input))
+                .map(|r| (twin(r.verdict), twin(r.changes))),
             Pre::V0_4(pre) => pre
                 .instantiate(&mut *store)?
                 .reconciler_guest0_4_0_reconciler()
@@ -463,6 +484,7 @@ impl Module {
         let _slot = self.slot()?;
         let mut store = self.store(facts, jiff::Timestamp::UNIX_EPOCH, Seed::default());
         let instantiated = match &self.pre {
+            Pre::V0_6(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_5(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_4(pre) => pre.instantiate(&mut store).map(drop),
             Pre::V0_3(pre) => pre.instantiate(&mut store).map(drop),
@@ -470,6 +492,33 @@ impl Module {
             Pre::V0_1(pre) => pre.instantiate(&mut store).map(drop),
         };
         instantiated.map_err(|e| self.classify(e, &store))
+    }
+
+    /// What the module is served of each kind whose read names its fields.
+    pub fn projections(&self) -> &BTreeMap<KindRef, Projection> {
+        &self.projections
+    }
+
+    /// The same module served `path` of `kind` too: what tells a fixture
+    /// which undeclared field its verdict turns on
+    /// (`crate::fixture::undeclared`).
+    pub fn served_also(&self, kind: &KindRef, path: &FieldPath) -> Module {
+        let mut projections = BTreeMap::clone(&self.projections);
+        if let Some(projection) = projections.get_mut(kind) {
+            projection.add(path);
+        }
+        Module {
+            projections: Arc::new(projections),
+            ..self.clone()
+        }
+    }
+
+    /// The same module served every object whole.
+    pub fn served_whole(&self) -> Module {
+        Module {
+            projections: Arc::default(),
+            ..self.clone()
+        }
     }
 
     /// Evaluates one parent in a fresh store.
@@ -480,6 +529,7 @@ impl Module {
         let facts = FactServer::with_declared(req.source, self.declared.clone(), req.now)
             .with_optional(self.optional.clone())
             .with_cross_namespace(self.across.clone())
+            .with_projections(self.projections.clone())
             .for_parent(req.parent);
         // Declared before the store, so dropped after it: the slot is free
         // again only once the instance is gone.

@@ -348,7 +348,7 @@ impl Drop for SwapHost {
 
 fn module_series(d: &str) -> String {
     format!(
-        "reconciler_module{{kind=\"Hostile\",guest=\"hostile_guest\",digest=\"{d}\",contract=\"0.5.0\"}}"
+        "reconciler_module{{kind=\"Hostile\",guest=\"hostile_guest\",digest=\"{d}\",contract=\"0.6.0\"}}"
     )
 }
 
@@ -984,7 +984,7 @@ async fn new_kind_is_served_once_its_crd_is_installed_and_a_second_claim_is_refu
     .await;
     assert_eq!(
         host.sample(&format!(
-            "reconciler_module{{kind=\"EvidenceAgent\",guest=\"evidenceagent_guest\",digest=\"{}\",contract=\"0.5.0\"}}",
+            "reconciler_module{{kind=\"EvidenceAgent\",guest=\"evidenceagent_guest\",digest=\"{}\",contract=\"0.6.0\"}}",
             digest(&bytes)
         )),
         Some(1.0)

@@ -12,22 +12,35 @@
 // descriptor would come from there); connect: a TCP socket to 127.0.0.1
 // port `spec.port`; fetch: fetch() of `spec.url`; env: the environment and
 // the arguments; stderr: `spec.bytes` bytes of console.error, then a
-// throw; throw; loop. No name lookup: componentize-js 0.23's bindings of
-// `wasi:sockets/ip-name-lookup` fail before calling the host ("Network is
-// not defined"); the Rust and Python escape guests try one.
+// throw; throw; loop; undeclared-field: `spec.clusterIP` of the first
+// Service of its namespace, a field its read of Services (which names
+// `spec.ports` only) does not declare. No name lookup: componentize-js
+// 0.23's bindings of `wasi:sockets/ip-name-lookup` fail before calling the
+// host ("Network is not defined"); the Rust and Python escape guests try
+// one.
 
-import * as facts from 'reconciler:guest/facts@0.5.0';
+import * as facts from 'reconciler:guest/facts@0.6.0';
 import { getArguments, getEnvironment } from 'wasi:cli/environment@0.2.12';
 import { now, subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.12';
 import { getDirectories } from 'wasi:filesystem/preopens@0.2.12';
 import { instanceNetwork } from 'wasi:sockets/instance-network@0.2.12';
 import { createTcpSocket } from 'wasi:sockets/tcp-create-socket@0.2.12';
-import { VerdictBuilder, exportGuest, kindSpec, ok, owned, parentJson } from '../../sdk/index.js';
+import {
+  VerdictBuilder, debug, exportGuest, kindRef, kindSpec, ok, owned, parentJson, read, reads, withFields,
+} from '../../sdk/index.js';
+
+const SERVICE = kindRef('', 'v1', 'Service');
 
 /** A WASI error code (`access-denied`), or the exception's text. */
 const refusal = (e) => (e && e.payload !== undefined ? String(e.payload) : String(e));
 
-function attempt(spec) {
+/** A `read-error` as the Rust guest's `{e:?}` writes it: `ReadError::NotDeclared("...")`. */
+const readErrorDebug = (error) => {
+  const name = error.tag.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+  return `ReadError::${name}(${debug(error.val)})`;
+};
+
+function attempt(spec, parent, facts) {
   switch (spec.attempt) {
     case 'clock':
       return `wall ${Date.now()} ${new Date().toISOString()}`;
@@ -71,6 +84,18 @@ function attempt(spec) {
       throw new Error('told to throw');
     case 'loop':
       for (;;) { /* spin */ }
+    case 'undeclared-field': {
+      const namespace = parent.metadata?.namespace;
+      const listed = read(() => facts.list(SERVICE, typeof namespace === 'string' ? namespace : '', []));
+      if (listed.error) return `list refused: ${readErrorDebug(listed.error)}`;
+      if (listed.value.length === 0) return 'no Service';
+      let service = null;
+      try {
+        service = JSON.parse(listed.value[0].json);
+      } catch { /* as absent */ }
+      const ip = service?.spec?.clusterIP;
+      return `clusterIP ${typeof ip === 'string' ? ip : 'absent'}`;
+    }
     default:
       return `nothing to attempt: ${spec.attempt}`;
   }
@@ -84,10 +109,12 @@ const guest = {
     plural: 'jsescapes',
     aspects: ['Escaped'],
     reasons: [owned('escape', 'Attempted', 'The guest tried what it was told.')],
+    reads: [withFields(reads(SERVICE), ['spec.ports'])],
   }),
-  reconcile(input) {
-    const spec = (parentJson(input) || {}).spec || {};
-    return { verdict: new VerdictBuilder().aspect(ok('Escaped', attempt(spec))).build(), changes: [] };
+  reconcile(input, facts) {
+    const parent = parentJson(input) || {};
+    const spec = parent.spec || {};
+    return { verdict: new VerdictBuilder().aspect(ok('Escaped', attempt(spec, parent, facts))).build(), changes: [] };
   },
 };
 

@@ -14,6 +14,7 @@ then `reconciler_sdk._bindings` generates componentize-py's stubs of
 `reconciler_sdk/wit` for this process (see there).
 """
 
+import dataclasses
 import json
 import sys
 import traceback
@@ -185,7 +186,38 @@ def kind_ref(group: str, version: str, kind: str) -> types.KindRef:
 
 
 def reads(kind: types.KindRef, optional: bool = False) -> r.ReadDecl:
-    return r.ReadDecl(kind=kind, optional=optional, cross_namespace=False)
+    """A read of `kind`'s objects, whole (no fields named: see `with_fields`)."""
+    return r.ReadDecl(kind=kind, optional=optional, cross_namespace=False, fields=None)
+
+
+def with_fields(read: r.ReadDecl, fields: List[str]) -> r.ReadDecl:
+    """The same read, naming the fields of the kind's objects the guest
+    reads (contract 0.6.0, `read-decl.fields`): each a path of field names
+    joined by `.` (a `.` in a name escaped as `\\.`: `data.tls\\.crt`),
+    through every item of a list on its way (`spec.containers.image`). The
+    host serves those fields only, with `apiVersion`, `kind` and the whole
+    `metadata`; its caches hold no more than what the kind's readers name.
+    A fixture whose verdict changes with a field left out fails, naming it.
+    Without it (`reads`) the whole object is served.
+
+        with_fields(reads(kind_ref("", "v1", "Pod")), ["status.phase", "spec.nodeName"])
+
+    Raises TypeError unless `read` is a ReadDecl and `fields` a list (or
+    tuple) of str, ValueError for an empty path."""
+    call = "with_fields(read, fields)"
+    if not isinstance(read, r.ReadDecl):
+        raise TypeError(f"{call}: read must be a ReadDecl (reads(kind)), got {type(read).__name__}")
+    if isinstance(fields, str) or not isinstance(fields, (list, tuple)):
+        raise TypeError(
+            f"{call}: fields must be a list of non-empty str (field paths such as 'spec.replicas'), "
+            f"got {type(fields).__name__}"
+        )
+    for i, path in enumerate(fields):
+        if not isinstance(path, str):
+            raise TypeError(f"{call}: fields[{i}] must be a non-empty str (a field path such as 'spec.replicas'), got {type(path).__name__}")
+        if path == "":
+            raise ValueError(f"{call}: fields[{i}] must be a non-empty str (a field path such as 'spec.replicas'), got ''")
+    return dataclasses.replace(read, fields=list(fields))
 
 
 def stalls(reason: str, recheck_seconds: Optional[int] = None) -> r.StallRule:

@@ -630,7 +630,7 @@ class MockFacts:
         return self
 
     def facts(self) -> "Facts":
-        """The facts a guest's logic reads (`reconciler:guest/facts@0.5.0`)."""
+        """The facts a guest's logic reads (`reconciler:guest/facts@0.6.0`)."""
         return Facts(self)
 
     def _read(self, line: str, what: str, name: str) -> None:

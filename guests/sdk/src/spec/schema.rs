@@ -262,6 +262,42 @@ fn not_structural(schema: &Value, path: &str) -> Option<String> {
     None
 }
 
+/// The paths of the fields a structural schema describes that hold no
+/// fields of their own, through the items of its lists, in order; but for
+/// `apiVersion`, `kind` and `metadata` (always served).
+pub(crate) fn field_paths(schema: &Value) -> Vec<String> {
+    let mut paths = Vec::new();
+    collect_paths(schema, "", &mut paths);
+    paths.retain(|p| {
+        let first = p.split('.').next().unwrap_or_default();
+        !["apiVersion", "kind", "metadata"].contains(&first)
+    });
+    paths.sort();
+    paths
+}
+
+fn collect_paths(schema: &Value, at: &str, out: &mut Vec<String>) {
+    let schema = match schema.get("items") {
+        Some(items) if schema["type"] == "array" => items,
+        _ => schema,
+    };
+    match schema.get("properties").and_then(Value::as_object) {
+        Some(properties) if !properties.is_empty() => {
+            for (name, sub) in properties {
+                let name = name.replace('\\', "\\\\").replace('.', "\\.");
+                let path = if at.is_empty() {
+                    name
+                } else {
+                    format!("{at}.{name}")
+                };
+                collect_paths(sub, &path, out);
+            }
+        }
+        _ if !at.is_empty() => out.push(at.to_owned()),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

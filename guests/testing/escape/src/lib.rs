@@ -10,17 +10,23 @@
 //! panics; `stdout`: writes `spec.bytes` bytes to stdout and reports what
 //! the writes said, then panics when `spec.panic` is true; `exit`: exits
 //! the process with `spec.code`; `loop`: sleeps a second at a time,
-//! forever.
+//! forever; `undeclared-field`: reads `spec.clusterIP` of the first
+//! Service of its namespace, a field its read of Services (which names
+//! `spec.ports` only) does not declare.
 
 use std::io::Write as _;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use reconciler_guest_sdk::verdict::ok;
 use reconciler_guest_sdk::{
-    ConventionProfile, Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, spec,
+    ConventionProfile, Evaluation, Facts, Guest, KindRef, KindSpec, Verdict, VerdictBuilder, spec,
 };
 
 pub struct Escape;
+
+fn service() -> KindRef {
+    spec::kind_ref("", "v1", "Service")
+}
 
 impl Guest for Escape {
     fn describe() -> KindSpec {
@@ -41,14 +47,14 @@ impl Guest for Escape {
             negative_polarity: vec![],
             quiet_reasons: vec![],
             stalls: vec![],
-            reads: vec![],
+            reads: vec![spec::with_fields(spec::reads(service()), ["spec.ports"])],
             pause: None,
             spec_schema: None,
             printer_columns: vec![],
         }
     }
 
-    fn evaluate(input: &Evaluation, _facts: &dyn Facts) -> Verdict {
+    fn evaluate(input: &Evaluation, facts: &dyn Facts) -> Verdict {
         let parent = input.parent_json();
         let spec = &parent["spec"];
         let text = |k: &str| spec[k].as_str().unwrap_or_default().to_owned();
@@ -115,6 +121,21 @@ impl Guest for Escape {
             "loop" => loop {
                 std::thread::sleep(Duration::from_secs(1));
             },
+            "undeclared-field" => {
+                let namespace = parent["metadata"]["namespace"].as_str().unwrap_or_default();
+                match facts.list(&service(), namespace, &[]) {
+                    Ok(services) => services.first().map_or_else(
+                        || "no Service".to_owned(),
+                        |s| {
+                            let service: serde_json::Value =
+                                serde_json::from_str(&s.json).unwrap_or_default();
+                            let ip = service["spec"]["clusterIP"].as_str().unwrap_or("absent");
+                            format!("clusterIP {ip}")
+                        },
+                    ),
+                    Err(e) => format!("list refused: {e:?}"),
+                }
+            }
             other => format!("nothing to attempt: {other:?}"),
         };
         let mut verdict = VerdictBuilder::new();

@@ -1,4 +1,4 @@
-//! The `facts` import of the current contract (0.5.0), served by the recording
+//! The `facts` import of the current contract (0.6.0), served by the recording
 //! reader ([`FactServer`]): each call checks the allow-list, reads through
 //! the reader (which records the read) and answers in the contract's types.
 
@@ -22,16 +22,17 @@ use crate::facts::network_policy::{egress_policy_fact, network_policy_fact};
 use crate::facts::nodes::{MAX_NODES, from_nodes, node_cidrs, too_many};
 use crate::facts::{ApplyOutcome, Availability, Cached, ChangeState, FactServer, Hold, Selector};
 
-/// The contract's `Object` of a cached object: metadata, derived once per
-/// version of the object, and the JSON text the cache holds.
-fn object_of(cached: &Cached) -> Object {
+/// The contract's `Object` of a cached object of `kind`: metadata, derived
+/// once per version of the object, and its JSON text as the guest is
+/// served it (only the fields its read declares, where it declares them).
+fn object_of(facts: &FactServer, kind: &KindRef, cached: &Cached) -> Object {
     Object {
         meta: wit_types::ObjectMeta::clone(
             &cached
                 .memo()
                 .get_or_insert(MemoKey::Meta, || object_meta(&cached.value())),
         ),
-        json: cached.text().into_owned(),
+        json: facts.served_text(kind, cached),
     }
 }
 
@@ -113,7 +114,7 @@ impl wit::Host for FactServer {
         self.allow(&kind, "facts.get")?;
         Ok(self
             .read_object(&kind, &namespace, &name)?
-            .map(|o| object_of(&o)))
+            .map(|o| object_of(self, &kind, &o)))
     }
 
     fn list(
@@ -129,7 +130,7 @@ impl wit::Host for FactServer {
         Ok(self
             .read_list(&kind, &namespace, selector)?
             .iter()
-            .map(|o| object_of(o))
+            .map(|o| object_of(self, &kind, o))
             .collect())
     }
 
@@ -309,7 +310,7 @@ impl wit::Host for FactServer {
         Ok(self
             .read_children(&kind)?
             .iter()
-            .map(|c| object_of(c))
+            .map(|c| object_of(self, &kind, c))
             .collect())
     }
 

@@ -2,7 +2,7 @@
 //! implemented on [`crate::facts::FactServer`] (one WIT interface per
 //! module, as Spin's host capabilities are): [`current`], the current
 //! contract's, in a file named for no version, so a version bump adds a
-//! small delegate and moves nothing; `v0_4`, `v0_3`, `v0_2` and `v0_1`,
+//! small delegate and moves nothing; `v0_5`, `v0_4`, `v0_3`, `v0_2` and `v0_1`,
 //! the older imports, each a list of the functions it has, delegated to
 //! their current namesakes by [`delegate_facts!`].
 
@@ -145,6 +145,16 @@ macro_rules! delegated {
             convert(Current::job(self, namespace, name))
         }
     };
+    (change_state, $f:ident, $t:ident) => {
+        fn change_state(
+            &mut self,
+            kind: $t::KindRef,
+            namespace: String,
+            name: String,
+        ) -> Option<$f::ChangeOutcome> {
+            convert(Current::change_state(self, convert(kind), namespace, name))
+        }
+    };
     (egress_policies, $f:ident, $t:ident) => {
         fn egress_policies(
             &mut self,
@@ -178,3 +188,4 @@ mod v0_1;
 mod v0_2;
 mod v0_3;
 mod v0_4;
+mod v0_5;

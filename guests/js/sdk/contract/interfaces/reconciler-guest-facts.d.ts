@@ -1,5 +1,5 @@
 /// <reference path="./reconciler-guest-types.d.ts" />
-declare module 'reconciler:guest/facts@0.5.0' {
+declare module 'reconciler:guest/facts@0.6.0' {
   /**
    * The clock of this pass (fixed for the whole pass).
    */
@@ -97,11 +97,11 @@ declare module 'reconciler:guest/facts@0.5.0' {
    * changes are made, or a child the guest does not ask for).
    */
   export function changeState(kind: KindRef, namespace: string, name: string): ChangeOutcome | undefined;
-  export type Timestamp = import('reconciler:guest/types@0.5.0').Timestamp;
-  export type KindRef = import('reconciler:guest/types@0.5.0').KindRef;
-  export type ObjectMeta = import('reconciler:guest/types@0.5.0').ObjectMeta;
-  export type Object = import('reconciler:guest/types@0.5.0').Object;
-  export type ConditionStatus = import('reconciler:guest/types@0.5.0').ConditionStatus;
+  export type Timestamp = import('reconciler:guest/types@0.6.0').Timestamp;
+  export type KindRef = import('reconciler:guest/types@0.6.0').KindRef;
+  export type ObjectMeta = import('reconciler:guest/types@0.6.0').ObjectMeta;
+  export type Object = import('reconciler:guest/types@0.6.0').Object;
+  export type ConditionStatus = import('reconciler:guest/types@0.6.0').ConditionStatus;
   /**
    * Why a read could not be served.
    */

@@ -1,5 +1,5 @@
 /// <reference path="./reconciler-guest-types.d.ts" />
-declare module 'reconciler:guest/reconciler@0.5.0' {
+declare module 'reconciler:guest/reconciler@0.6.0' {
   export function describe(): KindSpec;
   export function evaluate(input: Evaluation): Verdict;
   /**
@@ -18,10 +18,10 @@ declare module 'reconciler:guest/reconciler@0.5.0' {
    * create the parent must not hold back what the operator decided).
    */
   export function parentGates(): Array<Gate>;
-  export type Timestamp = import('reconciler:guest/types@0.5.0').Timestamp;
-  export type KindRef = import('reconciler:guest/types@0.5.0').KindRef;
-  export type Object = import('reconciler:guest/types@0.5.0').Object;
-  export type ConditionStatus = import('reconciler:guest/types@0.5.0').ConditionStatus;
+  export type Timestamp = import('reconciler:guest/types@0.6.0').Timestamp;
+  export type KindRef = import('reconciler:guest/types@0.6.0').KindRef;
+  export type Object = import('reconciler:guest/types@0.6.0').Object;
+  export type ConditionStatus = import('reconciler:guest/types@0.6.0').ConditionStatus;
   /**
    * How the host reports status for the kind.
    * # Variants
@@ -81,6 +81,21 @@ declare module 'reconciler:guest/reconciler@0.5.0' {
      * what it reads there is the guest's business (a grant it reads).
      */
     crossNamespace: boolean,
+    /**
+     * Since 0.6.0: the fields of the kind's objects the guest reads
+     * through `facts.get` and `facts.list`, each a path of field names
+     * joined by `.` (`spec.replicas`, `status.conditions`, a `.` inside
+     * a name escaped as `\.`: `data.tls\.crt`). A path keeps its field
+     * with everything under it, through every item of a list on its
+     * way (`spec.containers.image`). `apiVersion`, `kind` and the
+     * whole `metadata` are always served. Every other field reads as
+     * absent, in the operator as in `test` and `capture` (where a
+     * fixture whose verdict changes with a field left out fails, naming
+     * the field and the read). `none`: the whole object, as before
+     * 0.6.0. The typed facts the host derives (`workload`, `job`,
+     * `exposure` ...) are unaffected: the host keeps what they need.
+     */
+    fields?: Array<string>,
   }
   /**
    * The annotation that pauses reconciliation, e.g.

@@ -1,4 +1,4 @@
-declare module 'reconciler:guest/types@0.5.0' {
+declare module 'reconciler:guest/types@0.6.0' {
   /**
    * A point in time: seconds and nanoseconds since the Unix epoch, UTC.
    */
