@@ -90,6 +90,7 @@ fn every_family_sampled() -> Metrics {
         &m.refused_namespaces,
         &m.queue_depth,
         &m.cached_objects,
+        &m.cached_bytes,
         &m.plans_pending,
         &m.plan_oldest_pending_seconds,
         &m.parent_unpassed_seconds,

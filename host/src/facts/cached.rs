@@ -41,6 +41,10 @@ pub struct Cached {
     /// beside the object rather than in it: no guest reads it, and only
     /// whether a change settles asks for it ([`Cached::with_applied`]).
     applied: Option<Box<str>>,
+    /// The epoch of its cache's projection it was held under
+    /// (`crate::operator::cluster::projected`): an object of an earlier
+    /// one lacks what a wider projection keeps.
+    epoch: u32,
     memo: Memo,
 }
 
@@ -77,15 +81,16 @@ impl Cached {
     /// on it, taken out of it beforehand ([`crate::facts::applied`]).
     pub fn applied(value: Arc<Value>, applied: Option<&Value>) -> Arc<Self> {
         let text = Text::Plain(value.to_string().into());
-        Cached::holding(value, text, applied)
+        Cached::holding(value, text, applied, 0)
     }
 
     /// [`Cached::applied`], its text packed by the packer `packer` gives for
     /// it: its kind's (made from this very text when the kind has none
-    /// yet).
+    /// yet); held under its cache's projection of epoch `epoch`.
     pub fn packed(
         value: Arc<Value>,
         applied: Option<&Value>,
+        epoch: u32,
         packer: impl FnOnce(&str) -> Arc<Packer>,
     ) -> Arc<Self> {
         let text = value.to_string();
@@ -93,10 +98,10 @@ impl Cached {
             Some(packed) => Text::Packed(packed),
             None => Text::Plain(text.into()),
         };
-        Cached::holding(value, text, applied)
+        Cached::holding(value, text, applied, epoch)
     }
 
-    fn holding(value: Arc<Value>, text: Text, applied: Option<&Value>) -> Arc<Self> {
+    fn holding(value: Arc<Value>, text: Text, applied: Option<&Value>, epoch: u32) -> Arc<Self> {
         let md = &value["metadata"];
         let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
             .as_object()
@@ -119,6 +124,7 @@ impl Cached {
                 .and_then(Value::as_str)
                 .map(Into::into),
             applied: applied.map(|fields| fields.to_string().into()),
+            epoch,
             memo: Memo::default(),
         })
     }
@@ -155,12 +161,25 @@ impl Cached {
         object
     }
 
+    /// The bytes held for its text: the packed frame, or the text.
+    pub fn held_len(&self) -> usize {
+        match &self.text {
+            Text::Plain(text) => text.len(),
+            Text::Packed(packed) => packed.packed_len(),
+        }
+    }
+
     /// The object's JSON text (unpacked, where it is held packed).
     pub fn text(&self) -> Cow<'_, str> {
         match &self.text {
             Text::Plain(text) => Cow::Borrowed(text),
             Text::Packed(packed) => Cow::Owned(packed.unpack()),
         }
+    }
+
+    /// The epoch of its cache's projection it was held under.
+    pub(crate) fn epoch(&self) -> u32 {
+        self.epoch
     }
 
     /// Why the host could not read the whole object (nested too deep), if

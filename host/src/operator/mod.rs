@@ -155,6 +155,11 @@ pub async fn run_with(
     let (watches, registry, changes) = startup::caches(
         &client, &config, &modules, &scopes, health, partition, evaluator,
     );
+    // The caches hold what the modules read, from their first listing.
+    crate::operator::cluster::projections::set(
+        registry.source(),
+        modules.iter().map(|m| &**m.spec()),
+    );
     let mut synced = startup::watch_reads(&watches, &registry, &reads, &required).await?;
     let workers = Arc::new(Workers::new(liveness.clone()));
     let serving = Serving {

@@ -15,7 +15,8 @@ use crate::operator::replica::liveness::Liveness;
 use crate::operator::replica::metrics::Metrics;
 use crate::plan::record::{self, Phase, Plan};
 
-/// Keeps `reconciler_queue_depth`, `reconciler_cached_objects`, `reconciler_dependency_entries`,
+/// Keeps `reconciler_queue_depth`, `reconciler_cached_objects` and `reconciler_cached_bytes`,
+/// `reconciler_dependency_entries`,
 /// `reconciler_stuck_seconds` (and the liveness's waiting work), `reconciler_plans_pending` and
 /// `reconciler_plan_oldest_pending_seconds`, `reconciler_parent_unpassed_seconds` current, every second, from what
 /// the host holds: no request.
@@ -38,11 +39,10 @@ pub(super) async fn every_second(registry: Arc<Registry>, liveness: Arc<Liveness
         metrics
             .stuck_seconds
             .set(gauge(liveness.stuck_for().as_secs()));
-        for (kind, size) in registry.source().cache_sizes() {
-            metrics
-                .cached_objects
-                .get_or_create(&Metrics::kind(&kind.kind))
-                .set(gauge(size));
+        for (kind, size, bytes) in registry.source().cache_sizes() {
+            let kind = Metrics::kind(&kind.kind);
+            metrics.cached_objects.get_or_create(&kind).set(gauge(size));
+            metrics.cached_bytes.get_or_create(&kind).set(gauge(bytes));
         }
         metrics
             .dependency_entries

@@ -46,6 +46,9 @@ struct Variants {
     drop_reason: Vec<u8>,
     trap: Vec<u8>,
     message: Vec<u8>,
+    /// Reads Services naming `spec.ports`, or the whole `spec`.
+    service_ports: Vec<u8>,
+    service_spec: Vec<u8>,
     crd: CustomResourceDefinition,
     dir: PathBuf,
     cache_dir: PathBuf,
@@ -64,9 +67,19 @@ fn variants() -> &'static Variants {
         let drop_reason = build(Some("variant-drop-reason"));
         let trap = build(Some("variant-trap"));
         let message = build(Some("variant-message"));
+        let service_ports = build(Some("variant-service-ports"));
+        let service_spec = build(Some("variant-service-spec"));
         // The plain guest last: other test binaries expect it in place.
         let base = build(None);
-        let variants = [&base, &drop_reason, &trap, &message].map(|b| digest(b));
+        let variants = [
+            &base,
+            &drop_reason,
+            &trap,
+            &message,
+            &service_ports,
+            &service_spec,
+        ]
+        .map(|b| digest(b));
         for (i, d) in variants.iter().enumerate() {
             assert!(
                 !variants[..i].contains(d),
@@ -94,6 +107,8 @@ fn variants() -> &'static Variants {
             drop_reason,
             trap,
             message,
+            service_ports,
+            service_spec,
             crd,
             dir,
             cache_dir,
@@ -906,6 +921,95 @@ async fn removed_module_stops_the_kind_and_a_returning_one_resumes() {
     let swapped = host.lines_with(&["swapped in guest hostile_guest", "file was removed"]);
     assert_eq!(swapped.len(), 1, "{swapped:?}");
     assert_eq!(host.sample(&module_series(&digest(&v.message))), Some(1.0));
+    host.finish();
+    ns.cleanup().await.unwrap();
+}
+
+/// A swap to a module reading more of a kind (a field its read now names)
+/// lists the kind again before the module's first pass, which reads the
+/// field; a swap back to one reading less lists nothing, and the cache
+/// holds less of each object from its next version on
+/// (`reconciler_cached_bytes`). Contract 0.6.0's `read-decl.fields`.
+#[tokio::test]
+async fn a_wider_read_is_listed_before_its_first_pass_and_a_narrower_one_frees_the_cache() {
+    let v = variants();
+    let ns = namespace("swap-fields").await;
+    let dir = guests_dir("fields");
+    let client = ns.client();
+    objects::create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"},
+               "spec": {"ports": [{"port": 5432}]}}),
+    )
+    .await;
+    let services = objects::api(&client, ns.name(), "v1", "Service");
+    let cluster_ip = get(&services, "db").await["spec"]["clusterIP"]
+        .as_str()
+        .expect("the API server gave the Service a cluster IP")
+        .to_owned();
+    place(&dir, FILE, &v.service_ports);
+    // A probation of one pass: the module swapped out stops counting once
+    // the new one passed once.
+    let host = SwapHost::start(ns.name(), &dir, &["--rollback-window", "1"]).await;
+    let api = hostiles(&ns);
+    objects::create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "h0"},
+               "spec": {"behavior": "service-ip"}}),
+    )
+    .await;
+    wait_messages(&api, &[("h0".into(), "clusterIP absent".into())]).await;
+    let held = "reconciler_cached_bytes{kind=\"Service\"}";
+    let narrow = eventually("the Service cache's bytes", async || {
+        host.sample(held).filter(|b| *b > 0.0).ok_or(())
+    })
+    .await;
+    let relisted = || host.lines_with(&["listing it again", "v1/Service"]).len();
+    assert_eq!(relisted(), 0, "the first listing held spec.ports already");
+
+    // Wider: the first pass after the swap reads the new field. It is the
+    // only pass (nothing else changes), so the field was in the cache
+    // before it ran.
+    place(&dir, FILE, &v.service_spec);
+    wait_messages(&api, &[("h0".into(), format!("clusterIP {cluster_ip}"))]).await;
+    assert_eq!(relisted(), 1, "the Services were listed again, once");
+    let wide = eventually("the Service cache holding more", async || {
+        host.sample(held)
+            .filter(|b| *b > narrow)
+            .ok_or(host.sample(held))
+    })
+    .await;
+
+    // Narrower: served what it declares at once; the cache shrinks as the
+    // Service's next version arrives, once the module swapped out no
+    // longer counts (its probation ended after one pass).
+    place(&dir, FILE, &v.service_ports);
+    wait_messages(&api, &[("h0".into(), "clusterIP absent".into())]).await;
+    eventually("the probation ended", async || {
+        match host
+            .lines_with(&["swapped-in module kept after its rollback window"])
+            .len()
+        {
+            2 => Ok(()),
+            n => Err(n),
+        }
+    })
+    .await;
+    objects::merge(&services, "db", json!({"metadata": {"labels": {"t": "1"}}})).await;
+    eventually("the Service cache holding less", async || {
+        host.sample(held)
+            .filter(|b| *b < wide)
+            .ok_or(host.sample(held))
+    })
+    .await;
+    assert_eq!(relisted(), 1, "a narrower read lists nothing");
+    assert_eq!(
+        host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
+        Some(2.0)
+    );
+    assert_eq!(host.problems(), Vec::<String>::new());
     host.finish();
     ns.cleanup().await.unwrap();
 }

@@ -1,18 +1,40 @@
 //! A test guest whose parent's `spec.behavior` picks how it misbehaves:
 //! `loop` spins forever, `allocate` grows memory without bound, `panic`
 //! panics, `bad-reason` returns an unregistered reason, `undeclared-read`
-//! reads a kind it did not declare; anything else returns a healthy verdict
-//! whose message is the parent's `spec.message`.
+//! reads a kind it did not declare, `service-ip` says the `spec.clusterIP`
+//! of the first Service of its namespace as it reads it (its
+//! `variant-service-*` builds declare the read); anything else returns a
+//! healthy verdict whose message is the parent's `spec.message`.
 //!
 //! The `variant-*` features build the variants the host's hot-swap tests
 //! swap in (see Cargo.toml).
 
 use reconciler_guest_sdk::verdict::{fails, ok};
 use reconciler_guest_sdk::{
-    ConventionProfile, Evaluation, Facts, Guest, KindSpec, Verdict, VerdictBuilder, spec,
+    ConventionProfile, Evaluation, Facts, Guest, KindRef, KindSpec, ReadDecl, Verdict,
+    VerdictBuilder, spec,
 };
 
 pub struct Hostile;
+
+fn service() -> KindRef {
+    spec::kind_ref("", "v1", "Service")
+}
+
+/// The reads of the `variant-service-*` builds; none otherwise.
+fn service_reads() -> Vec<ReadDecl> {
+    let fields: &[&str] = if cfg!(feature = "variant-service-ports") {
+        &["spec.ports"]
+    } else if cfg!(feature = "variant-service-spec") {
+        &["spec"]
+    } else {
+        return vec![];
+    };
+    vec![spec::with_fields(
+        spec::reads(service()),
+        fields.iter().copied(),
+    )]
+}
 
 impl Guest for Hostile {
     fn describe() -> KindSpec {
@@ -37,7 +59,7 @@ impl Guest for Hostile {
             negative_polarity: vec![],
             quiet_reasons: vec![],
             stalls: vec![],
-            reads: vec![],
+            reads: service_reads(),
             pause: None,
             spec_schema: None,
             printer_columns: vec![],
@@ -58,6 +80,22 @@ impl Guest for Hostile {
             "panic" => panic!("told to panic"),
             "bad-reason" => {
                 verdict.aspect(fails("Behaving", "NotInTheRegistry", ""));
+            }
+            "service-ip" => {
+                let namespace = &input.parent.meta.namespace;
+                let said = match facts.list(&service(), namespace, &[]) {
+                    Ok(services) => services.first().map_or_else(
+                        || "no Service".to_owned(),
+                        |s| {
+                            let s: serde_json::Value =
+                                serde_json::from_str(&s.json).unwrap_or_default();
+                            let ip = s["spec"]["clusterIP"].as_str().unwrap_or("absent");
+                            format!("clusterIP {ip}")
+                        },
+                    ),
+                    Err(e) => format!("{e:?}"),
+                };
+                verdict.aspect(ok("Behaving", said));
             }
             "undeclared-read" => {
                 let read = facts.secret(&input.parent.meta.namespace, "anything");

@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use kube::core::ApiResource;
 use reconciler_conventions::kind::KindRef;
+use reconciler_conventions::projection::Projection;
 use serde_json::Value;
 
 use crate::children::bodies::value_digest;
@@ -18,6 +19,7 @@ use crate::facts::{
 };
 use crate::operator::cluster::managed_fields::slim_managed_fields;
 use crate::operator::cluster::objects::{Key, Objects};
+use crate::operator::cluster::projected::Projected;
 
 /// What a watch reports to the dispatcher: what changed in a cache.
 #[derive(Debug, Clone)]
@@ -83,6 +85,8 @@ pub struct ObjectCache {
     /// The kind's dictionary: each object's text is held packed against
     /// the first object the cache admitted.
     packer: OnceLock<Arc<Packer>>,
+    /// What it holds of each object: what the kind's readers declare.
+    projected: Projected,
 }
 
 /// An object before and after a change (`None`: absent).
@@ -113,6 +117,7 @@ impl ObjectCache {
             objects: RwLock::default(),
             not_served: RwLock::default(),
             packer: OnceLock::new(),
+            projected: Projected::default(),
         }
     }
 
@@ -143,8 +148,9 @@ impl ObjectCache {
         }
     }
 
-    /// Typed (a list's items carry no `apiVersion` and `kind`) and slimmed;
-    /// with the parsed object, which the `Cached` shares while it is held.
+    /// Typed (a list's items carry no `apiVersion` and `kind`), slimmed
+    /// and projected; with the parsed object, which the `Cached` shares
+    /// while it is held.
     fn admit(&self, mut object: Value) -> (Arc<Cached>, Arc<Value>) {
         if let Some(o) = object.as_object_mut() {
             o.insert("apiVersion".into(), Value::String(self.kind.api_version()));
@@ -153,16 +159,22 @@ impl ObjectCache {
         let mut slimmed = slim(object);
         // The host's apply entry is kept beside the object: no guest reads it.
         let applied = crate::facts::applied::take_applied(&mut slimmed);
-        let value = Arc::new(slimmed);
-        (self.held(value.clone(), applied.as_ref()), value)
+        let (epoch, projection) = self.projected.current();
+        let value = Arc::new(Projected::apply(&projection, slimmed));
+        (self.held(value.clone(), applied.as_ref(), epoch), value)
     }
 
     /// The object as the cache holds it: its text packed with the kind's
     /// dictionary.
-    fn held(&self, value: Arc<Value>, applied: Option<&Value>) -> Arc<Cached> {
-        Cached::packed(value, applied, |text| {
+    fn held(&self, value: Arc<Value>, applied: Option<&Value>, epoch: u32) -> Arc<Cached> {
+        Cached::packed(value, applied, epoch, |text| {
             self.packer.get_or_init(|| Packer::new(text)).clone()
         })
+    }
+
+    /// What the cache holds of each object, and how far its watches listed.
+    pub(crate) fn projected(&self) -> &Projected {
+        &self.projected
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
@@ -218,7 +230,7 @@ impl ObjectCache {
     /// Stores an object as a cache held it, slimmed already (a captured
     /// fixture's): slimmed again, a ConfigMap's digests would be digested.
     pub(crate) fn apply_held(&self, object: Value) {
-        let object = self.held(Arc::new(object), None);
+        let object = self.held(Arc::new(object), None, self.projected.current().0);
         let key = cached_key(&object);
         self.objects
             .write()
@@ -253,8 +265,11 @@ impl ObjectCache {
 
     /// Replaces everything in `namespace` (every namespace when empty) by
     /// a fresh listing; returns what changed. An object listed at the
-    /// `resourceVersion` the cache holds keeps its memo.
+    /// `resourceVersion` the cache holds keeps its memo, unless it was
+    /// held under a projection since widened: it is held again, whole as
+    /// the projection keeps it now, and nothing changed.
     pub fn replace(&self, namespace: &str, listed: Vec<Value>) -> Vec<Transition> {
+        let epoch = self.projected.current().0;
         let mut objects = self.objects.write().expect("cache lock");
         let mut fresh: HashMap<Key, (Arc<Cached>, Arc<Value>)> = listed
             .into_iter()
@@ -277,7 +292,9 @@ impl ObjectCache {
             let version =
                 |o: &Cached| Some(o.resource_version().to_owned()).filter(|v| !v.is_empty());
             let held = objects.get(&k);
-            if held.is_some_and(|o| version(o).is_some() && version(o) == version(&new)) {
+            if held.is_some_and(|o| {
+                version(o).is_some() && version(o) == version(&new) && o.epoch() == epoch
+            }) {
                 continue;
             }
             let old = objects.insert(k, new.clone());
@@ -293,6 +310,14 @@ impl ObjectCache {
 
     pub fn len(&self) -> usize {
         self.objects.read().expect("cache lock").len()
+    }
+
+    /// The bytes of the objects' text as held (packed).
+    pub fn held_bytes(&self) -> usize {
+        self.list_cached("", &Selector::default())
+            .iter()
+            .map(|o| o.held_len())
+            .sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -395,6 +420,9 @@ pub struct ClusterSource {
     changes: RwLock<HashMap<ChildKey, ChangeState>>,
     /// The children whose last apply did not settle (the loop breaker).
     unsettled: RwLock<HashMap<ChildKey, Unsettled>>,
+    /// What each kind's cache holds of its objects
+    /// ([`super::projections`]): a kind not named is held whole.
+    projections: RwLock<BTreeMap<KindRef, Projection>>,
 }
 
 impl ClusterSource {
@@ -417,12 +445,14 @@ impl ClusterSource {
     }
 
     /// How many objects each cached kind holds.
-    pub fn cache_sizes(&self) -> Vec<(KindRef, usize)> {
+    /// Each kind's cached objects: how many, and the bytes of their text
+    /// as held.
+    pub fn cache_sizes(&self) -> Vec<(KindRef, usize, usize)> {
         self.caches
             .read()
             .expect("caches lock")
             .iter()
-            .map(|(k, c)| (k.clone(), c.len()))
+            .map(|(k, c)| (k.clone(), c.len(), c.held_bytes()))
             .collect()
     }
 
@@ -537,12 +567,46 @@ impl ClusterSource {
     }
 
     pub fn add_kind(&self, kind: KindRef) -> Arc<ObjectCache> {
+        // Locked before the caches, as `set_projections` does: a cache added
+        // meanwhile is held as the projections of the moment say.
+        let projections = self.projections.read().expect("projections lock");
         self.caches
             .write()
             .expect("caches lock")
             .entry(kind.clone())
-            .or_insert_with(|| Arc::new(ObjectCache::new(kind)))
+            .or_insert_with(|| {
+                let cache = ObjectCache::new(kind);
+                if let Some(projection) = projections.get(cache.kind()) {
+                    cache.projected.set(projection.clone());
+                }
+                Arc::new(cache)
+            })
             .clone()
+    }
+
+    /// Holds of each kind's objects what `projections` names (a kind it
+    /// does not name: whole), in the caches there are and those added
+    /// later; returns the caches that widened, each with the epoch its
+    /// watches are to list at ([`Projected::set`]).
+    pub(crate) fn set_projections(
+        &self,
+        projections: BTreeMap<KindRef, Projection>,
+    ) -> Vec<(Arc<ObjectCache>, u32)> {
+        let mut held = self.projections.write().expect("projections lock");
+        let caches = self.caches.read().expect("caches lock");
+        let widened = caches
+            .values()
+            .filter_map(|cache| {
+                let projection = projections
+                    .get(cache.kind())
+                    .cloned()
+                    .unwrap_or(Projection::Whole);
+                let epoch = cache.projected.set(projection)?;
+                Some((cache.clone(), epoch))
+            })
+            .collect();
+        *held = projections;
+        widened
     }
 
     pub(crate) fn set_availability(

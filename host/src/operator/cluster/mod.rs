@@ -1,6 +1,7 @@
 //! What the host sees of the cluster: the kinds it serves (probing), the
 //! namespaces it may watch, the caches that watches keep in step with the
-//! API server, and the watches' health.
+//! API server (each holding what the kind's readers declare), and the
+//! watches' health.
 
 pub mod cache;
 pub mod decode;
@@ -10,6 +11,8 @@ pub mod namespaces;
 pub mod objects;
 pub mod past_cache_reads;
 pub mod probe;
+pub(crate) mod projected;
+pub(crate) mod projections;
 pub mod selection;
 pub mod watch;
 pub mod watching;

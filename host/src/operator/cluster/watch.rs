@@ -4,7 +4,8 @@
 //! after a failure (the API server restarted, a watch answered 410).
 //!
 //! A failed watch restarts after the host's one watch backoff
-//! ([`super::watching`]).
+//! ([`super::watching`]); one whose cache widens what it holds of each
+//! object ([`super::projected`]) lists everything again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,6 +60,7 @@ pub async fn run(
         watching::watch(api, selector.config()).boxed()
     };
     let mut synced = Some(synced);
+    let mut relists = cache.projected().relists();
     let mut stream = open(selecting.now());
     // Failing since the last sign of health. A watch resumed after a
     // failure says nothing when nothing changed, so it counts as recovered
@@ -77,6 +79,12 @@ pub async fn run(
         let next = tokio::select! {
             () = selecting.changed() => {
                 // A fresh listing of the new selection replaces the cache.
+                stream = open(selecting.now());
+                continue;
+            }
+            Ok(()) = relists.changed() => {
+                // The cache holds more of each object from now on: a fresh
+                // listing brings what it held without.
                 stream = open(selecting.now());
                 continue;
             }
@@ -109,7 +117,9 @@ pub async fn run(
             Ok(Event::Init) => listing.clear(),
             Ok(Event::InitApply(o)) => listing.push(to_json(o)),
             Ok(Event::InitDone) => {
+                let epoch = cache.projected().current().0;
                 report.listed(std::mem::take(&mut listing));
+                cache.projected().listed(&namespace, epoch);
                 if let Some(s) = synced.take() {
                     let _ = s.send(());
                 }

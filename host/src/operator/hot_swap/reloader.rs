@@ -341,6 +341,9 @@ impl<'r> Reloader<'r> {
             return Offered::Checked;
         }
         self.install(&kind, &module, &old, was_serving);
+        // What the caches hold follows the modules serving now (the one
+        // replaced still counts while the new one is on probation).
+        registry.hold_reads(None).await;
         self.files.insert(file.file, index);
         swap_counted(registry, &name, &old, &module);
         tracing::info!(
@@ -447,7 +450,10 @@ impl<'r> Reloader<'r> {
     }
 
     /// Starts the watches of the kinds `module` reads that the host does
-    /// not watch yet, and waits (bounded) for their first listings.
+    /// not watch yet, and waits (bounded) for their first listings; then
+    /// has the caches hold what it reads beside what is served, listing
+    /// again a kind of which it reads more (bounded too): its shadow run
+    /// and first pass read what it declares.
     async fn sync_reads(
         &self,
         registry: &Registry,
@@ -462,6 +468,7 @@ impl<'r> Reloader<'r> {
         {
             tracing::warn!(kind = %name, "the watches of the module's new reads did not list everything in time; swapping it in anyway");
         }
+        registry.hold_reads(Some(module)).await;
         Ok(())
     }
 

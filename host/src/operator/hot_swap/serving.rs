@@ -162,6 +162,7 @@ impl Serving {
         {
             tracing::warn!(kind = %kind_ref, watches = waits, timeout_s = SYNC_TIMEOUT.as_secs(), "the new kind's watches did not list everything in time; serving it anyway, objects are queued as they arrive");
         }
+        registry.hold_reads(None).await;
         let queued = self.start(registry, &[id]).await;
         tracing::info!(
             index = id.0,

@@ -186,6 +186,46 @@ impl Registry {
         id
     }
 
+    /// The modules whose reads the caches hold ([`projections`]): each
+    /// serving kind's, the one a kind on probation may fall back to, and
+    /// `incoming`, about to serve.
+    ///
+    /// [`projections`]: crate::operator::cluster::projections
+    pub(crate) fn reading_modules(&self, incoming: Option<&Module>) -> Vec<Module> {
+        let mut modules: Vec<Module> = incoming.into_iter().cloned().collect();
+        for kind in self.kinds.read().expect("kinds lock").iter() {
+            let served = kind.served.read().expect("served lock");
+            modules.extend(served.serving());
+            modules.extend(served.probation.as_ref().map(|p| p.previous.clone()));
+        }
+        modules
+    }
+
+    /// Holds in the caches what the modules serving (and `incoming`) read,
+    /// waiting for the caches that widened to be listed again
+    /// ([`projections::hold`]).
+    ///
+    /// [`projections::hold`]: crate::operator::cluster::projections::hold
+    pub(crate) async fn hold_reads(&self, incoming: Option<&Module>) {
+        let modules = self.reading_modules(incoming);
+        crate::operator::cluster::projections::hold(
+            &self.source,
+            modules.iter().map(|m| &**m.spec()),
+        )
+        .await;
+    }
+
+    /// [`Registry::hold_reads`] when the modules read less than before
+    /// (a probation ended): nothing to wait for, each object shrinks as
+    /// its next version arrives.
+    pub(crate) fn narrow_reads(&self) {
+        let modules = self.reading_modules(None);
+        crate::operator::cluster::projections::set(
+            &self.source,
+            modules.iter().map(|m| &**m.spec()),
+        );
+    }
+
     /// Asks for a pass of every cached object of kind `id`; returns how
     /// many.
     pub(crate) fn requeue_all(&self, id: KindId) -> usize {

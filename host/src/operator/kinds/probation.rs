@@ -19,6 +19,7 @@ pub fn record(registry: &Registry, id: KindId, module: &Module, failed: bool) {
     if kind.served.read().expect("served lock").probation.is_none() {
         return;
     }
+    let mut kept = false;
     let rolled_back = {
         let mut served = kind.served.write().expect("served lock");
         if !served.serving || served.module.digest() != module.digest() {
@@ -52,10 +53,15 @@ pub fn record(registry: &Registry, id: KindId, module: &Module, failed: bool) {
                     "swapped-in module kept after its rollback window"
                 );
                 served.probation = None;
+                kept = true;
             }
             None
         }
     };
+    if kept || rolled_back.is_some() {
+        // The module that was not kept reads no more.
+        registry.narrow_reads();
+    }
     let Some((bad, p)) = rolled_back else {
         return;
     };

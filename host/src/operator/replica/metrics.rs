@@ -125,6 +125,9 @@ pub struct Metrics {
     /// Objects this replica caches, per kind (a ring member caches its own
     /// parents and their children, and what guests read).
     pub cached_objects: Family<KindLabel, Gauge>,
+    /// The bytes of their text it holds, per kind, as held (packed): what
+    /// falls when the kind's readers declare fewer fields.
+    pub cached_bytes: Family<KindLabel, Gauge>,
     /// Per watch: connected (1) or failing (0), the Unix time of its last
     /// event, and how often it failed and restarted.
     pub watch_connected: Family<WatchLabels, Gauge>,
@@ -197,6 +200,7 @@ impl Metrics {
             dependency_entries: Gauge::default(),
             queue_depth: Family::default(),
             cached_objects: Family::default(),
+            cached_bytes: Family::default(),
             watch_connected: Family::default(),
             watch_last_event: Family::default(),
             watch_restarts: Family::default(),
@@ -307,6 +311,11 @@ impl Metrics {
             "cached_objects",
             "Objects this replica caches, per kind",
             self.cached_objects.clone(),
+        );
+        r.register(
+            "cached_bytes",
+            "Bytes of object text this replica caches, per kind, as held (packed against the kind's dictionary)",
+            self.cached_bytes.clone(),
         );
         r.register(
             "watch_connected",
