@@ -1,6 +1,8 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads and writes.
 
-use reconciler_guest_sdk::spec::{self, Registry, kind_ref, pause, reads, reads_optional, stalls};
+use reconciler_guest_sdk::spec::{
+    self, Registry, kind_ref, metadata_only, pause, reads, reads_optional, stalls, with_fields,
+};
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -169,14 +171,21 @@ pub fn describe() -> KindSpec {
         negative_polarity: vec![],
         quiet_reasons: vec![SERVICE_CA_PENDING.into()],
         stalls: CONFIGURATION_REASONS.iter().map(|r| stalls(r)).collect(),
+        // What the agent parses of each kind (contract 0.6.0): a Cluster's
+        // Barman Cloud plugin entry (and whether it backs up in-tree), an
+        // ObjectStore's configuration; of the rest, the metadata and the
+        // typed facts (workload, secret, config-map) only.
         reads: vec![
-            reads(cluster_kind()),
-            reads_optional(object_store_kind()),
-            reads(deployment_kind()),
-            reads(kind_ref("", "v1", "Pod")),
-            reads(secret_kind()),
-            reads(config_map_kind()),
-            reads(service_kind()),
+            with_fields(
+                reads(cluster_kind()),
+                ["spec.plugins", "spec.backup.barmanObjectStore"],
+            ),
+            with_fields(reads_optional(object_store_kind()), ["spec.configuration"]),
+            metadata_only(reads(deployment_kind())),
+            metadata_only(reads(kind_ref("", "v1", "Pod"))),
+            metadata_only(reads(secret_kind())),
+            metadata_only(reads(config_map_kind())),
+            metadata_only(reads(service_kind())),
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(crate::spec::schema()),

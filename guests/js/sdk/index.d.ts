@@ -88,6 +88,8 @@ export function acrossNamespaces(read: ReadDecl): ReadDecl;
  * Throws a TypeError unless `fields` is an array of non-empty strings.
  */
 export function withFields(read: ReadDecl, fields: readonly string[]): ReadDecl;
+/** `withFields` naming none: the guest parses none of the kind's objects itself (metadata and typed facts only). */
+export function metadataOnly(read: ReadDecl): ReadDecl;
 export function stalls(reason: string): StallRule;
 export function stallsRechecked(reason: string, seconds: number): StallRule;
 export function pause(key: string, value: string): PauseAnnotation;

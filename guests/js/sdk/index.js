@@ -209,6 +209,14 @@ export function withFields(read, fields) {
   return { ...read, fields: [...fields] };
 }
 
+/**
+ * `withFields` naming none: the guest parses none of the kind's objects
+ * itself. It reads their metadata (an object's `meta`), or reads them
+ * through the typed facts the host derives (`workload`, `secret`,
+ * `configMap` ...), which are served as before.
+ */
+export const metadataOnly = (read) => withFields(read, []);
+
 /** A value as an argument check's message shows it. */
 function shown(v) {
   if (v === undefined) return 'undefined';

@@ -5,7 +5,7 @@ import test from 'node:test';
 
 import {
   Parent, Registry, VerdictBuilder, acrossNamespaces, bound, changeAspect, checkImage, chooseImage, debug, exportGuest,
-  fails, kindRef, kindSpec, keepsContract, notWithdrawn, ok, reads, readsOptional, stalls, unknown, withFields,
+  fails, kindRef, kindSpec, keepsContract, notWithdrawn, ok, metadataOnly, reads, readsOptional, stalls, unknown, withFields,
   read, readFailure, remove, repository, withdraw, within, workloadCondition, MAX_MESSAGE_BYTES, PARENT_GATES,
   TRUNCATION_MARKER, ADOPT_ANNOTATION,
 } from './index.js';
@@ -43,6 +43,8 @@ test('a read names no fields (the whole object) unless withFields names them', (
   // The read's other fields are kept, either way round.
   assert.deepEqual(withFields(acrossNamespaces(readsOptional(pod)), []), { ...acrossNamespaces(readsOptional(pod)), fields: [] });
   assert.deepEqual(acrossNamespaces(withFields(reads(pod), ['spec'])).fields, ['spec']);
+  // Metadata and typed facts only: no field named.
+  assert.deepEqual(metadataOnly(reads(pod)), { ...reads(pod), fields: [] });
 });
 
 test('withFields refuses what is not a read and a list of field paths, naming the argument', () => {

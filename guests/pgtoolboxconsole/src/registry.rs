@@ -1,6 +1,8 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
-use reconciler_guest_sdk::spec::{self, Registry, kind_ref, pause, reads, reads_optional, stall};
+use reconciler_guest_sdk::spec::{
+    self, Registry, kind_ref, metadata_only, pause, reads, reads_optional, stall, with_fields,
+};
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -242,18 +244,29 @@ pub fn describe() -> KindSpec {
             .iter()
             .map(|(reason, recheck)| stall(reason, *recheck))
             .collect(),
+        // What the console parses of each kind (contract 0.6.0): a
+        // Cluster's server CA Secret; of the rest, the metadata and the
+        // typed facts (workload, secret, network policies, nodes, exposure,
+        // cluster roles) only.
         reads: vec![
-            reads(deployment_kind()),
-            reads(kind_ref("", "v1", "Pod")),
-            reads(kind_ref("", "v1", "Secret")),
-            reads(config_map_kind()),
-            reads_optional(cluster_kind()),
-            reads(network_policy_kind()),
-            reads_optional(kind_ref("", "v1", "Node")),
-            reads_optional(route_kind()),
-            reads(ingress_kind()),
-            reads_optional(http_route_kind()),
-            reads(kind_ref("rbac.authorization.k8s.io", "v1", "ClusterRole")),
+            metadata_only(reads(deployment_kind())),
+            metadata_only(reads(kind_ref("", "v1", "Pod"))),
+            metadata_only(reads(kind_ref("", "v1", "Secret"))),
+            metadata_only(reads(config_map_kind())),
+            with_fields(
+                reads_optional(cluster_kind()),
+                ["spec.certificates.serverCASecret"],
+            ),
+            metadata_only(reads(network_policy_kind())),
+            metadata_only(reads_optional(kind_ref("", "v1", "Node"))),
+            metadata_only(reads_optional(route_kind())),
+            metadata_only(reads(ingress_kind())),
+            metadata_only(reads_optional(http_route_kind())),
+            metadata_only(reads(kind_ref(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRole",
+            ))),
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(crate::spec::schema()),

@@ -382,6 +382,21 @@ pub fn with_fields<S: Into<String>>(
     }
 }
 
+/// [`with_fields`] naming none: the guest parses none of the kind's
+/// objects itself. It reads their metadata (an `Object`'s `meta`), or
+/// reads them through the typed facts the host derives (`workload` for
+/// Deployments and Pods, `secret`, `config-map`, `job` ...), which are
+/// served as before: the host keeps what it derives them from.
+///
+/// ```
+/// use reconciler_guest_sdk::spec::{kind_ref, metadata_only, reads};
+/// let read = metadata_only(reads(kind_ref("", "v1", "Pod")));
+/// assert_eq!(read.fields, Some(vec![]));
+/// ```
+pub fn metadata_only(read: ReadDecl) -> ReadDecl {
+    with_fields(read, std::iter::empty::<String>())
+}
+
 /// [`with_fields`], the fields being those the type `T` reads: the type the
 /// guest parses the kind's objects into (`serde_json::from_str::<T>`),
 /// deriving schemars' `JsonSchema` (which follows its serde attributes).

@@ -220,6 +220,14 @@ def with_fields(read: r.ReadDecl, fields: List[str]) -> r.ReadDecl:
     return dataclasses.replace(read, fields=list(fields))
 
 
+def metadata_only(read: r.ReadDecl) -> r.ReadDecl:
+    """`with_fields` naming none: the guest parses none of the kind's objects
+    itself. It reads their metadata (an object's `meta`), or reads them
+    through the typed facts the host derives (`workload`, `secret`,
+    `config_map` ...), which are served as before."""
+    return with_fields(read, [])
+
+
 def stalls(reason: str, recheck_seconds: Optional[int] = None) -> r.StallRule:
     return r.StallRule(reason=reason, recheck_seconds=recheck_seconds)
 

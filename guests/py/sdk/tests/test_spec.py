@@ -27,6 +27,7 @@ class Reads(unittest.TestCase):
         optional = sdk.with_fields(sdk.reads(POD, optional=True), ("spec",))
         self.assertEqual((optional.optional, optional.fields), (True, ["spec"]))
         self.assertEqual(sdk.with_fields(sdk.reads(POD), []).fields, [])
+        self.assertEqual(sdk.metadata_only(sdk.reads(POD)).fields, [])
 
     def test_with_fields_refuses_what_is_not_a_read_and_a_list_of_field_paths_naming_the_argument(self):
         read = sdk.reads(POD)
