@@ -1,6 +1,8 @@
 //! The kind's static spec: names, aspects, the reason registry, reads, writes and the spec schema.
 
-use reconciler_guest_sdk::spec::{kind_ref, reads, reads_optional, registry};
+use reconciler_guest_sdk::spec::{
+    kind_ref, metadata_only, reads, reads_optional, registry, with_fields,
+};
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
 pub const GROUP: &str = "pgtoolbox.fyannk.dev";
@@ -152,10 +154,13 @@ pub fn describe() -> KindSpec {
         negative_polarity: vec![],
         quiet_reasons: vec![],
         stalls: vec![],
+        // What the request parses of each kind (contract 0.6.0): what a
+        // RoleBinding binds; a Cluster and a ClusterRole by their
+        // metadata only (whether they exist).
         reads: vec![
-            reads_optional(cluster_kind()),
-            reads(cluster_role_kind()),
-            reads(role_binding_kind()),
+            metadata_only(reads_optional(cluster_kind())),
+            metadata_only(reads(cluster_role_kind())),
+            with_fields(reads(role_binding_kind()), ["roleRef", "subjects"]),
         ],
         pause: None,
         spec_schema: Some(SPEC_SCHEMA.into()),
