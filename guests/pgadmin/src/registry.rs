@@ -1,7 +1,8 @@
 //! The kind's static spec: names, aspects, the reason registry, stalls, reads, writes and the spec schema.
 
 use reconciler_guest_sdk::spec::{
-    across_namespaces, kind_ref, pause, reads, reads_optional, registry, stall,
+    across_namespaces, kind_ref, metadata_only, pause, reads, reads_optional, registry, stall,
+    with_fields,
 };
 use reconciler_guest_sdk::{ConventionProfile, KindRef, KindSpec};
 
@@ -323,25 +324,67 @@ pub fn describe() -> KindSpec {
                 stall(reason, recheck)
             })
             .collect(),
+        // What the PgAdmin parses of each kind (contract 0.6.0): the
+        // pgAdmin container's image of its Deployment (the upgrade backup);
+        // a Cluster's initdb database and owner; the Cluster a Pooler
+        // serves; a DatabaseRole's login role and Cluster, and of its own
+        // (configDatabase) the generated password and whether CloudNativePG
+        // applied it; whether its Database is applied; what a PgAdminAccess
+        // grants to whom. Of the rest, the metadata and the typed facts
+        // (workload, secret, config-map, job, egress policies, node pod
+        // CIDRs, exposure) only.
         reads: vec![
-            reads(deployment_kind()),
-            reads(kind_ref("", "v1", "Pod")),
-            reads(kind_ref("", "v1", "Secret")),
-            reads(config_map_kind()),
-            reads(pvc_kind()),
-            reads(job_kind()),
+            with_fields(
+                reads(deployment_kind()),
+                [
+                    "spec.template.spec.containers.name",
+                    "spec.template.spec.containers.image",
+                ],
+            ),
+            metadata_only(reads(kind_ref("", "v1", "Pod"))),
+            metadata_only(reads(kind_ref("", "v1", "Secret"))),
+            metadata_only(reads(config_map_kind())),
+            metadata_only(reads(pvc_kind())),
+            metadata_only(reads(job_kind())),
             // A Cluster of another namespace (crossNamespaceClusterRefs),
             // its Poolers and DatabaseRoles, and the grant of it there.
-            across_namespaces(reads_optional(cluster_kind())),
-            across_namespaces(reads_optional(pooler_kind())),
-            across_namespaces(reads_optional(database_role_kind())),
-            across_namespaces(reads_optional(pgadmin_access_kind())),
-            reads_optional(database_kind()),
-            reads(network_policy_kind()),
-            reads_optional(kind_ref("", "v1", "Node")),
-            reads_optional(route_kind()),
-            reads(ingress_kind()),
-            reads_optional(http_route_kind()),
+            with_fields(
+                across_namespaces(reads_optional(cluster_kind())),
+                [
+                    "spec.bootstrap.initdb.database",
+                    "spec.bootstrap.initdb.owner",
+                ],
+            ),
+            with_fields(
+                across_namespaces(reads_optional(pooler_kind())),
+                ["spec.cluster.name"],
+            ),
+            with_fields(
+                across_namespaces(reads_optional(database_role_kind())),
+                [
+                    "spec.cluster.name",
+                    "spec.name",
+                    "spec.login",
+                    "spec.ensure",
+                    "spec.password.generate",
+                    "status.applied",
+                    "status.passwordSecret.name",
+                ],
+            ),
+            with_fields(
+                across_namespaces(reads_optional(pgadmin_access_kind())),
+                [
+                    "spec.clusters.name",
+                    "spec.pgAdmins.namespace",
+                    "spec.pgAdmins.name",
+                ],
+            ),
+            with_fields(reads_optional(database_kind()), ["status.applied"]),
+            metadata_only(reads(network_policy_kind())),
+            metadata_only(reads_optional(kind_ref("", "v1", "Node"))),
+            metadata_only(reads_optional(route_kind())),
+            metadata_only(reads(ingress_kind())),
+            metadata_only(reads_optional(http_route_kind())),
         ],
         pause: pause(PAUSE_KEY, PAUSE_VALUE),
         spec_schema: Some(SPEC_SCHEMA.into()),
