@@ -7,6 +7,7 @@ pub mod certificates;
 pub mod dependency;
 pub mod diagnose;
 pub mod exposure;
+pub(crate) mod fields;
 mod import;
 pub mod job;
 pub mod known_kinds;

@@ -1,7 +1,8 @@
 //! What each watched kind's cache holds: the union of what the modules
-//! serving (or about to serve) read of it, whole where the host itself
-//! needs more: a kind it derives facts from, a kind a module serves or
-//! writes, the host's own plans.
+//! serving (or about to serve) read of it and what the host's own facts
+//! read of it (`crate::facts::fields`), whole where the host needs more:
+//! a kind a module serves or writes, ConfigMaps (a plan's effects are
+//! read through their cache) and the host's own plans.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,23 +11,14 @@ use std::time::Duration;
 use reconciler_conventions::kind::{KindRef, KindSpec};
 use reconciler_conventions::projection::Projection;
 
+use crate::facts::fields::fact_fields;
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
 
-/// The kinds the host derives facts from (`crate::facts`), by group and
-/// kind: held whole, whatever their readers declare.
-const HOST_READS_WHOLE: [(&str, &str); 11] = [
-    ("apps", "Deployment"),
-    ("", "Pod"),
-    ("", "Secret"),
-    ("", "ConfigMap"),
-    ("networking.k8s.io", "NetworkPolicy"),
-    ("", "Node"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("batch", "Job"),
-    ("route.openshift.io", "Route"),
-    ("networking.k8s.io", "Ingress"),
-    ("gateway.networking.k8s.io", "HTTPRoute"),
-];
+/// The kinds the host reads more of than its facts (`fact_fields`), by
+/// group and kind: held whole, whatever their readers declare. A plan's
+/// effects ConfigMap is read through the ConfigMaps' cache
+/// (`operator/write/plans`).
+const HOST_READS_WHOLE: [(&str, &str); 1] = [("", "ConfigMap")];
 
 fn host_reads_whole(kind: &KindRef) -> bool {
     let plan = crate::plan::record::kind_ref();
@@ -36,9 +28,22 @@ fn host_reads_whole(kind: &KindRef) -> bool {
             .any(|(group, name)| kind.group == *group && kind.kind == *name)
 }
 
+/// What the host keeps of a kind a module reads as `read`: the read's
+/// projection with the fields the host's facts read of the kind, or whole.
+fn with_facts(kind: &KindRef, read: Projection) -> Projection {
+    if host_reads_whole(kind) {
+        return Projection::Whole;
+    }
+    match fact_fields(kind) {
+        Some(facts) => read.union(&facts),
+        None => read,
+    }
+}
+
 /// What each kind read, written or served by `specs` is to be held as:
-/// the union of their reads' projections; whole for a kind one of them
-/// serves or writes, or the host derives facts from.
+/// the union of their reads' projections, each with the fields the host's
+/// facts read of the kind (`fact_fields`); whole for a kind one of them
+/// serves or writes, a ConfigMap or a plan.
 pub(crate) fn union<'a>(
     specs: impl IntoIterator<Item = &'a KindSpec>,
 ) -> BTreeMap<KindRef, Projection> {
@@ -56,12 +61,7 @@ pub(crate) fn union<'a>(
             hold(write, Projection::Whole);
         }
         for read in &spec.reads {
-            let projection = if host_reads_whole(&read.kind) {
-                Projection::Whole
-            } else {
-                read.projection()
-            };
-            hold(&read.kind, projection);
+            hold(&read.kind, with_facts(&read.kind, read.projection()));
         }
     }
     union
@@ -143,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn a_kind_is_held_as_the_union_of_its_reads_and_whole_where_the_host_needs_it() {
+    fn a_kind_is_held_as_the_union_of_its_reads_and_the_facts_and_whole_where_the_host_needs_it() {
         let service = kind("", "Service");
         let cluster = kind("postgresql.cnpg.io", "Cluster");
         let a = spec(
@@ -152,6 +152,7 @@ mod tests {
                 read(service.clone(), Some(&["spec.ports"])),
                 read(cluster.clone(), Some(&["status.phase"])),
                 read(kind("apps", "Deployment"), Some(&["spec.replicas"])),
+                read(kind("", "ConfigMap"), Some(&["data"])),
             ],
             vec![],
         );
@@ -166,9 +167,17 @@ mod tests {
         let union = union([&a, &b]);
         assert_eq!(union[&service], fields(&["spec.ports", "spec.clusterIP"]));
         assert!(union[&cluster].is_whole(), "B reads every Cluster whole");
+        let deployment = kind("apps", "Deployment");
+        let workload = fact_fields(&deployment).expect("the workload fact reads Deployments");
+        assert_eq!(
+            union[&deployment],
+            fields(&["spec.replicas"]).union(&workload),
+            "what A reads, and what the workload fact reads"
+        );
+        assert!(!union[&deployment].is_whole());
         assert!(
-            union[&kind("apps", "Deployment")].is_whole(),
-            "the workload fact reads Deployments"
+            union[&kind("", "ConfigMap")].is_whole(),
+            "the host's plans read their effects ConfigMaps"
         );
         assert!(
             union[&kind("", "ServiceAccount")].is_whole(),
