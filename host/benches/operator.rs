@@ -492,6 +492,7 @@ async fn run(
     let requests = requests_section(&mut out, parents, &before, &at_converged);
     let cached = cached_objects(&client, &name, &at_end).await?;
     memory_section(&mut out, &cached, rss_synced, rss_converged.0);
+    held_section(&mut out, &at_end);
 
     // --- the host stops cleanly, with nothing to warn about ---
     let status = host.stop();
@@ -1144,6 +1145,32 @@ fn memory_section(out: &mut Table, cached: &[serde_json::Value], synced_kib: u64
             per_object,
             per_object * n / listed.max(1) as f64,
             per_object * n / slimmed.max(1) as f64
+        ),
+    );
+}
+
+/// Section 7, what the host's caches hold of the objects' text, as it says
+/// (`reconciler_cached_bytes`, `reconciler_cached_objects`): per object,
+/// in all and per kind. Smaller than the bench's own packing where a kind
+/// is held projected to what its readers and the host's facts read.
+fn held_section(out: &mut Table, at_end: &Metrics) {
+    let bytes = at_end.by_labels("reconciler_cached_bytes", &["kind"]);
+    let objects = at_end.by_labels("reconciler_cached_objects", &["kind"]);
+    let total_objects: f64 = objects.values().sum();
+    let total_bytes: f64 = bytes.values().sum();
+    let by_kind: Vec<String> = bytes
+        .iter()
+        .map(|(kind, b)| {
+            let n = objects.get(kind).copied().unwrap_or(0.0).max(1.0);
+            format!("{} {:.0} B", kind[0], b / n)
+        })
+        .collect();
+    out.row(
+        "text the host's caches hold per object (reconciler_cached_bytes)",
+        format!(
+            "{:.0} B ({})",
+            total_bytes / total_objects.max(1.0),
+            by_kind.join(", ")
         ),
     );
 }

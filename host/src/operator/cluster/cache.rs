@@ -266,8 +266,8 @@ impl ObjectCache {
     /// Replaces everything in `namespace` (every namespace when empty) by
     /// a fresh listing; returns what changed. An object listed at the
     /// `resourceVersion` the cache holds keeps its memo, unless it was
-    /// held under a projection since widened: it is held again, whole as
-    /// the projection keeps it now, and nothing changed.
+    /// held under another projection: it is held again as the projection
+    /// of the moment keeps it, and nothing is reported changed.
     pub fn replace(&self, namespace: &str, listed: Vec<Value>) -> Vec<Transition> {
         let epoch = self.projected.current().0;
         let mut objects = self.objects.write().expect("cache lock");
@@ -444,7 +444,6 @@ impl ClusterSource {
             .insert(kind, resource);
     }
 
-    /// How many objects each cached kind holds.
     /// Each kind's cached objects: how many, and the bytes of their text
     /// as held.
     pub fn cache_sizes(&self) -> Vec<(KindRef, usize, usize)> {

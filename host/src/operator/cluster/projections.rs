@@ -1,8 +1,7 @@
 //! What each watched kind's cache holds: the union of what the modules
 //! serving (or about to serve) read of it and what the host's own facts
 //! read of it (`crate::facts::fields`), whole where the host needs more:
-//! a kind a module serves or writes, ConfigMaps (a plan's effects are
-//! read through their cache) and the host's own plans.
+//! a kind a module serves or writes, and the host's own plans.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,18 +13,11 @@ use reconciler_conventions::projection::Projection;
 use crate::facts::fields::fact_fields;
 use crate::operator::cluster::cache::{ClusterSource, ObjectCache};
 
-/// The kinds the host reads more of than its facts (`fact_fields`), by
-/// group and kind: held whole, whatever their readers declare. A plan's
-/// effects ConfigMap is read through the ConfigMaps' cache
-/// (`operator/write/plans`).
-const HOST_READS_WHOLE: [(&str, &str); 1] = [("", "ConfigMap")];
-
+/// Whether the host reads more of `kind` than its facts: its own
+/// ReconcilePlans, held whole.
 fn host_reads_whole(kind: &KindRef) -> bool {
     let plan = crate::plan::record::kind_ref();
-    (kind.group == plan.group && kind.kind == plan.kind)
-        || HOST_READS_WHOLE
-            .iter()
-            .any(|(group, name)| kind.group == *group && kind.kind == *name)
+    kind.group == plan.group && kind.kind == plan.kind
 }
 
 /// What the host keeps of a kind a module reads as `read`: the read's
@@ -43,7 +35,7 @@ fn with_facts(kind: &KindRef, read: Projection) -> Projection {
 /// What each kind read, written or served by `specs` is to be held as:
 /// the union of their reads' projections, each with the fields the host's
 /// facts read of the kind (`fact_fields`); whole for a kind one of them
-/// serves or writes, a ConfigMap or a plan.
+/// serves or writes, or a plan.
 pub(crate) fn union<'a>(
     specs: impl IntoIterator<Item = &'a KindSpec>,
 ) -> BTreeMap<KindRef, Projection> {
@@ -175,9 +167,10 @@ mod tests {
             "what A reads, and what the workload fact reads"
         );
         assert!(!union[&deployment].is_whole());
-        assert!(
-            union[&kind("", "ConfigMap")].is_whole(),
-            "the host's plans read their effects ConfigMaps"
+        assert_eq!(
+            union[&kind("", "ConfigMap")],
+            fields(&["data"]).union(&fact_fields(&kind("", "ConfigMap")).unwrap()),
+            "what A reads, and the config-map fact's key names"
         );
         assert!(
             union[&kind("", "ServiceAccount")].is_whole(),
