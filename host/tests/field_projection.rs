@@ -5,36 +5,12 @@
 //! declare their read of Services with `spec.ports` only, and on
 //! `undeclared-field` read `spec.clusterIP`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::Duration;
 
 use reconciler_host::fixture::{Fixture, run_fixture};
 use reconciler_host::runtime::{Limits, Module, Runtime, RuntimeConfig};
-use reconciler_host_harness::guests::guest_wasm;
-use reconciler_host_harness::paths::workspace;
-
-/// A JavaScript or Python guest, built once per test process by the
-/// Makefile (which rebuilds only what changed).
-fn polyglot(file: &str) -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let dir = BUILT.get_or_init(|| {
-        let status = Command::new(std::env::var("MAKE").unwrap_or_else(|_| "make".into()))
-            .current_dir(workspace())
-            .args(["-s", "guests-js", "guests-py"])
-            .status()
-            .expect("make runs");
-        assert!(status.success(), "make guests-js guests-py failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace().join("target"));
-        target.join("polyglot")
-    });
-    let path = dir.join(file);
-    assert!(path.is_file(), "{} was not built", path.display());
-    path
-}
+use reconciler_host_harness::guests::{guest_wasm, polyglot};
 
 /// A module in a runtime whose deadline outlasts a debug build's
 /// JavaScript or Python pass on two shared cores.

@@ -8,7 +8,6 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use reconciler_host::operator::hot_swap::gate;
@@ -16,33 +15,12 @@ use reconciler_host::runtime::{
     ArtifactCache, GuestErrorClass, Limits, Module, Runtime, RuntimeConfig,
 };
 use reconciler_host_harness::escape::{NOW, attempt, attempt_at};
-use reconciler_host_harness::guests as support;
+use reconciler_host_harness::guests::{self as support, polyglot};
 use reconciler_host_harness::objects::{self, create, create_all};
 use reconciler_host_harness::operator::{condition, eventually, get};
 use reconciler_host_harness::paths::{host_binary, target_tmpdir, workspace};
 use reconciler_testsupport::TestNamespace;
 use serde_json::{Value, json};
-
-/// A JavaScript or Python guest (`evidenceagent_js.wasm`), built once per
-/// test process by the Makefile (which rebuilds only what changed).
-fn polyglot(file: &str) -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let dir = BUILT.get_or_init(|| {
-        let status = Command::new(std::env::var("MAKE").unwrap_or_else(|_| "make".into()))
-            .current_dir(workspace())
-            .args(["-s", "guests-js", "guests-py"])
-            .status()
-            .expect("make runs");
-        assert!(status.success(), "make guests-js guests-py failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace().join("target"));
-        target.join("polyglot")
-    });
-    let path = dir.join(file);
-    assert!(path.is_file(), "{} was not built", path.display());
-    path
-}
 
 /// The deadline of the tests' passes: a JavaScript or Python pass takes a
 /// few milliseconds of CPU time, but the tests' host is a debug build and

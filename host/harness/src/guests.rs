@@ -61,3 +61,26 @@ pub fn guest_wasm_with(crate_name: &str, feature: Option<&str>) -> PathBuf {
     std::fs::rename(&tmp, &snapshot).expect("placing the guest's snapshot");
     snapshot
 }
+
+/// A JavaScript or Python guest (`evidenceagent_js.wasm`), built once per
+/// test process by the Makefile's `guests-js` and `guests-py` (which
+/// rebuild only what changed) into the target directory's `polyglot/`.
+pub fn polyglot(file: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let workspace = crate::paths::workspace();
+        let status = Command::new(std::env::var("MAKE").unwrap_or_else(|_| "make".into()))
+            .current_dir(&workspace)
+            .args(["-s", "guests-js", "guests-py"])
+            .status()
+            .expect("make runs");
+        assert!(status.success(), "make guests-js guests-py failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace.join("target"));
+        target.join("polyglot")
+    });
+    let path = dir.join(file);
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
