@@ -759,8 +759,8 @@ fn the_python_sdks_constants_are_the_hosts() {
     c.finish();
 }
 
-/// The contract version the SDKs name (`reconciler:guest/facts@0.6.0`) is
-/// the one the host serves as current.
+/// The contract version the SDKs and the JavaScript scaffold name
+/// (`reconciler:guest/facts@0.6.0`) is the one the host serves as current.
 #[test]
 fn the_sdks_name_the_current_contract() {
     let current = current_contract();
@@ -779,6 +779,8 @@ fn the_sdks_name_the_current_contract() {
         "guests/js/sdk/mock.d.ts",
         "guests/py/sdk/reconciler_sdk/__init__.py",
         "guests/py/sdk/reconciler_sdk/mock.py",
+        // What `reconciler-host new --lang js` writes.
+        "host/src/cli/new/templates/js/src/main.js",
     ] {
         let text = workspace_file(file);
         for (at, _) in text.match_indices("reconciler:guest/") {
