@@ -60,7 +60,9 @@
 //! in a ReconcilePlan the host approves itself, approval auto; the totals
 //! count the plans), `BENCH_ORDER` (above), `BENCH_PERF=<dir>` (`perf
 //! record -g` of each host during convergence, to `<dir>/wasm.perf.data`
-//! and `<dir>/native.perf.data`), `RECONCILER_TEST_KUBECONFIG` (reuse
+//! and `<dir>/native.perf.data`), `BENCH_HEAPTRACK=<dir>` (`heaptrack`
+//! attached to each host from caches synced on, to
+//! `<dir>/<variant>.heaptrack.zst`), `RECONCILER_TEST_KUBECONFIG` (reuse
 //! a running test apiserver instead of starting one; its service IP range
 //! must hold N Services: a server the bench starts gets a /16; and it must
 //! run the deployment and replicaset controllers, as `tests/apiserver`
@@ -414,6 +416,7 @@ async fn run(
     let sync_time = host_started.elapsed();
     let cpu_synced = host.cpu()?;
     let rss_synced = host.memory()?.0;
+    let heap_profile = HeapProfile::start(host.pid(), variant)?;
     let before = Metrics::scrape(metrics_addr)
         .await
         .context("scraping the host's metrics after its start")?;
@@ -494,19 +497,7 @@ async fn run(
     memory_section(&mut out, &cached, rss_synced, rss_converged.0);
     held_section(&mut out, &at_end);
 
-    // --- the host stops cleanly, with nothing to warn about ---
-    let status = host.stop();
-    let problems = host.problems();
-    out.row(
-        "host stop (SIGTERM) / WARN+ERROR log lines",
-        format!("{status} / {}", problems.len()),
-    );
-    for p in problems.iter().take(5) {
-        eprintln!("bench: host log: {p}");
-    }
-    if status.success() && problems.is_empty() {
-        let _ = std::fs::remove_file(&host.log);
-    }
+    stop_section(&mut out, &mut host, heap_profile)?;
     Ok(Run {
         variant,
         runs: 1,
@@ -521,6 +512,34 @@ async fn run(
         rss_kib: rss_converged.0,
         requests,
     })
+}
+
+/// The host stops cleanly, with nothing to warn about (its log kept
+/// otherwise); where heaptrack followed it, the file it wrote.
+fn stop_section(
+    out: &mut Table,
+    host: &mut HostProcess,
+    heap_profile: Option<HeapProfile>,
+) -> Result<()> {
+    let status = host.stop();
+    let problems = host.problems();
+    out.row(
+        "host stop (SIGTERM) / WARN+ERROR log lines",
+        format!("{status} / {}", problems.len()),
+    );
+    for p in problems.iter().take(5) {
+        eprintln!("bench: host log: {p}");
+    }
+    if let Some(file) = heap_profile.map(HeapProfile::finish).transpose()? {
+        out.row(
+            "heaptrack of the host, caches synced to its stop (BENCH_HEAPTRACK)",
+            file.display(),
+        );
+    }
+    if status.success() && problems.is_empty() {
+        let _ = std::fs::remove_file(&host.log);
+    }
+    Ok(())
 }
 
 /// The API server's process, from the `pid` file beside its kubeconfig.
@@ -1191,6 +1210,41 @@ fn packed_size(objects: &[serde_json::Value], texts: &[String]) -> usize {
             packer.pack(text).map_or(text.len(), |p| p.packed_len())
         })
         .sum()
+}
+
+/// `heaptrack` attached to the host from caches synced until it stops,
+/// when `BENCH_HEAPTRACK` names a directory: `heaptrack_print
+/// <dir>/<variant>.heaptrack.zst` says which allocations the host holds at
+/// its peak (what grows with the objects cached).
+struct HeapProfile {
+    heaptrack: std::process::Child,
+    file: PathBuf,
+}
+
+impl HeapProfile {
+    fn start(pid: u32, variant: Variant) -> Result<Option<HeapProfile>> {
+        let Some(dir) = std::env::var_os("BENCH_HEAPTRACK") else {
+            return Ok(None);
+        };
+        let file = PathBuf::from(dir).join(match variant {
+            Variant::Wasm => "wasm.heaptrack",
+            Variant::Native => "native.heaptrack",
+        });
+        let heaptrack = std::process::Command::new("heaptrack")
+            .args(["--record-only", "-p", &pid.to_string(), "-o"])
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .context("starting heaptrack (BENCH_HEAPTRACK)")?;
+        Ok(Some(HeapProfile { heaptrack, file }))
+    }
+
+    /// Once the host stopped: heaptrack writes its file as the host exits.
+    fn finish(mut self) -> Result<PathBuf> {
+        self.heaptrack.wait()?;
+        Ok(self.file)
+    }
 }
 
 /// `perf record` of the host during convergence, when `BENCH_PERF` names
