@@ -210,12 +210,16 @@ impl Host {
             .count()
     }
 
-    /// WARN and ERROR lines of the log, but the binary's expected ones.
+    /// WARN and ERROR lines of the log, but the binary's expected ones,
+    /// and any panic of one of its threads (Rust prints it to stderr, not
+    /// as a log line: a task that panicked is otherwise silent).
     pub fn problems(&self) -> Vec<String> {
         let expected = fixture().guests.expected_warnings;
         self.log_text()
             .lines()
-            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .filter(|l| {
+                l.contains(" WARN ") || l.contains(" ERROR ") || l.contains("' panicked at ")
+            })
             .filter(|l| !(l.contains(" WARN ") && expected.iter().any(|e| l.contains(e))))
             .map(str::to_owned)
             .collect()
