@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
+use std::sync::Arc;
 
 use reconciler_conventions::kind::KindRef;
 
@@ -13,6 +14,11 @@ use crate::operator::schedule::parents::Parents;
 use crate::operator::schedule::selections::Selections;
 
 /// Parents by what they read, and each parent's reads.
+///
+/// A parent is held once, behind a pointer every entry of its reads
+/// shares (a key's strings copied into each of a pass's dozen entries cost
+/// more than the entries), and its reads as a sorted slice (a B-tree set's
+/// first node holds eleven reads however few there are).
 ///
 /// Object reads are indexed by kind, namespace and name; list and
 /// availability reads by kind and namespace, the empty namespace being the
@@ -23,8 +29,8 @@ use crate::operator::schedule::selections::Selections;
 /// buckets.
 #[derive(Debug)]
 pub(crate) struct DependencyIndex<P> {
-    reads: HashMap<P, BTreeSet<Dependency>>,
-    by_kind: HashMap<KindRef, KindIndex<P>>,
+    reads: HashMap<Arc<P>, Box<[Dependency]>>,
+    by_kind: HashMap<KindRef, KindIndex<Arc<P>>>,
 }
 
 /// One kind's reads.
@@ -92,22 +98,29 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     /// Records what the parent's latest pass read, replacing what its
     /// previous pass read. A parent that read nothing is dropped.
     pub(crate) fn replace(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
-        let old = self.reads.remove(parent).unwrap_or_default();
-        for gone in old.difference(&reads) {
-            self.unindex(parent, gone);
+        let (shared, old) = self
+            .reads
+            .remove_entry(parent)
+            .unwrap_or_else(|| (Arc::new(parent.clone()), Box::default()));
+        for gone in old.iter().filter(|r| !reads.contains(r)) {
+            self.unindex(&shared, gone);
         }
-        for added in reads.difference(&old) {
-            self.index(parent, added);
+        for added in reads.iter().filter(|r| old.binary_search(r).is_err()) {
+            self.index(&shared, added);
         }
         if !reads.is_empty() {
-            self.reads.insert(parent.clone(), reads);
+            self.reads.insert(shared, reads.into_iter().collect());
         }
     }
 
     /// Adds to what the parent's latest pass read (a second evaluation of
     /// that pass).
     pub(crate) fn extend(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
-        let mut all = self.reads.get(parent).cloned().unwrap_or_default();
+        let mut all: BTreeSet<Dependency> = self
+            .reads
+            .get(parent)
+            .map(|old| old.iter().cloned().collect())
+            .unwrap_or_default();
         all.extend(reads);
         self.replace(parent, all);
     }
@@ -134,7 +147,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
             return found;
         };
         if let Some(parents) = index.objects.get(namespace).and_then(|n| n.get(name)) {
-            found.extend(parents.iter().cloned());
+            found.extend(owned(parents));
         }
         let all_namespaces = (!namespace.is_empty()).then_some("");
         for bucket in std::iter::once(namespace).chain(all_namespaces) {
@@ -143,7 +156,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
             };
             for labels in [old_labels, new_labels].into_iter().flatten() {
                 for parents in selections.matching(labels) {
-                    found.extend(parents.iter().cloned());
+                    found.extend(owned(parents));
                 }
             }
         }
@@ -164,8 +177,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         controllers
             .into_iter()
             .filter_map(|uid| index.children.get(uid))
-            .flatten()
-            .cloned()
+            .flat_map(owned)
             .collect()
     }
 
@@ -181,15 +193,15 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
             return found;
         };
         for by_name in covered(&index.objects, namespace) {
-            found.extend(by_name.values().flatten().cloned());
+            found.extend(by_name.values().flat_map(owned));
         }
         for selections in covered(&index.lists, namespace) {
-            found.extend(selections.iter().flat_map(|(_, p)| p).cloned());
+            found.extend(selections.iter().flat_map(|(_, p)| owned(p)));
         }
         for parents in covered(&index.availability, namespace) {
-            found.extend(parents.iter().cloned());
+            found.extend(owned(parents));
         }
-        found.extend(index.children.values().flatten().cloned());
+        found.extend(index.children.values().flat_map(owned));
         found
     }
 
@@ -225,11 +237,13 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
 
     /// What the parent's latest pass read.
     #[cfg(test)]
-    pub(crate) fn reads_of(&self, parent: &P) -> Option<&BTreeSet<Dependency>> {
-        self.reads.get(parent)
+    pub(crate) fn reads_of(&self, parent: &P) -> Option<BTreeSet<Dependency>> {
+        self.reads
+            .get(parent)
+            .map(|reads| reads.iter().cloned().collect())
     }
 
-    fn index(&mut self, parent: &P, read: &Dependency) {
+    fn index(&mut self, parent: &Arc<P>, read: &Dependency) {
         match read {
             Dependency::Object {
                 kind,
@@ -277,7 +291,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     }
 
     /// Removes one entry, and every bucket it leaves empty.
-    fn unindex(&mut self, parent: &P, read: &Dependency) {
+    fn unindex(&mut self, parent: &Arc<P>, read: &Dependency) {
         let (Dependency::Object { kind, .. }
         | Dependency::List { kind, .. }
         | Dependency::Availability { kind, .. }
@@ -322,6 +336,11 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
             self.by_kind.remove(kind);
         }
     }
+}
+
+/// The parents of `parents`, each its own copy.
+fn owned<P: Clone + Ord>(parents: &Parents<Arc<P>>) -> impl Iterator<Item = P> + '_ {
+    parents.iter().map(|p| P::clone(p))
 }
 
 /// Removes `parent` from `map[outer][inner]`, pruning emptied maps.
@@ -406,7 +425,7 @@ mod tests {
         assert_eq!(index.entries(), 1);
         assert_eq!(
             index.reads_of(&"a"),
-            Some(&reads([object(config_map_kind(), "ns", "new")]))
+            Some(reads([object(config_map_kind(), "ns", "new")]))
         );
     }
 
@@ -763,7 +782,7 @@ mod tests {
             prop_assert_eq!(index.parents(), model.len());
             prop_assert_eq!(index.entries(), model.values().map(BTreeSet::len).sum::<usize>());
             for (parent, reads) in &model {
-                prop_assert_eq!(index.reads_of(parent), Some(reads));
+                prop_assert_eq!(index.reads_of(parent), Some(reads.clone()));
             }
         }
 
