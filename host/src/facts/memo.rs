@@ -2,12 +2,14 @@
 //!
 //! A source holds each object as a [`Cached`](super::Cached): its JSON
 //! text and a small memo of what the host derived from it for guests (its
-//! metadata for `facts.get` and `facts.list`, its Pod or Deployment part of
-//! a workload fact, its NetworkPolicy, Node, exposure, Secret, ConfigMap or
-//! certificate facts). Each is derived the first time a pass asks for it and
-//! served from the memo afterwards. A new version of the object (a watch
-//! event, a relist with another `resourceVersion`) is a new `Cached` with an
-//! empty memo, so nothing derived from an old version is ever served.
+//! Pod or Deployment part of a workload fact, its NetworkPolicy, Node,
+//! exposure, Secret, ConfigMap or certificate facts; not the metadata
+//! `facts.get` and `facts.list` serve, which repeats the text and is
+//! derived per read: `meta::object_meta_of`). Each is derived the first
+//! time a pass asks for it and served from the memo afterwards. A new
+//! version of the object (a watch event, a relist with another
+//! `resourceVersion`) is a new `Cached` with an empty memo, so nothing
+//! derived from an old version is ever served.
 //!
 //! Only what a guest reads is memoised, so the memory it takes follows the
 //! reads; typed facts are a fraction of their object.
@@ -18,9 +20,6 @@ use std::sync::{Arc, Mutex};
 /// Which derivation a memo entry holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum MemoKey {
-    /// The metadata (the contract's `Object` adds the JSON text the
-    /// [`Cached`](super::Cached) holds).
-    Meta,
     /// A Deployment's part of a workload fact.
     Deployment,
     Pod,
@@ -95,7 +94,7 @@ mod tests {
         let cached = Cached::new(Arc::new(json!({"metadata": {"name": "a"}})));
         let mut made = 0;
         for _ in 0..3 {
-            let text = cached.memo().get_or_insert(MemoKey::Meta, || {
+            let text = cached.memo().get_or_insert(MemoKey::ConfigMap, || {
                 made += 1;
                 cached.text().into_owned()
             });

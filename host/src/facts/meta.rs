@@ -37,6 +37,24 @@ pub fn object_meta(object: &Value) -> ObjectMeta {
     }
 }
 
+/// [`object_meta`] of an object's JSON text, parsing its `metadata` alone
+/// (the rest is skipped, not built): what `facts.get`, `facts.list` and
+/// `facts.children` serve beside the text, derived per read rather than
+/// memoised, as it repeats what the text holds.
+pub fn object_meta_of(text: &str) -> ObjectMeta {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        #[serde(default)]
+        metadata: Value,
+    }
+    match serde_json::from_str::<Metadata>(text) {
+        Ok(Metadata { metadata }) => object_meta(&serde_json::json!({ "metadata": metadata })),
+        // Not an object: no metadata (only a source fed by hand holds such
+        // text).
+        Err(_) => object_meta(&Value::Null),
+    }
+}
+
 fn pairs(value: &Value) -> Vec<(String, String)> {
     value
         .as_object()
@@ -90,6 +108,26 @@ pub fn controller_uid(object: &Value) -> Option<&str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_metadata_of_a_text_is_the_objects() {
+        let object = json!({"metadata": {"name": "a", "namespace": "ns", "uid": "u1",
+            "generation": 3, "labels": {"app": "x"}, "annotations": {"k": "v"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "o", "uid": "u0",
+                "controller": true}], "creationTimestamp": "2024-01-01T00:00:00Z"},
+            "spec": {"deep": [[[{"a": 1}]]]}});
+        assert_eq!(
+            format!("{:?}", object_meta_of(&object.to_string())),
+            format!("{:?}", object_meta(&object))
+        );
+        for text in [r#"{"kind": "Pod"}"#, "[1]", "\"x\""] {
+            assert_eq!(
+                format!("{:?}", object_meta_of(text)),
+                format!("{:?}", object_meta(&Value::Null)),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn controller_is_the_owner_marked_controller() {

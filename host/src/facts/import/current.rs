@@ -17,22 +17,20 @@ use crate::facts::known_kinds::{
     cluster_role_kind, config_map_kind, network_policy_kind, node_kind, secret_kind,
 };
 use crate::facts::memo::MemoKey;
-use crate::facts::meta::{from_jiff, object_meta};
+use crate::facts::meta::{from_jiff, object_meta, object_meta_of};
 use crate::facts::network_policy::{egress_policy_fact, network_policy_fact};
 use crate::facts::nodes::{MAX_NODES, from_nodes, node_cidrs, too_many};
 use crate::facts::{ApplyOutcome, Availability, Cached, ChangeState, FactServer, Hold, Selector};
 
-/// The contract's `Object` of a cached object of `kind`: metadata, derived
-/// once per version of the object, and its JSON text as the guest is
-/// served it (only the fields its read declares, where it declares them).
+/// The contract's `Object` of a cached object of `kind`: metadata, and its
+/// JSON text as the guest is served it (only the fields its read declares,
+/// where it declares them).
 fn object_of(facts: &FactServer, kind: &KindRef, cached: &Cached) -> Object {
+    // What is served keeps the metadata whole, projected or not.
+    let json = facts.served_text(kind, cached);
     Object {
-        meta: wit_types::ObjectMeta::clone(
-            &cached
-                .memo()
-                .get_or_insert(MemoKey::Meta, || object_meta(&cached.value())),
-        ),
-        json: facts.served_text(kind, cached),
+        meta: object_meta_of(&json),
+        json,
     }
 }
 
@@ -213,12 +211,9 @@ impl wit::Host for FactServer {
     fn cluster_role(&mut self, name: String) -> Result<Option<wit_types::ObjectMeta>, ReadError> {
         let kind = cluster_role_kind();
         self.allow(&kind, "facts.cluster-role")?;
-        Ok(self.read_object(&kind, "", &name)?.map(|r| {
-            wit_types::ObjectMeta::clone(
-                &r.memo()
-                    .get_or_insert(MemoKey::Meta, || object_meta(&r.value())),
-            )
-        }))
+        Ok(self
+            .read_object(&kind, "", &name)?
+            .map(|r| object_meta_of(&r.text())))
     }
 
     fn secret_certificates(
@@ -531,7 +526,8 @@ mod tests {
                 memoised(&pod_kind(), "d-1"),
                 memoised(&service, "s")
             ),
-            (1, 1, 1)
+            (1, 1, 0),
+            "the workload's parts memoised; a get's metadata read from the text each time"
         );
         assert_eq!(
             pass(),

@@ -910,7 +910,7 @@ mod tests {
             |rv: &str| json!({"metadata": {"namespace": "ns", "name": "a", "resourceVersion": rv}});
         cache.apply(obj("1"));
         let first = cache.get_cached("ns", "a").unwrap();
-        first.memo().get_or_insert(MemoKey::Meta, || 1u8);
+        first.memo().get_or_insert(MemoKey::ConfigMap, || 1u8);
         assert!(cache.replace("ns", vec![obj("1")]).is_empty());
         let relisted = cache.get_cached("ns", "a").unwrap();
         assert!(
