@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 
 use super::memo::Memo;
-use super::packed::{Packed, Packer};
+use super::packed::{Packed, Packer, Packers};
 
 /// An object and what was derived from it.
 ///
@@ -37,10 +37,12 @@ pub struct Cached {
     pinned: Option<Arc<Value>>,
     /// Why the host could not read the whole object, if it could not.
     undecodable: Option<Box<str>>,
-    /// The `fieldsV1` of the host's own apply entry (its JSON text), kept
-    /// beside the object rather than in it: no guest reads it, and only
-    /// whether a change settles asks for it ([`Cached::with_applied`]).
-    applied: Option<Box<str>>,
+    /// The `fieldsV1` of the host's own apply entry (its JSON text, packed
+    /// in the operator's caches against the kind's first one: the host
+    /// applies the same fields to each child of a kind), kept beside the
+    /// object rather than in it: no guest reads it, and only whether a
+    /// change settles asks for it ([`Cached::with_applied`]).
+    applied: Option<Text>,
     /// The epoch of its cache's projection it was held under
     /// (`crate::operator::cluster::projected`): an object of an earlier
     /// one lacks what a wider projection keeps.
@@ -52,6 +54,31 @@ pub struct Cached {
 enum Text {
     Plain(Box<str>),
     Packed(Packed),
+}
+
+impl Text {
+    /// `text` packed by the packer `packer` gives for it, or as is where
+    /// it could not be packed.
+    fn packed(text: String, packer: impl FnOnce(&str) -> Arc<Packer>) -> Text {
+        match packer(&text).pack(&text) {
+            Some(packed) => Text::Packed(packed),
+            None => Text::Plain(text.into()),
+        }
+    }
+
+    fn as_str(&self) -> Cow<'_, str> {
+        match self {
+            Text::Plain(text) => Cow::Borrowed(text),
+            Text::Packed(packed) => Cow::Owned(packed.unpack()),
+        }
+    }
+
+    fn held_len(&self) -> usize {
+        match self {
+            Text::Plain(text) => text.len(),
+            Text::Packed(packed) => packed.packed_len(),
+        }
+    }
 }
 
 /// The nesting serde_json's parser accepts (it refuses 128 levels), with
@@ -81,27 +108,26 @@ impl Cached {
     /// on it, taken out of it beforehand ([`crate::facts::applied`]).
     pub fn applied(value: Arc<Value>, applied: Option<&Value>) -> Arc<Self> {
         let text = Text::Plain(value.to_string().into());
+        let applied = applied.map(|fields| Text::Plain(fields.to_string().into()));
         Cached::holding(value, text, applied, 0)
     }
 
-    /// [`Cached::applied`], its text packed by the packer `packer` gives for
-    /// it: its kind's (made from this very text when the kind has none
-    /// yet); held under its cache's projection of epoch `epoch`.
+    /// [`Cached::applied`], its text and its apply entry each packed with
+    /// its kind's packer of `packers` (made from this very text when the
+    /// kind has none yet); held under its cache's projection of epoch
+    /// `epoch`.
     pub fn packed(
         value: Arc<Value>,
         applied: Option<&Value>,
         epoch: u32,
-        packer: impl FnOnce(&str) -> Arc<Packer>,
+        packers: &Packers,
     ) -> Arc<Self> {
-        let text = value.to_string();
-        let text = match packer(&text).pack(&text) {
-            Some(packed) => Text::Packed(packed),
-            None => Text::Plain(text.into()),
-        };
+        let text = Text::packed(value.to_string(), |t| packers.objects(t));
+        let applied = applied.map(|f| Text::packed(f.to_string(), |t| packers.applied(t)));
         Cached::holding(value, text, applied, epoch)
     }
 
-    fn holding(value: Arc<Value>, text: Text, applied: Option<&Value>, epoch: u32) -> Arc<Self> {
+    fn holding(value: Arc<Value>, text: Text, applied: Option<Text>, epoch: u32) -> Arc<Self> {
         let md = &value["metadata"];
         let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
             .as_object()
@@ -123,7 +149,7 @@ impl Cached {
                 .get(crate::marks::UNDECODABLE)
                 .and_then(Value::as_str)
                 .map(Into::into),
-            applied: applied.map(|fields| fields.to_string().into()),
+            applied,
             epoch,
             memo: Memo::default(),
         })
@@ -153,8 +179,8 @@ impl Cached {
         let mut object = Value::clone(&self.value());
         if let Some(fields) = self
             .applied
-            .as_deref()
-            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .as_ref()
+            .and_then(|text| serde_json::from_str::<Value>(&text.as_str()).ok())
         {
             crate::facts::applied::put_applied(&mut object, fields);
         }
@@ -163,18 +189,12 @@ impl Cached {
 
     /// The bytes held for its text: the packed frame, or the text.
     pub fn held_len(&self) -> usize {
-        match &self.text {
-            Text::Plain(text) => text.len(),
-            Text::Packed(packed) => packed.packed_len(),
-        }
+        self.text.held_len()
     }
 
     /// The object's JSON text (unpacked, where it is held packed).
     pub fn text(&self) -> Cow<'_, str> {
-        match &self.text {
-            Text::Plain(text) => Cow::Borrowed(text),
-            Text::Packed(packed) => Cow::Owned(packed.unpack()),
-        }
+        self.text.as_str()
     }
 
     /// The epoch of its cache's projection it was held under.
@@ -277,6 +297,30 @@ mod tests {
         let first = cached.value();
         assert_eq!(*first, pod(), "parsed again from the text");
         assert!(Arc::ptr_eq(&cached.value(), &first), "shared while held");
+    }
+
+    #[test]
+    fn the_apply_entry_is_packed_against_its_kinds_first_and_put_back_whole() {
+        let packers = Packers::default();
+        let entry = |name: &str| {
+            json!({"f:metadata": {"f:labels": {"f:app": {}}},
+                "f:spec": {"f:template": {"f:spec": {"f:containers": {
+                    format!("k:{{\"name\":\"{name}\"}}"): {".": {}, "f:image": {}}}}}}})
+        };
+        let first = Cached::packed(Arc::new(pod()), Some(&entry("a")), 0, &packers);
+        let second = Cached::packed(Arc::new(pod()), Some(&entry("b")), 0, &packers);
+        for (cached, name) in [(&first, "a"), (&second, "b")] {
+            let object = cached.with_applied();
+            assert_eq!(
+                crate::facts::applied::applied_fields(&object),
+                Some(&entry(name)),
+                "{object}"
+            );
+        }
+        let Some(Text::Packed(packed)) = &second.applied else {
+            panic!("the second entry is held packed");
+        };
+        assert!(packed.packed_len() < entry("b").to_string().len() / 2);
     }
 
     #[test]

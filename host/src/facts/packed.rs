@@ -8,7 +8,7 @@
 //! differs from it. Unpacking is lossless; a reader gets the text back.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use zstd::zstd_safe::{self, CCtx, CDict, DCtx, DDict};
 
@@ -33,6 +33,28 @@ thread_local! {
     /// one object to the next rather than allocated for each.
     static CONTEXTS: RefCell<(CCtx<'static>, DCtx<'static>)> =
         RefCell::new((CCtx::create(), DCtx::create()));
+}
+
+/// A cache's packers, each made from the first text it is asked for: its
+/// objects' texts, and the host's apply entries on them (the same fields
+/// on each child of a kind).
+#[derive(Default)]
+pub struct Packers {
+    objects: OnceLock<Arc<Packer>>,
+    applied: OnceLock<Arc<Packer>>,
+}
+
+impl Packers {
+    /// The objects' packer (made from `reference`, if there is none yet).
+    pub fn objects(&self, reference: &str) -> Arc<Packer> {
+        self.objects.get_or_init(|| Packer::new(reference)).clone()
+    }
+
+    /// The apply entries' packer (made from `reference`, if there is none
+    /// yet).
+    pub fn applied(&self, reference: &str) -> Arc<Packer> {
+        self.applied.get_or_init(|| Packer::new(reference)).clone()
+    }
 }
 
 /// An object's text as a frame of its kind's [`Packer`].

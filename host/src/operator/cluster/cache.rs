@@ -2,7 +2,7 @@
 //! only what fact derivation needs, and read as the facts' source.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use kube::core::ApiResource;
 use reconciler_conventions::kind::KindRef;
@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::children::bodies::value_digest;
 use crate::children::settling::Unsettled;
 use crate::facts::certificates;
-use crate::facts::packed::Packer;
+use crate::facts::packed::Packers;
 use crate::facts::source::{AvailabilityTable, ChildKey};
 use crate::facts::{
     ApplyOutcome, Availability, Cached, ChangeState, ObjectSource, Selector, SourceError,
@@ -82,9 +82,10 @@ pub struct ObjectCache {
     /// deleted while the host runs), "" for the all-namespaces or
     /// cluster-wide watch, each until its watch lists the kind again.
     not_served: RwLock<BTreeSet<String>>,
-    /// The kind's dictionary: each object's text is held packed against
-    /// the first object the cache admitted.
-    packer: OnceLock<Arc<Packer>>,
+    /// The kind's dictionaries: each object's text is held packed against
+    /// the first object the cache admitted, the host's apply entry on it
+    /// against the first such entry.
+    packers: Packers,
     /// What it holds of each object: what the kind's readers declare.
     projected: Projected,
 }
@@ -116,7 +117,7 @@ impl ObjectCache {
             kind,
             objects: RwLock::default(),
             not_served: RwLock::default(),
-            packer: OnceLock::new(),
+            packers: Packers::default(),
             projected: Projected::default(),
         }
     }
@@ -167,9 +168,7 @@ impl ObjectCache {
     /// The object as the cache holds it: its text packed with the kind's
     /// dictionary.
     fn held(&self, value: Arc<Value>, applied: Option<&Value>, epoch: u32) -> Arc<Cached> {
-        Cached::packed(value, applied, epoch, |text| {
-            self.packer.get_or_init(|| Packer::new(text)).clone()
-        })
+        Cached::packed(value, applied, epoch, &self.packers)
     }
 
     /// What the cache holds of each object, and how far its watches listed.
