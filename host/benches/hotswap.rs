@@ -330,16 +330,7 @@ async fn run(
 
     // --- the report ---
     let mut out = report(n, rate, setup, &swap);
-    let status = host.stop();
-    let problems = host.problems();
-    out.row(
-        "host stop (SIGTERM) / WARN+ERROR log lines",
-        format!("{status} / {}", problems.len()),
-    );
-    for p in problems.iter().take(5) {
-        eprintln!("bench: host log: {p}");
-    }
-    if status.success() && problems.is_empty() {
+    if host.stop_reported(&mut out) {
         let _ = std::fs::remove_dir_all(m.dir.join(&name));
     }
     Ok(out.finish())

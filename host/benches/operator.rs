@@ -521,22 +521,14 @@ fn stop_section(
     host: &mut HostProcess,
     heap_profile: Option<HeapProfile>,
 ) -> Result<()> {
-    let status = host.stop();
-    let problems = host.problems();
-    out.row(
-        "host stop (SIGTERM) / WARN+ERROR log lines",
-        format!("{status} / {}", problems.len()),
-    );
-    for p in problems.iter().take(5) {
-        eprintln!("bench: host log: {p}");
-    }
+    let clean = host.stop_reported(out);
     if let Some(file) = heap_profile.map(HeapProfile::finish).transpose()? {
         out.row(
             "heaptrack of the host, caches synced to its stop (BENCH_HEAPTRACK)",
             file.display(),
         );
     }
-    if status.success() && problems.is_empty() {
+    if clean {
         let _ = std::fs::remove_file(&host.log);
     }
     Ok(())

@@ -212,12 +212,32 @@ impl HostProcess {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// WARN and ERROR lines of the log, and any panic of one of its
+    /// threads (printed to stderr, not as a log line).
     pub fn problems(&self) -> Vec<String> {
         self.log_text()
             .lines()
-            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .filter(|l| {
+                l.contains(" WARN ") || l.contains(" ERROR ") || l.contains("' panicked at ")
+            })
             .map(str::to_owned)
             .collect()
+    }
+
+    /// Stops the host (SIGTERM) and says so in `out`: its exit status and
+    /// how many problems it logged (the first five on stderr). Whether it
+    /// stopped cleanly with nothing to warn about.
+    pub fn stop_reported(&mut self, out: &mut Table) -> bool {
+        let status = self.stop();
+        let problems = self.problems();
+        out.row(
+            "host stop (SIGTERM) / WARN+ERROR log lines",
+            format!("{status} / {}", problems.len()),
+        );
+        for p in problems.iter().take(5) {
+            eprintln!("bench: host log: {p}");
+        }
+        status.success() && problems.is_empty()
     }
 
     /// The process's id.
