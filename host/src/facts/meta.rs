@@ -12,7 +12,11 @@ use crate::contract::types::{ControllerRef, ObjectMeta, Timestamp};
 /// that are not a list as no controller, a time that is not RFC 3339 as
 /// none.
 pub fn object_meta(object: &Value) -> ObjectMeta {
-    let md = &object["metadata"];
+    of_metadata(&object["metadata"])
+}
+
+/// [`object_meta`] of an object's `metadata` itself.
+fn of_metadata(md: &Value) -> ObjectMeta {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     ObjectMeta {
         name: text(&md["name"]),
@@ -48,7 +52,7 @@ pub fn object_meta_of(text: &str) -> ObjectMeta {
         metadata: Value,
     }
     match serde_json::from_str::<Metadata>(text) {
-        Ok(Metadata { metadata }) => object_meta(&serde_json::json!({ "metadata": metadata })),
+        Ok(Metadata { metadata }) => of_metadata(&metadata),
         // Not an object: no metadata (only a source fed by hand holds such
         // text).
         Err(_) => object_meta(&Value::Null),
