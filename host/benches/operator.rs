@@ -1222,20 +1222,33 @@ impl HeapProfile {
             Variant::Wasm => "wasm.heaptrack",
             Variant::Native => "native.heaptrack",
         });
+        // heaptrack 1.4 reads `-o` only before `-p`, and writes
+        // `<file>.zst`; what it says goes to `<file>.log`.
+        let log = std::fs::File::create(file.with_extension("log"))
+            .context("creating heaptrack's log (BENCH_HEAPTRACK)")?;
         let heaptrack = std::process::Command::new("heaptrack")
-            .args(["--record-only", "-p", &pid.to_string(), "-o"])
+            .arg("-o")
             .arg(&file)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .args(["-p", &pid.to_string()])
+            .stdout(log.try_clone()?)
+            .stderr(log)
             .spawn()
             .context("starting heaptrack (BENCH_HEAPTRACK)")?;
         Ok(Some(HeapProfile { heaptrack, file }))
     }
 
-    /// Once the host stopped: heaptrack writes its file as the host exits.
+    /// Once the host stopped: heaptrack writes its file as the host
+    /// exits; an error naming its log where it wrote none.
     fn finish(mut self) -> Result<PathBuf> {
         self.heaptrack.wait()?;
-        Ok(self.file)
+        let written = self.file.with_extension("heaptrack.zst");
+        ensure!(
+            written.exists(),
+            "heaptrack wrote no {} (its output: {})",
+            written.display(),
+            self.file.with_extension("log").display()
+        );
+        Ok(written)
     }
 }
 
