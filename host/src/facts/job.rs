@@ -10,10 +10,10 @@ use serde_json::Value;
 use super::meta::{object_meta, timestamp};
 use super::{Cached, FactServer, Selector};
 use crate::contract::facts::{JobCondition, JobFact, JobPodFailure, JobState, ReadError};
-use crate::contract::types::ConditionStatus;
+use crate::contract::types::{ConditionStatus, ObjectMeta};
 use crate::facts::diagnose::typed;
 use crate::facts::known_kinds::{core_kind, pod_kind};
-use crate::facts::memo::MemoKey;
+use crate::facts::memo::{Described, MemoKey};
 
 /// The label the Job controller puts on every Pod of a Job: the Pods of a
 /// Job without a selector (only a fixture has one) are those.
@@ -48,6 +48,12 @@ impl JobPart {
             .max_by(|a, b| (a.created, &a.failure.pod).cmp(&(b.created, &b.failure.pod)))
             .map(|f| f.failure.clone());
         fact
+    }
+}
+
+impl Described for JobPart {
+    fn meta(&mut self) -> Option<&mut ObjectMeta> {
+        Some(&mut self.fact.meta)
     }
 }
 
@@ -195,14 +201,12 @@ impl FactServer {
         let Some(cached) = self.read_object(&jobs, &namespace, &name)? else {
             return Ok(None);
         };
-        let part = cached.memo().get_or_insert(MemoKey::Job, || {
-            let job = cached.value();
-            typed::<Job>("Job", &job).map(|j| job_part(&job, &j))
-        });
-        let part: &JobPart = match &*part {
-            Ok(part) => part,
-            Err(text) => return Err(ReadError::Failed(text.clone())),
-        };
+        let part = cached
+            .fact(MemoKey::Job, || {
+                let job = cached.value();
+                typed::<Job>("Job", &job).map(|j| job_part(&job, &j))
+            })
+            .map_err(ReadError::Failed)?;
         let failures = self
             .read_list(&pods, &namespace, part.selector().clone())?
             .iter()

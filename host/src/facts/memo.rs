@@ -3,10 +3,13 @@
 //! A source holds each object as a [`Cached`](super::Cached): its JSON
 //! text and a small memo of what the host derived from it for guests (its
 //! Pod or Deployment part of a workload fact, its NetworkPolicy, Node,
-//! exposure, Secret, ConfigMap or certificate facts; not the metadata
-//! `facts.get` and `facts.list` serve, which repeats the text and is
-//! derived per read: `meta::object_meta_of`). Each is derived the first
-//! time a pass asks for it and served from the memo afterwards. A new
+//! exposure, Secret, ConfigMap or certificate facts). Each is derived the
+//! first time a pass asks for it and served from the memo afterwards. No
+//! entry keeps the object's metadata, which repeats what the text holds:
+//! `facts.get` and `facts.list` read it from the text per read
+//! (`meta::object_meta_of`), and a fact that carries it ([`Described`]) is
+//! memoised without it and served with it read from the text
+//! ([`Cached::fact`](super::Cached::fact)). A new
 //! version of the object (a watch event, a relist with another
 //! `resourceVersion`) is a new `Cached` with an empty memo, so nothing
 //! derived from an old version is ever served.
@@ -16,6 +19,12 @@
 
 use std::any::Any;
 use std::sync::{Arc, Mutex};
+
+use crate::contract::facts::{
+    CertificateBundleFact, ConfigMapFact, EgressPolicyFact, ExposureFact, NetworkPolicyFact,
+    PodFact, SecretFact,
+};
+use crate::contract::types::ObjectMeta;
 
 /// Which derivation a memo entry holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +91,40 @@ impl Memo {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
+
+/// A derivation that carries its object's metadata: memoised without it
+/// ([`Described::meta`] emptied), served with it.
+pub(crate) trait Described {
+    /// Its metadata, where it has one (a derivation that failed has none).
+    fn meta(&mut self) -> Option<&mut ObjectMeta>;
+}
+
+impl<T: Described> Described for Result<T, String> {
+    fn meta(&mut self) -> Option<&mut ObjectMeta> {
+        self.as_mut().ok().and_then(Described::meta)
+    }
+}
+
+/// The facts whose metadata is their `meta` field.
+macro_rules! described_by_meta {
+    ($($fact:ty),* $(,)?) => {$(
+        impl Described for $fact {
+            fn meta(&mut self) -> Option<&mut ObjectMeta> {
+                Some(&mut self.meta)
+            }
+        }
+    )*};
+}
+
+described_by_meta!(
+    CertificateBundleFact,
+    ConfigMapFact,
+    EgressPolicyFact,
+    ExposureFact,
+    NetworkPolicyFact,
+    PodFact,
+    SecretFact,
+);
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,7 @@ use crate::facts::past_cache::{MAX_READS, ObjectKey};
 use crate::facts::source::{
     ApplyOutcome, Availability, ChangeState, ChildKey, ObjectSource, SourceError,
 };
-use crate::facts::workload::{DeploymentPart, deployment_part, pod_fact};
+use crate::facts::workload::{deployment_part, pod_fact};
 use crate::facts::{Cached, Dependency, Selector};
 
 /// Serves one pass's facts. What it derives from an object is memoised
@@ -430,26 +430,22 @@ impl FactServer {
         let Some(cached) = self.read_object(deployments, namespace, name)? else {
             return Ok(None);
         };
-        let part = cached.memo().get_or_insert(MemoKey::Deployment, || {
-            let deployment = cached.value();
-            typed::<Deployment>("Deployment", &deployment).map(|d| deployment_part(&deployment, &d))
-        });
-        let part: &DeploymentPart = match &*part {
-            Ok(part) => part,
-            Err(text) => return Err(ReadError::Failed(text.clone())),
-        };
+        let part = cached
+            .fact(MemoKey::Deployment, || {
+                let deployment = cached.value();
+                typed::<Deployment>("Deployment", &deployment)
+                    .map(|d| deployment_part(&deployment, &d))
+            })
+            .map_err(ReadError::Failed)?;
         let pod_facts = self
             .read_list(pods, namespace, part.selector().clone())?
             .iter()
             .map(|p| {
-                let fact = p.memo().get_or_insert(MemoKey::Pod, || {
+                p.fact(MemoKey::Pod, || {
                     let p = p.value();
                     typed::<Pod>("Pod", &p).map(|pod| pod_fact(&p, &pod))
-                });
-                match &*fact {
-                    Ok(fact) => Ok(fact.clone()),
-                    Err(text) => Err(ReadError::Failed(text.clone())),
-                }
+                })
+                .map_err(ReadError::Failed)
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(part.with_pods(pod_facts)))

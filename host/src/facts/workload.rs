@@ -5,8 +5,10 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::Selector;
+use super::memo::Described;
 use super::meta::object_meta;
 use crate::contract::facts::{ContainerWaiting, PodFact, WorkloadFact, WorkloadState};
+use crate::contract::types::ObjectMeta;
 
 /// Kubelet waiting reasons that mean an image cannot be pulled.
 const IMAGE_PULL_REASONS: &[&str] = &[
@@ -95,6 +97,12 @@ impl DeploymentPart {
         fact.pods = pods;
         fact.state = classify(&fact, self.total_replicas);
         fact
+    }
+}
+
+impl Described for DeploymentPart {
+    fn meta(&mut self) -> Option<&mut ObjectMeta> {
+        Some(&mut self.fact.meta)
     }
 }
 

@@ -72,14 +72,14 @@ impl wit::Host for FactServer {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
-            SecretFact::clone(&s.memo().get_or_insert(MemoKey::Secret, || {
+            s.fact(MemoKey::Secret, || {
                 let s = s.value();
                 SecretFact {
                     meta: object_meta(&s),
                     type_: s["type"].as_str().unwrap_or("Opaque").to_owned(),
                     keys: key_names(&s, &["data", "stringData"]),
                 }
-            }))
+            })
         }))
     }
 
@@ -91,13 +91,13 @@ impl wit::Host for FactServer {
         let kind = config_map_kind();
         self.allow(&kind, "facts.config-map")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|c| {
-            ConfigMapFact::clone(&c.memo().get_or_insert(MemoKey::ConfigMap, || {
+            c.fact(MemoKey::ConfigMap, || {
                 let c = c.value();
                 ConfigMapFact {
                     meta: object_meta(&c),
                     keys: key_names(&c, &["data", "binaryData"]),
                 }
-            }))
+            })
         }))
     }
 
@@ -150,12 +150,7 @@ impl wit::Host for FactServer {
         let mut policies: Vec<NetworkPolicyFact> = self
             .read_list(&kind, &namespace, Selector::default())?
             .iter()
-            .map(|p| {
-                NetworkPolicyFact::clone(
-                    &p.memo()
-                        .get_or_insert(MemoKey::NetworkPolicy, || network_policy_fact(&p.value())),
-                )
-            })
+            .map(|p| p.fact(MemoKey::NetworkPolicy, || network_policy_fact(&p.value())))
             .collect();
         policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         Ok(policies)
@@ -202,9 +197,9 @@ impl wit::Host for FactServer {
         let api = exposure_kind_ref(kind);
         self.allow(&api, "facts.exposure")?;
         Ok(self.read_object(&api, &namespace, &name)?.map(|o| {
-            ExposureFact::clone(&o.memo().get_or_insert(MemoKey::Exposure(kind as u8), || {
+            o.fact(MemoKey::Exposure(kind as u8), || {
                 exposure_fact(kind, &o.value())
-            }))
+            })
         }))
     }
 
@@ -225,12 +220,9 @@ impl wit::Host for FactServer {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret-certificates")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
-            CertificateBundleFact::clone(
-                &s.memo()
-                    .get_or_insert(MemoKey::Certificates(key.clone()), || {
-                        bundle(&s.value(), &key)
-                    }),
-            )
+            s.fact(MemoKey::Certificates(key.clone()), || {
+                bundle(&s.value(), &key)
+            })
         }))
     }
 
@@ -321,12 +313,7 @@ impl wit::Host for FactServer {
         let mut policies: Vec<EgressPolicyFact> = self
             .read_list(&kind, &namespace, Selector::default())?
             .iter()
-            .map(|p| {
-                EgressPolicyFact::clone(
-                    &p.memo()
-                        .get_or_insert(MemoKey::EgressPolicy, || egress_policy_fact(&p.value())),
-                )
-            })
+            .map(|p| p.fact(MemoKey::EgressPolicy, || egress_policy_fact(&p.value())))
             .collect();
         policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         Ok(policies)
