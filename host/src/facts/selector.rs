@@ -8,7 +8,11 @@ use serde::{Deserialize, Serialize};
 /// A label selector. The empty selector matches everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Selector {
-    pub match_labels: BTreeMap<String, String>,
+    /// Sorted by key, each key once, as the map `matchLabels` is: a
+    /// vector rather than a B-tree map, whose first node holds eleven
+    /// pairs however few a selector has (the dependency index and the
+    /// memo hold a selector per parent).
+    pub match_labels: Vec<(String, String)>,
     pub match_expressions: Vec<Requirement>,
 }
 
@@ -21,10 +25,11 @@ pub enum Requirement {
 }
 
 impl Selector {
-    /// Every pair must match.
+    /// Every pair must match (of pairs with one key, the last).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let by_key: BTreeMap<&str, &str> = pairs.into_iter().collect();
         Selector {
-            match_labels: pairs
+            match_labels: by_key
                 .into_iter()
                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .collect(),
@@ -35,14 +40,14 @@ impl Selector {
     /// A `metav1.LabelSelector` as JSON. An unknown operator matches
     /// nothing, as the API server would refuse it.
     pub fn from_json(value: &serde_json::Value) -> Self {
-        let match_labels = value["matchLabels"]
+        let match_labels: Vec<(String, String)> = value["matchLabels"]
             .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
         let match_expressions = value["matchExpressions"]
             .as_array()
             .map(|exprs| {
@@ -152,6 +157,19 @@ mod tests {
         assert!(!s.matches(&labels(&[("app", "agent"), ("tier", "c")])));
         assert!(!s.matches(&labels(&[("app", "agent"), ("tier", "a"), ("canary", "1")])));
         assert!(!s.matches(&labels(&[("tier", "a")])));
+    }
+
+    #[test]
+    fn match_labels_are_held_by_key_once_each() {
+        let s = Selector::from_pairs([("b", "1"), ("a", "2"), ("b", "3")]);
+        assert_eq!(
+            s.match_labels,
+            [("a".into(), "2".into()), ("b".into(), "3".into())]
+        );
+        assert_eq!(
+            Selector::from_json(&json!({"matchLabels": {"b": "3", "a": "2"}})),
+            s
+        );
     }
 
     #[test]

@@ -723,7 +723,7 @@ mod tests {
                         kind,
                         namespace,
                         selector: Selector {
-                            match_labels,
+                            match_labels: match_labels.into_iter().collect(),
                             match_expressions,
                         },
                     }
