@@ -17,6 +17,7 @@ use crate::facts::source::{AvailabilityTable, ChildKey};
 use crate::facts::{
     ApplyOutcome, Availability, Cached, ChangeState, ObjectSource, Selector, SourceError,
 };
+use crate::operator::cluster::child_records::ChildRecords;
 use crate::operator::cluster::managed_fields::slim_managed_fields;
 use crate::operator::cluster::objects::{Key, Objects};
 use crate::operator::cluster::projected::Projected;
@@ -412,11 +413,9 @@ pub struct ClusterSource {
     caches: RwLock<HashMap<KindRef, Arc<ObjectCache>>>,
     availability: RwLock<AvailabilityTable>,
     resources: RwLock<HashMap<KindRef, ApiResource>>,
-    /// What each child's last apply came to, and when the API server
-    /// answered it (a fixture may not say).
-    applies: RwLock<HashMap<ChildKey, (ApplyOutcome, Option<jiff::Timestamp>)>>,
-    /// What became of the change last asked for each child.
-    changes: RwLock<HashMap<ChildKey, ChangeState>>,
+    /// What each child's last apply came to, and what became of the
+    /// change last asked for it.
+    children: RwLock<ChildRecords>,
     /// The children whose last apply did not settle (the loop breaker).
     unsettled: RwLock<HashMap<ChildKey, Unsettled>>,
     /// What each kind's cache holds of its objects
@@ -510,10 +509,10 @@ impl ClusterSource {
         outcome: ApplyOutcome,
         at: Option<jiff::Timestamp>,
     ) {
-        self.applies
+        self.children
             .write()
-            .expect("applies lock")
-            .insert((kind, namespace.to_owned(), name.to_owned()), (outcome, at));
+            .expect("children lock")
+            .record_apply(kind, namespace, name, outcome, at);
     }
 
     /// Records what became of the change asked for a child
@@ -525,10 +524,10 @@ impl ClusterSource {
         name: &str,
         state: ChangeState,
     ) {
-        self.changes
+        self.children
             .write()
-            .expect("changes lock")
-            .insert((kind, namespace.to_owned(), name.to_owned()), state);
+            .expect("children lock")
+            .record_change(kind, namespace, name, state);
     }
 
     /// What is remembered of the child's last apply that did not settle.
@@ -717,10 +716,10 @@ impl ObjectSource for ClusterSource {
     }
 
     fn last_apply(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ApplyOutcome> {
-        self.applies
+        self.children
             .read()
-            .expect("applies lock")
-            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .expect("children lock")
+            .last_apply(kind, namespace, name)
             .map(|(outcome, _)| outcome.clone())
     }
 
@@ -730,18 +729,18 @@ impl ObjectSource for ClusterSource {
         namespace: &str,
         name: &str,
     ) -> Option<jiff::Timestamp> {
-        self.applies
+        self.children
             .read()
-            .expect("applies lock")
-            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .expect("children lock")
+            .last_apply(kind, namespace, name)
             .and_then(|(_, at)| *at)
     }
 
     fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
-        self.changes
+        self.children
             .read()
-            .expect("changes lock")
-            .get(&(kind.clone(), namespace.to_owned(), name.to_owned()))
+            .expect("children lock")
+            .change_state(kind, namespace, name)
             .cloned()
     }
 }

@@ -4,6 +4,7 @@
 //! watches' health.
 
 pub mod cache;
+pub(crate) mod child_records;
 pub mod decode;
 pub mod health;
 pub mod managed_fields;
