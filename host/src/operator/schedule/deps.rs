@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use reconciler_conventions::kind::KindRef;
 
-use crate::facts::Dependency;
+use crate::facts::{Dependency, Selector};
 use crate::operator::schedule::parents::Parents;
 use crate::operator::schedule::selections::Selections;
 
@@ -17,8 +17,9 @@ use crate::operator::schedule::selections::Selections;
 ///
 /// A parent is held once, behind a pointer every entry of its reads
 /// shares (a key's strings copied into each of a pass's dozen entries cost
-/// more than the entries), and its reads as a sorted slice (a B-tree set's
-/// first node holds eleven reads however few there are).
+/// more than the entries), and its reads as a slice (a B-tree set's first
+/// node holds eleven reads however few there are), each naming its kind
+/// by the pointer the kind's bucket is filed under ([`Held`]).
 ///
 /// Object reads are indexed by kind, namespace and name; list and
 /// availability reads by kind and namespace, the empty namespace being the
@@ -29,8 +30,108 @@ use crate::operator::schedule::selections::Selections;
 /// buckets.
 #[derive(Debug)]
 pub(crate) struct DependencyIndex<P> {
-    reads: HashMap<Arc<P>, Box<[Dependency]>>,
-    by_kind: HashMap<KindRef, KindIndex<Arc<P>>>,
+    reads: HashMap<Arc<P>, Box<[Held]>>,
+    by_kind: HashMap<Arc<KindRef>, KindIndex<Arc<P>>>,
+}
+
+/// A read as the index keeps it: a [`Dependency`] whose kind is shared
+/// with its kind's bucket rather than three strings of its own.
+#[derive(Debug)]
+struct Held {
+    kind: Arc<KindRef>,
+    read: Read,
+}
+
+/// What a [`Held`] read names of its kind.
+#[derive(Debug)]
+enum Read {
+    Object {
+        namespace: Box<str>,
+        name: Box<str>,
+    },
+    List {
+        namespace: Box<str>,
+        selector: Selector,
+    },
+    Children {
+        controller: Box<str>,
+    },
+    Availability {
+        namespace: Box<str>,
+    },
+}
+
+impl Held {
+    /// Whether it is the read `dependency`.
+    fn is(&self, dependency: &Dependency) -> bool {
+        *self.kind == *kind_of(dependency)
+            && match (&self.read, dependency) {
+                (
+                    Read::Object { namespace, name },
+                    Dependency::Object {
+                        namespace: n,
+                        name: m,
+                        ..
+                    },
+                ) => **namespace == **n && **name == **m,
+                (
+                    Read::List {
+                        namespace,
+                        selector,
+                    },
+                    Dependency::List {
+                        namespace: n,
+                        selector: s,
+                        ..
+                    },
+                ) => **namespace == **n && selector == s,
+                (Read::Children { controller }, Dependency::Children { controller: c, .. }) => {
+                    **controller == **c
+                }
+                (
+                    Read::Availability { namespace },
+                    Dependency::Availability { namespace: n, .. },
+                ) => **namespace == **n,
+                _ => false,
+            }
+    }
+
+    /// The read as a [`Dependency`].
+    fn dependency(&self) -> Dependency {
+        let kind = KindRef::clone(&self.kind);
+        match &self.read {
+            Read::Object { namespace, name } => Dependency::Object {
+                kind,
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+            },
+            Read::List {
+                namespace,
+                selector,
+            } => Dependency::List {
+                kind,
+                namespace: namespace.to_string(),
+                selector: selector.clone(),
+            },
+            Read::Children { controller } => Dependency::Children {
+                kind,
+                controller: controller.to_string(),
+            },
+            Read::Availability { namespace } => Dependency::Availability {
+                kind,
+                namespace: namespace.to_string(),
+            },
+        }
+    }
+}
+
+/// The kind a read is of.
+fn kind_of(read: &Dependency) -> &KindRef {
+    let (Dependency::Object { kind, .. }
+    | Dependency::List { kind, .. }
+    | Dependency::Availability { kind, .. }
+    | Dependency::Children { kind, .. }) = read;
+    kind
 }
 
 /// One kind's reads.
@@ -102,14 +203,49 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
             .reads
             .remove_entry(parent)
             .unwrap_or_else(|| (Arc::new(parent.clone()), Box::default()));
-        for gone in old.iter().filter(|r| !reads.contains(r)) {
-            self.unindex(&shared, gone);
+        for gone in old.iter().filter(|h| !reads.iter().any(|r| h.is(r))) {
+            self.unindex(&shared, &gone.dependency());
         }
-        for added in reads.iter().filter(|r| old.binary_search(r).is_err()) {
+        for added in reads.iter().filter(|r| !old.iter().any(|h| h.is(r))) {
             self.index(&shared, added);
         }
         if !reads.is_empty() {
-            self.reads.insert(shared, reads.into_iter().collect());
+            let held = reads.iter().map(|r| self.held(r)).collect();
+            self.reads.insert(shared, held);
+        }
+    }
+
+    /// `read`, indexed already, as the index keeps it.
+    fn held(&self, read: &Dependency) -> Held {
+        let (kind, _) = self
+            .by_kind
+            .get_key_value(kind_of(read))
+            .expect("a read is held once indexed");
+        let read = match read {
+            Dependency::Object {
+                namespace, name, ..
+            } => Read::Object {
+                namespace: namespace.as_str().into(),
+                name: name.as_str().into(),
+            },
+            Dependency::List {
+                namespace,
+                selector,
+                ..
+            } => Read::List {
+                namespace: namespace.as_str().into(),
+                selector: selector.clone(),
+            },
+            Dependency::Children { controller, .. } => Read::Children {
+                controller: controller.as_str().into(),
+            },
+            Dependency::Availability { namespace, .. } => Read::Availability {
+                namespace: namespace.as_str().into(),
+            },
+        };
+        Held {
+            kind: kind.clone(),
+            read,
         }
     }
 
@@ -119,7 +255,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
         let mut all: BTreeSet<Dependency> = self
             .reads
             .get(parent)
-            .map(|old| old.iter().cloned().collect())
+            .map(|old| old.iter().map(Held::dependency).collect())
             .unwrap_or_default();
         all.extend(reads);
         self.replace(parent, all);
@@ -240,19 +376,24 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     pub(crate) fn reads_of(&self, parent: &P) -> Option<BTreeSet<Dependency>> {
         self.reads
             .get(parent)
-            .map(|reads| reads.iter().cloned().collect())
+            .map(|reads| reads.iter().map(Held::dependency).collect())
+    }
+
+    /// The bucket of `kind`, filed now if there is none.
+    fn kind_index(&mut self, kind: &KindRef) -> &mut KindIndex<Arc<P>> {
+        if !self.by_kind.contains_key(kind) {
+            self.by_kind
+                .insert(Arc::new(kind.clone()), KindIndex::default());
+        }
+        self.by_kind.get_mut(kind).expect("filed above")
     }
 
     fn index(&mut self, parent: &Arc<P>, read: &Dependency) {
+        let index = self.kind_index(kind_of(read));
         match read {
             Dependency::Object {
-                kind,
-                namespace,
-                name,
-            } => self
-                .by_kind
-                .entry(kind.clone())
-                .or_default()
+                namespace, name, ..
+            } => index
                 .objects
                 .entry(namespace.clone())
                 .or_default()
@@ -260,29 +401,20 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                 .or_default()
                 .insert(parent.clone()),
             Dependency::List {
-                kind,
                 namespace,
                 selector,
-            } => self
-                .by_kind
-                .entry(kind.clone())
-                .or_default()
+                ..
+            } => index
                 .lists
                 .entry(namespace.clone())
                 .or_default()
                 .insert(selector, parent.clone()),
-            Dependency::Availability { kind, namespace } => self
-                .by_kind
-                .entry(kind.clone())
-                .or_default()
+            Dependency::Availability { namespace, .. } => index
                 .availability
                 .entry(namespace.clone())
                 .or_default()
                 .insert(parent.clone()),
-            Dependency::Children { kind, controller } => self
-                .by_kind
-                .entry(kind.clone())
-                .or_default()
+            Dependency::Children { controller, .. } => index
                 .children
                 .entry(controller.clone())
                 .or_default()
@@ -292,10 +424,7 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
 
     /// Removes one entry, and every bucket it leaves empty.
     fn unindex(&mut self, parent: &Arc<P>, read: &Dependency) {
-        let (Dependency::Object { kind, .. }
-        | Dependency::List { kind, .. }
-        | Dependency::Availability { kind, .. }
-        | Dependency::Children { kind, .. }) = read;
+        let kind = kind_of(read);
         let Some(index) = self.by_kind.get_mut(kind) else {
             return;
         };
@@ -369,7 +498,6 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::facts::Selector;
     use crate::facts::known_kinds::{config_map_kind, pod_kind};
     use crate::facts::selector::Requirement;
 
