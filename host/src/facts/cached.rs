@@ -24,13 +24,7 @@ use super::packed::{Packed, Packer, Packers};
 /// ([`super::packed`]).
 pub struct Cached {
     text: Text,
-    namespace: Box<str>,
-    name: Box<str>,
-    resource_version: Box<str>,
-    /// Sorted by key.
-    labels: Box<[(Box<str>, Box<str>)]>,
-    /// The UID of the owner reference marked `controller`.
-    controller: Option<Box<str>>,
+    identity: Identity,
     parsed: Mutex<Weak<Value>>,
     /// The object itself when its text could not be parsed back: nested
     /// deeper than serde_json parses ([`PARSED_DEPTH`]), which only an
@@ -49,6 +43,50 @@ pub struct Cached {
     /// one lacks what a wider projection keeps.
     epoch: u32,
     memo: Memo,
+}
+
+/// What identifies and selects an object, in one string: its namespace,
+/// name, resourceVersion, controller's UID ("" for none) and labels
+/// (sorted by key, each key then its value), where each held its own
+/// allocation (a dozen for an object with four labels).
+struct Identity {
+    strings: Box<str>,
+    /// Where each part of `strings` ends.
+    ends: Box<[u32]>,
+}
+
+/// The parts of an [`Identity`] before its labels.
+const NAMESPACE: usize = 0;
+const NAME: usize = 1;
+const RESOURCE_VERSION: usize = 2;
+const CONTROLLER: usize = 3;
+const LABELS: usize = 4;
+
+impl Identity {
+    fn new<'a>(parts: impl IntoIterator<Item = &'a str>) -> Identity {
+        let mut strings = String::new();
+        let mut ends = Vec::new();
+        for part in parts {
+            strings.push_str(part);
+            ends.push(u32::try_from(strings.len()).expect("an object's identity is under 4 GiB"));
+        }
+        Identity {
+            strings: strings.into(),
+            ends: ends.into(),
+        }
+    }
+
+    fn part(&self, at: usize) -> &str {
+        let start = at.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.strings[start as usize..self.ends[at] as usize]
+    }
+
+    /// The labels, by key.
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        (LABELS..self.ends.len())
+            .step_by(2)
+            .map(|at| (self.part(at), self.part(at + 1)))
+    }
 }
 
 /// An object's JSON text, as is or packed.
@@ -82,6 +120,10 @@ impl Text {
     }
 }
 
+fn text_of(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
 /// The nesting serde_json's parser accepts (it refuses 128 levels), with
 /// a margin.
 const PARSED_DEPTH: usize = 100;
@@ -94,10 +136,6 @@ fn deeper_than(value: &Value, limit: usize) -> bool {
         _ => return false,
     };
     limit == 0 || children.into_iter().any(|c| deeper_than(c, limit - 1))
-}
-
-fn boxed(value: &Value) -> Box<str> {
-    value.as_str().unwrap_or_default().into()
 }
 
 impl Cached {
@@ -130,20 +168,26 @@ impl Cached {
 
     fn holding(value: Arc<Value>, text: Text, applied: Option<Text>, epoch: u32) -> Arc<Self> {
         let md = &value["metadata"];
-        let mut labels: Vec<(Box<str>, Box<str>)> = md["labels"]
+        let mut labels: Vec<(&str, &str)> = md["labels"]
             .as_object()
             .into_iter()
             .flatten()
-            .map(|(k, v)| (k.as_str().into(), v.as_str().unwrap_or_default().into()))
+            .map(|(k, v)| (k.as_str(), text_of(v)))
             .collect();
         labels.sort();
+        let identity = Identity::new(
+            [
+                text_of(&md["namespace"]),
+                text_of(&md["name"]),
+                text_of(&md["resourceVersion"]),
+                super::meta::controller_uid(&value).unwrap_or_default(),
+            ]
+            .into_iter()
+            .chain(labels.into_iter().flat_map(|(k, v)| [k, v])),
+        );
         Arc::new(Cached {
             text,
-            namespace: boxed(&md["namespace"]),
-            name: boxed(&md["name"]),
-            resource_version: boxed(&md["resourceVersion"]),
-            labels: labels.into(),
-            controller: super::meta::controller_uid(&value).map(Into::into),
+            identity,
             parsed: Mutex::new(Arc::downgrade(&value)),
             pinned: deeper_than(&value, PARSED_DEPTH).then(|| value.clone()),
             undecodable: value
@@ -211,35 +255,32 @@ impl Cached {
 
     /// `metadata.namespace` ("" for a cluster-scoped object).
     pub fn namespace(&self) -> &str {
-        &self.namespace
+        self.identity.part(NAMESPACE)
     }
 
     pub fn name(&self) -> &str {
-        &self.name
+        self.identity.part(NAME)
     }
 
     /// `metadata.resourceVersion` ("" when it has none).
     pub fn resource_version(&self) -> &str {
-        &self.resource_version
+        self.identity.part(RESOURCE_VERSION)
     }
 
     /// The value of the label `key`.
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| (**k).cmp(key))
-            .ok()
-            .map(|i| &*self.labels[i].1)
+        self.labels().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// The labels, by key.
     pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.labels.iter().map(|(k, v)| (&**k, &**v))
+        self.identity.labels()
     }
 
     /// The UID of the object's controller (its owner reference marked
     /// `controller`).
     pub fn controller_uid(&self) -> Option<&str> {
-        self.controller.as_deref()
+        Some(self.identity.part(CONTROLLER)).filter(|uid| !uid.is_empty())
     }
 
     /// The fact `make` derives from the object, memoised under `key`
@@ -311,6 +352,18 @@ mod tests {
         assert_eq!((cached.label("b"), cached.label("c")), (Some("2"), None));
         assert_eq!(cached.controller_uid(), Some("u1"));
         assert_eq!(cached.text(), pod().to_string());
+    }
+
+    #[test]
+    fn an_object_without_labels_or_controller_reads_as_having_none() {
+        let cached = Cached::new(Arc::new(json!({"metadata": {"name": "bare",
+            "ownerReferences": [{"uid": "u0"}]}})));
+        assert_eq!(
+            (cached.namespace(), cached.name(), cached.resource_version()),
+            ("", "bare", "")
+        );
+        assert_eq!(cached.labels().count(), 0);
+        assert_eq!((cached.label("a"), cached.controller_uid()), (None, None));
     }
 
     #[test]
