@@ -5,30 +5,30 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::facts::selector::Requirement;
 use crate::facts::{Cached, Selector};
 
 /// An object's namespace ("" when cluster-scoped) and name.
 pub type Key = (String, String);
 
-/// A label, key and value.
-type Label = (Box<str>, Box<str>);
-
 /// The objects, in namespace and name order; the objects carrying each
-/// label, and those each controller (by UID) controls, each a [`Set`].
+/// label (by key, then value), and those each controller (by UID)
+/// controls, each a [`Set`].
 #[derive(Default)]
 pub struct Objects {
     by_key: BTreeMap<Key, Arc<Cached>>,
-    by_label: HashMap<Label, Set>,
+    by_label: HashMap<Box<str>, HashMap<Box<str>, Set>>,
     by_controller: HashMap<Box<str>, Set>,
 }
 
 /// Objects in namespace and name order: pointers to what `by_key` holds,
 /// so an index costs a pointer an entry (a label most objects carry, such
 /// as an app name, is one long vector; one only its object carries, such
-/// as a Pod's template hash, a vector of one).
+/// as a Pod's template hash or its controller, a pointer held in place).
 #[derive(Default)]
-struct Set(Vec<Arc<Cached>>);
+struct Set(SmallVec<[Arc<Cached>; 1]>);
 
 fn order(object: &Cached) -> (&str, &str) {
     (object.namespace(), object.name())
@@ -93,10 +93,16 @@ impl Objects {
             self.unindex(old);
         }
         for (k, v) in object.labels() {
-            self.by_label
-                .entry((k.into(), v.into()))
-                .or_default()
-                .insert(&object);
+            // Looked up before a key is made: the key and most values are
+            // filed already.
+            if !self.by_label.contains_key(k) {
+                self.by_label.insert(k.into(), HashMap::new());
+            }
+            let values = self.by_label.get_mut(k).expect("filed above");
+            if !values.contains_key(v) {
+                values.insert(v.into(), Set::default());
+            }
+            values.get_mut(v).expect("filed above").insert(&object);
         }
         if let Some(uid) = object.controller_uid() {
             self.by_controller
@@ -118,9 +124,14 @@ impl Objects {
     /// every set it leaves empty.
     fn unindex(&mut self, old: &Cached) {
         for (k, v) in old.labels() {
-            let label: Label = (k.into(), v.into());
-            if self.by_label.get_mut(&label).is_some_and(|s| s.remove(old)) {
-                self.by_label.remove(&label);
+            let Some(values) = self.by_label.get_mut(k) else {
+                continue;
+            };
+            if values.get_mut(v).is_some_and(|s| s.remove(old)) {
+                values.remove(v);
+                if values.is_empty() {
+                    self.by_label.remove(k);
+                }
             }
         }
         if let Some(uid) = old.controller_uid()
@@ -174,8 +185,9 @@ impl Objects {
     fn candidates(&self, selector: &Selector) -> Option<Vec<&Arc<Cached>>> {
         let carrying = |k: &str, v: &str| -> &[Arc<Cached>] {
             self.by_label
-                .get(&(k.into(), v.into()))
-                .map_or(&[], |s| &s.0)
+                .get(k)
+                .and_then(|values| values.get(v))
+                .map_or(&[], |s| &s.0[..])
         };
         // Only the smallest set is copied: a label most objects carry (an
         // app name) would be thousands of pointers a pass.
@@ -312,13 +324,18 @@ mod tests {
         assert!(objects.select("a", &db).is_empty());
         objects.remove(&key("b", "p-1"));
         objects.remove(&key("ab", "p-1"));
-        let carried: Vec<(&str, &str)> =
-            objects.by_label.keys().map(|(k, v)| (&**k, &**v)).collect();
+        let carried: Vec<(&str, &str)> = objects
+            .by_label
+            .iter()
+            .flat_map(|(k, values)| values.keys().map(|v| (&**k, &**v)))
+            .collect();
         assert_eq!(
             carried,
             [("app", "web")],
             "a label no object carries is dropped"
         );
+        let keys: Vec<&str> = objects.by_label.keys().map(|k| &**k).collect();
+        assert_eq!(keys, ["app"], "and a key none carries (tier)");
         assert_eq!(
             names(objects.select("a", &Selector::from_pairs([("app", "web")]))),
             ["p-1", "p-3"]
