@@ -30,7 +30,7 @@ impl<P> Default for Selections<P> {
 
 /// The label an object must carry for `selector` to match it, if any.
 fn anchor(selector: &Selector) -> Option<Label> {
-    if let Some((k, v)) = selector.match_labels.iter().next() {
+    if let Some((k, v)) = selector.match_labels.first() {
         return Some((k.clone(), v.clone()));
     }
     selector.match_expressions.iter().find_map(|r| match r {
