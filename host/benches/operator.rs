@@ -812,6 +812,21 @@ fn convergence_section(out: &mut Table, parents: usize, c: &Convergence) {
     );
 }
 
+/// The host's API requests from `before` to `after`, by verb and resource.
+fn requests_between(before: &Metrics, after: &Metrics) -> BTreeMap<(String, String), f64> {
+    let keys = ["verb", "resource"];
+    let a = before.by_labels("reconciler_api_requests_total", &keys);
+    let b = after.by_labels("reconciler_api_requests_total", &keys);
+    let mut delta = BTreeMap::new();
+    for (k, v) in &b {
+        let d = v - a.get(k).copied().unwrap_or(0.0);
+        if d > 0.0 {
+            delta.insert((k[0].clone(), k[1].clone()), d);
+        }
+    }
+    delta
+}
+
 /// Section 2: the steady state of the converged agents.
 fn steady_section(out: &mut Table, idle: &Window, touching: &Window) {
     out.section("2. steady state, the converged agents (goal: 0 API requests/s)");
@@ -833,6 +848,14 @@ fn steady_section(out: &mut Table, idle: &Window, touching: &Window) {
                 w.events
             ),
         );
+        if !w.sent.is_empty() {
+            let sent: Vec<String> = w
+                .sent
+                .iter()
+                .map(|((verb, resource), n)| format!("{n} {verb} {resource}"))
+                .collect();
+            out.row("  the requests sent", sent.join(", "));
+        }
     }
 }
 
@@ -974,16 +997,7 @@ async fn totals_section(
 /// verb and resource, and its writes per new agent against seed 000's
 /// minimum; the total of requests.
 fn requests_section(out: &mut Table, parents: usize, before: &Metrics, after: &Metrics) -> f64 {
-    let keys = ["verb", "resource"];
-    let a = before.by_labels("reconciler_api_requests_total", &keys);
-    let b = after.by_labels("reconciler_api_requests_total", &keys);
-    let mut delta: BTreeMap<(String, String), f64> = BTreeMap::new();
-    for (k, v) in &b {
-        let d = v - a.get(k).copied().unwrap_or(0.0);
-        if d > 0.0 {
-            delta.insert((k[0].clone(), k[1].clone()), d);
-        }
-    }
+    let delta = requests_between(before, after);
     let n = parents as f64;
     out.section("5. the host's API requests during convergence (reconciler_api_requests_total)");
     for ((verb, resource), count) in &delta {
@@ -1292,6 +1306,8 @@ struct Window {
     seconds: f64,
     /// Every request the host sent (`reconciler_api_requests_total`).
     requests: f64,
+    /// Those requests, by verb and resource.
+    sent: BTreeMap<(String, String), f64>,
     writes: f64,
     applies: f64,
     passes: f64,
@@ -1331,6 +1347,7 @@ async fn window(
     Ok(Window {
         seconds,
         requests: d("reconciler_api_requests_total"),
+        sent: requests_between(&a, &b),
         writes: d("reconciler_status_writes_total"),
         applies: d("reconciler_child_applies_total"),
         passes: d("reconciler_passes_total"),
