@@ -211,14 +211,24 @@ fn strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
 
-/// The Events about the GuestModule `name` (cluster-scoped: in
-/// `default`), as (type, reason, how many times published), sorted.
-async fn events_about(client: &kube::Client, name: &str) -> Vec<(String, String, i32)> {
-    let mut found: BTreeMap<(String, String), i32> = BTreeMap::new();
-    for e in events_of(client, "default", gm::KIND, name).await {
-        *found.entry((e.type_, e.reason)).or_default() += e.count;
-    }
-    found.into_iter().map(|((t, r), n)| (t, r, n)).collect()
+/// Waits until the Events about the GuestModule `name` (cluster-scoped:
+/// in `default`) are `want`: (type, reason, how many times published),
+/// sorted. The host publishes a transition's Events after it writes the
+/// status that shows it, so a test that saw the status waits for them.
+async fn wait_events_about(client: &kube::Client, name: &str, want: &[(&str, &str, i32)]) {
+    let want: Vec<(String, String, i32)> = want
+        .iter()
+        .map(|(t, r, n)| ((*t).into(), (*r).into(), *n))
+        .collect();
+    eventually("the GuestModule's Events", async || {
+        let mut found: BTreeMap<(String, String), i32> = BTreeMap::new();
+        for e in events_of(client, "default", gm::KIND, name).await {
+            *found.entry((e.type_, e.reason)).or_default() += e.count;
+        }
+        let found: Vec<_> = found.into_iter().map(|((t, r), n)| (t, r, n)).collect();
+        if found == want { Ok(()) } else { Err(found) }
+    })
+    .await;
 }
 
 /// The digest part of a pinned reference.
@@ -320,13 +330,12 @@ async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serve
         host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
         Some(1.0)
     );
-    assert_eq!(
-        events_about(&ns.client(), name).await,
-        [
-            ("Normal".into(), "AsExpected".into(), 1),
-            ("Normal".into(), "ShadowSkipped".into(), 1)
-        ]
-    );
+    wait_events_about(
+        &ns.client(),
+        name,
+        &[("Normal", "AsExpected", 1), ("Normal", "ShadowSkipped", 1)],
+    )
+    .await;
 
     let trap = format!("{}/guests/hostile:trap", rollout.registry.address);
     publisher
@@ -362,14 +371,16 @@ async fn a_signed_module_rolls_out_and_an_unsigned_one_is_refused_while_it_serve
         host.sample("reconciler_swaps_total{kind=\"Hostile\"}"),
         Some(1.0)
     );
-    assert_eq!(
-        events_about(&ns.client(), name).await,
-        [
-            ("Normal".into(), "AsExpected".into(), 1),
-            ("Normal".into(), "ShadowSkipped".into(), 1),
-            ("Warning".into(), "SignatureRefused".into(), 1),
-        ]
-    );
+    wait_events_about(
+        &ns.client(),
+        name,
+        &[
+            ("Normal", "AsExpected", 1),
+            ("Normal", "ShadowSkipped", 1),
+            ("Warning", "SignatureRefused", 1),
+        ],
+    )
+    .await;
     // The status is the host's record: the publisher cannot fake it.
     let forged = publisher
         .patch_status(
@@ -458,13 +469,12 @@ async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
     );
     // Pulled, Verified and Compatible arriving True: one Normal for their
     // one reason; Shadowed False and Stalled True: one Warning.
-    assert_eq!(
-        events_about(&ns.client(), name).await,
-        [
-            ("Normal".into(), "AsExpected".into(), 1),
-            ("Warning".into(), "Regression".into(), 1)
-        ]
-    );
+    wait_events_about(
+        &ns.client(),
+        name,
+        &[("Normal", "AsExpected", 1), ("Warning", "Regression", 1)],
+    )
+    .await;
 
     rollout.registry.stop();
     publisher
@@ -496,14 +506,16 @@ async fn a_module_failing_its_shadow_is_held_and_a_registry_gone_is_said() {
     want[0].1 = "after".into();
     set_message(&api, &want[0].0, "after").await;
     wait_messages(&api, &want).await;
-    assert_eq!(
-        events_about(&ns.client(), name).await,
-        [
-            ("Normal".into(), "AsExpected".into(), 1),
-            ("Warning".into(), "PullFailed".into(), 1),
-            ("Warning".into(), "Regression".into(), 1),
-        ]
-    );
+    wait_events_about(
+        &ns.client(),
+        name,
+        &[
+            ("Normal", "AsExpected", 1),
+            ("Warning", "PullFailed", 1),
+            ("Warning", "Regression", 1),
+        ],
+    )
+    .await;
     admin.delete(name, &Default::default()).await.unwrap();
     host.finish();
     ns.cleanup().await.unwrap();
@@ -648,13 +660,15 @@ async fn a_manual_promotion_is_decided_once_in_the_reviewers_name_and_a_new_cand
     );
     // The checks arriving True, then Serving and Ready: AsExpected twice;
     // the denial once (Serving False and Stalled True, one reason).
-    assert_eq!(
-        events_about(&ns.client(), name).await,
-        [
-            ("Normal".into(), "AsExpected".into(), 2),
-            ("Warning".into(), "PromotionDenied".into(), 1),
-        ]
-    );
+    wait_events_about(
+        &ns.client(),
+        name,
+        &[
+            ("Normal", "AsExpected", 2),
+            ("Warning", "PromotionDenied", 1),
+        ],
+    )
+    .await;
     admin.delete(name, &Default::default()).await.unwrap();
     host.finish();
     ns.cleanup().await.unwrap();
@@ -1013,13 +1027,12 @@ async fn every_shard_says_what_it_serves_and_one_writes_the_conditions() {
     // A replica writes its entry after it would write the conditions:
     // shard 1's entry is there, so had it written them, it would have.
     assert_eq!(condition(&o, "Verified").unwrap().status, "True");
-    assert_eq!(
-        events_about(&ns.client(), name).await,
-        [
-            ("Normal".into(), "AsExpected".into(), 1),
-            ("Normal".into(), "ShadowSkipped".into(), 1)
-        ]
-    );
+    wait_events_about(
+        &ns.client(),
+        name,
+        &[("Normal", "AsExpected", 1), ("Normal", "ShadowSkipped", 1)],
+    )
+    .await;
     admin.delete(name, &Default::default()).await.unwrap();
     a.finish();
     b.finish();
