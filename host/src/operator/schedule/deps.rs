@@ -10,6 +10,7 @@ use std::sync::Arc;
 use reconciler_conventions::kind::KindRef;
 
 use crate::facts::{Dependency, Selector};
+use crate::operator::schedule::filed::filed;
 use crate::operator::schedule::parents::Parents;
 use crate::operator::schedule::selections::Selections;
 
@@ -18,8 +19,10 @@ use crate::operator::schedule::selections::Selections;
 /// A parent is held once, behind a pointer every entry of its reads
 /// shares (a key's strings copied into each of a pass's dozen entries cost
 /// more than the entries), and its reads as a slice (a B-tree set's first
-/// node holds eleven reads however few there are), each naming its kind
-/// by the pointer the kind's bucket is filed under ([`Held`]).
+/// node holds eleven reads however few there are), each naming its kind,
+/// namespace, name and selector by the pointers their buckets are filed
+/// under ([`Held`]): a string or selector is held once however many
+/// parents read it.
 ///
 /// Object reads are indexed by kind, namespace and name; list and
 /// availability reads by kind and namespace, the empty namespace being the
@@ -34,8 +37,8 @@ pub(crate) struct DependencyIndex<P> {
     by_kind: HashMap<Arc<KindRef>, KindIndex<Arc<P>>>,
 }
 
-/// A read as the index keeps it: a [`Dependency`] whose kind is shared
-/// with its kind's bucket rather than three strings of its own.
+/// A read as the index keeps it: a [`Dependency`] whose kind, strings
+/// and selector are the keys of the buckets it is filed in, shared.
 #[derive(Debug)]
 struct Held {
     kind: Arc<KindRef>,
@@ -46,18 +49,18 @@ struct Held {
 #[derive(Debug)]
 enum Read {
     Object {
-        namespace: Box<str>,
-        name: Box<str>,
+        namespace: Arc<str>,
+        name: Arc<str>,
     },
     List {
-        namespace: Box<str>,
-        selector: Selector,
+        namespace: Arc<str>,
+        selector: Arc<Selector>,
     },
     Children {
-        controller: Box<str>,
+        controller: Arc<str>,
     },
     Availability {
-        namespace: Box<str>,
+        namespace: Arc<str>,
     },
 }
 
@@ -84,7 +87,7 @@ impl Held {
                         selector: s,
                         ..
                     },
-                ) => **namespace == **n && selector == s,
+                ) => **namespace == **n && **selector == *s,
                 (Read::Children { controller }, Dependency::Children { controller: c, .. }) => {
                     **controller == **c
                 }
@@ -97,6 +100,7 @@ impl Held {
     }
 
     /// The read as a [`Dependency`].
+    #[cfg(test)]
     fn dependency(&self) -> Dependency {
         let kind = KindRef::clone(&self.kind);
         match &self.read {
@@ -111,7 +115,7 @@ impl Held {
             } => Dependency::List {
                 kind,
                 namespace: namespace.to_string(),
-                selector: selector.clone(),
+                selector: Selector::clone(selector),
             },
             Read::Children { controller } => Dependency::Children {
                 kind,
@@ -138,14 +142,14 @@ fn kind_of(read: &Dependency) -> &KindRef {
 #[derive(Debug)]
 struct KindIndex<P> {
     /// namespace → name → parents that read that object.
-    objects: HashMap<String, HashMap<String, Parents<P>>>,
+    objects: HashMap<Arc<str>, HashMap<Arc<str>, Parents<P>>>,
     /// namespace ("" = all) → selectors and the parents that listed with
     /// them.
-    lists: HashMap<String, Selections<P>>,
+    lists: HashMap<Arc<str>, Selections<P>>,
     /// namespace → parents that asked whether the kind can be read there.
-    availability: HashMap<String, Parents<P>>,
+    availability: HashMap<Arc<str>, Parents<P>>,
     /// controller UID → parents that read their children of the kind.
-    children: HashMap<String, Parents<P>>,
+    children: HashMap<Arc<str>, Parents<P>>,
 }
 
 impl<P> Default for KindIndex<P> {
@@ -172,7 +176,7 @@ impl<P> KindIndex<P> {
 /// an all-namespaces watch (""), else the namespace's own and the
 /// all-namespaces one.
 fn covered<'a, V>(
-    map: &'a HashMap<String, V>,
+    map: &'a HashMap<Arc<str>, V>,
     namespace: &'a str,
 ) -> Box<dyn Iterator<Item = &'a V> + 'a> {
     if namespace.is_empty() {
@@ -199,66 +203,48 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
     /// Records what the parent's latest pass read, replacing what its
     /// previous pass read. A parent that read nothing is dropped.
     pub(crate) fn replace(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
-        let (shared, old) = self
-            .reads
-            .remove_entry(parent)
-            .unwrap_or_else(|| (Arc::new(parent.clone()), Box::default()));
-        for gone in old.iter().filter(|h| !reads.iter().any(|r| h.is(r))) {
-            self.unindex(&shared, &gone.dependency());
+        let (shared, old) = self.take(parent);
+        let mut old: Vec<Option<Held>> = old.into_iter().map(Some).collect();
+        let mut held = Vec::with_capacity(reads.len());
+        for read in &reads {
+            let kept = old
+                .iter_mut()
+                .find(|h| h.as_ref().is_some_and(|h| h.is(read)))
+                .and_then(Option::take);
+            held.push(kept.unwrap_or_else(|| self.index(&shared, read)));
         }
-        for added in reads.iter().filter(|r| !old.iter().any(|h| h.is(r))) {
-            self.index(&shared, added);
+        for gone in old.into_iter().flatten() {
+            self.unindex(&shared, &gone);
         }
-        if !reads.is_empty() {
-            let held = reads.iter().map(|r| self.held(r)).collect();
-            self.reads.insert(shared, held);
-        }
-    }
-
-    /// `read`, indexed already, as the index keeps it.
-    fn held(&self, read: &Dependency) -> Held {
-        let (kind, _) = self
-            .by_kind
-            .get_key_value(kind_of(read))
-            .expect("a read is held once indexed");
-        let read = match read {
-            Dependency::Object {
-                namespace, name, ..
-            } => Read::Object {
-                namespace: namespace.as_str().into(),
-                name: name.as_str().into(),
-            },
-            Dependency::List {
-                namespace,
-                selector,
-                ..
-            } => Read::List {
-                namespace: namespace.as_str().into(),
-                selector: selector.clone(),
-            },
-            Dependency::Children { controller, .. } => Read::Children {
-                controller: controller.as_str().into(),
-            },
-            Dependency::Availability { namespace, .. } => Read::Availability {
-                namespace: namespace.as_str().into(),
-            },
-        };
-        Held {
-            kind: kind.clone(),
-            read,
-        }
+        self.keep(shared, held);
     }
 
     /// Adds to what the parent's latest pass read (a second evaluation of
     /// that pass).
     pub(crate) fn extend(&mut self, parent: &P, reads: BTreeSet<Dependency>) {
-        let mut all: BTreeSet<Dependency> = self
-            .reads
-            .get(parent)
-            .map(|old| old.iter().map(Held::dependency).collect())
-            .unwrap_or_default();
-        all.extend(reads);
-        self.replace(parent, all);
+        let (shared, old) = self.take(parent);
+        let mut held = old.into_vec();
+        for read in &reads {
+            if !held.iter().any(|h| h.is(read)) {
+                let added = self.index(&shared, read);
+                held.push(added);
+            }
+        }
+        self.keep(shared, held);
+    }
+
+    /// The parent's reads, taken out, and the parent as they share it.
+    fn take(&mut self, parent: &P) -> (Arc<P>, Box<[Held]>) {
+        self.reads
+            .remove_entry(parent)
+            .unwrap_or_else(|| (Arc::new(parent.clone()), Box::default()))
+    }
+
+    /// Holds the parent's reads, if any.
+    fn keep(&mut self, parent: Arc<P>, held: Vec<Held>) {
+        if !held.is_empty() {
+            self.reads.insert(parent, held.into_boxed_slice());
+        }
     }
 
     /// The parent was deleted: drops all its entries.
@@ -379,63 +365,56 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
             .map(|reads| reads.iter().map(Held::dependency).collect())
     }
 
-    /// The bucket of `kind`, filed now if there is none.
-    fn kind_index(&mut self, kind: &KindRef) -> &mut KindIndex<Arc<P>> {
-        if !self.by_kind.contains_key(kind) {
-            self.by_kind
-                .insert(Arc::new(kind.clone()), KindIndex::default());
-        }
-        self.by_kind.get_mut(kind).expect("filed above")
-    }
-
-    fn index(&mut self, parent: &Arc<P>, read: &Dependency) {
-        let index = self.kind_index(kind_of(read));
-        match read {
+    /// Files `parent` under `read`; the read as held.
+    fn index(&mut self, parent: &Arc<P>, read: &Dependency) -> Held {
+        let (kind, index) = filed(&mut self.by_kind, kind_of(read), |k| Arc::new(k.clone()));
+        let read = match read {
             Dependency::Object {
                 namespace, name, ..
-            } => index
-                .objects
-                .entry(namespace.clone())
-                .or_default()
-                .entry(name.clone())
-                .or_default()
-                .insert(parent.clone()),
+            } => {
+                let (namespace, by_name) = filed(&mut index.objects, namespace, shared);
+                let (name, parents) = filed(by_name, name, shared);
+                parents.insert(parent.clone());
+                Read::Object { namespace, name }
+            }
             Dependency::List {
                 namespace,
                 selector,
                 ..
-            } => index
-                .lists
-                .entry(namespace.clone())
-                .or_default()
-                .insert(selector, parent.clone()),
-            Dependency::Availability { namespace, .. } => index
-                .availability
-                .entry(namespace.clone())
-                .or_default()
-                .insert(parent.clone()),
-            Dependency::Children { controller, .. } => index
-                .children
-                .entry(controller.clone())
-                .or_default()
-                .insert(parent.clone()),
+            } => {
+                let (namespace, selections) = filed(&mut index.lists, namespace, shared);
+                let selector = selections.insert(selector, parent.clone());
+                Read::List {
+                    namespace,
+                    selector,
+                }
+            }
+            Dependency::Availability { namespace, .. } => {
+                let (namespace, parents) = filed(&mut index.availability, namespace, shared);
+                parents.insert(parent.clone());
+                Read::Availability { namespace }
+            }
+            Dependency::Children { controller, .. } => {
+                let (controller, parents) = filed(&mut index.children, controller, shared);
+                parents.insert(parent.clone());
+                Read::Children { controller }
+            }
         };
+        Held { kind, read }
     }
 
     /// Removes one entry, and every bucket it leaves empty.
-    fn unindex(&mut self, parent: &Arc<P>, read: &Dependency) {
-        let kind = kind_of(read);
-        let Some(index) = self.by_kind.get_mut(kind) else {
+    fn unindex(&mut self, parent: &Arc<P>, held: &Held) {
+        let Some(index) = self.by_kind.get_mut(&held.kind) else {
             return;
         };
-        match read {
-            Dependency::Object {
-                namespace, name, ..
-            } => remove_nested(&mut index.objects, namespace, name, parent),
-            Dependency::List {
+        match &held.read {
+            Read::Object { namespace, name } => {
+                remove_nested(&mut index.objects, namespace, name, parent);
+            }
+            Read::List {
                 namespace,
                 selector,
-                ..
             } => {
                 if let Some(selections) = index.lists.get_mut(namespace) {
                     selections.remove(selector, parent);
@@ -444,25 +423,11 @@ impl<P: Clone + Eq + Hash + Ord> DependencyIndex<P> {
                     }
                 }
             }
-            Dependency::Availability { namespace, .. } => {
-                if let Some(parents) = index.availability.get_mut(namespace) {
-                    parents.remove(parent);
-                    if parents.is_empty() {
-                        index.availability.remove(namespace);
-                    }
-                }
-            }
-            Dependency::Children { controller, .. } => {
-                if let Some(parents) = index.children.get_mut(controller) {
-                    parents.remove(parent);
-                    if parents.is_empty() {
-                        index.children.remove(controller);
-                    }
-                }
-            }
+            Read::Availability { namespace } => remove(&mut index.availability, namespace, parent),
+            Read::Children { controller } => remove(&mut index.children, controller, parent),
         }
         if index.is_empty() {
-            self.by_kind.remove(kind);
+            self.by_kind.remove(&held.kind);
         }
     }
 }
@@ -472,22 +437,32 @@ fn owned<P: Clone + Ord>(parents: &Parents<Arc<P>>) -> impl Iterator<Item = P> +
     parents.iter().map(|p| P::clone(p))
 }
 
+/// A bucket's key, made once for every read to share.
+fn shared(key: &str) -> Arc<str> {
+    key.into()
+}
+
+/// Removes `parent` from `map[key]`, pruning it when emptied.
+fn remove<P: Ord>(map: &mut HashMap<Arc<str>, Parents<P>>, key: &str, parent: &P) {
+    if let Some(parents) = map.get_mut(key) {
+        parents.remove(parent);
+        if parents.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
 /// Removes `parent` from `map[outer][inner]`, pruning emptied maps.
-fn remove_nested<I: Eq + Hash, P: Ord>(
-    map: &mut HashMap<String, HashMap<I, Parents<P>>>,
+fn remove_nested<P: Ord>(
+    map: &mut HashMap<Arc<str>, HashMap<Arc<str>, Parents<P>>>,
     outer: &str,
-    inner: &I,
+    inner: &str,
     parent: &P,
 ) {
     let Some(by_inner) = map.get_mut(outer) else {
         return;
     };
-    if let Some(parents) = by_inner.get_mut(inner) {
-        parents.remove(parent);
-        if parents.is_empty() {
-            by_inner.remove(inner);
-        }
-    }
+    remove(by_inner, inner, parent);
     if by_inner.is_empty() {
         map.remove(outer);
     }

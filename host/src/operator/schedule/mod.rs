@@ -4,6 +4,7 @@
 
 pub mod deps;
 pub mod dispatch;
+pub mod filed;
 pub mod parents;
 pub mod queue;
 pub mod selections;

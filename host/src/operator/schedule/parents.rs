@@ -1,13 +1,15 @@
 //! The parents that read one thing: a sorted vector, since most things are
 //! read by one parent and a B-tree's first node holds eleven.
 
-/// A set of parents, in order.
+use smallvec::SmallVec;
+
+/// A set of parents, in order; one parent held in place.
 #[derive(Debug)]
-pub(crate) struct Parents<P>(Vec<P>);
+pub(crate) struct Parents<P>(SmallVec<[P; 1]>);
 
 impl<P> Default for Parents<P> {
     fn default() -> Self {
-        Parents(Vec::new())
+        Parents(SmallVec::new())
     }
 }
 

@@ -2,9 +2,11 @@
 //! labels of a changed object: only selectors that can match it are tried.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::facts::Selector;
 use crate::facts::selector::Requirement;
+use crate::operator::schedule::filed::filed;
 use crate::operator::schedule::parents::Parents;
 
 /// A label, key and value.
@@ -12,11 +14,12 @@ type Label = (String, String);
 
 /// Selectors and the parents that listed with them. A selector requiring
 /// a label (its first `matchLabels` pair, or an `In` of one value) is
-/// filed under it; any other is tried on every change.
+/// filed under it; any other is tried on every change. Each selector is
+/// held once, shared with the reads that name it.
 #[derive(Debug)]
 pub(crate) struct Selections<P> {
-    anchored: HashMap<Label, HashMap<Selector, Parents<P>>>,
-    unanchored: HashMap<Selector, Parents<P>>,
+    anchored: HashMap<Label, HashMap<Arc<Selector>, Parents<P>>>,
+    unanchored: HashMap<Arc<Selector>, Parents<P>>,
 }
 
 impl<P> Default for Selections<P> {
@@ -40,13 +43,15 @@ fn anchor(selector: &Selector) -> Option<Label> {
 }
 
 impl<P: Ord> Selections<P> {
-    /// Files `parent` under `selector`; whether it was not there yet.
-    pub(crate) fn insert(&mut self, selector: &Selector, parent: P) -> bool {
+    /// Files `parent` under `selector`; the selector as held.
+    pub(crate) fn insert(&mut self, selector: &Selector, parent: P) -> Arc<Selector> {
         let bucket = match anchor(selector) {
             Some(label) => self.anchored.entry(label).or_default(),
             None => &mut self.unanchored,
         };
-        bucket.entry(selector.clone()).or_default().insert(parent)
+        let (held, parents) = filed(bucket, selector, |s| Arc::new(s.clone()));
+        parents.insert(parent);
+        held
     }
 
     /// Removes one entry, and every bucket it leaves empty.
@@ -82,6 +87,7 @@ impl<P: Ord> Selections<P> {
             .values()
             .flatten()
             .chain(self.unanchored.iter())
+            .map(|(selector, parents)| (&**selector, parents))
     }
 
     /// The parents whose selector matches `labels`.
