@@ -720,7 +720,7 @@ impl ObjectSource for ClusterSource {
             .read()
             .expect("children lock")
             .last_apply(kind, namespace, name)
-            .map(|(outcome, _)| outcome.clone())
+            .map(|(outcome, _)| outcome)
     }
 
     fn last_apply_time(
@@ -733,7 +733,7 @@ impl ObjectSource for ClusterSource {
             .read()
             .expect("children lock")
             .last_apply(kind, namespace, name)
-            .and_then(|(_, at)| *at)
+            .and_then(|(_, at)| at)
     }
 
     fn change_state(&self, kind: &KindRef, namespace: &str, name: &str) -> Option<ChangeState> {
@@ -741,7 +741,6 @@ impl ObjectSource for ClusterSource {
             .read()
             .expect("children lock")
             .change_state(kind, namespace, name)
-            .cloned()
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use reconciler_conventions::kind::KindRef;
 
-use crate::facts::{ApplyOutcome, ChangeState};
+use crate::facts::{ApplyOutcome, ChangeState, Hold};
 
 /// The records of every child the host was asked to change.
 ///
@@ -17,14 +17,70 @@ use crate::facts::{ApplyOutcome, ChangeState};
 #[derive(Default)]
 pub(crate) struct ChildRecords(HashMap<KindRef, HashMap<Box<str>, Record>>);
 
-/// One child's record.
+/// One child's record. A refusal (a code and two strings) is rare and
+/// boxed: held in place, its room would be most of every record.
 #[derive(Default)]
 struct Record {
-    /// What its last apply came to, and when the API server answered it
-    /// (a fixture may not say).
-    apply: Option<(ApplyOutcome, Option<jiff::Timestamp>)>,
+    /// What its last apply came to.
+    apply: Option<Answered>,
     /// What became of the change last asked for it.
-    change: Option<ChangeState>,
+    change: Option<Change>,
+}
+
+/// What an apply came to, and when the API server answered it (a fixture
+/// may not say).
+struct Answered {
+    /// `None`: applied.
+    refused: Option<Box<ApplyOutcome>>,
+    at: Option<jiff::Timestamp>,
+}
+
+impl Answered {
+    fn new(outcome: ApplyOutcome, at: Option<jiff::Timestamp>) -> Self {
+        let refused = match outcome {
+            ApplyOutcome::Applied => None,
+            refused @ ApplyOutcome::Refused { .. } => Some(Box::new(refused)),
+        };
+        Answered { refused, at }
+    }
+
+    fn outcome(&self) -> (ApplyOutcome, Option<jiff::Timestamp>) {
+        let outcome = self
+            .refused
+            .as_deref()
+            .map_or(ApplyOutcome::Applied, ApplyOutcome::clone);
+        (outcome, self.at)
+    }
+}
+
+/// A [`ChangeState`] as a record holds it.
+enum Change {
+    Made,
+    Held(Hold),
+    Withdrawn,
+    Refused(Box<ChangeState>),
+}
+
+impl From<ChangeState> for Change {
+    fn from(state: ChangeState) -> Self {
+        match state {
+            ChangeState::Made => Change::Made,
+            ChangeState::Held(hold) => Change::Held(hold),
+            ChangeState::Withdrawn => Change::Withdrawn,
+            refused @ ChangeState::Refused { .. } => Change::Refused(Box::new(refused)),
+        }
+    }
+}
+
+impl Change {
+    fn state(&self) -> ChangeState {
+        match self {
+            Change::Made => ChangeState::Made,
+            Change::Held(hold) => ChangeState::Held(*hold),
+            Change::Withdrawn => ChangeState::Withdrawn,
+            Change::Refused(refused) => ChangeState::clone(refused),
+        }
+    }
 }
 
 fn key(namespace: &str, name: &str) -> Box<str> {
@@ -53,7 +109,7 @@ impl ChildRecords {
         outcome: ApplyOutcome,
         at: Option<jiff::Timestamp>,
     ) {
-        self.entry(kind, namespace, name).apply = Some((outcome, at));
+        self.entry(kind, namespace, name).apply = Some(Answered::new(outcome, at));
     }
 
     /// Records what became of the change asked for the child.
@@ -64,7 +120,7 @@ impl ChildRecords {
         name: &str,
         state: ChangeState,
     ) {
-        self.entry(kind, namespace, name).change = Some(state);
+        self.entry(kind, namespace, name).change = Some(state.into());
     }
 
     /// What the child's last apply came to, and when it was answered.
@@ -73,8 +129,8 @@ impl ChildRecords {
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Option<&(ApplyOutcome, Option<jiff::Timestamp>)> {
-        self.get(kind, namespace, name)?.apply.as_ref()
+    ) -> Option<(ApplyOutcome, Option<jiff::Timestamp>)> {
+        Some(self.get(kind, namespace, name)?.apply.as_ref()?.outcome())
     }
 
     /// What became of the change last asked for the child.
@@ -83,8 +139,8 @@ impl ChildRecords {
         kind: &KindRef,
         namespace: &str,
         name: &str,
-    ) -> Option<&ChangeState> {
-        self.get(kind, namespace, name)?.change.as_ref()
+    ) -> Option<ChangeState> {
+        Some(self.get(kind, namespace, name)?.change.as_ref()?.state())
     }
 }
 
@@ -109,17 +165,51 @@ mod tests {
         let deployment = kind("Deployment");
         assert_eq!(
             records.last_apply(&deployment, "ns", "a"),
-            Some(&(ApplyOutcome::Applied, None))
+            Some((ApplyOutcome::Applied, None))
         );
         assert_eq!(
             records.change_state(&deployment, "ns", "a"),
-            Some(&ChangeState::Withdrawn)
+            Some(ChangeState::Withdrawn)
         );
         let other = kind("StatefulSet");
         assert_eq!(records.last_apply(&other, "ns", "a"), None);
         assert_eq!(
             records.change_state(&other, "ns", "a"),
-            Some(&ChangeState::Made)
+            Some(ChangeState::Made)
+        );
+    }
+
+    #[test]
+    fn a_refusal_and_a_hold_read_back_as_recorded() {
+        let mut records = ChildRecords::default();
+        let refused = ApplyOutcome::Refused {
+            code: 422,
+            reason: "Invalid".into(),
+            message: "spec.replicas: must be greater than or equal to 0".into(),
+        };
+        let at = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+        records.record_apply(kind("Deployment"), "ns", "a", refused.clone(), Some(at));
+        let denied = ChangeState::Refused {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: "denied".into(),
+        };
+        records.record_change(kind("Deployment"), "ns", "a", denied.clone());
+        records.record_change(
+            kind("Deployment"),
+            "ns",
+            "b",
+            ChangeState::Held(Hold::AwaitingApproval),
+        );
+        let deployment = kind("Deployment");
+        assert_eq!(
+            records.last_apply(&deployment, "ns", "a"),
+            Some((refused, Some(at)))
+        );
+        assert_eq!(records.change_state(&deployment, "ns", "a"), Some(denied));
+        assert_eq!(
+            records.change_state(&deployment, "ns", "b"),
+            Some(ChangeState::Held(Hold::AwaitingApproval))
         );
     }
 }
