@@ -73,6 +73,9 @@ impl Memo {
         let made = Arc::new(make());
         let mut entries = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if !entries.iter().any(|(k, _)| *k == key) {
+            // Most objects memoise one derivation: room for four (what a
+            // vector's first push makes) would be most of the memo.
+            entries.reserve_exact(1);
             entries.push((key, made.clone()));
         }
         made
