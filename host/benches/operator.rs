@@ -77,7 +77,9 @@ use reconciler_host_harness::bench as common;
 use reconciler_host_harness::objects;
 use reconciler_host_harness::operator as harness;
 
-use common::{Contention, HostProcess, Metrics, Table, cpu_of, env_num, free_port, mib, ms};
+use common::{
+    Contention, HostProcess, Memory, Metrics, Table, cpu_of, env_num, free_port, mib, ms,
+};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::net::SocketAddr;
@@ -415,7 +417,7 @@ async fn run(
     host.wait_synced(START_LIMIT).await?;
     let sync_time = host_started.elapsed();
     let cpu_synced = host.cpu()?;
-    let rss_synced = host.memory()?.0;
+    let rss_synced = host.memory()?;
     let heap_profile = HeapProfile::start(host.pid(), variant)?;
     let before = Metrics::scrape(metrics_addr)
         .await
@@ -494,7 +496,7 @@ async fn run(
     }
     let requests = requests_section(&mut out, parents, &before, &at_converged);
     let cached = cached_objects(&client, &name, &at_end).await?;
-    memory_section(&mut out, &cached, rss_synced, rss_converged.0);
+    memory_section(&mut out, &cached, rss_synced, rss_converged);
     held_section(&mut out, &at_end);
 
     stop_section(&mut out, &mut host, heap_profile)?;
@@ -509,7 +511,7 @@ async fn run(
         guest_seconds: at_converged
             .histogram("reconciler_guest_evaluation_seconds")
             .sum,
-        rss_kib: rss_converged.0,
+        rss_kib: rss_converged.rss_kib,
         requests,
     })
 }
@@ -934,8 +936,8 @@ async fn totals_section(
     out: &mut Table,
     ns: &TestNamespace,
     [at_converged, at_end]: [&Metrics; 2],
-    rss_converged: (u64, u64),
-    rss_end: (u64, u64),
+    rss_converged: Memory,
+    rss_end: Memory,
 ) {
     out.section("4. totals");
     for (label, m) in [("at convergence", at_converged), ("at the end", at_end)] {
@@ -988,9 +990,15 @@ async fn totals_section(
     );
     out.row(
         "host RSS (VmRSS) at convergence / at the end",
-        format!("{} / {}", mib(rss_converged.0), mib(rss_end.0)),
+        format!(
+            "{} / {} (anonymous {} / {})",
+            mib(rss_converged.rss_kib),
+            mib(rss_end.rss_kib),
+            mib(rss_converged.anon_kib),
+            mib(rss_end.anon_kib)
+        ),
     );
-    out.row("host peak RSS (VmHWM)", mib(rss_end.1));
+    out.row("host peak RSS (VmHWM)", mib(rss_end.peak_kib));
 }
 
 /// Section 5: the host's requests from its start until convergence, by
@@ -1115,7 +1123,13 @@ async fn cached_objects(
 }
 
 /// Section 7: the host's RSS per cached object against the objects' JSON.
-fn memory_section(out: &mut Table, cached: &[serde_json::Value], synced_kib: u64, rss_kib: u64) {
+fn memory_section(
+    out: &mut Table,
+    cached: &[serde_json::Value],
+    synced: Memory,
+    converged: Memory,
+) {
+    let (synced_kib, rss_kib) = (synced.rss_kib, converged.rss_kib);
     let n = cached.len().max(1) as f64;
     let listed: usize = cached.iter().map(|o| o.to_string().len()).sum();
     let slimmed_texts: Vec<String> = cached
@@ -1161,6 +1175,18 @@ fn memory_section(out: &mut Table, cached: &[serde_json::Value], synced_kib: u64
             grown * n / listed.max(1) as f64,
             grown * n / slimmed.max(1) as f64,
             mib(synced_kib)
+        ),
+    );
+    let grown_of =
+        |at: fn(&Memory) -> u64| at(&converged).saturating_sub(at(&synced)) as f64 * 1024.0 / n;
+    out.row(
+        "  of it: anonymous (heap, stacks, guests) / mapped from files (code first run)",
+        format!(
+            "{:.0} B / {:.0} B (files {} at caches synced, {} at convergence: code, whatever the objects)",
+            grown_of(|m| m.anon_kib),
+            grown_of(|m| m.file_kib),
+            mib(synced.file_kib),
+            mib(converged.file_kib)
         ),
     );
     out.row(

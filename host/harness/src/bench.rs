@@ -112,6 +112,20 @@ pub fn mib(kib: u64) -> String {
 // ---------------------------------------------------------------------------
 // The host process
 
+/// A process's resident memory (`/proc/<pid>/status`), in KiB.
+#[derive(Clone, Copy, Debug)]
+pub struct Memory {
+    /// All of it (VmRSS).
+    pub rss_kib: u64,
+    /// The most it was (VmHWM).
+    pub peak_kib: u64,
+    /// Anonymous: the heap, stacks, the guests' memories (RssAnon).
+    pub anon_kib: u64,
+    /// Mapped from files: the binary's and the modules' compiled code as
+    /// it is first run, whatever the objects (RssFile).
+    pub file_kib: u64,
+}
+
 /// `reconciler-host run` for one namespace, its metrics on `addr`, stderr
 /// to a log file. Dropping it stops it (SIGTERM, then SIGKILL after 10 s),
 /// and prints the log's tail when the bench is failing.
@@ -251,8 +265,8 @@ impl HostProcess {
             .with_context(|| format!("reading /proc/{}/stat", self.child.id()))
     }
 
-    /// (VmRSS, VmHWM) in KiB.
-    pub fn memory(&self) -> Result<(u64, u64)> {
+    /// Its resident memory now, and at most so far.
+    pub fn memory(&self) -> Result<Memory> {
         let path = format!("/proc/{}/status", self.child.id());
         let status = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
         let field = |name: &str| -> Result<u64> {
@@ -266,7 +280,12 @@ impl HostProcess {
                 .trim()
                 .parse()?)
         };
-        Ok((field("VmRSS:")?, field("VmHWM:")?))
+        Ok(Memory {
+            rss_kib: field("VmRSS:")?,
+            peak_kib: field("VmHWM:")?,
+            anon_kib: field("RssAnon:")?,
+            file_kib: field("RssFile:")?,
+        })
     }
 
     /// SIGTERM, then wait (10 s at most, then SIGKILL).
