@@ -1,7 +1,7 @@
 //! The shared object caches: one per watched kind, fed by watches, holding
 //! only what fact derivation needs, and read as the facts' source.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
 use kube::core::ApiResource;
@@ -19,7 +19,7 @@ use crate::facts::{
 };
 use crate::operator::cluster::child_records::ChildRecords;
 use crate::operator::cluster::managed_fields::slim_managed_fields;
-use crate::operator::cluster::objects::{Key, Objects};
+use crate::operator::cluster::objects::Objects;
 use crate::operator::cluster::projected::Projected;
 
 /// What a watch reports to the dispatcher: what changed in a cache.
@@ -100,16 +100,11 @@ fn resource_version(object: &Cached) -> Option<u64> {
     object.resource_version().parse::<u64>().ok()
 }
 
+/// An object's namespace ("" when cluster-scoped) and name.
+type Key = (String, String);
+
 fn cached_key(object: &Cached) -> Key {
     (object.namespace().to_owned(), object.name().to_owned())
-}
-
-fn key_of(object: &Value) -> Key {
-    let md = &object["metadata"];
-    (
-        md["namespace"].as_str().unwrap_or_default().to_owned(),
-        md["name"].as_str().unwrap_or_default().to_owned(),
-    )
 }
 
 impl ObjectCache {
@@ -184,9 +179,7 @@ impl ObjectCache {
     /// The object with the memo of its facts.
     pub(crate) fn get_cached(&self, namespace: &str, name: &str) -> Option<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
-        objects
-            .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned()
+        objects.get(namespace, name).cloned()
     }
 
     pub fn list(&self, namespace: &str, selector: &Selector) -> Vec<Arc<Value>> {
@@ -216,14 +209,13 @@ impl ObjectCache {
     pub fn apply(&self, object: Value) -> Option<(Arc<Value>, Option<Arc<Value>>)> {
         let (object, value) = self.admit(object);
         let mut objects = self.objects.write().expect("cache lock");
-        let key = cached_key(&object);
         if objects
-            .get(&key)
+            .get(object.namespace(), object.name())
             .is_some_and(|cached| resource_version(cached) > resource_version(&object))
         {
             return None;
         }
-        let old = objects.insert(key, object);
+        let old = objects.insert(object);
         Some((value, old.map(|o| o.value())))
     }
 
@@ -231,11 +223,7 @@ impl ObjectCache {
     /// fixture's): slimmed again, a ConfigMap's digests would be digested.
     pub(crate) fn apply_held(&self, object: Value) {
         let object = self.held(Arc::new(object), None, self.projected.current().0);
-        let key = cached_key(&object);
-        self.objects
-            .write()
-            .expect("cache lock")
-            .insert(key, object);
+        self.objects.write().expect("cache lock").insert(object);
     }
 
     /// Stores an object the host just wrote, unless the cache already holds
@@ -244,11 +232,10 @@ impl ObjectCache {
     pub(crate) fn apply_if_newer(&self, object: Value) -> Arc<Value> {
         let (object, value) = self.admit(object);
         let mut objects = self.objects.write().expect("cache lock");
-        let key = cached_key(&object);
-        match objects.get(&key) {
+        match objects.get(object.namespace(), object.name()) {
             Some(cached) if resource_version(cached) > resource_version(&object) => cached.value(),
             _ => {
-                objects.insert(key, object);
+                objects.insert(object);
                 value
             }
         }
@@ -256,10 +243,12 @@ impl ObjectCache {
 
     /// Removes an object; returns it.
     pub fn delete(&self, object: &Value) -> Option<Arc<Value>> {
+        let md = &object["metadata"];
+        let (namespace, name) = (md["namespace"].as_str(), md["name"].as_str());
         self.objects
             .write()
             .expect("cache lock")
-            .remove(&key_of(object))
+            .remove(namespace.unwrap_or_default(), name.unwrap_or_default())
             .map(|o| o.value())
     }
 
@@ -279,25 +268,27 @@ impl ObjectCache {
             })
             .collect();
         let mut changes = Vec::new();
+        let listed: HashSet<(&str, &str)> = fresh.keys().map(|(n, m)| (&**n, &**m)).collect();
         let stale: Vec<Key> = objects
             .keys_in(namespace)
-            .filter(|k| !fresh.contains_key(*k))
-            .cloned()
+            .filter(|k| !listed.contains(k))
+            .map(|(n, m)| (n.to_owned(), m.to_owned()))
             .collect();
-        for k in stale {
-            let old = objects.remove(&k);
+        drop(listed);
+        for (ns, name) in stale {
+            let old = objects.remove(&ns, &name);
             changes.push((old.map(|o| o.value()), None));
         }
         for (k, (new, value)) in fresh.drain() {
             let version =
                 |o: &Cached| Some(o.resource_version().to_owned()).filter(|v| !v.is_empty());
-            let held = objects.get(&k);
+            let held = objects.get(&k.0, &k.1);
             if held.is_some_and(|o| {
                 version(o).is_some() && version(o) == version(&new) && o.epoch() == epoch
             }) {
                 continue;
             }
-            let old = objects.insert(k, new.clone());
+            let old = objects.insert(new.clone());
             let same = old
                 .as_ref()
                 .is_some_and(|o| o.resource_version() == new.resource_version());

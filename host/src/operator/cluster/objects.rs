@@ -2,7 +2,10 @@
 //! controller, so a list by selector or of a parent's children reads only
 //! the objects that can match rather than every one.
 
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -10,18 +13,83 @@ use smallvec::SmallVec;
 use crate::facts::selector::Requirement;
 use crate::facts::{Cached, Selector};
 
-/// An object's namespace ("" when cluster-scoped) and name.
-pub type Key = (String, String);
-
 /// The objects, in namespace and name order; the objects carrying each
 /// label (by key, then value), and those each controller (by UID)
 /// controls, each a [`Set`].
 #[derive(Default)]
 pub struct Objects {
-    by_key: BTreeMap<Key, Arc<Cached>>,
+    by_key: BTreeSet<ByKey>,
     by_label: HashMap<Box<str>, HashMap<Box<str>, Set>>,
     by_controller: HashMap<Box<str>, Set>,
 }
+
+/// An object filed by its namespace ("" when cluster-scoped) and name,
+/// read from the object: a key of two strings of its own would cost more
+/// than the entry.
+struct ByKey(Arc<Cached>);
+
+/// A namespace and name: an object's, or one looked up.
+trait Keyed {
+    fn key(&self) -> (&str, &str);
+}
+
+impl Keyed for ByKey {
+    fn key(&self) -> (&str, &str) {
+        order(&self.0)
+    }
+}
+
+impl Keyed for (&str, &str) {
+    fn key(&self) -> (&str, &str) {
+        *self
+    }
+}
+
+impl<'a> Borrow<dyn Keyed + 'a> for ByKey {
+    fn borrow(&self) -> &(dyn Keyed + 'a) {
+        self
+    }
+}
+
+impl Ord for dyn Keyed + '_ {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for dyn Keyed + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for dyn Keyed + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn Keyed + '_ {}
+
+impl Ord for ByKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for ByKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ByKey {}
 
 /// Objects in namespace and name order: pointers to what `by_key` holds,
 /// so an index costs a pointer an entry (a label most objects carry, such
@@ -52,8 +120,9 @@ impl Set {
 }
 
 impl Objects {
-    pub fn get(&self, key: &Key) -> Option<&Arc<Cached>> {
-        self.by_key.get(key)
+    pub fn get(&self, namespace: &str, name: &str) -> Option<&Arc<Cached>> {
+        let key: &dyn Keyed = &(namespace, name);
+        self.by_key.get(key).map(|o| &o.0)
     }
 
     pub fn len(&self) -> usize {
@@ -64,31 +133,36 @@ impl Objects {
         self.by_key.is_empty()
     }
 
-    /// The keys in `namespace` (every namespace when empty).
-    pub(crate) fn keys_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Key> + 'a {
-        self.in_namespace(namespace).map(|(k, _)| k)
+    /// The keys (namespace and name) in `namespace` (every namespace
+    /// when empty).
+    pub(crate) fn keys_in<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.in_namespace(namespace).map(|o| order(o))
     }
 
     fn in_namespace<'a>(
         &'a self,
         namespace: &'a str,
-    ) -> Box<dyn Iterator<Item = (&'a Key, &'a Arc<Cached>)> + 'a> {
+    ) -> Box<dyn Iterator<Item = &'a Arc<Cached>> + 'a> {
+        let all = self.by_key.iter().map(|o| &o.0);
         if namespace.is_empty() {
-            return Box::new(self.by_key.iter());
+            return Box::new(all);
         }
-        let start = (namespace.to_owned(), String::new());
+        let start: &dyn Keyed = &(namespace, "");
         Box::new(
             self.by_key
-                .range(start..)
-                .take_while(move |((ns, _), _)| ns == namespace),
+                .range::<dyn Keyed, _>((Bound::Included(start), Bound::Unbounded))
+                .map(|o| &o.0)
+                .take_while(move |o| o.namespace() == namespace),
         )
     }
 
-    /// Stores an object under its key (its namespace and name); returns
-    /// the one it replaced.
-    pub fn insert(&mut self, key: Key, object: Arc<Cached>) -> Option<Arc<Cached>> {
-        debug_assert_eq!((key.0.as_str(), key.1.as_str()), order(&object));
-        let old = self.by_key.insert(key, object.clone());
+    /// Stores an object under its namespace and name; returns the one it
+    /// replaced.
+    pub fn insert(&mut self, object: Arc<Cached>) -> Option<Arc<Cached>> {
+        let old = self.by_key.replace(ByKey(object.clone())).map(|o| o.0);
         if let Some(old) = &old {
             self.unindex(old);
         }
@@ -114,8 +188,9 @@ impl Objects {
     }
 
     /// Removes an object; returns it.
-    pub fn remove(&mut self, key: &Key) -> Option<Arc<Cached>> {
-        let old = self.by_key.remove(key)?;
+    pub fn remove(&mut self, namespace: &str, name: &str) -> Option<Arc<Cached>> {
+        let key: &dyn Keyed = &(namespace, name);
+        let old = self.by_key.take(key)?.0;
         self.unindex(&old);
         Some(old)
     }
@@ -172,7 +247,6 @@ impl Objects {
                 .collect(),
             None => self
                 .in_namespace(namespace)
-                .map(|(_, o)| o)
                 .filter(|o| selector.matches_by(|k| o.label(k)))
                 .cloned()
                 .collect(),
@@ -221,10 +295,6 @@ mod tests {
         })))
     }
 
-    fn key(ns: &str, name: &str) -> Key {
-        (ns.to_owned(), name.to_owned())
-    }
-
     fn names(found: Vec<Arc<Cached>>) -> Vec<String> {
         found.iter().map(|o| o.name().to_owned()).collect()
     }
@@ -239,7 +309,7 @@ mod tests {
             ("ab", "p-1", json!({"app": "db"})),
             ("a", "bare", json!(null)),
         ] {
-            objects.insert(key(ns, name), object(ns, name, labels));
+            objects.insert(object(ns, name, labels));
         }
         objects
     }
@@ -250,9 +320,10 @@ mod tests {
             objects
                 .by_key
                 .iter()
-                .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
-                .filter(|(_, o)| selector.matches(&Selector::labels_of(&o.value())))
-                .map(|(_, o)| o.clone())
+                .map(|o| &o.0)
+                .filter(|o| namespace.is_empty() || o.namespace() == namespace)
+                .filter(|o| selector.matches(&Selector::labels_of(&o.value())))
+                .cloned()
                 .collect(),
         )
     }
@@ -298,7 +369,7 @@ mod tests {
     fn the_children_of_a_controller_follow_its_owner_references() {
         let mut objects = filled();
         for (name, controller) in [("c-2", "u1"), ("c-1", "u1"), ("c-3", "u2")] {
-            objects.insert(key("a", name), owned(name, controller));
+            objects.insert(owned(name, controller));
         }
         assert_eq!(names(objects.controlled("a", "u1")), ["c-1", "c-2"]);
         assert_eq!(names(objects.controlled("", "u1")), ["c-1", "c-2"]);
@@ -307,8 +378,8 @@ mod tests {
             objects.controlled("a", "other").is_empty(),
             "not a controller"
         );
-        objects.insert(key("a", "c-1"), owned("c-1", "u2"));
-        objects.remove(&key("a", "c-2"));
+        objects.insert(owned("c-1", "u2"));
+        objects.remove("a", "c-2");
         assert!(objects.controlled("a", "u1").is_empty());
         assert_eq!(names(objects.controlled("a", "u2")), ["c-1", "c-3"]);
         assert!(!objects.by_controller.contains_key("u1"), "pruned");
@@ -318,12 +389,12 @@ mod tests {
     fn a_relabelled_or_removed_object_leaves_the_index() {
         let mut objects = filled();
         let db = Selector::from_pairs([("app", "db")]);
-        objects.insert(key("a", "p-1"), object("a", "p-1", json!({"app": "web"})));
+        objects.insert(object("a", "p-1", json!({"app": "web"})));
         assert_eq!(names(objects.select("a", &db)), ["p-2"]);
-        objects.remove(&key("a", "p-2"));
+        objects.remove("a", "p-2");
         assert!(objects.select("a", &db).is_empty());
-        objects.remove(&key("b", "p-1"));
-        objects.remove(&key("ab", "p-1"));
+        objects.remove("b", "p-1");
+        objects.remove("ab", "p-1");
         let carried: Vec<(&str, &str)> = objects
             .by_label
             .iter()
