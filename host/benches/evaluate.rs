@@ -15,10 +15,11 @@
 //! - wasm: `Runtime` + `Module::evaluate` (a pool slot, a fresh store
 //!   and instance every call, facts derived and marshalled by the host from
 //!   a `MemorySource` holding the fixture's objects, slimmed as the
-//!   operator's cache slims them). "memo warm" is the steady state of the
-//!   operator: the objects did not change since an earlier pass, so their
-//!   facts are served from the memo beside each object; "memo cold" gives
-//!   every pass objects no pass read before (a fresh copy of the source).
+//!   operator's cache slims them). "warm" is the steady state of the
+//!   operator: the objects did not change since an earlier pass read them
+//!   (the host derives every fact from their texts each pass; what stays
+//!   warm is the processor's caches and the allocator); "cold" gives every
+//!   pass objects no pass read before (a fresh copy of the source).
 //! - native: `Guest::evaluate` through the SDK's `Guest` trait, against
 //!   facts the host's own `FactServer` derived once from the same objects
 //!   (converted to the SDK's types), so both paths see the very same facts
@@ -29,7 +30,7 @@
 //! instance alone (`Module::instantiate_only`), a replica of the
 //! runtime's store setup on wasmtime's default (on-demand) allocator, what
 //! the runtime did before the pool, and the host's fact derivation replayed
-//! natively, call by call, with the memo warm and cold.
+//! natively, call by call, warm and cold.
 //!
 //! Then one pass of a kind in each language: the EvidenceAgent natively,
 //! as the Rust guest and as the JavaScript one (guests/js/evidenceagent);
@@ -157,7 +158,7 @@ fn main() {
         "{:<18} {:>10} {:>12} {:>7} {:>12} {:>7} {:>13} {:>12}",
         "guest",
         "native",
-        "wasm (memo)",
+        "wasm (warm)",
         "ratio",
         "wasm (cold)",
         "ratio",
@@ -181,7 +182,7 @@ fn main() {
     if !languages.is_empty() {
         println!();
         println!(
-            "one pass of a kind in each language (p50, memo warm; ratio to the kind's native Rust logic and to its Rust guest)"
+            "one pass of a kind in each language (p50, warm; ratio to the kind's native Rust logic and to its Rust guest)"
         );
         println!(
             "{:<36} {:>10} {:>10} {:>12} {:>13}",
@@ -410,7 +411,7 @@ fn bench(
     // Both paths, once, compared before anything is timed.
     let agreement = agree(case, &scenario, &module);
 
-    // The operator's steady state: the cache's objects, memo warm.
+    // The operator's steady state: the cache's objects, read before.
     let source: Arc<dyn ObjectSource> = Arc::new(scenario.source.clone());
     if let Some(n) = profile {
         for _ in 0..n {
@@ -484,7 +485,7 @@ fn agree(case: &Case, scenario: &Scenario, module: &Module) -> Agreement {
     }
 }
 
-/// A whole pass: native, and through wasm with the memo warm and cold.
+/// A whole pass: native, and through wasm warm and cold.
 struct Passes {
     native: Stats,
     wasm: Stats,
@@ -510,7 +511,7 @@ fn time_passes(
     let wasm = time(wasm_iters, wasm_iters / 10, || {
         black_box(scenario.wasm(module, source.clone(), false).unwrap());
     });
-    // Every object new to the memo: a fresh copy of the source each pass.
+    // Every object new to the pass: a fresh copy of the source each pass.
     let cold_iters = (wasm_iters / 5).max(1);
     let mut fresh = (0..cold_iters + cold_iters / 10)
         .map(|_| -> Arc<dyn ObjectSource> { Arc::new(scenario.fresh_source()) })
@@ -687,9 +688,9 @@ fn report(
     println!();
     header();
     row(&format!("native  {}::evaluate", case.kind), native);
-    row("wasm    Module::evaluate, memo warm", wasm);
-    row("wasm    Module::evaluate, memo cold", cold);
-    for (name, s) in [("memo warm", &wasm), ("memo cold", &cold)] {
+    row("wasm    Module::evaluate, warm", wasm);
+    row("wasm    Module::evaluate, cold", cold);
+    for (name, s) in [("warm", &wasm), ("cold", &cold)] {
         println!(
             "{:<58} {:>9} {:>10} {:>10}",
             format!("ratio wasm/native, {name}"),
@@ -720,23 +721,23 @@ fn report(
         parent_marshal,
     );
     row(
-        &format!("host: fact derivation, {} calls, memo warm", calls.len()),
+        &format!("host: fact derivation, {} calls, warm", calls.len()),
         derivation,
     );
     row(
-        &format!("host: fact derivation, {} calls, memo cold", calls.len()),
+        &format!("host: fact derivation, {} calls, cold", calls.len()),
         cold_derivation,
     );
     row("  FactServer::new alone (once per pass)", server_only);
     for (name, stats) in per_call {
-        row(&format!("  {name}, memo warm, + FactServer::new"), stats);
+        row(&format!("  {name}, warm, + FactServer::new"), stats);
     }
     let guest_in_wasm = wasm
         .mean
         .saturating_sub(instantiate.mean + derivation.mean + parent_marshal.mean);
     println!();
     println!(
-        "mean split, memo warm: slot + store + instance {} + host facts {} + parent {} + guest logic, copies and teardown {} (native guest logic: {})",
+        "mean split, warm: slot + store + instance {} + host facts {} + parent {} + guest logic, copies and teardown {} (native guest logic: {})",
         micros(instantiate.mean),
         micros(derivation.mean),
         micros(parent_marshal.mean),

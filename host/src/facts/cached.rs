@@ -1,14 +1,13 @@
 //! One version of an object as a source holds it: its JSON text, what
 //! identifies and selects it, the parsed object while anything uses it,
-//! and the memo of the facts derived from it.
+//! and the memo of what the host's own sampler derived from it.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 
-use super::memo::{Described, Memo, MemoKey};
-use super::meta::{object_meta, object_meta_of};
+use super::memo::Memo;
 use super::packed::{Packed, Packer, Packers};
 
 /// An object and what was derived from it.
@@ -283,30 +282,6 @@ impl Cached {
         Some(self.identity.part(CONTROLLER)).filter(|uid| !uid.is_empty())
     }
 
-    /// The fact `make` derives from the object, memoised under `key`
-    /// without the object's metadata and served with it, read from the
-    /// text ([`super::memo`]).
-    pub(crate) fn fact<T>(&self, key: MemoKey, make: impl FnOnce() -> T) -> T
-    where
-        T: Described + Clone + Send + Sync + 'static,
-    {
-        let memoised = self.memo.get_or_insert(key, || {
-            let mut made = make();
-            if let Some(meta) = made.meta() {
-                *meta = object_meta(&Value::Null);
-            }
-            made
-        });
-        let mut fact = T::clone(&memoised);
-        if let Some(meta) = fact.meta() {
-            *meta = match &self.pinned {
-                Some(object) => object_meta(object),
-                None => object_meta_of(&self.text()),
-            };
-        }
-        fact
-    }
-
     /// The memo of what was derived from this version of the object.
     pub fn memo(&self) -> &Memo {
         &self.memo
@@ -399,34 +374,6 @@ mod tests {
             panic!("the second entry is held packed");
         };
         assert!(packed.packed_len() < entry("b").to_string().len() / 2);
-    }
-
-    #[test]
-    fn a_fact_is_memoised_without_the_objects_metadata_and_served_with_it() {
-        use crate::contract::facts::SecretFact;
-        let cached = Cached::new(Arc::new(pod()));
-        let make = || SecretFact {
-            meta: object_meta(&cached.value()),
-            type_: "Opaque".to_owned(),
-            keys: vec!["k".to_owned()],
-        };
-        for _ in 0..2 {
-            let served = cached.fact(MemoKey::Secret, make);
-            assert_eq!(
-                format!("{:?}", served.meta),
-                format!("{:?}", object_meta(&pod()))
-            );
-            assert_eq!(served.keys, ["k"]);
-        }
-        let held = cached
-            .memo()
-            .get_or_insert::<SecretFact>(MemoKey::Secret, || unreachable!("memoised"));
-        let (name, labels) = (&held.meta.name, &held.meta.labels);
-        assert!(
-            name.is_empty() && labels.is_empty(),
-            "the memo keeps no metadata"
-        );
-        assert_eq!(held.keys, ["k"]);
     }
 
     #[test]

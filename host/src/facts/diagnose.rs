@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::facts::meta::object_meta;
 
 /// An object read as its built-in type `T` (a Deployment, a Pod), or why
-/// it is malformed (memoised with it): the object, the field and what is
+/// it is malformed: the object, the field and what is
 /// wrong with it, e.g. `Pod ns/p is malformed at status.containerStatuses:
 /// invalid type: string "x", expected a sequence`. The API server validates
 /// these kinds, so only a fixture can hold a malformed one; a guest reading

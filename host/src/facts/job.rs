@@ -10,10 +10,9 @@ use serde_json::Value;
 use super::meta::{object_meta, timestamp};
 use super::{Cached, FactServer, Selector};
 use crate::contract::facts::{JobCondition, JobFact, JobPodFailure, JobState, ReadError};
-use crate::contract::types::{ConditionStatus, ObjectMeta};
+use crate::contract::types::ConditionStatus;
 use crate::facts::diagnose::typed;
 use crate::facts::known_kinds::{core_kind, pod_kind};
-use crate::facts::memo::{Described, MemoKey};
 
 /// The label the Job controller puts on every Pod of a Job: the Pods of a
 /// Job without a selector (only a fixture has one) are those.
@@ -23,9 +22,9 @@ pub fn job_kind() -> KindRef {
     core_kind("batch", "Job")
 }
 
-/// What a Job alone contributes to its fact, derived once per version of
-/// the Job: the fact without a failed Pod, and the selector of its Pods.
-#[derive(Clone, Debug)]
+/// What a Job alone contributes to its fact, derived before its Pods are
+/// read: the fact without a failed Pod, and the selector of its Pods.
+#[derive(Debug)]
 pub(crate) struct JobPart {
     fact: JobFact,
     selector: Selector,
@@ -39,21 +38,15 @@ impl JobPart {
 
     /// The fact, with the failure of the latest failed Pod among `failures`.
     pub(crate) fn with_failures<'a>(
-        &self,
+        self,
         failures: impl IntoIterator<Item = &'a PodFailure>,
     ) -> JobFact {
-        let mut fact = self.fact.clone();
+        let mut fact = self.fact;
         fact.failed_pod = failures
             .into_iter()
             .max_by(|a, b| (a.created, &a.failure.pod).cmp(&(b.created, &b.failure.pod)))
             .map(|f| f.failure.clone());
         fact
-    }
-}
-
-impl Described for JobPart {
-    fn meta(&mut self) -> Option<&mut ObjectMeta> {
-        Some(&mut self.fact.meta)
     }
 }
 
@@ -201,11 +194,9 @@ impl FactServer {
         let Some(cached) = self.read_object(&jobs, &namespace, &name)? else {
             return Ok(None);
         };
-        let part = cached
-            .fact(MemoKey::Job, || {
-                let job = cached.value();
-                typed::<Job>("Job", &job).map(|j| job_part(&job, &j))
-            })
+        let job = cached.value();
+        let part = typed::<Job>("Job", &job)
+            .map(|j| job_part(&job, &j))
             .map_err(ReadError::Failed)?;
         let failures = self
             .read_list(&pods, &namespace, part.selector().clone())?
@@ -216,16 +207,12 @@ impl FactServer {
     }
 }
 
-/// A Pod's failure, memoised with the Pod.
+/// A Pod's failure.
 fn failure_of(pod: &Arc<Cached>) -> Result<Option<PodFailure>, ReadError> {
-    let derived = pod.memo().get_or_insert(MemoKey::PodFailure, || {
-        let pod = pod.value();
-        typed::<Pod>("Pod", &pod).map(|p| pod_failure(&pod, &p))
-    });
-    match &*derived {
-        Ok(failure) => Ok(failure.clone()),
-        Err(text) => Err(ReadError::Failed(text.clone())),
-    }
+    let pod = pod.value();
+    typed::<Pod>("Pod", &pod)
+        .map(|p| pod_failure(&pod, &p))
+        .map_err(ReadError::Failed)
 }
 
 #[cfg(test)]

@@ -1,51 +1,24 @@
-//! What facts derive from one version of an object, kept beside it.
+//! What the host's own once-a-second reads derive from one version of an
+//! object, kept beside it.
 //!
-//! A source holds each object as a [`Cached`](super::Cached): its JSON
-//! text and a small memo of what the host derived from it for guests (its
-//! Pod or Deployment part of a workload fact, its NetworkPolicy, Node,
-//! exposure, Secret, ConfigMap or certificate facts). Each is derived the
-//! first time a pass asks for it and served from the memo afterwards. No
-//! entry keeps the object's metadata, which repeats what the text holds:
-//! `facts.get` and `facts.list` read it from the text per read
-//! (`meta::object_meta_of`), and a fact that carries it ([`Described`]) is
-//! memoised without it and served with it read from the text
-//! ([`Cached::fact`](super::Cached::fact)). A new
+//! The sampler (`operator/sampled.rs`) reads every parent's generations,
+//! and every plan awaiting a decision, each second; each is derived from
+//! the object's text once and served from the memo afterwards. A new
 //! version of the object (a watch event, a relist with another
 //! `resourceVersion`) is a new `Cached` with an empty memo, so nothing
 //! derived from an old version is ever served.
 //!
-//! Only what a guest reads is memoised, so the memory it takes follows the
-//! reads; typed facts are a fraction of their object.
+//! A guest's facts are not memoised: a pass derives each from the text
+//! when the guest asks (`FactServer`), so the cache holds each object once,
+//! as its packed text, and not a second time as the facts a pass read
+//! from it (decision 0010, "The facts a pass reads, derived each time").
 
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-use crate::contract::facts::{
-    CertificateBundleFact, ConfigMapFact, EgressPolicyFact, ExposureFact, NetworkPolicyFact,
-    PodFact, SecretFact,
-};
-use crate::contract::types::ObjectMeta;
-
 /// Which derivation a memo entry holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum MemoKey {
-    /// A Deployment's part of a workload fact.
-    Deployment,
-    Pod,
-    Secret,
-    ConfigMap,
-    NetworkPolicy,
-    NodeCidrs,
-    /// An exposure fact, by the exposure kind's index.
-    Exposure(u8),
-    /// A Secret's certificate bundle under a key.
-    Certificates(String),
-    /// A Job's part of a Job fact.
-    Job,
-    /// A Pod's failure, as a Job fact reports it.
-    PodFailure,
-    /// A NetworkPolicy's egress side.
-    EgressPolicy,
     /// A parent's generation and the one its Ready condition observed, as
     /// the once-a-second sampler reads them.
     Generations,
@@ -95,40 +68,6 @@ impl Memo {
     }
 }
 
-/// A derivation that carries its object's metadata: memoised without it
-/// ([`Described::meta`] emptied), served with it.
-pub(crate) trait Described {
-    /// Its metadata, where it has one (a derivation that failed has none).
-    fn meta(&mut self) -> Option<&mut ObjectMeta>;
-}
-
-impl<T: Described> Described for Result<T, String> {
-    fn meta(&mut self) -> Option<&mut ObjectMeta> {
-        self.as_mut().ok().and_then(Described::meta)
-    }
-}
-
-/// The facts whose metadata is their `meta` field.
-macro_rules! described_by_meta {
-    ($($fact:ty),* $(,)?) => {$(
-        impl Described for $fact {
-            fn meta(&mut self) -> Option<&mut ObjectMeta> {
-                Some(&mut self.meta)
-            }
-        }
-    )*};
-}
-
-described_by_meta!(
-    CertificateBundleFact,
-    ConfigMapFact,
-    EgressPolicyFact,
-    ExposureFact,
-    NetworkPolicyFact,
-    PodFact,
-    SecretFact,
-);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +79,7 @@ mod tests {
         let cached = Cached::new(Arc::new(json!({"metadata": {"name": "a"}})));
         let mut made = 0;
         for _ in 0..3 {
-            let text = cached.memo().get_or_insert(MemoKey::ConfigMap, || {
+            let text = cached.memo().get_or_insert(MemoKey::Generations, || {
                 made += 1;
                 cached.text().into_owned()
             });
@@ -149,7 +88,7 @@ mod tests {
         assert_eq!(made, 1);
         let other = cached
             .memo()
-            .get_or_insert(MemoKey::Certificates("ca.crt".into()), || 7u32);
+            .get_or_insert(MemoKey::AwaitingDecision, || 7u32);
         assert_eq!(*other, 7);
         assert_eq!(cached.memoised(), 2);
     }

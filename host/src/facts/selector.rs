@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 pub struct Selector {
     /// Sorted by key, each key once, as the map `matchLabels` is: a
     /// vector rather than a B-tree map, whose first node holds eleven
-    /// pairs however few a selector has (the dependency index and the
-    /// memo hold a selector per parent).
+    /// pairs however few a selector has (the dependency index holds a
+    /// selector per parent).
     pub match_labels: Vec<(String, String)>,
     pub match_expressions: Vec<Requirement>,
 }

@@ -15,7 +15,6 @@ use serde_json::Value;
 use crate::contract::facts::{ReadError, WorkloadFact};
 use crate::facts::diagnose::typed;
 use crate::facts::known_kinds::{deployment_kind, pod_kind};
-use crate::facts::memo::MemoKey;
 use crate::facts::past_cache::{MAX_READS, ObjectKey};
 use crate::facts::source::{
     ApplyOutcome, Availability, ChangeState, ChildKey, ObjectSource, SourceError,
@@ -23,9 +22,8 @@ use crate::facts::source::{
 use crate::facts::workload::{deployment_part, pod_fact};
 use crate::facts::{Cached, Dependency, Selector};
 
-/// Serves one pass's facts. What it derives from an object is memoised
-/// beside the object in the source ([`Cached`]), so a later pass reading
-/// the same version of it copies the fact instead of deriving it again.
+/// Serves one pass's facts, each derived from the text its source holds
+/// ([`Cached`]) when the guest asks for it.
 pub struct FactServer {
     source: Arc<dyn ObjectSource>,
     declared: Arc<BTreeSet<KindRef>>,
@@ -430,22 +428,18 @@ impl FactServer {
         let Some(cached) = self.read_object(deployments, namespace, name)? else {
             return Ok(None);
         };
-        let part = cached
-            .fact(MemoKey::Deployment, || {
-                let deployment = cached.value();
-                typed::<Deployment>("Deployment", &deployment)
-                    .map(|d| deployment_part(&deployment, &d))
-            })
+        let deployment = cached.value();
+        let part = typed::<Deployment>("Deployment", &deployment)
+            .map(|d| deployment_part(&deployment, &d))
             .map_err(ReadError::Failed)?;
         let pod_facts = self
             .read_list(pods, namespace, part.selector().clone())?
             .iter()
             .map(|p| {
-                p.fact(MemoKey::Pod, || {
-                    let p = p.value();
-                    typed::<Pod>("Pod", &p).map(|pod| pod_fact(&p, &pod))
-                })
-                .map_err(ReadError::Failed)
+                let p = p.value();
+                typed::<Pod>("Pod", &p)
+                    .map(|pod| pod_fact(&p, &pod))
+                    .map_err(ReadError::Failed)
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(part.with_pods(pod_facts)))

@@ -137,8 +137,8 @@ pub(crate) trait ChangeStates: Send + Sync {
     fn change_state(&self, child: &ChildKey) -> Option<ChangeState>;
 }
 
-/// A read-only store of objects, as JSON, each with the memo of what facts
-/// derive from it ([`Cached`]).
+/// A read-only store of objects, as JSON, each as a [`Cached`] (its text,
+/// identity and memo).
 pub trait ObjectSource: Send + Sync {
     fn get(
         &self,

@@ -5,10 +5,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::Selector;
-use super::memo::Described;
 use super::meta::object_meta;
 use crate::contract::facts::{ContainerWaiting, PodFact, WorkloadFact, WorkloadState};
-use crate::contract::types::ObjectMeta;
 
 /// Kubelet waiting reasons that mean an image cannot be pulled.
 const IMAGE_PULL_REASONS: &[&str] = &[
@@ -75,10 +73,10 @@ pub(crate) fn workload_fact(
     deployment_part(json, deployment).with_pods(pods)
 }
 
-/// What a Deployment alone contributes to its workload fact, derived once
-/// per version of the Deployment: the fact without Pods, the replicas its
-/// status counts, and the selector that picks its Pods.
-#[derive(Clone, Debug)]
+/// What a Deployment alone contributes to its workload fact, derived before
+/// its Pods are read: the fact without Pods, the replicas its status
+/// counts, and the selector that picks its Pods.
+#[derive(Debug)]
 pub(crate) struct DeploymentPart {
     fact: WorkloadFact,
     total_replicas: u32,
@@ -92,17 +90,11 @@ impl DeploymentPart {
     }
 
     /// The workload fact with these Pods, classified.
-    pub(crate) fn with_pods(&self, pods: Vec<PodFact>) -> WorkloadFact {
-        let mut fact = self.fact.clone();
+    pub(crate) fn with_pods(self, pods: Vec<PodFact>) -> WorkloadFact {
+        let mut fact = self.fact;
         fact.pods = pods;
         fact.state = classify(&fact, self.total_replicas);
         fact
-    }
-}
-
-impl Described for DeploymentPart {
-    fn meta(&mut self) -> Option<&mut ObjectMeta> {
-        Some(&mut self.fact.meta)
     }
 }
 

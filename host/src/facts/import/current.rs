@@ -16,7 +16,6 @@ use crate::facts::exposure::{exposure_fact, exposure_kind_ref};
 use crate::facts::known_kinds::{
     cluster_role_kind, config_map_kind, network_policy_kind, node_kind, secret_kind,
 };
-use crate::facts::memo::MemoKey;
 use crate::facts::meta::{from_jiff, object_meta, object_meta_of};
 use crate::facts::network_policy::{egress_policy_fact, network_policy_fact};
 use crate::facts::nodes::{MAX_NODES, from_nodes, node_cidrs, too_many};
@@ -72,14 +71,12 @@ impl wit::Host for FactServer {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
-            s.fact(MemoKey::Secret, || {
-                let s = s.value();
-                SecretFact {
-                    meta: object_meta(&s),
-                    type_: s["type"].as_str().unwrap_or("Opaque").to_owned(),
-                    keys: key_names(&s, &["data", "stringData"]),
-                }
-            })
+            let s = s.value();
+            SecretFact {
+                meta: object_meta(&s),
+                type_: s["type"].as_str().unwrap_or("Opaque").to_owned(),
+                keys: key_names(&s, &["data", "stringData"]),
+            }
         }))
     }
 
@@ -91,13 +88,11 @@ impl wit::Host for FactServer {
         let kind = config_map_kind();
         self.allow(&kind, "facts.config-map")?;
         Ok(self.read_object(&kind, &namespace, &name)?.map(|c| {
-            c.fact(MemoKey::ConfigMap, || {
-                let c = c.value();
-                ConfigMapFact {
-                    meta: object_meta(&c),
-                    keys: key_names(&c, &["data", "binaryData"]),
-                }
-            })
+            let c = c.value();
+            ConfigMapFact {
+                meta: object_meta(&c),
+                keys: key_names(&c, &["data", "binaryData"]),
+            }
         }))
     }
 
@@ -150,7 +145,7 @@ impl wit::Host for FactServer {
         let mut policies: Vec<NetworkPolicyFact> = self
             .read_list(&kind, &namespace, Selector::default())?
             .iter()
-            .map(|p| p.fact(MemoKey::NetworkPolicy, || network_policy_fact(&p.value())))
+            .map(|p| network_policy_fact(&p.value()))
             .collect();
         policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         Ok(policies)
@@ -167,17 +162,7 @@ impl wit::Host for FactServer {
         }
         match self.read_list(&kind, "", Selector::default()) {
             Ok(nodes) if nodes.len() > MAX_NODES => too_many(nodes.len()),
-            Ok(nodes) => from_nodes(
-                nodes
-                    .iter()
-                    .map(|n| {
-                        wit::NodeCidrs::clone(
-                            &n.memo()
-                                .get_or_insert(MemoKey::NodeCidrs, || node_cidrs(&n.value())),
-                        )
-                    })
-                    .collect(),
-            ),
+            Ok(nodes) => from_nodes(nodes.iter().map(|n| node_cidrs(&n.value())).collect()),
             Err(ReadError::Forbidden(_)) => NodePodCidrsFact::Forbidden(
                 "the host may not list nodes: grant list and watch on nodes (cluster-scoped)"
                     .to_owned(),
@@ -196,11 +181,9 @@ impl wit::Host for FactServer {
     ) -> Result<Option<ExposureFact>, ReadError> {
         let api = exposure_kind_ref(kind);
         self.allow(&api, "facts.exposure")?;
-        Ok(self.read_object(&api, &namespace, &name)?.map(|o| {
-            o.fact(MemoKey::Exposure(kind as u8), || {
-                exposure_fact(kind, &o.value())
-            })
-        }))
+        Ok(self
+            .read_object(&api, &namespace, &name)?
+            .map(|o| exposure_fact(kind, &o.value())))
     }
 
     fn cluster_role(&mut self, name: String) -> Result<Option<wit_types::ObjectMeta>, ReadError> {
@@ -219,11 +202,9 @@ impl wit::Host for FactServer {
     ) -> Result<Option<CertificateBundleFact>, ReadError> {
         let kind = secret_kind();
         self.allow(&kind, "facts.secret-certificates")?;
-        Ok(self.read_object(&kind, &namespace, &name)?.map(|s| {
-            s.fact(MemoKey::Certificates(key.clone()), || {
-                bundle(&s.value(), &key)
-            })
-        }))
+        Ok(self
+            .read_object(&kind, &namespace, &name)?
+            .map(|s| bundle(&s.value(), &key)))
     }
 
     /// Recorded as a read of the child: a change to it re-queues the parent.
@@ -313,7 +294,7 @@ impl wit::Host for FactServer {
         let mut policies: Vec<EgressPolicyFact> = self
             .read_list(&kind, &namespace, Selector::default())?
             .iter()
-            .map(|p| p.fact(MemoKey::EgressPolicy, || egress_policy_fact(&p.value())))
+            .map(|p| egress_policy_fact(&p.value()))
             .collect();
         policies.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
         Ok(policies)
@@ -473,7 +454,7 @@ mod tests {
     }
 
     #[test]
-    fn a_later_pass_serves_what_an_earlier_one_derived_from_the_same_objects() {
+    fn a_later_pass_derives_the_same_facts_and_keeps_none_beside_the_objects() {
         let mut source = MemorySource::new();
         source.insert(json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "d", "namespace": "ns", "generation": 1},
@@ -513,13 +494,13 @@ mod tests {
                 memoised(&pod_kind(), "d-1"),
                 memoised(&service, "s")
             ),
-            (1, 1, 0),
-            "the workload's parts memoised; a get's metadata read from the text each time"
+            (0, 0, 0),
+            "a pass's facts are not kept beside the objects it read"
         );
         assert_eq!(
             pass(),
             first,
-            "the memo serves the same facts and records the same reads"
+            "a later pass derives the same facts and records the same reads"
         );
         assert!(first.1.contains(r#""port":80"#));
     }

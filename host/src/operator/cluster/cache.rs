@@ -73,9 +73,8 @@ pub struct ServedChange {
     pub served: bool,
 }
 
-/// The objects of one kind, by namespace and name, each with the memo of
-/// the facts derived from it ([`Cached`]): a changed object is stored as a
-/// new `Cached`, so its memo starts empty.
+/// The objects of one kind, by namespace and name, each a [`Cached`]: a
+/// changed object is stored as a new `Cached`, so its memo starts empty.
 pub struct ObjectCache {
     kind: KindRef,
     objects: RwLock<Objects>,
@@ -176,7 +175,7 @@ impl ObjectCache {
         self.get_cached(namespace, name).map(|c| c.value())
     }
 
-    /// The object with the memo of its facts.
+    /// The object as the cache holds it, with its memo.
     pub(crate) fn get_cached(&self, namespace: &str, name: &str) -> Option<Arc<Cached>> {
         let objects = self.objects.read().expect("cache lock");
         objects.get(namespace, name).cloned()
@@ -898,7 +897,7 @@ mod tests {
             |rv: &str| json!({"metadata": {"namespace": "ns", "name": "a", "resourceVersion": rv}});
         cache.apply(obj("1"));
         let first = cache.get_cached("ns", "a").unwrap();
-        first.memo().get_or_insert(MemoKey::ConfigMap, || 1u8);
+        first.memo().get_or_insert(MemoKey::Generations, || 1u8);
         assert!(cache.replace("ns", vec![obj("1")]).is_empty());
         let relisted = cache.get_cached("ns", "a").unwrap();
         assert!(
