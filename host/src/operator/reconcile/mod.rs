@@ -132,7 +132,7 @@ async fn reconcile(
     // part of it: Ready says where, one Warning says it once.
     if let Some(why) = decode::undecodable(&parent) {
         let text = format!("the object cannot be read: {why}");
-        reporter
+        let done = reporter
             .error(
                 &spec,
                 &parent,
@@ -141,7 +141,7 @@ async fn reconcile(
                 &text,
             )
             .await;
-        return Ended::without_guest(Done::Failed { retry_before: None });
+        return Ended::without_guest(done);
     }
 
     let pass = Pass::of(registry, kind, module, &parent, jiff::Timestamp::now());

@@ -140,18 +140,24 @@ impl<E: Effects> Reporter<'_, E> {
                 }
                 ApiErrorClass::Reported(class) => {
                     tracing::warn!(error = %e, class = class.as_str(), "status write failed");
-                    self.error(spec, parent, stored, class, &api_error::text(&e))
-                        .await;
-                    Err(Done::Failed { retry_before: None })
+                    Err(self
+                        .error(spec, parent, stored, class, &api_error::text(&e))
+                        .await)
                 }
             },
         }
     }
 
-    /// Best effort: the error written and reported. When that write is
-    /// refused too (an admission webhook on `/status` that refuses every
-    /// status), the class is reported by its Event all the same, once: the
-    /// status cannot say it, the memory of the parent's queue entry does.
+    /// Best effort: the error written and reported; how the pass ends.
+    /// When that write is refused too (an admission webhook on `/status`
+    /// that refuses every status), the class is reported by its Event all
+    /// the same, once: the status cannot say it, the memory of the
+    /// parent's queue entry does. A write that conflicts (the parent
+    /// changed since the pass read it: a ring member's label, another
+    /// writer) reports nothing and the pass is retried: the next one
+    /// writes the error and its Event together, so a member that takes the
+    /// parent over meanwhile reads the status that says it and does not
+    /// say it again.
     pub(super) async fn error(
         &self,
         spec: &KindSpec,
@@ -159,7 +165,8 @@ impl<E: Effects> Reporter<'_, E> {
         previous: &Status,
         class: ErrorClass,
         text: &str,
-    ) {
+    ) -> Done {
+        let failed = Done::Failed { retry_before: None };
         let reported = self.reported();
         let output = pass::failed(
             &Parent {
@@ -174,12 +181,16 @@ impl<E: Effects> Reporter<'_, E> {
             text,
         );
         if !output.changed {
-            return;
+            return failed;
         }
         match self.effects.write_status(parent, &output.status).await {
             Ok(_) => {
                 self.count_status_write();
                 self.publish(parent, &output.events).await
+            }
+            Err(e) if api_error::classify(&e) == ApiErrorClass::Conflict => {
+                tracing::debug!(error = %e, class = class.as_str(), "the error's status write conflicted; retrying");
+                return Done::Retry;
             }
             Err(e) => {
                 tracing::warn!(error = %e, class = class.as_str(), "the error's status write failed too");
@@ -192,5 +203,6 @@ impl<E: Effects> Reporter<'_, E> {
             }
         }
         self.remember(output.reported);
+        failed
     }
 }

@@ -425,6 +425,32 @@ async fn a_refused_status_write_is_reported_by_its_class_once() {
     assert_eq!((host.status_writes(), effects.events()), (0, 1));
 }
 
+/// A refused write whose error write then conflicts (the parent changed
+/// meanwhile: a ring member's label, another writer) reports nothing: the
+/// pass runs again soon, and what it says comes with the write that lands,
+/// so a member that takes the parent over reads that status and does not
+/// say it a second time.
+#[tokio::test]
+async fn an_error_whose_status_write_conflicts_reports_nothing_until_a_write_lands() {
+    let (host, effects) = start(PlanAnswer::Make);
+    effects.refuse_next(
+        400,
+        "BadRequest",
+        "admission webhook \"status.example.com\" denied the request: no",
+    );
+    effects.refuse_next(409, "Conflict", "the object has been modified");
+
+    let ended = host.pass(&effects).await;
+    assert_eq!(ended.done, Done::Retry);
+    assert_eq!(effects.take(), [through_plan()]);
+    assert_eq!((host.status_writes(), effects.events()), (0, 0));
+
+    let ended = host.pass(&effects).await;
+    assert!(matches!(ended.done, Done::Converged { .. }));
+    assert_eq!(effects.take(), made_then_ready());
+    assert_eq!((host.status_writes(), effects.events()), (1, 1));
+}
+
 /// Seed 003 (approval manual): the changes wait for a reviewer, the plan's
 /// Event is published before the status, and Ready says what holds them.
 /// The aspect held turns False with no Event of its own (seed 000: one
