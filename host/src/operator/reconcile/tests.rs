@@ -377,6 +377,24 @@ async fn a_pass_makes_its_changes_writes_the_status_once_then_publishes() {
     );
 }
 
+/// A webhook on `/status` that refuses every status.
+const WEBHOOK_DENIAL: &str = "admission webhook \"status.example.com\" denied the request: no";
+
+/// The pass ends to be retried soon, having made its changes and written
+/// and published nothing; the next pass writes Ready True and publishes
+/// its Event, once.
+async fn retried_then_landed(host: &Host, effects: &Recorded) {
+    let ended = host.pass(effects).await;
+    assert_eq!(ended.done, Done::Retry);
+    assert_eq!(effects.take(), [through_plan()]);
+    assert_eq!((host.status_writes(), effects.events()), (0, 0));
+
+    let ended = host.pass(effects).await;
+    assert!(matches!(ended.done, Done::Converged { .. }));
+    assert_eq!(effects.take(), made_then_ready());
+    assert_eq!((host.status_writes(), effects.events()), (1, 1));
+}
+
 /// A status write that conflicts (another writer, a stale view) writes
 /// nothing and publishes nothing: the pass runs again soon, and the
 /// Events of the transition come once, with the write that lands.
@@ -385,15 +403,7 @@ async fn a_conflicting_status_write_publishes_nothing_until_a_write_lands() {
     let (host, effects) = start(PlanAnswer::Make);
     effects.refuse_next(409, "Conflict", "the object has been modified");
 
-    let ended = host.pass(&effects).await;
-    assert_eq!(ended.done, Done::Retry);
-    assert_eq!(effects.take(), [through_plan()]);
-    assert_eq!((host.status_writes(), effects.events()), (0, 0));
-
-    let ended = host.pass(&effects).await;
-    assert!(matches!(ended.done, Done::Converged { .. }));
-    assert_eq!(effects.take(), made_then_ready());
-    assert_eq!((host.status_writes(), effects.events()), (1, 1));
+    retried_then_landed(&host, &effects).await;
 }
 
 /// Seed 000: a write the API server refuses is a ReconcileError; when the
@@ -403,9 +413,8 @@ async fn a_conflicting_status_write_publishes_nothing_until_a_write_lands() {
 #[tokio::test]
 async fn a_refused_status_write_is_reported_by_its_class_once() {
     let (host, effects) = start(PlanAnswer::Make);
-    let webhook = "admission webhook \"status.example.com\" denied the request: no";
     for _ in 0..4 {
-        effects.refuse_next(400, "BadRequest", webhook);
+        effects.refuse_next(400, "BadRequest", WEBHOOK_DENIAL);
     }
 
     let ended = host.pass(&effects).await;
@@ -433,22 +442,10 @@ async fn a_refused_status_write_is_reported_by_its_class_once() {
 #[tokio::test]
 async fn an_error_whose_status_write_conflicts_reports_nothing_until_a_write_lands() {
     let (host, effects) = start(PlanAnswer::Make);
-    effects.refuse_next(
-        400,
-        "BadRequest",
-        "admission webhook \"status.example.com\" denied the request: no",
-    );
+    effects.refuse_next(400, "BadRequest", WEBHOOK_DENIAL);
     effects.refuse_next(409, "Conflict", "the object has been modified");
 
-    let ended = host.pass(&effects).await;
-    assert_eq!(ended.done, Done::Retry);
-    assert_eq!(effects.take(), [through_plan()]);
-    assert_eq!((host.status_writes(), effects.events()), (0, 0));
-
-    let ended = host.pass(&effects).await;
-    assert!(matches!(ended.done, Done::Converged { .. }));
-    assert_eq!(effects.take(), made_then_ready());
-    assert_eq!((host.status_writes(), effects.events()), (1, 1));
+    retried_then_landed(&host, &effects).await;
 }
 
 /// Seed 003 (approval manual): the changes wait for a reviewer, the plan's
